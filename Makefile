@@ -1,0 +1,115 @@
+# Tile: compiler (tilec, libtilec), runtime (libtilert), JIT (libtilejit),
+# examples and tests.
+#
+#   make            build everything into build/
+#   make test       build and run the tests that need no GPU (CI)
+#   make demo       install missing packages, build, compile the examples,
+#                   run them on a GPU when there is one
+#   make san        the compiler and tests under ASan+UBSan (build-san/)
+#   make fuzz       run the frontend fuzzer for FUZZ_SECONDS (clang, libFuzzer)
+#   make install PREFIX=/usr/local
+
+LLVM_DIR   ?= /usr/lib/llvm-22
+CC         ?= cc
+RE2C       ?= re2c
+PREFIX     ?= /usr/local
+B          ?= build
+OPT        ?= -O2
+SAN        ?=
+
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wshadow=local
+CFLAGS   += -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -fPIC $(SAN) -Iinclude -Icompiler -I$(B)/gen
+MLIR_INC := -isystem $(LLVM_DIR)/include
+MLIR_LIBS := -L$(LLVM_DIR)/lib -lMLIRCAPIRegisterEverything -lMLIRCAPIConversion -lMLIRCAPITarget \
+             -lMLIRCAPILLVM -lMLIRCAPINVVM -lMLIRCAPIIR -lMLIR -lLLVM-22 -lstdc++ \
+             -Wl,-rpath,$(LLVM_DIR)/lib
+LDLIBS   := -ldl -lpthread -lm
+
+# --- sources -------------------------------------------------------------
+COMP_SRCS := $(filter-out compiler/main.c,$(wildcard compiler/*.c))
+COMP_OBJS := $(COMP_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/lexer.o $(B)/obj/gen/stdlib.o
+RT_SRCS   := $(filter-out runtime/jit.c runtime/cache.c,$(wildcard runtime/*.c))
+RT_OBJS   := $(RT_SRCS:%.c=$(B)/obj/%.o)
+JIT_SRCS  := runtime/jit.c runtime/cache.c
+JIT_OBJS  := $(JIT_SRCS:%.c=$(B)/obj/%.o)
+DSL_FILES := $(sort $(wildcard dsl/std/*.tile))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+
+.PHONY: all test demo san fuzz install clean examples deps gpu-prep
+all: $(B)/bin/tilec $(B)/lib/libtilec.a $(B)/lib/libtilert.a $(B)/lib/libtilejit.a unit-bins examples
+
+# --- generated -------------------------------------------------------------
+$(B)/gen/lexer.c: compiler/lexer.re compiler/tilec_int.h
+	@mkdir -p $(dir $@)
+	$(RE2C) -W --no-generation-date -o $@ $<
+
+# The standard library is embedded in the compiler (the JIT needs no files).
+$(B)/gen/stdlib.c: $(DSL_FILES) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	sh scripts/embed.sh $@ $(DSL_FILES)
+
+# --- objects ------------------------------------------------------------------
+$(B)/obj/compiler/%.o: compiler/%.c compiler/tilec_int.h include/tile/tilec.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(MLIR_INC) -c $< -o $@
+$(B)/obj/gen/%.o: $(B)/gen/%.c compiler/tilec_int.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wno-unused-function -c $< -o $@
+$(B)/obj/runtime/%.o: runtime/%.c include/tile/runtime.h $(wildcard runtime/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/lib/libtilec.a: $(COMP_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(B)/lib/libtilert.a: $(RT_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(B)/lib/libtilejit.a: $(JIT_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/bin/tilec: compiler/main.c $(B)/lib/libtilec.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(B)/lib/libtilec.a $(MLIR_LIBS) $(LDLIBS)
+
+# --- tests ----------------------------------------------------------------
+.PHONY: unit-bins
+unit-bins: $(UNIT_BINS)
+$(B)/tests/%: tests/unit/%.c tests/unit/testutil.h $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(MLIR_INC) -DTILE_SRC_DIR='"$(CURDIR)"' -DTILE_BUILD_DIR='"$(abspath $(B))"' $< -o $@ \
+	  $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a -lcmocka $(MLIR_LIBS) $(LDLIBS)
+
+include mk/examples.mk
+
+test: all
+	B=$(B) sh tests/run.sh
+
+san:
+	$(MAKE) B=build-san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" OPT=-O1 all
+	B=build-san TILE_SAN=1 sh tests/run.sh
+
+fuzz:
+	sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+deps:
+	sh scripts/install-deps.sh
+
+demo: deps
+	$(MAKE) all
+	sh scripts/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/tile
+	install -m 755 $(B)/bin/tilec $(DESTDIR)$(PREFIX)/bin/tilec
+	install -m 644 $(B)/lib/libtilec.a $(B)/lib/libtilert.a $(B)/lib/libtilejit.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/tile/tilec.h include/tile/runtime.h $(DESTDIR)$(PREFIX)/include/tile/
+
+clean:
+	rm -rf build build-san build-fuzz

@@ -1,0 +1,177 @@
+/* axisinfo.c - contiguity, divisibility and constancy of integer and pointer
+ * values (the facts that decide vector widths of loads and stores and the
+ * layouts that make them coalesced).  A forward walk over TIR; loop-carried
+ * values and anything unknown get the conservative answer (1, 1, 1). */
+#include "tilec_int.h"
+#include <string.h>
+
+#define AX_BIG (1 << 20)
+
+static int64_t gcd(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Largest power of two dividing x (x == 0: "anything"). */
+static int64_t pow2_div(int64_t x) {
+  if (x == 0) return AX_BIG;
+  int64_t p = 1;
+  while (!(x & p) && p < AX_BIG) p <<= 1;
+  return p;
+}
+
+static int rank_of(const TValue *v) { return v->type->kind == TY_TILE ? v->type->rank : 0; }
+
+static AxisInfo *new_info(Ctx *c, const TValue *v, int64_t contig, int64_t div, int64_t constancy) {
+  AxisInfo *a = ar_alloc(&c->arena, sizeof *a);
+  int r = rank_of(v);
+  for (int d = 0; d < TC_MAX_RANK; d++) {
+    int64_t n = d < r ? v->type->shape[d] : 1;
+    a->contig[d] = contig < n ? contig : n;
+    a->div[d] = div;
+    a->constancy[d] = constancy < n ? constancy : n;
+    if (d >= r && r > 0) a->contig[d] = a->constancy[d] = 1;
+  }
+  return a;
+}
+
+static AxisInfo *conservative(Ctx *c, const TValue *v) {
+  AxisInfo *a = new_info(c, v, 1, 1, 1);
+  if (rank_of(v) == 0) a->constancy[0] = AX_BIG; /* scalars are uniform */
+  return a;
+}
+
+const AxisInfo *ax_get(Ctx *c, TValue *v) {
+  if (!v->ax) v->ax = conservative(c, v);
+  return v->ax;
+}
+
+static int64_t elem_bytes_ptr(const TValue *v) {
+  return v->type->elem.dt == DT_PTR ? ty_dtype_bytes((DType)v->type->elem.pointee) : 1;
+}
+
+static void visit(TOp *op, void *ud) {
+  Ctx *c = ud;
+  if (op->nres != 1) return;
+  TValue *r = op->res[0];
+  int rk = rank_of(r);
+  AxisInfo *a;
+  const AxisInfo *x = op->nopnds > 0 ? ax_get(c, op->opnds[0]) : NULL;
+  const AxisInfo *y = op->nopnds > 1 ? ax_get(c, op->opnds[1]) : NULL;
+  switch (op->opc) {
+  case OP_CONST:
+    a = new_info(c, r, 1, ty_is_int((DType)r->type->elem.dt) ? pow2_div(op->ival) : 1, AX_BIG);
+    break;
+  case OP_PROGRAM_ID:
+  case OP_NUM_PROGRAMS: a = new_info(c, r, 1, 1, AX_BIG); break;
+  case OP_SPLAT:
+    a = new_info(c, r, 1, x->div[0], AX_BIG);
+    break;
+  case OP_ARANGE: {
+    a = new_info(c, r, AX_BIG, pow2_div(op->ival), 1);
+    break;
+  }
+  case OP_ADD:
+  case OP_SUB:
+  case OP_PTR_ADD: {
+    a = new_info(c, r, 1, 1, 1);
+    int64_t scale = op->opc == OP_PTR_ADD ? elem_bytes_ptr(r) : 1;
+    for (int d = 0; d < (rk ? rk : 1); d++) {
+      int64_t c1 = gcd(x->contig[d], y->constancy[d]), c2 = gcd(x->constancy[d], y->contig[d]);
+      a->contig[d] = op->opc == OP_SUB ? c1 : (c1 > c2 ? c1 : c2);
+      int64_t dy = y->div[d] >= AX_BIG ? AX_BIG : y->div[d] * scale;
+      a->div[d] = gcd(x->div[d], dy);
+      a->constancy[d] = gcd(x->constancy[d], y->constancy[d]);
+    }
+    break;
+  }
+  case OP_MUL: {
+    a = new_info(c, r, 1, 1, 1);
+    for (int d = 0; d < (rk ? rk : 1); d++) {
+      int64_t dv = x->div[d] * y->div[d];
+      a->div[d] = dv > AX_BIG ? AX_BIG : dv;
+      a->constancy[d] = gcd(x->constancy[d], y->constancy[d]);
+    }
+    break;
+  }
+  case OP_CMP:
+  case OP_AND:
+  case OP_OR: {
+    a = new_info(c, r, 1, 1, 1);
+    for (int d = 0; d < (rk ? rk : 1); d++) {
+      int64_t k = gcd(x->constancy[d], y->constancy[d]);
+      if (op->opc == OP_CMP && op->pred != CMP_EQ && op->pred != CMP_NE) {
+        /* `offs < n`: a contiguous run changes truth value only where it
+         * crosses a multiple of n's divisibility. */
+        const AxisInfo *ct = x->contig[d] > 1 ? x : y, *cs = x->contig[d] > 1 ? y : x;
+        if (ct->contig[d] > 1 && cs->constancy[d] >= ct->contig[d]) {
+          int64_t g = gcd(ct->contig[d], gcd(ct->div[d], cs->div[d]));
+          if (g > k) k = g;
+        }
+      }
+      a->constancy[d] = k;
+    }
+    break;
+  }
+  case OP_EXPAND_DIMS: {
+    a = new_info(c, r, 1, 1, 1);
+    for (int d = 0, e = 0; d < rk; d++) {
+      if (d == op->axis) continue;
+      a->contig[d] = x->contig[e];
+      a->div[d] = x->div[e];
+      a->constancy[d] = x->constancy[e];
+      e++;
+    }
+    if (rank_of(op->opnds[0]) == 0) {
+      a->div[op->axis] = x->div[0];
+    } else {
+      a->div[op->axis] = x->div[0];
+    }
+    break;
+  }
+  case OP_BROADCAST: {
+    a = new_info(c, r, 1, 1, 1);
+    for (int d = 0; d < rk; d++) {
+      bool bc = op->opnds[0]->type->shape[d] == 1 && r->type->shape[d] != 1;
+      a->contig[d] = bc ? 1 : x->contig[d];
+      a->div[d] = x->div[d];
+      a->constancy[d] = bc ? r->type->shape[d] : x->constancy[d];
+    }
+    break;
+  }
+  case OP_CONVERT:
+  case OP_CAST:
+    if (op->opc == OP_CAST && ty_is_float((DType)op->to.dt)) {
+      a = conservative(c, r);
+    } else {
+      a = ar_alloc(&c->arena, sizeof *a);
+      *a = *x;
+    }
+    break;
+  default:
+    if (ir_is_elementwise(op->opc) && op->nopnds >= 1) {
+      a = conservative(c, r);
+      for (int d = 0; d < (rk ? rk : 1); d++) {
+        int64_t k = x->constancy[d];
+        for (int i = 1; i < op->nopnds; i++) k = gcd(k, ax_get(c, op->opnds[i])->constancy[d]);
+        a->constancy[d] = k;
+      }
+    } else {
+      a = conservative(c, r);
+    }
+  }
+  r->ax = a;
+}
+
+void ax_analyze(Ctx *c, TFunc *f) {
+  for (int i = 0; i < f->nparams; i++) {
+    TValue *v = f->params[i].value;
+    AxisInfo *a = new_info(c, v, 1, f->params[i].align > 0 ? f->params[i].align : 1, AX_BIG);
+    v->ax = a;
+  }
+  ir_walk(f->body, visit, c);
+}

@@ -1,0 +1,285 @@
+/* compile.c - the compiler library's entry points and the pipeline.
+ *
+ * tc_pipeline below is the whole compiler in one readable sequence:
+ *   parse (with imports) -> sema/IR generation -> Tile passes ->
+ *   lowering to MLIR -> MLIR passes -> LLVM -> PTX -> cubin
+ * Each stage can stop the run and print its output (tilec --emit=...). */
+#include "tilec_int.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct tilec_result {
+  Ctx c;
+  tilec_status status;
+  Buf out;
+  double seconds;
+};
+
+void tilec_options_init(tilec_options *o) {
+  memset(o, 0, sizeof *o);
+  o->arch = "sm_90a";
+  o->emit = TILEC_EMIT_CUBIN;
+  o->opt_level = 3;
+  o->line_info = 1;
+  o->max_errors = 20;
+}
+
+const char *tilec_version(void) { return "tilec " TILEC_VERSION_STRING " (LLVM/MLIR 22)"; }
+
+static const char *emit_names[] = {"tokens", "ast", "tir", "mlir", "llvm", "ptx", "cubin", "meta"};
+
+const char *tilec_emit_name(tilec_emit e) {
+  return (unsigned)e < sizeof emit_names / sizeof emit_names[0] ? emit_names[e] : "?";
+}
+
+int tilec_emit_parse(const char *s, tilec_emit *out) {
+  for (unsigned i = 0; i < sizeof emit_names / sizeof emit_names[0]; i++)
+    if (!strcmp(s, emit_names[i])) {
+      *out = (tilec_emit)i;
+      return 0;
+    }
+  return -1;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static Source *add_source(Ctx *c, const char *name, const char *text, size_t len, bool builtin) {
+  Source *s = ar_alloc(&c->arena, sizeof *s);
+  s->name = ar_strdup(&c->arena, name);
+  s->text = ar_strndup(&c->arena, text, len);
+  s->len = len;
+  s->id = c->sources.len;
+  s->builtin = builtin;
+  vec_push(&c->arena, &c->sources, s);
+  return s;
+}
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  Buf b = {0};
+  char tmp[65536];
+  size_t k;
+  while ((k = fread(tmp, 1, sizeof tmp, f)) > 0) buf_put(&b, tmp, k);
+  bool err = ferror(f);
+  fclose(f);
+  if (err || b.failed) {
+    buf_free(&b);
+    return NULL;
+  }
+  if (!b.data) buf_put(&b, "", 0);
+  *len = b.len;
+  return b.data ? b.data : calloc(1, 1);
+}
+
+/* Resolve `import "name";`: the importing file's folder, -I folders, then
+ * the embedded standard library (dsl/std). */
+static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
+  const char *name = imp->str;
+  for (int i = 0; i < c->imported.len; i++)
+    if (!strcmp(c->imported.data[i], name)) return true;
+  vec_push(&c->arena, &c->imported, (void *)name);
+  if (!*name || strlen(name) > 1024) {
+    dg_error(c, imp->loc, "bad import name");
+    return false;
+  }
+  char path[4096];
+  if (!from->builtin) {
+    const char *slash = strrchr(from->name, '/');
+    int dn = slash ? (int)(slash - from->name + 1) : 0;
+    snprintf(path, sizeof path, "%.*s%s", dn, from->name, name);
+    size_t len;
+    char *text = name[0] == '/' ? slurp(name, &len) : slurp(path, &len);
+    if (text) {
+      vec_push(&c->arena, queue, add_source(c, name[0] == '/' ? name : path, text, len, false));
+      free(text);
+      return true;
+    }
+    for (int i = 0; i < c->opts.ninclude_dirs; i++) {
+      snprintf(path, sizeof path, "%s/%s", c->opts.include_dirs[i], name);
+      if ((text = slurp(path, &len))) {
+        vec_push(&c->arena, queue, add_source(c, path, text, len, false));
+        free(text);
+        return true;
+      }
+    }
+  }
+  size_t len;
+  const char *text = tc_stdlib_lookup(name, &len);
+  if (text) {
+    vec_push(&c->arena, queue, add_source(c, ar_printf(&c->arena, "<tile>/%s", name), text, len, true));
+    return true;
+  }
+  dg_error(c, imp->loc, "cannot find '%s' (looked next to %s%s and in the standard library)", name, from->name,
+           c->opts.ninclude_dirs ? ", in the -I folders" : "");
+  return false;
+}
+
+static void parse_all(Ctx *c, Source *main, Program *prog) {
+  Vec queue = {0};
+  size_t plen;
+  const char *prelude = tc_stdlib_lookup("std/prelude.tile", &plen);
+  if (prelude) {
+    vec_push(&c->arena, &c->imported, (void *)"std/prelude.tile");
+    vec_push(&c->arena, &queue, add_source(c, "<tile>/std/prelude.tile", prelude, plen, true));
+  }
+  vec_push(&c->arena, &queue, main);
+  for (int i = 0; i < queue.len && !dg_too_many(c); i++) {
+    Source *s = queue.data[i];
+    Vec imports = {0};
+    ps_parse(c, s, prog, &imports);
+    for (int j = 0; j < imports.len; j++) load_import(c, s, imports.data[j], &queue);
+  }
+}
+
+static bool check_options(Ctx *c) {
+  if (!c->opts.arch) c->opts.arch = "sm_90a";
+  if (!strcmp(c->opts.arch, "sm_90a")) c->sm = 90;
+  else if (!strcmp(c->opts.arch, "sm_100a")) c->sm = 100;
+  else {
+    dg_plain(c, "unknown --arch '%s' (known: sm_90a, sm_100a)", c->opts.arch);
+    return false;
+  }
+  c->arch = c->opts.arch;
+  if (c->opts.opt_level < 0 || c->opts.opt_level > 3) {
+    dg_plain(c, "optimization level %d is out of range (0..3)", c->opts.opt_level);
+    return false;
+  }
+  if (c->opts.max_errors <= 0) c->opts.max_errors = 20;
+  for (int i = 0; i < c->opts.ndefines; i++) {
+    const char *n = c->opts.defines[i].name, *v = c->opts.defines[i].value;
+    bool ok = n && *n && v && (n[0] == '_' || (n[0] | 32) >= 'a');
+    for (const char *p = n; ok && *p; p++)
+      ok = *p == '_' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z');
+    if (!ok) {
+      dg_plain(c, "bad -D: '%s=%s' (expected NAME=VALUE with NAME an identifier)", n ? n : "", v ? v : "");
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The whole compiler, one stage per line. */
+static tilec_status tc_pipeline(Ctx *c, Source *src, tilec_emit emit, Buf *out) {
+  if (emit == TILEC_EMIT_TOKENS) {
+    int n;
+    Token *t = lx_tokenize(c, src, &n);
+    lx_print_tokens(c, t, n, out);
+    return c->nerrors ? TILEC_ERR_SOURCE : TILEC_OK;
+  }
+  Program *prog = ar_alloc(&c->arena, sizeof *prog);
+  c->prog = prog;
+  parse_all(c, src, prog);                                   /* lexer.re, parse.c */
+  if (c->nerrors) return TILEC_ERR_SOURCE;
+  if (emit == TILEC_EMIT_AST) {
+    Program mine = {0};
+    for (int i = 0; i < prog->funcs.len; i++)
+      if (!((Func *)prog->funcs.data[i])->loc.src->builtin) vec_push(&c->arena, &mine.funcs, prog->funcs.data[i]);
+    for (int i = 0; i < prog->consts.len; i++)
+      if (!((ConstDecl *)prog->consts.data[i])->loc.src->builtin) vec_push(&c->arena, &mine.consts, prog->consts.data[i]);
+    ast_print(c, &mine, out);
+    return TILEC_OK;
+  }
+  TModule *mod = ar_alloc(&c->arena, sizeof *mod);
+  if (!sm_build(c, prog, mod)) return c->ice ? TILEC_ERR_INTERNAL : TILEC_ERR_SOURCE; /* sema.c */
+  if (!pass_run(c, mod)) return c->ice ? TILEC_ERR_INTERNAL : TILEC_ERR_SOURCE;       /* passes.c */
+  if (emit == TILEC_EMIT_TIR) {
+    ir_print_module(c, mod, out);
+    return TILEC_OK;
+  }
+  BackendOut bo = {0};
+  bool ok = lw_lower_and_compile(c, mod, emit, &bo);            /* lower*.c, backend.c */
+  Buf *pick = emit == TILEC_EMIT_MLIR ? &bo.mlir : emit == TILEC_EMIT_LLVM ? &bo.llvm
+              : emit == TILEC_EMIT_PTX ? &bo.ptx : emit == TILEC_EMIT_META ? &c->meta : &bo.cubin;
+  if (ok) buf_put(out, pick->data ? pick->data : "", pick->len);
+  else if (emit == TILEC_EMIT_MLIR && bo.mlir.len) buf_put(out, bo.mlir.data, bo.mlir.len);
+  buf_free(&bo.mlir);
+  buf_free(&bo.llvm);
+  buf_free(&bo.ptx);
+  buf_free(&bo.cubin);
+  if (ok) return TILEC_OK;
+  if (c->ice) return TILEC_ERR_INTERNAL;
+  return c->nerrors ? TILEC_ERR_TOOLCHAIN : TILEC_ERR_INTERNAL;
+}
+
+tilec_status tilec_compile(const char *filename, const char *source, size_t len, const tilec_options *opts,
+                           tilec_result **out) {
+  tilec_result *r = calloc(1, sizeof *r);
+  if (!r) {
+    if (out) *out = NULL;
+    return TILEC_ERR_INTERNAL;
+  }
+  double t0 = now();
+  Ctx *c = &r->c;
+  ar_init(&c->arena);
+  if (opts) c->opts = *opts;
+  else tilec_options_init(&c->opts);
+  if (!filename) filename = "<input>";
+  if (!source) {
+    source = "";
+    len = 0;
+  }
+  if (!check_options(c)) {
+    r->status = TILEC_ERR_OPTIONS;
+  } else {
+    Source *src = add_source(c, filename, source, len, false);
+    r->status = tc_pipeline(c, src, c->opts.emit, &r->out);
+    if (c->arena.failed) {
+      dg_plain(c, "out of memory");
+      r->status = TILEC_ERR_INTERNAL;
+    }
+  }
+  r->seconds = now() - t0;
+  if (out) *out = r;
+  else tilec_result_free(r);
+  return r->status;
+}
+
+tilec_status tilec_compile_file(const char *path, const tilec_options *opts, tilec_result **out) {
+  size_t len = 0;
+  char *text = slurp(path, &len);
+  if (!text) {
+    tilec_result *r = calloc(1, sizeof *r);
+    if (!r) return TILEC_ERR_IO;
+    ar_init(&r->c.arena);
+    if (opts) r->c.opts = *opts;
+    else tilec_options_init(&r->c.opts);
+    buf_printf(&r->c.diags, "tilec: error: cannot read '%s': %s\n", path, strerror(errno));
+    r->c.nerrors = 1;
+    r->status = TILEC_ERR_IO;
+    if (out) *out = r;
+    else tilec_result_free(r);
+    return TILEC_ERR_IO;
+  }
+  tilec_status s = tilec_compile(path, text, len, opts, out);
+  free(text);
+  return s;
+}
+
+tilec_status tilec_result_status(const tilec_result *r) { return r ? r->status : TILEC_ERR_INTERNAL; }
+const char *tilec_result_diagnostics(const tilec_result *r) {
+  return r && r->c.diags.data ? r->c.diags.data : "";
+}
+int tilec_result_error_count(const tilec_result *r) { return r ? r->c.nerrors : 0; }
+const void *tilec_result_output(const tilec_result *r, size_t *len) {
+  if (len) *len = r ? r->out.len : 0;
+  return r && r->out.data ? r->out.data : "";
+}
+const char *tilec_result_metadata(const tilec_result *r) { return r && r->c.meta.data ? r->c.meta.data : NULL; }
+double tilec_result_seconds(const tilec_result *r) { return r ? r->seconds : 0; }
+
+void tilec_result_free(tilec_result *r) {
+  if (!r) return;
+  buf_free(&r->out);
+  buf_free(&r->c.diags);
+  buf_free(&r->c.meta);
+  ar_free(&r->c.arena);
+  free(r);
+}

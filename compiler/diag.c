@@ -1,0 +1,98 @@
+/* diag.c - diagnostics: "file:line:col: error: message", the source line
+ * and a caret under the column, like a C compiler. */
+#include "tilec_int.h"
+#include <stdio.h>
+#include <string.h>
+
+/* Print the source line of loc and a caret under its column. */
+static void show_line(Buf *b, Loc loc) {
+  if (!loc.src || loc.line <= 0) return;
+  const char *p = loc.src->text, *end = p + loc.src->len;
+  for (int l = 1; l < loc.line && p < end; p++)
+    if (*p == '\n') l++;
+  const char *q = p;
+  while (q < end && *q != '\n') q++;
+  size_t n = (size_t)(q - p);
+  if (n > 300) n = 300; /* keep huge lines readable */
+  buf_puts(b, "  ");
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)p[i];
+    /* Never echo control bytes or invalid text: they could garble terminals. */
+    buf_put(b, (ch == '\t' || (ch >= 32 && ch < 127)) ? (const char *)&p[i] : "?", 1);
+  }
+  buf_puts(b, "\n  ");
+  for (int i = 1; i < loc.col && (size_t)(i - 1) < n; i++) buf_put(b, p[i - 1] == '\t' ? "\t" : " ", 1);
+  buf_puts(b, "^\n");
+}
+
+static void emit(Ctx *c, const char *kind, Loc loc, const char *fmt, va_list ap) {
+  if (loc.src && loc.line > 0)
+    buf_printf(&c->diags, "%s:%d:%d: %s: ", loc.src->name, loc.line, loc.col, kind);
+  else if (loc.src)
+    buf_printf(&c->diags, "%s: %s: ", loc.src->name, kind);
+  else
+    buf_printf(&c->diags, "tilec: %s: ", kind);
+  buf_vprintf(&c->diags, fmt, ap);
+  buf_puts(&c->diags, "\n");
+  show_line(&c->diags, loc);
+}
+
+bool dg_too_many(Ctx *c) { return c->nerrors >= c->opts.max_errors; }
+
+void dg_verror(Ctx *c, Loc loc, const char *fmt, va_list ap) {
+  if (c->nerrors > c->opts.max_errors) return;
+  c->nerrors++;
+  if (c->nerrors > c->opts.max_errors) {
+    buf_printf(&c->diags, "tilec: error: too many errors (%d), stopping\n", c->opts.max_errors);
+    return;
+  }
+  emit(c, "error", loc, fmt, ap);
+}
+
+void dg_error(Ctx *c, Loc loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  dg_verror(c, loc, fmt, ap);
+  va_end(ap);
+}
+
+void dg_note(Ctx *c, Loc loc, const char *fmt, ...) {
+  if (c->nerrors > c->opts.max_errors) return;
+  va_list ap;
+  va_start(ap, fmt);
+  emit(c, "note", loc, fmt, ap);
+  va_end(ap);
+}
+
+void dg_warning(Ctx *c, Loc loc, const char *fmt, ...) {
+  c->nwarnings++;
+  va_list ap;
+  va_start(ap, fmt);
+  emit(c, "warning", loc, fmt, ap);
+  va_end(ap);
+}
+
+void dg_plain(Ctx *c, const char *fmt, ...) {
+  c->nerrors++;
+  va_list ap;
+  va_start(ap, fmt);
+  emit(c, "error", (Loc){0}, fmt, ap);
+  va_end(ap);
+}
+
+void dg_ice(Ctx *c, Loc loc, const char *fmt, ...) {
+  c->nerrors++;
+  c->ice = true;
+  va_list ap;
+  va_start(ap, fmt);
+  Buf tmp = {0};
+  buf_vprintf(&tmp, fmt, ap);
+  va_end(ap);
+  if (loc.src && loc.line > 0)
+    buf_printf(&c->diags, "%s:%d:%d: error: internal compiler error: %s\n", loc.src->name, loc.line, loc.col,
+               tmp.data ? tmp.data : "");
+  else
+    buf_printf(&c->diags, "tilec: error: internal compiler error: %s\n", tmp.data ? tmp.data : "");
+  buf_puts(&c->diags, "  (please report this with the source that caused it)\n");
+  buf_free(&tmp);
+}

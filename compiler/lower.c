@@ -1,0 +1,640 @@
+/* lower.c - Tile IR to MLIR through the MLIR C API builder functions.
+ *
+ * A kernel becomes an llvm.func marked nvvm.kernel whose body uses the
+ * upstream arith, scf, llvm and nvvm dialects.  Each TIR tile becomes the
+ * registers one thread owns under its layout (LV); elementwise ops apply per
+ * register, control flow maps to scf.for / scf.if / scf.while carrying the
+ * flattened registers, and layout-dependent ops (reductions, conversions,
+ * dot, memory) live in lower_ops.c and lower_mem.c.  Every op carries the
+ * Tile source location, which becomes PTX .loc line info. */
+#include "lower.h"
+#include <stdio.h>
+#include <string.h>
+
+/* ---- builder ---- */
+
+static MlirStringRef sref(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+MlirNamedAttribute lw_attr(Lw *L, const char *name, MlirAttribute a) {
+  return mlirNamedAttributeGet(mlirIdentifierGet(L->mc, sref(name)), a);
+}
+
+MlirAttribute lw_pattr(Lw *L, const char *text) {
+  MlirAttribute a = mlirAttributeParseGet(L->mc, sref(text));
+  if (mlirAttributeIsNull(a)) dg_ice(L->c, (Loc){0}, "bad MLIR attribute text '%s'", text);
+  return a;
+}
+
+static void insert(Lw *L, MlirOperation op) {
+  if (L->in_prologue) mlirBlockInsertOwnedOperationBefore(L->entry, L->prologue_end, op);
+  else mlirBlockAppendOwnedOperation(L->blk, op);
+}
+
+MlirOperation lw_op(Lw *L, const char *name, int nopnd, const MlirValue *opnds, int nres, const MlirType *res,
+                    int nattr, const MlirNamedAttribute *attrs) {
+  MlirOperationState st = mlirOperationStateGet(sref(name), L->loc);
+  if (nopnd) mlirOperationStateAddOperands(&st, nopnd, opnds);
+  if (nres) mlirOperationStateAddResults(&st, nres, res);
+  if (nattr) mlirOperationStateAddAttributes(&st, nattr, attrs);
+  MlirOperation op = mlirOperationCreate(&st);
+  insert(L, op);
+  return op;
+}
+
+MlirValue lw_op1(Lw *L, const char *name, int nopnd, const MlirValue *opnds, MlirType res, int nattr,
+                 const MlirNamedAttribute *attrs) {
+  return mlirOperationGetResult(lw_op(L, name, nopnd, opnds, 1, &res, nattr, attrs), 0);
+}
+
+MlirValue lw_int(Lw *L, MlirType t, int64_t v) {
+  MlirNamedAttribute a = lw_attr(L, "value", mlirIntegerAttrGet(t, v));
+  return lw_op1(L, "arith.constant", 0, NULL, t, 1, &a);
+}
+
+MlirValue lw_i32(Lw *L, int64_t v) { return lw_int(L, L->i32, v); }
+
+MlirValue lw_float(Lw *L, MlirType t, double v) {
+  MlirNamedAttribute a = lw_attr(L, "value", mlirFloatAttrDoubleGet(L->mc, t, v));
+  return lw_op1(L, "arith.constant", 0, NULL, t, 1, &a);
+}
+
+MlirValue lw_bin(Lw *L, const char *name, MlirValue a, MlirValue b) {
+  return lw_op1(L, name, 2, (MlirValue[]){a, b}, mlirValueGetType(a), 0, NULL);
+}
+
+MlirValue lw_cmpi(Lw *L, int pred, MlirValue a, MlirValue b) {
+  MlirNamedAttribute at = lw_attr(L, "predicate", mlirIntegerAttrGet(L->i64, pred));
+  return lw_op1(L, "arith.cmpi", 2, (MlirValue[]){a, b}, L->i1, 1, &at);
+}
+
+MlirValue lw_select(Lw *L, MlirValue c, MlirValue a, MlirValue b) {
+  return lw_op1(L, "arith.select", 3, (MlirValue[]){c, a, b}, mlirValueGetType(a), 0, NULL);
+}
+
+MlirValue lw_cast(Lw *L, const char *name, MlirValue v, MlirType to) { return lw_op1(L, name, 1, &v, to, 0, NULL); }
+
+MlirValue lw_intrin(Lw *L, const char *intrin, int n, const MlirValue *args, MlirType res) {
+  char seg[64];
+  snprintf(seg, sizeof seg, "array<i32: %d, 0>", n);
+  MlirNamedAttribute at[3] = {
+      lw_attr(L, "intrin", mlirStringAttrGet(L->mc, sref(intrin))),
+      lw_attr(L, "operandSegmentSizes", lw_pattr(L, seg)),
+      lw_attr(L, "op_bundle_sizes", lw_pattr(L, "array<i32>")),
+  };
+  MlirOperation op = lw_op(L, "llvm.call_intrinsic", n, args, mlirTypeIsNull(res) ? 0 : 1, &res, 3, at);
+  return mlirTypeIsNull(res) ? (MlirValue){0} : mlirOperationGetResult(op, 0);
+}
+
+MlirValue lw_asm(Lw *L, const char *text, const char *constraints, int n, const MlirValue *args, MlirType res,
+                 bool side_effects) {
+  MlirNamedAttribute at[3] = {
+      lw_attr(L, "asm_string", mlirStringAttrGet(L->mc, sref(text))),
+      lw_attr(L, "constraints", mlirStringAttrGet(L->mc, sref(constraints))),
+      lw_attr(L, "has_side_effects", mlirUnitAttrGet(L->mc)),
+  };
+  bool has_res = !mlirTypeIsNull(res);
+  MlirOperation op = lw_op(L, "llvm.inline_asm", n, args, has_res ? 1 : 0, &res, side_effects ? 3 : 2, at);
+  return has_res ? mlirOperationGetResult(op, 0) : (MlirValue){0};
+}
+
+MlirValue lw_extract(Lw *L, MlirValue agg, int i, MlirType t) {
+  char pos[32];
+  snprintf(pos, sizeof pos, "array<i64: %d>", i);
+  MlirNamedAttribute at = lw_attr(L, "position", lw_pattr(L, pos));
+  return lw_op1(L, "llvm.extractvalue", 1, &agg, t, 1, &at);
+}
+
+MlirValue lw_vec_extract(Lw *L, MlirValue vec, int i, MlirType t) {
+  MlirValue idx = lw_i32(L, i);
+  return lw_op1(L, "llvm.extractelement", 2, (MlirValue[]){vec, idx}, t, 0, NULL);
+}
+
+MlirValue lw_vec_build(Lw *L, MlirType vecty, int n, const MlirValue *elems) {
+  MlirValue v = lw_op1(L, "llvm.mlir.undef", 0, NULL, vecty, 0, NULL);
+  for (int i = 0; i < n; i++) {
+    MlirValue idx = lw_i32(L, i);
+    v = lw_op1(L, "llvm.insertelement", 3, (MlirValue[]){v, elems[i], idx}, vecty, 0, NULL);
+  }
+  return v;
+}
+
+MlirValue lw_gep(Lw *L, MlirValue ptr, MlirValue idx, MlirType elem, MlirType ptrty) {
+  MlirNamedAttribute at[2] = {
+      lw_attr(L, "rawConstantIndices", lw_pattr(L, "array<i32: -2147483648>")),
+      lw_attr(L, "elem_type", mlirTypeAttrGet(elem)),
+  };
+  return lw_op1(L, "llvm.getelementptr", 2, (MlirValue[]){ptr, idx}, ptrty, 2, at);
+}
+
+MlirValue lw_load(Lw *L, MlirValue ptr, MlirType t, int align) {
+  MlirNamedAttribute at = lw_attr(L, "alignment", mlirIntegerAttrGet(L->i64, align));
+  return lw_op1(L, "llvm.load", 1, &ptr, t, 1, &at);
+}
+
+void lw_store(Lw *L, MlirValue v, MlirValue ptr, int align) {
+  MlirNamedAttribute at = lw_attr(L, "alignment", mlirIntegerAttrGet(L->i64, align));
+  lw_op(L, "llvm.store", 2, (MlirValue[]){v, ptr}, 0, NULL, 1, &at);
+}
+
+void lw_barrier(Lw *L) { lw_op(L, "nvvm.barrier0", 0, NULL, 0, NULL, 0, NULL); }
+
+MlirType lw_elem_type(Lw *L, Elem e) {
+  switch ((DType)e.dt) {
+  case DT_BOOL: return L->i1;
+  case DT_I8: case DT_U8: return L->i8;
+  case DT_I16: case DT_U16: return L->i16;
+  case DT_I32: case DT_U32: return L->i32;
+  case DT_I64: case DT_U64: return L->i64;
+  case DT_F16: return L->f16;
+  case DT_BF16: return L->bf16;
+  case DT_F32: return L->f32;
+  case DT_F64: return L->f64;
+  case DT_PTR: return L->ptr1;
+  default: return L->i32;
+  }
+}
+
+MlirType lw_vec_type(MlirType elem, int n) {
+  int64_t shape[1] = {n};
+  return mlirVectorTypeGet(1, shape, elem);
+}
+
+LV *lw_new(Lw *L, int n) {
+  LV *lv = ar_alloc(&L->c->arena, sizeof *lv);
+  lv->n = n;
+  lv->v = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)(n > 0 ? n : 1));
+  return lv;
+}
+
+void lw_set(TValue *v, LV *lv) { v->lw = lv; }
+
+LV *lw_get(Lw *L, TValue *v) {
+  if (!v->lw) {
+    dg_ice(L->c, v->def ? v->def->loc : (Loc){0}, "value %%%d used before it was lowered", v->id);
+    LV *lv = lw_new(L, 1);
+    lv->v[0] = lw_i32(L, 0);
+    return lv;
+  }
+  return v->lw;
+}
+
+bool lw_linear(Lw *L, const TValue *v, LinLayout *out) {
+  const char *why = "no layout";
+  if (v->type->kind != TY_TILE || !v->type->layout ||
+      !ly_linear(v->type->layout, v->type->rank, v->type->shape, L->warps, out, &why)) {
+    dg_ice(L->c, v->def ? v->def->loc : (Loc){0}, "value %%%d (%s) has no usable layout: %s", v->id,
+           ty_str(L->c, v->type), why);
+    return false;
+  }
+  return true;
+}
+
+static int nregs_of(Lw *L, const TValue *v) {
+  if (v->type->kind != TY_TILE) return 1;
+  LinLayout lin;
+  if (!lw_linear(L, v, &lin)) return 1;
+  return ly_nregs(&lin);
+}
+
+static MlirLocation loc_of(Lw *L, Loc loc) {
+  if (!loc.src || loc.line <= 0) return mlirLocationUnknownGet(L->mc);
+  return mlirLocationFileLineColGet(L->mc, sref(loc.src->name), (unsigned)loc.line, (unsigned)loc.col);
+}
+
+/* ---- elementwise ---- */
+
+static bool is_f(DType d) { return ty_is_float(d); }
+static bool is_u(DType d) { return d == DT_U8 || d == DT_U16 || d == DT_U32 || d == DT_U64 || d == DT_BOOL; }
+
+/* Transcendentals run in f32 (approximate PTX instructions, as Triton does);
+ * halves are widened first. */
+static MlirValue math_f32(Lw *L, Opcode opc, MlirValue x, DType dt) {
+  MlirType t = mlirValueGetType(x);
+  bool half = dt == DT_F16 || dt == DT_BF16;
+  if (half) x = lw_cast(L, "arith.extf", x, L->f32);
+  MlirValue r;
+  switch (opc) {
+  case OP_EXP: {
+    MlirValue k = lw_float(L, L->f32, 1.4426950408889634);
+    r = lw_intrin(L, "llvm.nvvm.ex2.approx.f32", 1, (MlirValue[]){lw_bin(L, "arith.mulf", x, k)}, L->f32);
+    break;
+  }
+  case OP_EXP2: r = lw_intrin(L, "llvm.nvvm.ex2.approx.f32", 1, &x, L->f32); break;
+  case OP_LOG: {
+    MlirValue l2 = lw_intrin(L, "llvm.nvvm.lg2.approx.f", 1, &x, L->f32);
+    r = lw_bin(L, "arith.mulf", l2, lw_float(L, L->f32, 0.6931471805599453));
+    break;
+  }
+  case OP_LOG2: r = lw_intrin(L, "llvm.nvvm.lg2.approx.f", 1, &x, L->f32); break;
+  case OP_RSQRT: r = lw_intrin(L, "llvm.nvvm.rsqrt.approx.f", 1, &x, L->f32); break;
+  default: r = x;
+  }
+  if (half) r = lw_cast(L, "arith.truncf", r, t);
+  return r;
+}
+
+static MlirValue cast_one(Lw *L, MlirValue x, Elem from, Elem to) {
+  DType f = (DType)from.dt, t = (DType)to.dt;
+  MlirType tt = lw_elem_type(L, to);
+  if (f == DT_PTR) return lw_cast(L, "llvm.ptrtoint", x, tt);
+  if (t == DT_PTR) return lw_cast(L, "llvm.inttoptr", x, tt);
+  if (t == DT_BOOL) {
+    if (is_f(f)) return lw_op1(L, "arith.cmpf", 2, (MlirValue[]){x, lw_float(L, mlirValueGetType(x), 0)}, L->i1, 1,
+                               (MlirNamedAttribute[]){lw_attr(L, "predicate", mlirIntegerAttrGet(L->i64, 13))});
+    return lw_cmpi(L, CMPI_NE, x, lw_int(L, mlirValueGetType(x), 0));
+  }
+  if (is_f(f) && is_f(t)) {
+    int bf = ty_dtype_bits(f), bt = ty_dtype_bits(t);
+    if (bf == bt) { /* f16 <-> bf16 through f32 */
+      MlirValue w = lw_cast(L, "arith.extf", x, L->f32);
+      return lw_cast(L, "arith.truncf", w, tt);
+    }
+    return lw_cast(L, bt > bf ? "arith.extf" : "arith.truncf", x, tt);
+  }
+  if (is_f(f)) return lw_cast(L, is_u(t) ? "arith.fptoui" : "arith.fptosi", x, tt);
+  if (is_f(t)) return lw_cast(L, is_u(f) ? "arith.uitofp" : "arith.sitofp", x, tt);
+  int bf = ty_dtype_bits(f), bt = ty_dtype_bits(t);
+  if (bf == bt) return x;
+  if (bt < bf) return lw_cast(L, "arith.trunci", x, tt);
+  return lw_cast(L, is_u(f) ? "arith.extui" : "arith.extsi", x, tt);
+}
+
+static MlirValue elementwise(Lw *L, TOp *op, MlirValue *a) {
+  DType dt = (DType)op->opnds[0]->type->elem.dt;
+  bool fl = is_f(dt), un = is_u(dt);
+  MlirType t = mlirValueGetType(a[0]);
+  switch (op->opc) {
+  case OP_ADD: return lw_bin(L, fl ? "arith.addf" : "arith.addi", a[0], a[1]);
+  case OP_SUB: return lw_bin(L, fl ? "arith.subf" : "arith.subi", a[0], a[1]);
+  case OP_MUL: return lw_bin(L, fl ? "arith.mulf" : "arith.muli", a[0], a[1]);
+  case OP_DIV: return lw_bin(L, fl ? "arith.divf" : un ? "arith.divui" : "arith.divsi", a[0], a[1]);
+  case OP_REM: return lw_bin(L, fl ? "arith.remf" : un ? "arith.remui" : "arith.remsi", a[0], a[1]);
+  case OP_AND: return lw_bin(L, "arith.andi", a[0], a[1]);
+  case OP_OR: return lw_bin(L, "arith.ori", a[0], a[1]);
+  case OP_XOR: return lw_bin(L, "arith.xori", a[0], a[1]);
+  case OP_SHL: return lw_bin(L, "arith.shli", a[0], a[1]);
+  case OP_SHR: return lw_bin(L, un ? "arith.shrui" : "arith.shrsi", a[0], a[1]);
+  case OP_MIN: return lw_bin(L, fl ? "arith.minimumf" : un ? "arith.minui" : "arith.minsi", a[0], a[1]);
+  case OP_MAX: return lw_bin(L, fl ? "arith.maximumf" : un ? "arith.maxui" : "arith.maxsi", a[0], a[1]);
+  case OP_CMP: {
+    if (fl) {
+      static const int fp[] = {1, 13, 4, 5, 2, 3}; /* oeq une olt ole ogt oge */
+      MlirNamedAttribute at = lw_attr(L, "predicate", mlirIntegerAttrGet(L->i64, fp[op->pred]));
+      return lw_op1(L, "arith.cmpf", 2, a, L->i1, 1, &at);
+    }
+    static const int sp[] = {CMPI_EQ, CMPI_NE, CMPI_SLT, CMPI_SLE, CMPI_SGT, CMPI_SGE};
+    static const int upred[] = {CMPI_EQ, CMPI_NE, CMPI_ULT, CMPI_ULE, CMPI_UGT, CMPI_UGE};
+    return lw_cmpi(L, un ? upred[op->pred] : sp[op->pred], a[0], a[1]);
+  }
+  case OP_PTR_ADD: {
+    Elem pe = {op->opnds[0]->type->elem.pointee, 0};
+    return lw_gep(L, a[0], a[1], lw_elem_type(L, pe), L->ptr1);
+  }
+  case OP_NEG:
+    if (fl) return lw_cast(L, "arith.negf", a[0], t);
+    return lw_bin(L, "arith.subi", lw_int(L, t, 0), a[0]);
+  case OP_NOT: return lw_bin(L, "arith.xori", a[0], lw_int(L, t, dt == DT_BOOL ? 1 : -1));
+  case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_RSQRT: return math_f32(L, op->opc, a[0], dt);
+  case OP_SQRT: return lw_intrin(L, "llvm.sqrt", 1, a, t);
+  case OP_FLOOR: return lw_intrin(L, "llvm.floor", 1, a, t);
+  case OP_CEIL: return lw_intrin(L, "llvm.ceil", 1, a, t);
+  case OP_ABS:
+    if (fl) return lw_intrin(L, "llvm.fabs", 1, a, t);
+    if (un) return a[0];
+    return lw_select(L, lw_cmpi(L, CMPI_SLT, a[0], lw_int(L, t, 0)), lw_bin(L, "arith.subi", lw_int(L, t, 0), a[0]),
+                     a[0]);
+  case OP_FMA: return lw_intrin(L, "llvm.fma", 3, a, t);
+  case OP_SELECT: return lw_select(L, a[0], a[1], a[2]);
+  case OP_CAST: return cast_one(L, a[0], op->opnds[0]->type->elem, op->to);
+  default:
+    dg_ice(L->c, op->loc, "no lowering for elementwise op %s", ir_opname(op->opc));
+    return a[0];
+  }
+}
+
+static void lower_elementwise(Lw *L, TOp *op) {
+  int n = nregs_of(L, op->res[0]);
+  LV *out = lw_new(L, n);
+  LV *in[4];
+  for (int i = 0; i < op->nopnds && i < 4; i++) {
+    in[i] = lw_get(L, op->opnds[i]);
+    if (in[i]->n != n && in[i]->n != 1) {
+      dg_ice(L->c, op->loc, "%s: operand %d has %d registers, result %d", ir_opname(op->opc), i, in[i]->n, n);
+      return;
+    }
+  }
+  for (int r = 0; r < n; r++) {
+    MlirValue a[4];
+    for (int i = 0; i < op->nopnds && i < 4; i++) a[i] = in[i]->v[in[i]->n == 1 ? 0 : r];
+    out->v[r] = elementwise(L, op, a);
+  }
+  lw_set(op->res[0], out);
+}
+
+/* ---- control flow ---- */
+
+static void lower_block(Lw *L, TBlock *b);
+
+/* Flatten the registers of a list of values. */
+static int flat_count(Lw *L, TValue **vs, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++) k += lw_get(L, vs[i])->n;
+  return k;
+}
+
+static void flatten(Lw *L, TValue **vs, int n, MlirValue *out) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    LV *lv = lw_get(L, vs[i]);
+    for (int j = 0; j < lv->n; j++) out[k++] = lv->v[j];
+  }
+}
+
+static MlirType *types_of(Lw *L, TValue **vs, int n, int *count) {
+  int k = 0;
+  for (int i = 0; i < n; i++) k += nregs_of(L, vs[i]);
+  MlirType *t = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)(k + 1));
+  k = 0;
+  for (int i = 0; i < n; i++) {
+    int r = nregs_of(L, vs[i]);
+    MlirType et = lw_elem_type(L, vs[i]->type->elem);
+    for (int j = 0; j < r; j++) t[k++] = et;
+  }
+  *count = k;
+  return t;
+}
+
+/* Bind a block's TIR arguments (from index `first`) to MLIR block arguments. */
+static void bind_args(Lw *L, TBlock *tb, int first, MlirBlock mb, int mfirst) {
+  int k = mfirst;
+  for (int i = first; i < tb->nargs; i++) {
+    int n = nregs_of(L, tb->args[i]);
+    LV *lv = lw_new(L, n);
+    for (int j = 0; j < n; j++) lv->v[j] = mlirBlockGetArgument(mb, k++);
+    lw_set(tb->args[i], lv);
+  }
+}
+
+static MlirBlock new_block(Lw *L, int n, const MlirType *types) {
+  MlirLocation *locs = ar_alloc(&L->c->arena, sizeof(MlirLocation) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) locs[i] = L->loc;
+  return mlirBlockCreate(n, types, locs);
+}
+
+static MlirOperation make_region_op(Lw *L, const char *name, int nopnd, MlirValue *opnds, int nres, MlirType *res,
+                                    int nreg, MlirBlock *blocks) {
+  MlirOperationState st = mlirOperationStateGet(sref(name), L->loc);
+  if (nopnd) mlirOperationStateAddOperands(&st, nopnd, opnds);
+  if (nres) mlirOperationStateAddResults(&st, nres, res);
+  MlirRegion regs[2];
+  for (int i = 0; i < nreg; i++) {
+    regs[i] = mlirRegionCreate();
+    mlirRegionAppendOwnedBlock(regs[i], blocks[i]);
+  }
+  mlirOperationStateAddOwnedRegions(&st, nreg, regs);
+  MlirOperation op = mlirOperationCreate(&st);
+  insert(L, op);
+  return op;
+}
+
+static void bind_results(Lw *L, TOp *op, MlirOperation mop) {
+  int k = 0;
+  for (int i = 0; i < op->nres; i++) {
+    int n = nregs_of(L, op->res[i]);
+    LV *lv = lw_new(L, n);
+    for (int j = 0; j < n; j++) lv->v[j] = mlirOperationGetResult(mop, k++);
+    lw_set(op->res[i], lv);
+  }
+}
+
+static void terminator(Lw *L, const char *name, TValue **vs, int n, MlirValue first) {
+  int k = flat_count(L, vs, n);
+  int extra = mlirValueIsNull(first) ? 0 : 1;
+  MlirValue *ops = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)(k + 2));
+  if (extra) ops[0] = first;
+  flatten(L, vs, n, ops + extra);
+  lw_op(L, name, k + extra, ops, 0, NULL, 0, NULL);
+}
+
+static void lower_for(Lw *L, TOp *op) {
+  TBlock *tb = op->regions[0];
+  int ncar = op->nres, nt;
+  MlirType *rtypes = types_of(L, op->res, ncar, &nt);
+  MlirType *btypes = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)(nt + 2));
+  btypes[0] = lw_elem_type(L, op->opnds[0]->type->elem);
+  memcpy(btypes + 1, rtypes, sizeof(MlirType) * (size_t)nt);
+  MlirValue *opnds = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)(nt + 4));
+  for (int i = 0; i < 3; i++) opnds[i] = lw_get(L, op->opnds[i])->v[0];
+  flatten(L, op->opnds + 3, ncar, opnds + 3);
+  MlirBlock body = new_block(L, nt + 1, btypes);
+  LV *iv = lw_new(L, 1);
+  iv->v[0] = mlirBlockGetArgument(body, 0);
+  lw_set(tb->args[0], iv);
+  bind_args(L, tb, 1, body, 1);
+  MlirBlock saved = L->blk;
+  L->blk = body;
+  lower_block(L, tb);
+  L->blk = saved;
+  L->loc = loc_of(L, op->loc);
+  MlirOperation mop = make_region_op(L, "scf.for", nt + 3, opnds, nt, rtypes, 1, &body);
+  bind_results(L, op, mop);
+}
+
+static void lower_if(Lw *L, TOp *op) {
+  int nt;
+  MlirType *rtypes = types_of(L, op->res, op->nres, &nt);
+  MlirBlock blocks[2];
+  MlirBlock saved = L->blk;
+  for (int r = 0; r < 2; r++) {
+    blocks[r] = new_block(L, 0, NULL);
+    L->blk = blocks[r];
+    lower_block(L, op->regions[r]);
+  }
+  L->blk = saved;
+  L->loc = loc_of(L, op->loc);
+  MlirValue c = lw_get(L, op->opnds[0])->v[0];
+  MlirOperation mop = make_region_op(L, "scf.if", 1, &c, nt, rtypes, 2, blocks);
+  bind_results(L, op, mop);
+}
+
+static void lower_while(Lw *L, TOp *op) {
+  int nt;
+  MlirType *rtypes = types_of(L, op->res, op->nres, &nt);
+  MlirValue *opnds = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)(nt + 1));
+  flatten(L, op->opnds, op->nopnds, opnds);
+  MlirBlock blocks[2];
+  MlirBlock saved = L->blk;
+  for (int r = 0; r < 2; r++) {
+    blocks[r] = new_block(L, nt, rtypes);
+    bind_args(L, op->regions[r], 0, blocks[r], 0);
+    L->blk = blocks[r];
+    lower_block(L, op->regions[r]);
+  }
+  L->blk = saved;
+  L->loc = loc_of(L, op->loc);
+  MlirOperation mop = make_region_op(L, "scf.while", nt, opnds, nt, rtypes, 2, blocks);
+  bind_results(L, op, mop);
+}
+
+/* ---- ops ---- */
+
+static MlirValue sreg(Lw *L, const char *name) { return lw_op1(L, name, 0, NULL, L->i32, 0, NULL); }
+
+static void lower_op(Lw *L, TOp *op) {
+  L->loc = loc_of(L, op->loc);
+  switch (op->opc) {
+  case OP_CONST: {
+    LV *lv = lw_new(L, 1);
+    MlirType t = lw_elem_type(L, op->res[0]->type->elem);
+    lv->v[0] = ty_is_float((DType)op->res[0]->type->elem.dt) ? lw_float(L, t, op->fval) : lw_int(L, t, op->ival);
+    lw_set(op->res[0], lv);
+    return;
+  }
+  case OP_SPLAT: {
+    int n = nregs_of(L, op->res[0]);
+    LV *lv = lw_new(L, n);
+    MlirValue s = lw_get(L, op->opnds[0])->v[0];
+    for (int i = 0; i < n; i++) lv->v[i] = s;
+    lw_set(op->res[0], lv);
+    return;
+  }
+  case OP_PROGRAM_ID:
+  case OP_NUM_PROGRAMS: {
+    static const char *pid[] = {"nvvm.read.ptx.sreg.ctaid.x", "nvvm.read.ptx.sreg.ctaid.y",
+                                "nvvm.read.ptx.sreg.ctaid.z"};
+    static const char *np[] = {"nvvm.read.ptx.sreg.nctaid.x", "nvvm.read.ptx.sreg.nctaid.y",
+                               "nvvm.read.ptx.sreg.nctaid.z"};
+    LV *lv = lw_new(L, 1);
+    lv->v[0] = sreg(L, op->opc == OP_PROGRAM_ID ? pid[op->axis] : np[op->axis]);
+    lw_set(op->res[0], lv);
+    return;
+  }
+  case OP_ARANGE:
+  case OP_EXPAND_DIMS:
+  case OP_BROADCAST:
+  case OP_TRANS:
+  case OP_CONVERT: lw_shape_op(L, op); return;
+  case OP_LOAD: lw_load_op(L, op); return;
+  case OP_STORE: lw_store_op(L, op); return;
+  case OP_ATOMIC_ADD: lw_atomic_op(L, op); return;
+  case OP_REDUCE: lw_reduce(L, op); return;
+  case OP_DOT: lw_dot(L, op); return;
+  case OP_FOR: lower_for(L, op); return;
+  case OP_IF: lower_if(L, op); return;
+  case OP_WHILE: lower_while(L, op); return;
+  case OP_YIELD: terminator(L, "scf.yield", op->opnds, op->nopnds, (MlirValue){0}); return;
+  case OP_CONDITION:
+    terminator(L, "scf.condition", op->opnds + 1, op->nopnds - 1, lw_get(L, op->opnds[0])->v[0]);
+    return;
+  case OP_RETURN: lw_op(L, "llvm.return", 0, NULL, 0, NULL, 0, NULL); return;
+  default:
+    if (ir_is_elementwise(op->opc)) {
+      lower_elementwise(L, op);
+      return;
+    }
+    dg_ice(L->c, op->loc, "no lowering for %s", ir_opname(op->opc));
+  }
+}
+
+static void lower_block(Lw *L, TBlock *b) {
+  for (TOp *op = b->first; op && !L->c->ice; op = op->next) lower_op(L, op);
+}
+
+/* ---- kernels and the module ---- */
+
+static void lower_kernel(Lw *L, TFunc *f) {
+  Ctx *c = L->c;
+  L->kf = f;
+  L->warps = f->warps;
+  L->coords = NULL;
+  L->loc = loc_of(L, f->loc);
+  MlirType *ptypes = ar_alloc(&c->arena, sizeof(MlirType) * (size_t)(f->nparams + 1));
+  for (int i = 0; i < f->nparams; i++) ptypes[i] = lw_elem_type(L, f->params[i].elem);
+  MlirType fty = mlirLLVMFunctionTypeGet(L->vd, f->nparams, ptypes, false);
+  MlirBlock entry = new_block(L, f->nparams, ptypes);
+  char maxntid[64];
+  snprintf(maxntid, sizeof maxntid, "array<i32: %d, 1, 1>", f->warps * 32);
+  MlirNamedAttribute at[6];
+  int na = 0;
+  at[na++] = lw_attr(L, "sym_name", mlirStringAttrGet(L->mc, sref(f->name)));
+  at[na++] = lw_attr(L, "function_type", mlirTypeAttrGet(fty));
+  at[na++] = lw_attr(L, "nvvm.kernel", mlirUnitAttrGet(L->mc));
+  at[na++] = lw_attr(L, "nvvm.maxntid", lw_pattr(L, maxntid));
+  if (f->maxnreg) at[na++] = lw_attr(L, "nvvm.maxnreg", mlirIntegerAttrGet(L->i32, f->maxnreg));
+  MlirOperationState st = mlirOperationStateGet(sref("llvm.func"), L->loc);
+  mlirOperationStateAddAttributes(&st, na, at);
+  MlirRegion body = mlirRegionCreate();
+  mlirRegionAppendOwnedBlock(body, entry);
+  mlirOperationStateAddOwnedRegions(&st, 1, &body);
+  MlirOperation fn = mlirOperationCreate(&st);
+  mlirBlockAppendOwnedOperation(mlirModuleGetBody(L->mod), fn);
+  L->entry = L->blk = entry;
+  /* prologue: thread ids and the shared-memory base */
+  L->tid = sreg(L, "nvvm.read.ptx.sreg.tid.x");
+  L->lane = lw_bin(L, "arith.andi", L->tid, lw_i32(L, 31));
+  L->warp = lw_bin(L, "arith.shrui", L->tid, lw_i32(L, 5));
+  MlirNamedAttribute g = lw_attr(L, "global_name", mlirFlatSymbolRefAttrGet(L->mc, sref("tile_smem")));
+  L->smem = lw_op1(L, "llvm.mlir.addressof", 0, NULL, L->ptr3, 1, &g);
+  /* marker: values that depend only on the thread are inserted before it */
+  L->prologue_end = lw_op(L, "llvm.mlir.undef", 0, NULL, 1, &L->i32, 0, NULL);
+  for (int i = 0; i < f->nparams; i++) {
+    LV *lv = lw_new(L, 1);
+    lv->v[0] = mlirBlockGetArgument(entry, i);
+    lw_set(f->params[i].value, lv);
+  }
+  L->smem_max = 0;
+  lower_block(L, f->body);
+  f->smem_bytes = (L->smem_max + 15) & ~15;
+}
+
+static void add_global(Lw *L, const char *name, MlirType t, int addr_space, MlirAttribute value, bool constant,
+                       int align) {
+  MlirNamedAttribute at[7];
+  int n = 0;
+  at[n++] = lw_attr(L, "sym_name", mlirStringAttrGet(L->mc, sref(name)));
+  at[n++] = lw_attr(L, "global_type", mlirTypeAttrGet(t));
+  at[n++] = lw_attr(L, "linkage", lw_pattr(L, "#llvm.linkage<external>"));
+  at[n++] = lw_attr(L, "addr_space", mlirIntegerAttrGet(L->i32, addr_space));
+  at[n++] = lw_attr(L, "alignment", mlirIntegerAttrGet(L->i64, align));
+  if (constant) at[n++] = lw_attr(L, "constant", mlirUnitAttrGet(L->mc));
+  if (!mlirAttributeIsNull(value)) at[n++] = lw_attr(L, "value", value);
+  MlirOperationState st = mlirOperationStateGet(sref("llvm.mlir.global"), L->loc);
+  mlirOperationStateAddAttributes(&st, n, at);
+  MlirRegion r = mlirRegionCreate();
+  mlirOperationStateAddOwnedRegions(&st, 1, &r);
+  mlirBlockAppendOwnedOperation(mlirModuleGetBody(L->mod), mlirOperationCreate(&st));
+}
+
+/* Build the MLIR module for all kernels.  meta is the metadata text that
+ * travels in the cubin as the global __tile_meta. */
+bool lw_build_module(Ctx *c, TModule *m, MlirContext mc, MlirModule *out);
+bool lw_build_module(Ctx *c, TModule *m, MlirContext mc, MlirModule *out) {
+  Lw L = {.c = c, .mc = mc};
+  L.loc = mlirLocationUnknownGet(mc);
+  L.i1 = mlirIntegerTypeGet(mc, 1);
+  L.i8 = mlirIntegerTypeGet(mc, 8);
+  L.i16 = mlirIntegerTypeGet(mc, 16);
+  L.i32 = mlirIntegerTypeGet(mc, 32);
+  L.i64 = mlirIntegerTypeGet(mc, 64);
+  L.f16 = mlirF16TypeGet(mc);
+  L.bf16 = mlirBF16TypeGet(mc);
+  L.f32 = mlirF32TypeGet(mc);
+  L.f64 = mlirF64TypeGet(mc);
+  L.ptr1 = mlirLLVMPointerTypeGet(mc, 1);
+  L.ptr3 = mlirLLVMPointerTypeGet(mc, 3);
+  L.vd = mlirLLVMVoidTypeGet(mc);
+  L.mod = mlirModuleCreateEmpty(L.loc);
+  add_global(&L, "tile_smem", mlirLLVMArrayTypeGet(L.i8, 0), 3, (MlirAttribute){0}, false, 16);
+  for (int k = 0; k < m->kernels.len && !c->ice; k++) lower_kernel(&L, m->kernels.data[k]);
+  /* metadata (after lowering: it needs the shared-memory size) */
+  Buf meta = {0};
+  md_write(c, m, &meta);
+  buf_put(&meta, "", 1); /* keep the NUL inside the global */
+  buf_free(&c->meta);
+  md_write(c, m, &c->meta);
+  MlirAttribute s = mlirStringAttrGet(mc, mlirStringRefCreate(meta.data, meta.len));
+  add_global(&L, "__tile_meta", mlirLLVMArrayTypeGet(L.i8, (unsigned)meta.len), 1, s, true, 1);
+  buf_free(&meta);
+  *out = L.mod;
+  return !c->ice && c->nerrors == 0;
+}

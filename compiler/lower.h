@@ -1,0 +1,89 @@
+/* lower.h - private to the lowering files (lower.c, lower_ops.c, lower_mem.c):
+ * TIR -> MLIR through the MLIR C API.  Every TIR value becomes the list of
+ * MLIR values one thread holds (LV); scalars hold one. */
+#ifndef TILEC_LOWER_H
+#define TILEC_LOWER_H
+#include "tilec_int.h"
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+#include <mlir-c/Dialect/LLVM.h>
+#include <mlir-c/IR.h>
+
+typedef struct LV {
+  MlirValue *v;
+  int n;
+} LV;
+
+typedef struct TCoord TCoord; /* cached thread coordinates of a layout */
+
+typedef struct Lw {
+  Ctx *c;
+  MlirContext mc;
+  MlirModule mod;
+  MlirBlock blk;            /* ops are appended here */
+  MlirBlock entry;
+  MlirOperation prologue_end; /* thread-invariant values go before it */
+  bool in_prologue;
+  TFunc *kf;
+  int warps;
+  MlirLocation loc;
+  MlirValue tid, lane, warp, smem;
+  int smem_max;             /* bytes of scratch shared memory used */
+  TCoord *coords;
+  MlirType i1, i8, i16, i32, i64, f16, bf16, f32, f64, ptr1, ptr3, vd;
+} Lw;
+
+/* builder (lower.c) */
+MlirNamedAttribute lw_attr(Lw *L, const char *name, MlirAttribute a);
+MlirAttribute lw_pattr(Lw *L, const char *text);
+MlirOperation lw_op(Lw *L, const char *name, int nopnd, const MlirValue *opnds, int nres, const MlirType *res,
+                    int nattr, const MlirNamedAttribute *attrs);
+MlirValue lw_op1(Lw *L, const char *name, int nopnd, const MlirValue *opnds, MlirType res, int nattr,
+                 const MlirNamedAttribute *attrs);
+MlirValue lw_int(Lw *L, MlirType t, int64_t v);
+MlirValue lw_i32(Lw *L, int64_t v);
+MlirValue lw_float(Lw *L, MlirType t, double v);
+MlirValue lw_bin(Lw *L, const char *name, MlirValue a, MlirValue b);
+MlirValue lw_cmpi(Lw *L, int pred, MlirValue a, MlirValue b); /* arith.cmpi predicate number */
+MlirValue lw_select(Lw *L, MlirValue c, MlirValue a, MlirValue b);
+MlirValue lw_cast(Lw *L, const char *name, MlirValue v, MlirType to);
+MlirValue lw_intrin(Lw *L, const char *intrin, int n, const MlirValue *args, MlirType res);
+MlirValue lw_asm(Lw *L, const char *text, const char *constraints, int n, const MlirValue *args, MlirType res,
+                 bool side_effects);
+MlirValue lw_extract(Lw *L, MlirValue agg, int i, MlirType t);
+MlirValue lw_vec_extract(Lw *L, MlirValue vec, int i, MlirType t);
+MlirValue lw_vec_build(Lw *L, MlirType vecty, int n, const MlirValue *elems);
+MlirValue lw_gep(Lw *L, MlirValue ptr, MlirValue idx, MlirType elem, MlirType ptrty);
+MlirValue lw_load(Lw *L, MlirValue ptr, MlirType t, int align);
+void lw_store(Lw *L, MlirValue v, MlirValue ptr, int align);
+void lw_barrier(Lw *L);
+MlirType lw_elem_type(Lw *L, Elem e);
+MlirType lw_vec_type(MlirType elem, int n);
+LV *lw_get(Lw *L, TValue *v);
+LV *lw_new(Lw *L, int n);
+void lw_set(TValue *v, LV *lv);
+bool lw_linear(Lw *L, const TValue *v, LinLayout *out);
+
+/* layout machinery (lower_ops.c) */
+void lw_thread_coord(Lw *L, const LinLayout *lin, MlirValue *coord);
+bool lw_gather(Lw *L, LV *src, const LinLayout *S, const LinLayout *D, int kind, const int *arg, LV *out);
+LV *lw_smem_convert(Lw *L, LV *src, const LinLayout *S, const LinLayout *D, Elem e);
+MlirValue lw_canonical_pred(Lw *L, const LinLayout *lin); /* NULL value when no replication */
+bool lw_reduce(Lw *L, TOp *op);
+bool lw_dot(Lw *L, TOp *op);
+bool lw_shape_op(Lw *L, TOp *op);
+
+typedef struct IfScope {
+  MlirBlock saved, body;
+} IfScope;
+/* Ops between begin and end run only where pred holds (an scf.if). */
+void lw_begin_if(Lw *L, IfScope *s);
+void lw_end_if(Lw *L, IfScope *s, MlirValue pred);
+
+/* memory (lower_mem.c) */
+bool lw_load_op(Lw *L, TOp *op);
+bool lw_store_op(Lw *L, TOp *op);
+bool lw_atomic_op(Lw *L, TOp *op);
+
+enum { CMPI_EQ = 0, CMPI_NE, CMPI_SLT, CMPI_SLE, CMPI_SGT, CMPI_SGE, CMPI_ULT, CMPI_ULE, CMPI_UGT, CMPI_UGE };
+#endif

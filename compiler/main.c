@@ -1,0 +1,160 @@
+/* main.c - tilec, the command-line driver: a thin layer over libtilec.
+ *
+ *   tilec [--arch=sm_90a|sm_100a] [--emit=STAGE] [-D NAME=VALUE]... [-I DIR]...
+ *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [-v]
+ *         [-o OUT] FILE.tile
+ *
+ * Exit status: 0 success, 1 the program has errors, 2 bad usage,
+ * 3 toolchain problem (ptxas), 4 internal compiler error. */
+#include "tile/tilec.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: tilec [options] FILE.tile\n"
+          "\n"
+          "Compile a Tile program to a cubin (or print an intermediate stage).\n"
+          "\n"
+          "options:\n"
+          "  --arch=ARCH        target: sm_90a (default, Hopper) or sm_100a (Blackwell)\n"
+          "  --emit=STAGE       tokens | ast | tir | mlir | llvm | ptx | cubin (default) | meta\n"
+          "  -D NAME=VALUE      value of a kernel's constant parameter (repeatable)\n"
+          "  -I DIR             also search DIR for `import \"file.tile\";`\n"
+          "  -o OUT             output file ('-' for standard output)\n"
+          "  -O0 .. -O3         LLVM optimization level (default -O3)\n"
+          "  --no-line-info     do not keep Tile source lines in the PTX/cubin\n"
+          "  --nvjitlink        assemble PTX with libnvJitLink instead of ptxas\n"
+          "  --ptxas=PATH       the ptxas to run (default: $TILE_PTXAS, $CUDA_HOME/bin, PATH)\n"
+          "  --max-errors=N     stop after N errors (default 20)\n"
+          "  -v                 print the time spent\n"
+          "  --version          print the version\n"
+          "  --help             print this help\n"
+          "\n"
+          "cubin and ptx go next to the input (FILE.cubin, FILE.ptx) unless -o is given;\n"
+          "the other stages print to standard output.\n");
+}
+
+static int bad(const char *msg, const char *arg) {
+  fprintf(stderr, "tilec: error: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
+  fprintf(stderr, "try 'tilec --help'\n");
+  return 2;
+}
+
+static int add_define(tilec_define *defs, int *n, const char *arg) {
+  const char *eq = strchr(arg, '=');
+  if (!eq || eq == arg) return -1;
+  if (*n >= 256) return -1;
+  char *name = malloc((size_t)(eq - arg) + 1);
+  if (!name) return -1;
+  memcpy(name, arg, (size_t)(eq - arg));
+  name[eq - arg] = 0;
+  defs[*n].name = name;
+  defs[*n].value = eq + 1;
+  (*n)++;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  tilec_options o;
+  tilec_options_init(&o);
+  static tilec_define defs[256];
+  static const char *incs[64];
+  int ndefs = 0, nincs = 0;
+  const char *in = NULL, *outpath = NULL;
+  int verbose = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(a, "--version")) {
+      printf("%s\n", tilec_version());
+      return 0;
+    } else if (!strncmp(a, "--arch=", 7)) {
+      o.arch = a + 7;
+    } else if (!strcmp(a, "--arch") && i + 1 < argc) {
+      o.arch = argv[++i];
+    } else if (!strncmp(a, "--emit=", 7)) {
+      if (tilec_emit_parse(a + 7, &o.emit)) return bad("unknown --emit stage", a + 7);
+    } else if (!strcmp(a, "-D")) {
+      if (i + 1 >= argc || add_define(defs, &ndefs, argv[++i])) return bad("-D needs NAME=VALUE", NULL);
+    } else if (!strncmp(a, "-D", 2)) {
+      if (add_define(defs, &ndefs, a + 2)) return bad("-D needs NAME=VALUE, got", a + 2);
+    } else if (!strcmp(a, "-I")) {
+      if (i + 1 >= argc || nincs >= 64) return bad("-I needs a folder", NULL);
+      incs[nincs++] = argv[++i];
+    } else if (!strncmp(a, "-I", 2)) {
+      if (nincs >= 64) return bad("too many -I folders", NULL);
+      incs[nincs++] = a + 2;
+    } else if (!strcmp(a, "-o")) {
+      if (i + 1 >= argc) return bad("-o needs a file name", NULL);
+      outpath = argv[++i];
+    } else if (!strncmp(a, "-O", 2) && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+      o.opt_level = a[2] - '0';
+    } else if (!strcmp(a, "--no-line-info")) {
+      o.line_info = 0;
+    } else if (!strcmp(a, "--nvjitlink")) {
+      o.use_nvjitlink = 1;
+    } else if (!strncmp(a, "--ptxas=", 8)) {
+      o.ptxas = a + 8;
+    } else if (!strncmp(a, "--max-errors=", 13)) {
+      o.max_errors = atoi(a + 13);
+      if (o.max_errors <= 0) return bad("--max-errors needs a positive number", NULL);
+    } else if (!strcmp(a, "-v")) {
+      verbose = 1;
+    } else if (a[0] == '-' && a[1]) {
+      return bad("unknown option", a);
+    } else {
+      if (in) return bad("more than one input file:", a);
+      in = a;
+    }
+  }
+  if (!in) return bad("no input file", NULL);
+  o.defines = defs;
+  o.ndefines = ndefs;
+  o.include_dirs = incs;
+  o.ninclude_dirs = nincs;
+
+  tilec_result *r = NULL;
+  tilec_status st = tilec_compile_file(in, &o, &r);
+  if (!r) {
+    fprintf(stderr, "tilec: error: out of memory\n");
+    return 4;
+  }
+  fputs(tilec_result_diagnostics(r), stderr);
+  int rc = 0;
+  if (st != TILEC_OK) {
+    rc = st == TILEC_ERR_SOURCE || st == TILEC_ERR_IO ? 1 : st == TILEC_ERR_OPTIONS ? 2 : st == TILEC_ERR_TOOLCHAIN ? 3 : 4;
+  } else {
+    size_t len;
+    const void *data = tilec_result_output(r, &len);
+    char *auto_path = NULL;
+    if (!outpath && (o.emit == TILEC_EMIT_CUBIN || o.emit == TILEC_EMIT_PTX)) {
+      size_t n = strlen(in);
+      const char *ext = o.emit == TILEC_EMIT_CUBIN ? ".cubin" : ".ptx";
+      auto_path = malloc(n + 8);
+      if (!auto_path) return 4;
+      memcpy(auto_path, in, n + 1);
+      if (n > 5 && !strcmp(auto_path + n - 5, ".tile")) auto_path[n - 5] = 0;
+      strcat(auto_path, ext);
+      outpath = auto_path;
+    }
+    if (!outpath || !strcmp(outpath, "-")) {
+      fwrite(data, 1, len, stdout);
+    } else {
+      FILE *f = fopen(outpath, "wb");
+      if (!f || fwrite(data, 1, len, f) != len || fclose(f)) {
+        fprintf(stderr, "tilec: error: cannot write '%s': %s\n", outpath, strerror(errno));
+        rc = 1;
+      }
+    }
+    free(auto_path);
+  }
+  if (verbose) fprintf(stderr, "tilec: %s in %.3f s\n", tilec_emit_name(o.emit), tilec_result_seconds(r));
+  tilec_result_free(r);
+  for (int i = 0; i < ndefs; i++) free((void *)defs[i].name);
+  return rc;
+}

@@ -1,0 +1,24 @@
+/* meta.c - the kernel metadata text that travels inside every cubin as the
+ * device global __tile_meta (format: docs/metadata.md). */
+#include "tilec_int.h"
+
+void md_write(Ctx *c, TModule *m, Buf *out) {
+  buf_printf(out, "tile-meta 1\narch %s\n", c->arch);
+  for (int k = 0; k < m->kernels.len; k++) {
+    TFunc *f = m->kernels.data[k];
+    buf_printf(out, "kernel %s\nthreads %d\nsmem %d\ncluster %d %d %d\n", f->name, f->warps * 32, f->smem_bytes,
+               f->cluster[0], f->cluster[1], f->cluster[2]);
+    for (int i = 0; i < f->nparams; i++) {
+      TParam *p = &f->params[i];
+      if (p->elem.dt == DT_PTR)
+        buf_printf(out, "param %s ptr %s %d\n", p->name, ty_dtype_name((DType)p->elem.pointee), p->align);
+      else
+        buf_printf(out, "param %s scalar %s %d\n", p->name, ty_dtype_name((DType)p->elem.dt),
+                   ty_dtype_bytes((DType)p->elem.dt));
+    }
+    for (int i = 0; i < f->nconsts; i++)
+      buf_printf(out, "const %s %s %s\n", f->consts[i].name,
+                 f->consts[i].dt == DT_VOID ? "dtype" : ty_dtype_name(f->consts[i].dt), f->consts[i].text);
+    buf_puts(out, "end\n");
+  }
+}

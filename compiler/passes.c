@@ -1,0 +1,463 @@
+/* passes.c - Tile IR passes: axis analysis, layout assignment (with
+ * coalescing of loads and stores and mma layouts for dot), conversion
+ * insertion, rematerialization of cheap values in the layout their user
+ * wants, and dead-code elimination.
+ *
+ *   pass_run:  ax_analyze -> assign (repeated until loop-carried layouts are
+ *              stable) -> remat -> fold converts -> dce -> verify
+ */
+#include "tilec_int.h"
+#include <string.h>
+
+typedef struct P {
+  Ctx *c;
+  TFunc *f;
+  int warps;
+  bool changed;
+} P;
+
+static bool is_tile(const TValue *v) { return v->type->kind == TY_TILE; }
+static const Layout *lay(const TValue *v) { return v->type->layout; }
+static void set_layout(P *p, TValue *v, const Layout *l) {
+  if (is_tile(v)) v->type = ty_with_layout(p->c, v->type, l);
+}
+
+static bool same(P *p, const Layout *a, const Layout *b, const Type *t) {
+  if (!a || !b) return a == b;
+  return ly_same(a, b, t->rank, t->shape, p->warps);
+}
+
+static int elem_bytes(const Type *t) {
+  if (t->elem.dt == DT_PTR) return ty_dtype_bytes((DType)t->elem.pointee);
+  if (t->elem.dt == DT_BOOL) return 4;
+  return ty_dtype_bytes((DType)t->elem.dt);
+}
+
+static const Layout *default_for(P *p, const Type *t) {
+  return ly_default(p->c, t->rank, t->shape, p->warps, elem_bytes(t));
+}
+
+/* Make operand i of op have layout l, inserting a conversion before op. */
+static void require(P *p, TOp *op, int i, const Layout *l) {
+  TValue *v = op->opnds[i];
+  if (!is_tile(v) || !l) return;
+  if (!lay(v)) set_layout(p, v, default_for(p, v->type)); /* should not happen */
+  if (same(p, lay(v), l, v->type)) return;
+  TOp *cv = ir_op(p->c, OP_CONVERT, op->loc, 1, &v, 1, (Type *[]){ty_with_layout(p->c, v->type, l)});
+  cv->flags = OPF_INSERTED;
+  cv->res[0]->ax = v->ax;
+  ir_insert_before(op, cv);
+  op->opnds[i] = cv->res[0];
+}
+
+/* A value that is cheap to recompute in another layout. */
+static bool is_cheap(const TValue *v, int depth) {
+  if (!is_tile(v)) return true;
+  if (!v->def || depth > 12) return false;
+  TOp *d = v->def;
+  switch (d->opc) {
+  case OP_SPLAT:
+  case OP_ARANGE: return true;
+  case OP_EXPAND_DIMS:
+  case OP_BROADCAST:
+  case OP_CONVERT: return is_cheap(d->opnds[0], depth + 1);
+  default:
+    if (!ir_is_elementwise(d->opc)) return false;
+    for (int i = 0; i < d->nopnds; i++)
+      if (!is_cheap(d->opnds[i], depth + 1)) return false;
+    return true;
+  }
+}
+
+/* The coalesced layout for memory accesses through a tile of pointers:
+ * contiguous dimension fastest, up to 16 bytes per thread. */
+static const Layout *coalesced(P *p, TValue *ptr) {
+  const Type *t = ptr->type;
+  const AxisInfo *ax = ax_get(p->c, ptr);
+  int order[TC_MAX_RANK], r = t->rank;
+  for (int i = 0; i < r; i++) order[i] = r - 1 - i;
+  /* stable sort by contiguity, descending (ties keep the last dim first) */
+  for (int i = 1; i < r; i++)
+    for (int j = i; j > 0 && ax->contig[order[j]] > ax->contig[order[j - 1]]; j--) {
+      int tmp = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = tmp;
+    }
+  int eb = elem_bytes(t);
+  int64_t numel = ty_numel(t);
+  int64_t vec = 16 / eb;
+  int64_t cg = ax->contig[order[0]];
+  int64_t c2 = 1;
+  while (c2 * 2 <= cg) c2 *= 2;
+  if (vec > c2) vec = c2;
+  int64_t per_thread = numel / (32 * p->warps);
+  if (per_thread < 1) per_thread = 1;
+  if (vec > per_thread) vec = per_thread;
+  if (vec < 1) vec = 1;
+  return ly_blocked_for(p->c, r, t->shape, p->warps, (int)vec, order);
+}
+
+static const Layout *forced(const TValue *v) { return (const Layout *)v->aux; }
+
+static void assign_block(P *p, TBlock *b);
+
+/* Pick the layout for an elementwise op: an operand's that is not cheap to
+ * recompute, else the first tile operand's. */
+static const Layout *pick(P *p, TOp *op) {
+  const Layout *first = NULL;
+  for (int i = 0; i < op->nopnds; i++) {
+    TValue *v = op->opnds[i];
+    if (!is_tile(v) || !lay(v)) continue;
+    if (!first) first = lay(v);
+    if (!is_cheap(v, 0)) return lay(v);
+  }
+  return first ? first : default_for(p, op->res[0]->type);
+}
+
+static int ilog2(int x) {
+  int r = 0;
+  while ((1 << r) < x) r++;
+  return r;
+}
+
+static void assign_op(P *p, TOp *op) {
+  Ctx *c = p->c;
+  TValue *r = op->nres ? op->res[0] : NULL;
+  switch (op->opc) {
+  case OP_SPLAT:
+  case OP_ARANGE:
+    set_layout(p, r, default_for(p, r->type));
+    return;
+  case OP_CONVERT:
+    if (!(op->flags & OPF_INSERTED)) return; /* the user's layout stands */
+    return;
+  case OP_LOAD: {
+    if (!is_tile(r)) return;
+    const Layout *l = coalesced(p, op->opnds[0]);
+    for (int i = 0; i < op->nopnds; i++) require(p, op, i, l);
+    set_layout(p, r, l);
+    return;
+  }
+  case OP_STORE:
+  case OP_ATOMIC_ADD: {
+    if (!is_tile(op->opnds[0])) return;
+    const Layout *l = coalesced(p, op->opnds[0]);
+    for (int i = 0; i < op->nopnds; i++) require(p, op, i, l);
+    if (r) set_layout(p, r, l);
+    return;
+  }
+  case OP_REDUCE: {
+    TValue *x = op->opnds[0];
+    if (is_tile(r)) set_layout(p, r, ly_slice(c, op->axis, lay(x)));
+    return;
+  }
+  case OP_EXPAND_DIMS: {
+    const Layout *in = lay(op->opnds[0]);
+    const Layout *out;
+    if (in && in->kind == LY_SLICE && in->dim == op->axis && in->parent->rank == r->type->rank) out = in->parent;
+    else out = default_for(p, r->type);
+    require(p, op, 0, ly_slice(c, op->axis, out));
+    set_layout(p, r, out);
+    return;
+  }
+  case OP_BROADCAST:
+    set_layout(p, r, lay(op->opnds[0]));
+    return;
+  case OP_TRANS: {
+    const Layout *in = lay(op->opnds[0]);
+    if (!in || in->kind != LY_BLOCKED) {
+      in = default_for(p, op->opnds[0]->type);
+      require(p, op, 0, in);
+    }
+    set_layout(p, r, ly_transpose(c, in));
+    return;
+  }
+  case OP_DOT: {
+    int M = r->type->shape[0], N = r->type->shape[1];
+    int wm = p->warps, wn = 1;
+    while (wm > 1 && 16 * wm > M) wm /= 2;
+    wn = p->warps / wm;
+    while (wn > 1 && 8 * wn > N) wn /= 2;
+    const Layout *mma = ly_mma(c, 2, wm, wn, 8);
+    int kbits = ty_dtype_bits((DType)op->opnds[0]->type->elem.dt);
+    require(p, op, 0, ly_dotop(c, 0, mma, kbits));
+    require(p, op, 1, ly_dotop(c, 1, mma, kbits));
+    require(p, op, 2, mma);
+    set_layout(p, r, mma);
+    (void)ilog2;
+    return;
+  }
+  case OP_FOR: {
+    TBlock *body = op->regions[0];
+    for (int i = 0; i < op->nres; i++) {
+      TValue *init = op->opnds[3 + i], *arg = body->args[1 + i];
+      if (!is_tile(init)) continue;
+      const Layout *l = forced(arg) ? forced(arg) : lay(init);
+      require(p, op, 3 + i, l);
+      set_layout(p, arg, l);
+      set_layout(p, op->res[i], l);
+    }
+    assign_block(p, body);
+    return;
+  }
+  case OP_WHILE: {
+    TBlock *before = op->regions[0], *after = op->regions[1];
+    for (int i = 0; i < op->nres; i++) {
+      TValue *init = op->opnds[i];
+      if (!is_tile(init)) continue;
+      const Layout *l = forced(before->args[i]) ? forced(before->args[i]) : lay(init);
+      require(p, op, i, l);
+      set_layout(p, before->args[i], l);
+      set_layout(p, after->args[i], l);
+      set_layout(p, op->res[i], l);
+    }
+    assign_block(p, before);
+    assign_block(p, after);
+    return;
+  }
+  case OP_IF: {
+    assign_block(p, op->regions[0]);
+    assign_block(p, op->regions[1]);
+    TOp *ty = op->regions[0]->last, *ey = op->regions[1]->last;
+    for (int i = 0; i < op->nres; i++) {
+      if (!is_tile(op->res[i])) continue;
+      const Layout *l = lay(ty->opnds[i]);
+      if (ey && ey->opc == OP_YIELD) require(p, ey, i, l);
+      set_layout(p, op->res[i], l);
+    }
+    return;
+  }
+  case OP_YIELD: {
+    TOp *parent = op->block->parent;
+    if (!parent || parent->opc == OP_IF) return; /* if: handled by the parent */
+    if (parent->opc == OP_FOR) {
+      for (int i = 0; i < op->nopnds; i++) require(p, op, i, lay(parent->regions[0]->args[1 + i]));
+    } else if (parent->opc == OP_WHILE) {
+      for (int i = 0; i < op->nopnds; i++) require(p, op, i, lay(parent->regions[0]->args[i]));
+    }
+    return;
+  }
+  case OP_CONDITION: {
+    TOp *parent = op->block->parent;
+    for (int i = 1; i < op->nopnds; i++) require(p, op, i, lay(parent->regions[1]->args[i - 1]));
+    return;
+  }
+  default:
+    break;
+  }
+  if (ir_is_elementwise(op->opc) && r && is_tile(r)) {
+    const Layout *l = pick(p, op);
+    for (int i = 0; i < op->nopnds; i++) require(p, op, i, l);
+    set_layout(p, r, l);
+  }
+}
+
+static void assign_block(P *p, TBlock *b) {
+  for (TOp *op = b->first; op;) {
+    TOp *next = op->next;
+    assign_op(p, op);
+    op = next;
+  }
+}
+
+/* Undo an assignment round: drop inserted conversions and free layouts. */
+static void strip(TOp *op, void *ud) {
+  P *p = ud;
+  if (op->opc == OP_CONVERT && (op->flags & OPF_INSERTED)) {
+    ir_replace_uses(p->f->body, op->res[0], op->opnds[0]);
+    ir_remove(op);
+    return;
+  }
+  if (op->opc == OP_CONVERT) return; /* user-pinned */
+  for (int i = 0; i < op->nres; i++)
+    if (is_tile(op->res[i])) op->res[i]->type = ty_with_layout(p->c, op->res[i]->type, NULL);
+  for (int r = 0; r < op->nregions; r++)
+    for (int i = 0; i < op->regions[r]->nargs; i++) {
+      TValue *a = op->regions[r]->args[i];
+      if (is_tile(a)) a->type = ty_with_layout(p->c, a->type, NULL);
+    }
+}
+
+/* After a round: a loop-carried tile whose body yields another layout takes
+ * that layout (one conversion of the initial value outside the loop instead
+ * of one per iteration). */
+static void fix_loops(TOp *op, void *ud) {
+  P *p = ud;
+  if (op->opc != OP_FOR && op->opc != OP_WHILE) return;
+  TBlock *yb = op->opc == OP_FOR ? op->regions[0] : op->regions[1];
+  TOp *y = yb->last;
+  if (!y || y->opc != OP_YIELD) return;
+  for (int i = 0; i < y->nopnds; i++) {
+    TValue *v = y->opnds[i];
+    if (!is_tile(v)) continue;
+    if (v->def && v->def->opc == OP_CONVERT && (v->def->flags & OPF_INSERTED)) v = v->def->opnds[0];
+    TValue *arg = op->opc == OP_FOR ? op->regions[0]->args[1 + i] : op->regions[0]->args[i];
+    if (same(p, lay(v), lay(arg), arg->type)) continue;
+    if (forced(arg)) continue; /* decided once: avoid ping-pong */
+    arg->aux = (void *)lay(v);
+    p->changed = true;
+  }
+}
+
+/* ---- rematerialization ---- */
+
+typedef struct Remat {
+  TValue *from;
+  const Layout *l;
+  TValue *to;
+  struct Remat *next;
+} Remat;
+
+static TValue *remat(P *p, TValue *v, const Layout *l, Remat **memo);
+
+static TValue *remat_clone(P *p, TValue *v, const Layout *l, Remat **memo) {
+  TOp *d = v->def;
+  if (d->opc == OP_CONVERT) return remat(p, d->opnds[0], l, memo);
+  TValue *ops[8];
+  for (int i = 0; i < d->nopnds && i < 8; i++) {
+    TValue *o = d->opnds[i];
+    const Layout *ol = l;
+    if (d->opc == OP_EXPAND_DIMS) ol = ly_slice(p->c, d->axis, l);
+    ops[i] = is_tile(o) ? remat(p, o, ol, memo) : o;
+    if (!ops[i]) return NULL;
+  }
+  TOp *n = ir_op(p->c, d->opc, d->loc, d->nopnds, ops, 1, (Type *[]){ty_with_layout(p->c, v->type, l)});
+  n->ival = d->ival;
+  n->ival2 = d->ival2;
+  n->fval = d->fval;
+  n->axis = d->axis;
+  n->pred = d->pred;
+  n->to = d->to;
+  n->flags = d->flags;
+  memcpy(n->shape, d->shape, sizeof n->shape);
+  n->res[0]->ax = v->ax;
+  n->res[0]->name = v->name;
+  ir_insert_after(d, n);
+  return n->res[0];
+}
+
+static TValue *remat(P *p, TValue *v, const Layout *l, Remat **memo) {
+  if (!is_tile(v)) return v;
+  if (same(p, lay(v), l, v->type)) return v;
+  for (Remat *m = *memo; m; m = m->next)
+    if (m->from == v && same(p, m->l, l, v->type)) return m->to;
+  TValue *r = remat_clone(p, v, l, memo);
+  if (!r) return NULL;
+  Remat *m = ar_alloc(&p->c->arena, sizeof *m);
+  *m = (Remat){v, l, r, *memo};
+  *memo = m;
+  return r;
+}
+
+typedef struct RematCtx {
+  P *p;
+  Remat *memo;
+} RematCtx;
+
+static void remat_op(TOp *op, void *ud) {
+  RematCtx *rc = ud;
+  P *p = rc->p;
+  if (op->opc != OP_CONVERT) return;
+  TValue *src = op->opnds[0];
+  if (!is_tile(src) || !src->def || !is_cheap(src, 0)) return;
+  TValue *n = remat(p, src, lay(op->res[0]), &rc->memo);
+  if (!n) return;
+  ir_replace_uses(p->f->body, op->res[0], n);
+  ir_remove(op);
+}
+
+/* A conversion to the layout its source already has, or of a conversion. */
+static void fold_converts(TOp *op, void *ud) {
+  P *p = ud;
+  if (op->opc != OP_CONVERT) return;
+  TValue *src = op->opnds[0];
+  while (src->def && src->def->opc == OP_CONVERT) src = src->def->opnds[0];
+  op->opnds[0] = src;
+  if (same(p, lay(src), lay(op->res[0]), src->type)) {
+    ir_replace_uses(p->f->body, op->res[0], src);
+    ir_remove(op);
+  }
+}
+
+/* ---- dead code ---- */
+
+static void count_uses(TOp *op, void *ud) {
+  (void)ud;
+  for (int i = 0; i < op->nopnds; i++) op->opnds[i]->uses++;
+}
+
+static void zero_uses(TOp *op, void *ud) {
+  (void)ud;
+  for (int i = 0; i < op->nres; i++) op->res[i]->uses = 0;
+  for (int r = 0; r < op->nregions; r++)
+    for (int i = 0; i < op->regions[r]->nargs; i++) op->regions[r]->args[i]->uses = 0;
+}
+
+static bool has_effects(const TOp *op) {
+  switch (op->opc) {
+  case OP_STORE: case OP_ATOMIC_ADD: case OP_FOR: case OP_IF: case OP_WHILE: case OP_CONDITION: case OP_YIELD:
+  case OP_RETURN:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static void dce_op(TOp *op, void *ud) {
+  P *p = ud;
+  if (has_effects(op) || op->nres == 0) return;
+  for (int i = 0; i < op->nres; i++)
+    if (op->res[i]->uses) return;
+  for (int i = 0; i < op->nopnds; i++) op->opnds[i]->uses--;
+  ir_remove(op);
+  p->changed = true;
+}
+
+static void dce(P *p) {
+  ir_walk(p->f->body, zero_uses, NULL);
+  ir_walk(p->f->body, count_uses, NULL);
+  do {
+    p->changed = false;
+    /* walk backwards by repeating: users are visited before their operands
+     * only across iterations, which converge quickly */
+    ir_walk(p->f->body, dce_op, p);
+  } while (p->changed);
+}
+
+/* ---- verification ---- */
+
+static void verify_op(TOp *op, void *ud) {
+  P *p = ud;
+  for (int i = 0; i < op->nres; i++) {
+    TValue *v = op->res[i];
+    if (!is_tile(v)) continue;
+    LinLayout lin;
+    const char *why = "no layout";
+    if (!lay(v) || !ly_linear(lay(v), v->type->rank, v->type->shape, p->warps, &lin, &why)) {
+      dg_ice(p->c, op->loc, "%s result %s has no valid layout (%s)", ir_opname(op->opc), ty_str(p->c, v->type), why);
+      return;
+    }
+  }
+}
+
+bool pass_run(Ctx *c, TModule *m) {
+  for (int k = 0; k < m->kernels.len; k++) {
+    TFunc *f = m->kernels.data[k];
+    P p = {.c = c, .f = f, .warps = f->warps};
+    ax_analyze(c, f);
+    for (int round = 0; round < 4; round++) {
+      assign_block(&p, f->body);
+      p.changed = false;
+      ir_walk(f->body, fix_loops, &p);
+      if (!p.changed) break;
+      ir_walk(f->body, strip, &p);
+    }
+    RematCtx rc = {&p, NULL};
+    ir_walk(f->body, remat_op, &rc);
+    ir_walk(f->body, fold_converts, &p);
+    dce(&p);
+    ir_walk(f->body, verify_op, &p);
+    if (c->nerrors) return false;
+  }
+  return true;
+}

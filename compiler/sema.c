@@ -1,0 +1,1867 @@
+/* sema.c - semantic analysis and Tile IR generation in one walk.
+ *
+ * The AST is evaluated the way Triton's frontend evaluates Python: names are
+ * bound to values that are either compile-time constants (folded here) or
+ * run-time TIR values; `fn` calls are inlined; `if` on a constant and
+ * `static_range` loops are resolved at compile time; everything else becomes
+ * TIR with structured control flow.  Variables assigned inside `if`, `for`
+ * and `while` become results / loop-carried values of those ops, so the IR
+ * is SSA from the start.  Every error names the source location and the
+ * types or shapes involved. */
+#include "sema.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- values ---- */
+
+SVal sv_err(void) { return (SVal){.k = V_ERR}; }
+SVal sv_int(int64_t i, DType dt) { return (SVal){.k = V_INT, .i = i, .dt = dt}; }
+SVal sv_float(double f, DType dt) { return (SVal){.k = V_FLOAT, .f = f, .dt = dt}; }
+SVal sv_bool(bool b) { return (SVal){.k = V_BOOL, .i = b, .dt = DT_BOOL}; }
+SVal sv_rt(TValue *v) { return v ? (SVal){.k = V_RT, .v = v} : sv_err(); }
+bool sv_is_const(SVal v) { return v.k == V_INT || v.k == V_FLOAT || v.k == V_BOOL; }
+
+static DType const_dtype(SVal v) {
+  if (v.k == V_BOOL) return DT_BOOL;
+  if (v.dt != DT_VOID) return v.dt;
+  if (v.k == V_FLOAT) return DT_F32;
+  return (v.i >= INT32_MIN && v.i <= INT32_MAX) ? DT_I32 : DT_I64;
+}
+
+Type *sv_type(S *s, SVal v) {
+  if (v.k == V_RT) return v.v->type;
+  if (sv_is_const(v)) return ty_dt(s->c, const_dtype(v));
+  return NULL;
+}
+
+const char *sv_desc(S *s, SVal v) {
+  Arena *a = &s->c->arena;
+  switch (v.k) {
+  case V_RT: return ty_str(s->c, v.v->type);
+  case V_INT: return ar_printf(a, "constant %lld", (long long)v.i);
+  case V_FLOAT: return ar_printf(a, "constant %g", v.f);
+  case V_BOOL: return v.i ? "constant true" : "constant false";
+  case V_DTYPE: return ar_printf(a, "the type %s", ty_elem_str(s->c, v.elem));
+  case V_LIST: return "a list";
+  case V_TUPLE: return "a tuple";
+  case V_STR: return "a string";
+  case V_NONE: return "None";
+  case V_LAYOUT: return "a layout";
+  case V_RANGE: return "a range";
+  case V_VOID: return "nothing (the call returns no value)";
+  default: return "an invalid value";
+  }
+}
+
+/* ---- emission helpers ---- */
+
+TValue *sm_emit1(S *s, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt) {
+  TOp *op = ir_op(s->c, opc, loc, n, opnds, rt ? 1 : 0, &rt);
+  ir_append(s->blk, op);
+  return rt ? op->res[0] : NULL;
+}
+
+static TOp *emit_op(S *s, Opcode opc, Loc loc, int n, TValue **opnds, int nres, Type **rts) {
+  TOp *op = ir_op(s->c, opc, loc, n, opnds, nres, rts);
+  ir_append(s->blk, op);
+  return op;
+}
+
+static bool int_fits(int64_t v, DType dt) {
+  switch (dt) {
+  case DT_BOOL: return v == 0 || v == 1;
+  case DT_I8: return v >= INT8_MIN && v <= INT8_MAX;
+  case DT_U8: return v >= 0 && v <= UINT8_MAX;
+  case DT_I16: return v >= INT16_MIN && v <= INT16_MAX;
+  case DT_U16: return v >= 0 && v <= UINT16_MAX;
+  case DT_I32: return v >= INT32_MIN && v <= INT32_MAX;
+  case DT_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+  default: return true;
+  }
+}
+
+static TValue *emit_const(S *s, Elem e, int64_t i, double f, Loc loc) {
+  TOp *op = emit_op(s, OP_CONST, loc, 0, NULL, 1, (Type *[]){ty_scalar(s->c, e)});
+  op->ival = i;
+  op->fval = f;
+  if (ty_is_float((DType)e.dt)) op->ival = 0;
+  else op->fval = 0;
+  return op->res[0];
+}
+
+TValue *sm_rt_as(S *s, SVal v, Elem e, Loc loc) {
+  if (v.k == V_RT) {
+    if (ty_elem_eq(v.v->type->elem, e)) return v.v;
+    return sm_cast(s, v.v, e, loc);
+  }
+  if (!sv_is_const(v)) {
+    if (v.k != V_ERR) dg_error(s->c, loc, "expected a value, found %s", sv_desc(s, v));
+    return NULL;
+  }
+  DType dt = (DType)e.dt;
+  if (dt == DT_PTR) {
+    dg_error(s->c, loc, "a constant cannot be used as a pointer");
+    return NULL;
+  }
+  if (ty_is_float(dt)) return emit_const(s, e, 0, v.k == V_FLOAT ? v.f : (double)v.i, loc);
+  if (v.k == V_FLOAT) {
+    if (v.f != floor(v.f) || fabs(v.f) > 9.2e18) {
+      dg_error(s->c, loc, "constant %g is not an integer and cannot become %s", v.f, ty_dtype_name(dt));
+      return NULL;
+    }
+    v = sv_int((int64_t)v.f, DT_VOID);
+  }
+  if (!int_fits(v.i, dt)) {
+    dg_error(s->c, loc, "constant %lld does not fit in %s", (long long)v.i, ty_dtype_name(dt));
+    return NULL;
+  }
+  return emit_const(s, e, v.i, 0, loc);
+}
+
+TValue *sm_rt(S *s, SVal v, Loc loc) {
+  if (v.k == V_RT) return v.v;
+  if (!sv_is_const(v)) {
+    if (v.k != V_ERR) dg_error(s->c, loc, "expected a value, found %s", sv_desc(s, v));
+    return NULL;
+  }
+  return sm_rt_as(s, v, (Elem){(uint8_t)const_dtype(v), 0}, loc);
+}
+
+TValue *sm_cast(S *s, TValue *v, Elem to, Loc loc) {
+  if (ty_elem_eq(v->type->elem, to)) return v;
+  Elem from = v->type->elem;
+  if ((from.dt == DT_PTR) != (to.dt == DT_PTR)) {
+    bool ok = (from.dt == DT_PTR && (to.dt == DT_I64 || to.dt == DT_U64)) ||
+              (to.dt == DT_PTR && (from.dt == DT_I64 || from.dt == DT_U64));
+    if (!ok) {
+      dg_error(s->c, loc, "cannot cast %s to %s (pointers convert only to and from i64/u64)",
+               ty_str(s->c, v->type), ty_elem_str(s->c, to));
+      return NULL;
+    }
+  }
+  TOp *op = emit_op(s, OP_CAST, loc, 1, &v, 1, (Type *[]){ty_with_elem(s->c, v->type, to)});
+  op->to = to;
+  return op->res[0];
+}
+
+TValue *sm_splat(S *s, TValue *v, int rank, const int *shape, Loc loc) {
+  if (rank == 0) return v;
+  return sm_emit1(s, OP_SPLAT, loc, 1, &v, ty_tile(s->c, v->type->elem, rank, shape));
+}
+
+static const char *shape_str(S *s, int rank, const int *shape) {
+  Buf b = {0};
+  buf_puts(&b, "[");
+  for (int i = 0; i < rank; i++) buf_printf(&b, i ? ", %d" : "%d", shape[i]);
+  buf_puts(&b, "]");
+  char *r = ar_strdup(&s->c->arena, b.data);
+  buf_free(&b);
+  return r;
+}
+
+/* Broadcast a value to a shape (numpy rules: align right, 1 stretches). */
+TValue *sm_broadcast_to(S *s, TValue *v, int rank, const int *shape, Loc loc) {
+  Type *t = v->type;
+  if (t->kind == TY_SCALAR) return sm_splat(s, v, rank, shape, loc);
+  if (t->rank > rank) {
+    dg_error(s->c, loc, "cannot broadcast %s to the smaller shape %s", ty_str(s->c, t), shape_str(s, rank, shape));
+    return NULL;
+  }
+  while (v->type->rank < rank) {
+    int ns[TC_MAX_RANK];
+    ns[0] = 1;
+    for (int i = 0; i < v->type->rank; i++) ns[i + 1] = v->type->shape[i];
+    TOp *op = emit_op(s, OP_EXPAND_DIMS, loc, 1, &v, 1, (Type *[]){ty_tile(s->c, t->elem, v->type->rank + 1, ns)});
+    op->axis = 0;
+    v = op->res[0];
+  }
+  bool same = true;
+  for (int i = 0; i < rank; i++) {
+    if (v->type->shape[i] == shape[i]) continue;
+    if (v->type->shape[i] != 1) {
+      dg_error(s->c, loc, "cannot broadcast %s to %s: dimension %d is %d, not 1 or %d", ty_str(s->c, t),
+               shape_str(s, rank, shape), i, v->type->shape[i], shape[i]);
+      return NULL;
+    }
+    same = false;
+  }
+  if (same) return v;
+  TOp *op = emit_op(s, OP_BROADCAST, loc, 1, &v, 1, (Type *[]){ty_tile(s->c, t->elem, rank, shape)});
+  for (int i = 0; i < rank; i++) op->shape[i] = shape[i];
+  return op->res[0];
+}
+
+/* The common dtype of two run-time element types, or false with a message. */
+static bool promote(S *s, Elem a, Elem b, Elem *out, Loc loc, const char *opname) {
+  if (ty_elem_eq(a, b)) {
+    *out = a;
+    return true;
+  }
+  DType x = (DType)a.dt, y = (DType)b.dt;
+  if (x == DT_PTR || y == DT_PTR) {
+    dg_error(s->c, loc, "'%s' cannot combine %s and %s", opname, ty_elem_str(s->c, a), ty_elem_str(s->c, b));
+    return false;
+  }
+  if (x == DT_BOOL) {
+    *out = b;
+    return true;
+  }
+  if (y == DT_BOOL) {
+    *out = a;
+    return true;
+  }
+  if (ty_is_float(x) && ty_is_float(y)) {
+    DType r = (x == DT_F64 || y == DT_F64) ? DT_F64 : DT_F32;
+    *out = (Elem){(uint8_t)r, 0};
+    return true;
+  }
+  if (ty_is_float(x) != ty_is_float(y)) {
+    *out = ty_is_float(x) ? a : b;
+    return true;
+  }
+  int bx = ty_dtype_bits(x), by = ty_dtype_bits(y);
+  if (bx == by) {
+    dg_error(s->c, loc, "'%s' mixes %s and %s; cast one of them explicitly with 'as'", opname, ty_dtype_name(x),
+             ty_dtype_name(y));
+    return false;
+  }
+  *out = bx > by ? a : b;
+  return true;
+}
+
+bool sm_unify(S *s, SVal *a, SVal *b, Loc loc, const char *opname) {
+  if (a->k == V_ERR || b->k == V_ERR) return false;
+  for (int i = 0; i < 2; i++) {
+    SVal *v = i ? b : a;
+    if (v->k != V_RT && !sv_is_const(*v)) {
+      dg_error(s->c, loc, "'%s' needs a number or a tile, not %s", opname, sv_desc(s, *v));
+      return false;
+    }
+  }
+  Elem e;
+  if (a->k == V_RT && b->k == V_RT) {
+    if (!promote(s, a->v->type->elem, b->v->type->elem, &e, loc, opname)) return false;
+  } else {
+    SVal *r = a->k == V_RT ? a : b, *k = a->k == V_RT ? b : a;
+    e = r->v->type->elem;
+    if (k->k == V_FLOAT && !ty_is_float((DType)e.dt)) {
+      if (e.dt == DT_PTR) {
+        dg_error(s->c, loc, "'%s' cannot combine a pointer with a float", opname);
+        return false;
+      }
+      e = (Elem){DT_F32, 0};
+    }
+    if (k->dt != DT_VOID && k->dt != (DType)e.dt && e.dt != DT_PTR) {
+      /* a typed constant (a const parameter): promote like a run-time value */
+      if (!promote(s, e, (Elem){(uint8_t)k->dt, 0}, &e, loc, opname)) return false;
+    }
+  }
+  TValue *va = sm_rt_as(s, *a, e, loc), *vb = va ? sm_rt_as(s, *b, e, loc) : NULL;
+  if (!va || !vb) return false;
+  /* shapes */
+  int ra = va->type->kind == TY_TILE ? va->type->rank : 0, rb = vb->type->kind == TY_TILE ? vb->type->rank : 0;
+  int r = ra > rb ? ra : rb, shape[TC_MAX_RANK];
+  for (int i = 0; i < r; i++) {
+    int da = i - (r - ra) >= 0 ? va->type->shape[i - (r - ra)] : 1;
+    int db = i - (r - rb) >= 0 ? vb->type->shape[i - (r - rb)] : 1;
+    if (da != db && da != 1 && db != 1) {
+      dg_error(s->c, loc, "'%s' cannot broadcast %s and %s: dimension %d is %d vs %d", opname, ty_str(s->c, va->type),
+               ty_str(s->c, vb->type), i, da, db);
+      return false;
+    }
+    shape[i] = da > db ? da : db;
+  }
+  va = sm_broadcast_to(s, va, r, shape, loc);
+  vb = va ? sm_broadcast_to(s, vb, r, shape, loc) : NULL;
+  if (!va || !vb) return false;
+  *a = sv_rt(va);
+  *b = sv_rt(vb);
+  return true;
+}
+
+/* ---- constant folding ---- */
+
+static SVal fold_typed(S *s, SVal r, DType dt, Loc loc) {
+  if (r.k == V_INT && dt != DT_VOID) {
+    if (!int_fits(r.i, dt)) {
+      dg_error(s->c, loc, "constant expression overflows %s (value %lld)", ty_dtype_name(dt), (long long)r.i);
+      return sv_err();
+    }
+    r.dt = dt;
+  }
+  return r;
+}
+
+static SVal fold(S *s, int op, SVal a, SVal b, Loc loc) {
+  const char *opn = lx_kind_name((TokKind)op);
+  DType dt = a.dt != DT_VOID ? a.dt : b.dt;
+  if (a.k == V_BOOL && b.k == V_BOOL) {
+    bool x = a.i, y = b.i;
+    switch (op) {
+    case TK_ANDAND: case TK_AMP: return sv_bool(x && y);
+    case TK_OROR: case TK_PIPE: return sv_bool(x || y);
+    case TK_CARET: case TK_NE: return sv_bool(x != y);
+    case TK_EQ: return sv_bool(x == y);
+    default: break;
+    }
+    dg_error(s->c, loc, "operator %s is not defined on booleans", opn);
+    return sv_err();
+  }
+  if (a.k == V_FLOAT || b.k == V_FLOAT) {
+    double x = a.k == V_FLOAT ? a.f : (double)a.i, y = b.k == V_FLOAT ? b.f : (double)b.i;
+    DType fdt = a.k == V_FLOAT ? a.dt : b.dt;
+    switch (op) {
+    case TK_PLUS: return sv_float(x + y, fdt);
+    case TK_MINUS: return sv_float(x - y, fdt);
+    case TK_STAR: return sv_float(x * y, fdt);
+    case TK_SLASH: return sv_float(x / y, fdt);
+    case TK_PERCENT: return sv_float(fmod(x, y), fdt);
+    case TK_EQ: return sv_bool(x == y);
+    case TK_NE: return sv_bool(x != y);
+    case TK_LT: return sv_bool(x < y);
+    case TK_LE: return sv_bool(x <= y);
+    case TK_GT: return sv_bool(x > y);
+    case TK_GE: return sv_bool(x >= y);
+    default: break;
+    }
+    dg_error(s->c, loc, "operator %s is not defined on floating-point values", opn);
+    return sv_err();
+  }
+  int64_t x = a.i, y = b.i, r = 0;
+  bool ovf = false;
+  switch (op) {
+  case TK_PLUS: ovf = __builtin_add_overflow(x, y, &r); break;
+  case TK_MINUS: ovf = __builtin_sub_overflow(x, y, &r); break;
+  case TK_STAR: ovf = __builtin_mul_overflow(x, y, &r); break;
+  case TK_SLASH:
+  case TK_PERCENT:
+    if (y == 0) {
+      dg_error(s->c, loc, "division by zero in a constant expression");
+      return sv_err();
+    }
+    if (x == INT64_MIN && y == -1) ovf = true;
+    else r = op == TK_SLASH ? x / y : x % y;
+    break;
+  case TK_AMP: r = x & y; break;
+  case TK_PIPE: r = x | y; break;
+  case TK_CARET: r = x ^ y; break;
+  case TK_SHL:
+  case TK_SHR:
+    if (y < 0 || y >= 64) {
+      dg_error(s->c, loc, "shift amount %lld is out of range", (long long)y);
+      return sv_err();
+    }
+    r = op == TK_SHL ? (int64_t)((uint64_t)x << y) : x >> y;
+    if (op == TK_SHL && (r >> y) != x) ovf = true;
+    break;
+  case TK_EQ: return sv_bool(x == y);
+  case TK_NE: return sv_bool(x != y);
+  case TK_LT: return sv_bool(x < y);
+  case TK_LE: return sv_bool(x <= y);
+  case TK_GT: return sv_bool(x > y);
+  case TK_GE: return sv_bool(x >= y);
+  case TK_ANDAND: case TK_OROR:
+    dg_error(s->c, loc, "operator %s needs booleans, not integers", opn);
+    return sv_err();
+  default:
+    dg_error(s->c, loc, "operator %s is not defined on integers", opn);
+    return sv_err();
+  }
+  if (ovf) {
+    dg_error(s->c, loc, "constant expression overflows 64 bits");
+    return sv_err();
+  }
+  return fold_typed(s, sv_int(r, DT_VOID), dt, loc);
+}
+
+/* ---- binary operators on run-time values ---- */
+
+static Opcode arith_op(int op) {
+  switch (op) {
+  case TK_PLUS: return OP_ADD;
+  case TK_MINUS: return OP_SUB;
+  case TK_STAR: return OP_MUL;
+  case TK_SLASH: return OP_DIV;
+  case TK_PERCENT: return OP_REM;
+  case TK_AMP: case TK_ANDAND: return OP_AND;
+  case TK_PIPE: case TK_OROR: return OP_OR;
+  case TK_CARET: return OP_XOR;
+  case TK_SHL: return OP_SHL;
+  case TK_SHR: return OP_SHR;
+  default: return OP_COUNT;
+  }
+}
+
+static int cmp_pred(int op) {
+  switch (op) {
+  case TK_EQ: return CMP_EQ;
+  case TK_NE: return CMP_NE;
+  case TK_LT: return CMP_LT;
+  case TK_LE: return CMP_LE;
+  case TK_GT: return CMP_GT;
+  case TK_GE: return CMP_GE;
+  default: return -1;
+  }
+}
+
+static bool is_ptr_val(SVal v) { return v.k == V_RT && v.v->type->elem.dt == DT_PTR; }
+
+static SVal ptr_arith(S *s, int op, SVal p, SVal off, Loc loc) {
+  if (off.k == V_RT ? !ty_is_int((DType)off.v->type->elem.dt) : off.k != V_INT) {
+    dg_error(s->c, loc, "pointer arithmetic needs an integer offset, not %s", sv_desc(s, off));
+    return sv_err();
+  }
+  TValue *o = off.k == V_RT ? off.v : sm_rt(s, off, loc);
+  if (!o) return sv_err();
+  if (op == TK_MINUS) {
+    o = sm_emit1(s, OP_NEG, loc, 1, &o, o->type);
+  }
+  /* shapes: broadcast pointer and offset together */
+  SVal a = p, b = sv_rt(o);
+  TValue *pv = a.v;
+  int ra = pv->type->kind == TY_TILE ? pv->type->rank : 0, rb = o->type->kind == TY_TILE ? o->type->rank : 0;
+  int r = ra > rb ? ra : rb, shape[TC_MAX_RANK];
+  for (int i = 0; i < r; i++) {
+    int da = i - (r - ra) >= 0 ? pv->type->shape[i - (r - ra)] : 1;
+    int db = i - (r - rb) >= 0 ? o->type->shape[i - (r - rb)] : 1;
+    if (da != db && da != 1 && db != 1) {
+      dg_error(s->c, loc, "cannot broadcast pointers %s and offsets %s: dimension %d is %d vs %d",
+               ty_str(s->c, pv->type), ty_str(s->c, o->type), i, da, db);
+      return sv_err();
+    }
+    shape[i] = da > db ? da : db;
+  }
+  (void)b;
+  pv = sm_broadcast_to(s, pv, r, shape, loc);
+  o = pv ? sm_broadcast_to(s, o, r, shape, loc) : NULL;
+  if (!pv || !o) return sv_err();
+  return sv_rt(sm_emit1(s, OP_PTR_ADD, loc, 2, (TValue *[]){pv, o}, pv->type));
+}
+
+SVal sm_binary(S *s, int op, SVal a, SVal b, Loc loc) {
+  if (a.k == V_ERR || b.k == V_ERR) return sv_err();
+  if (sv_is_const(a) && sv_is_const(b)) return fold(s, op, a, b, loc);
+  const char *opn = lx_kind_name((TokKind)op);
+  if ((op == TK_PLUS || op == TK_MINUS) && is_ptr_val(a)) return ptr_arith(s, op, a, b, loc);
+  if (op == TK_PLUS && is_ptr_val(b)) return ptr_arith(s, op, b, a, loc);
+  if (is_ptr_val(a) || is_ptr_val(b)) {
+    dg_error(s->c, loc, "operator %s is not defined on pointers (only pointer + integer offset)", opn);
+    return sv_err();
+  }
+  if (!sm_unify(s, &a, &b, loc, opn)) return sv_err();
+  TValue *x = a.v, *y = b.v;
+  DType dt = (DType)x->type->elem.dt;
+  int pred = cmp_pred(op);
+  if (pred >= 0) {
+    TOp *o = emit_op(s, OP_CMP, loc, 2, (TValue *[]){x, y}, 1,
+                     (Type *[]){ty_with_elem(s->c, x->type, (Elem){DT_BOOL, 0})});
+    o->pred = pred;
+    return sv_rt(o->res[0]);
+  }
+  if (op == TK_ANDAND || op == TK_OROR) {
+    if (dt != DT_BOOL) {
+      dg_error(s->c, loc, "operator %s needs booleans, not %s (use '&' / '|' for bits)", opn, ty_str(s->c, x->type));
+      return sv_err();
+    }
+  }
+  Opcode oc = arith_op(op);
+  if (oc == OP_COUNT) {
+    dg_error(s->c, loc, "unknown operator %s", opn);
+    return sv_err();
+  }
+  if (dt == DT_BOOL && (oc == OP_ADD || oc == OP_SUB || oc == OP_MUL || oc == OP_DIV || oc == OP_REM ||
+                        oc == OP_SHL || oc == OP_SHR)) {
+    dg_error(s->c, loc, "operator %s is not defined on booleans; cast to an integer type first", opn);
+    return sv_err();
+  }
+  if (ty_is_float(dt) && (oc == OP_AND || oc == OP_OR || oc == OP_XOR || oc == OP_SHL || oc == OP_SHR)) {
+    dg_error(s->c, loc, "operator %s is not defined on %s", opn, ty_str(s->c, x->type));
+    return sv_err();
+  }
+  return sv_rt(sm_emit1(s, oc, loc, 2, (TValue *[]){x, y}, x->type));
+}
+
+SVal sm_unary_math(S *s, Opcode opc, SVal a, Loc loc, const char *name) {
+  if (a.k == V_ERR) return a;
+  if (sv_is_const(a) && a.k != V_BOOL) {
+    double x = a.k == V_FLOAT ? a.f : (double)a.i;
+    double r;
+    switch (opc) {
+    case OP_EXP: r = exp(x); break;
+    case OP_EXP2: r = exp2(x); break;
+    case OP_LOG: r = log(x); break;
+    case OP_LOG2: r = log2(x); break;
+    case OP_SQRT: r = sqrt(x); break;
+    case OP_RSQRT: r = 1.0 / sqrt(x); break;
+    case OP_FLOOR: r = floor(x); break;
+    case OP_CEIL: r = ceil(x); break;
+    case OP_ABS:
+      if (a.k == V_INT) return sv_int(a.i < 0 ? -a.i : a.i, a.dt);
+      r = fabs(x);
+      break;
+    default: r = x;
+    }
+    return sv_float(r, a.k == V_FLOAT ? a.dt : DT_VOID);
+  }
+  TValue *v = sm_rt(s, a, loc);
+  if (!v) return sv_err();
+  DType dt = (DType)v->type->elem.dt;
+  if (opc == OP_ABS && (ty_is_int(dt) || ty_is_float(dt))) return sv_rt(sm_emit1(s, opc, loc, 1, &v, v->type));
+  if (!ty_is_float(dt)) {
+    dg_error(s->c, loc, "'%s' needs a floating-point argument, not %s; cast it first (e.g. 'x as f32')", name,
+             ty_str(s->c, v->type));
+    return sv_err();
+  }
+  return sv_rt(sm_emit1(s, opc, loc, 1, &v, v->type));
+}
+
+bool sm_const_int(S *s, SVal v, Loc loc, const char *what, int64_t *out) {
+  if (v.k == V_INT) {
+    *out = v.i;
+    return true;
+  }
+  if (v.k == V_BOOL) {
+    *out = v.i;
+    return true;
+  }
+  if (v.k != V_ERR) dg_error(s->c, loc, "%s must be a compile-time integer, not %s", what, sv_desc(s, v));
+  return false;
+}
+
+static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+bool sm_shape_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shape) {
+  if (v.k == V_ERR) return false;
+  SVal single;
+  SVal *items = v.items;
+  int n = v.n;
+  if (v.k == V_INT) {
+    single = v;
+    items = &single;
+    n = 1;
+  } else if (v.k != V_LIST && v.k != V_TUPLE) {
+    dg_error(s->c, loc, "%s must be a list of compile-time sizes like [128, 64], not %s", what, sv_desc(s, v));
+    return false;
+  }
+  if (n < 1 || n > TC_MAX_RANK) {
+    dg_error(s->c, loc, "%s must have 1 to %d dimensions, not %d", what, TC_MAX_RANK, n);
+    return false;
+  }
+  int64_t total = 1;
+  for (int i = 0; i < n; i++) {
+    int64_t d;
+    if (!sm_const_int(s, items[i], loc, "a tile dimension", &d)) return false;
+    if (!is_pow2(d) || d > TC_MAX_ELEMS) {
+      dg_error(s->c, loc, "tile dimension %d of %s is %lld; dimensions must be powers of two up to %d", i, what,
+               (long long)d, TC_MAX_ELEMS);
+      return false;
+    }
+    total *= d;
+    shape[i] = (int)d;
+  }
+  if (total > TC_MAX_ELEMS) {
+    dg_error(s->c, loc, "%s has %lld elements; the limit for a register tile is %d", what, (long long)total,
+             TC_MAX_ELEMS);
+    return false;
+  }
+  *rank = n;
+  return true;
+}
+
+/* ---- environment ---- */
+
+static Sym *lookup(S *s, const char *name) {
+  for (Sym *y = s->scope; y; y = y->next)
+    if (!strcmp(y->name, name)) return y;
+  for (Sym *y = s->globals; y; y = y->next)
+    if (!strcmp(y->name, name)) return y;
+  return NULL;
+}
+
+static Sym *bind(S *s, const char *name, SVal v) {
+  Sym *y = ar_alloc(&s->c->arena, sizeof *y);
+  y->name = name;
+  y->kind = SYM_VAR;
+  y->val = v;
+  y->next = s->scope;
+  s->scope = y;
+  if (v.k == V_RT && v.v && !v.v->name) v.v->name = name;
+  return y;
+}
+
+static SVal eval_const_decl(S *s, Sym *y);
+
+static bool type_expr(S *s, TypeExpr *te, Type **out, Elem *elem_only);
+
+/* Builtin names that denote constants or types. */
+static bool ident_value(S *s, Node *n, SVal *out) {
+  DType dt;
+  if (ty_dtype_parse(n->name, &dt)) {
+    *out = (SVal){.k = V_DTYPE, .elem = {(uint8_t)dt, 0}};
+    return true;
+  }
+  if (!strcmp(n->name, "inf")) {
+    *out = sv_float(INFINITY, DT_VOID);
+    return true;
+  }
+  if (!strcmp(n->name, "nan")) {
+    *out = sv_float(NAN, DT_VOID);
+    return true;
+  }
+  (void)s;
+  return false;
+}
+
+/* ---- expressions ---- */
+
+static SVal call_expr(S *s, Node *n, const char *name, Node *self);
+
+static SVal index_expr(S *s, Node *n) {
+  SVal base = sm_expr(s, n->lhs);
+  if (base.k == V_ERR) return base;
+  if (base.k == V_LIST || base.k == V_TUPLE) {
+    if (n->nlist != 1) {
+      dg_error(s->c, n->loc, "a %s takes one index", base.k == V_LIST ? "list" : "tuple");
+      return sv_err();
+    }
+    int64_t i;
+    if (!sm_const_int(s, sm_expr(s, n->list[0]), n->list[0]->loc, "a tuple or list index", &i)) return sv_err();
+    if (i < 0) i += base.n;
+    if (i < 0 || i >= base.n) {
+      dg_error(s->c, n->list[0]->loc, "index %lld is out of range for a %s of %d items", (long long)i,
+               base.k == V_LIST ? "list" : "tuple", base.n);
+      return sv_err();
+    }
+    return base.items[i];
+  }
+  TValue *v = sm_rt(s, base, n->loc);
+  if (!v) return sv_err();
+  int rank = v->type->kind == TY_TILE ? v->type->rank : 0;
+  int kept = 0;
+  for (int i = 0; i < n->nlist; i++) {
+    Node *a = n->list[i];
+    if (a->kind == ND_SLICE_ALL) kept++;
+    else if (a->kind != ND_NONE) {
+      dg_error(s->c, a->loc,
+               "tiles are indexed only with ':' (keep a dimension) and None (add one); to pick elements use "
+               "masks, where() or reductions");
+      return sv_err();
+    }
+  }
+  if (kept != rank) {
+    dg_error(s->c, n->loc, "index of %s has %d ':' entries but the tile has %d dimensions", ty_str(s->c, v->type),
+             kept, rank);
+    return sv_err();
+  }
+  int newrank = n->nlist;
+  if (newrank > TC_MAX_RANK) {
+    dg_error(s->c, n->loc, "indexing would give %d dimensions; the limit is %d", newrank, TC_MAX_RANK);
+    return sv_err();
+  }
+  for (int i = 0; i < n->nlist; i++) {
+    if (n->list[i]->kind != ND_NONE) continue;
+    int cur = v->type->kind == TY_TILE ? v->type->rank : 0, ns[TC_MAX_RANK];
+    for (int j = 0, k = 0; j < cur + 1; j++) ns[j] = j == i ? 1 : v->type->shape[k++];
+    if (cur == 0) {
+      v = sm_splat(s, v, 1, ns, n->loc);
+      continue;
+    }
+    TOp *op = emit_op(s, OP_EXPAND_DIMS, n->loc, 1, &v, 1, (Type *[]){ty_tile(s->c, v->type->elem, cur + 1, ns)});
+    op->axis = i;
+    v = op->res[0];
+  }
+  return sv_rt(v);
+}
+
+SVal sm_expr(S *s, Node *n) {
+  if (!n) return sv_err();
+  if (dg_too_many(s->c)) return sv_err();
+  switch (n->kind) {
+  case ND_INT:
+    if (n->overflow) return sv_err();
+    if (n->ival > (uint64_t)INT64_MAX) {
+      dg_error(s->c, n->loc, "integer literal %llu is larger than the largest i64", (unsigned long long)n->ival);
+      return sv_err();
+    }
+    return sv_int((int64_t)n->ival, DT_VOID);
+  case ND_FLOAT: return sv_float(n->fval, DT_VOID);
+  case ND_BOOL: return sv_bool(n->ival != 0);
+  case ND_STR: return (SVal){.k = V_STR, .s = n->str};
+  case ND_NONE: return (SVal){.k = V_NONE};
+  case ND_IDENT: {
+    Sym *y = lookup(s, n->name);
+    if (y) {
+      if (y->kind == SYM_VAR) return y->val;
+      if (y->kind == SYM_CONST_DECL) return eval_const_decl(s, y);
+      dg_error(s->c, n->loc, "'%s' is a function; call it with '%s(...)'", n->name, n->name);
+      return sv_err();
+    }
+    SVal v;
+    if (ident_value(s, n, &v)) return v;
+    dg_error(s->c, n->loc, "unknown name '%s'", n->name);
+    return sv_err();
+  }
+  case ND_UNARY: {
+    SVal a = sm_expr(s, n->lhs);
+    if (a.k == V_ERR) return a;
+    if (n->op == TK_MINUS) {
+      if (a.k == V_INT) {
+        if (a.i == INT64_MIN) {
+          dg_error(s->c, n->loc, "constant expression overflows 64 bits");
+          return sv_err();
+        }
+        return fold_typed(s, sv_int(-a.i, DT_VOID), a.dt, n->loc);
+      }
+      if (a.k == V_FLOAT) return sv_float(-a.f, a.dt);
+      TValue *v = sm_rt(s, a, n->loc);
+      if (!v) return sv_err();
+      DType dt = (DType)v->type->elem.dt;
+      if (!ty_is_float(dt) && !ty_is_int(dt)) {
+        dg_error(s->c, n->loc, "unary '-' needs a number, not %s", ty_str(s->c, v->type));
+        return sv_err();
+      }
+      return sv_rt(sm_emit1(s, OP_NEG, n->loc, 1, &v, v->type));
+    }
+    if (n->op == TK_BANG) {
+      if (a.k == V_BOOL) return sv_bool(!a.i);
+      TValue *v = a.k == V_RT ? a.v : NULL;
+      if (!v || v->type->elem.dt != DT_BOOL) {
+        dg_error(s->c, n->loc, "'!' needs a boolean, not %s (use '~' for the bits of an integer)", sv_desc(s, a));
+        return sv_err();
+      }
+      return sv_rt(sm_emit1(s, OP_NOT, n->loc, 1, &v, v->type));
+    }
+    /* ~ */
+    if (a.k == V_INT) return fold_typed(s, sv_int(~a.i, DT_VOID), a.dt, n->loc);
+    TValue *v = a.k == V_RT ? a.v : NULL;
+    if (!v || !ty_is_int((DType)v->type->elem.dt)) {
+      dg_error(s->c, n->loc, "'~' needs an integer, not %s", sv_desc(s, a));
+      return sv_err();
+    }
+    return sv_rt(sm_emit1(s, OP_NOT, n->loc, 1, &v, v->type));
+  }
+  case ND_BINARY: {
+    SVal a = sm_expr(s, n->lhs);
+    if ((n->op == TK_ANDAND || n->op == TK_OROR) && a.k == V_BOOL) {
+      /* compile-time short circuit */
+      if ((n->op == TK_ANDAND && !a.i) || (n->op == TK_OROR && a.i)) return a;
+      SVal b = sm_expr(s, n->rhs);
+      if (b.k == V_BOOL || b.k == V_ERR) return b;
+      return sm_binary(s, n->op, a, b, n->loc);
+    }
+    SVal b = sm_expr(s, n->rhs);
+    return sm_binary(s, n->op, a, b, n->loc);
+  }
+  case ND_CAST: {
+    SVal a = sm_expr(s, n->lhs);
+    if (a.k == V_ERR) return a;
+    Type *t;
+    Elem e;
+    if (!type_expr(s, n->type, &t, &e)) return sv_err();
+    if (t->kind != TY_SCALAR) {
+      dg_error(s->c, n->type->loc, "'as' converts element types; give a scalar type such as f32, not %s",
+               ty_str(s->c, t));
+      return sv_err();
+    }
+    if (sv_is_const(a) && e.dt != DT_PTR) {
+      if (ty_is_float((DType)e.dt)) return sv_float(a.k == V_FLOAT ? a.f : (double)a.i, (DType)e.dt);
+      if (e.dt == DT_BOOL) return sv_bool(a.k == V_FLOAT ? a.f != 0 : a.i != 0);
+      int64_t iv = a.k == V_FLOAT ? (int64_t)a.f : a.i;
+      if (a.k == V_FLOAT && (isnan(a.f) || fabs(a.f) > 9.2e18)) {
+        dg_error(s->c, n->loc, "constant %g cannot be converted to %s", a.f, ty_dtype_name((DType)e.dt));
+        return sv_err();
+      }
+      /* integer conversions wrap like C */
+      int bits = ty_dtype_bits((DType)e.dt);
+      if (bits < 64) {
+        uint64_t m = (1ull << bits) - 1, u = (uint64_t)iv & m;
+        if (ty_is_signed((DType)e.dt) && (u >> (bits - 1) & 1)) iv = (int64_t)(u | ~m);
+        else iv = (int64_t)u;
+      }
+      return sv_int(iv, (DType)e.dt);
+    }
+    TValue *v = sm_rt(s, a, n->loc);
+    if (!v) return sv_err();
+    return sv_rt(sm_cast(s, v, e, n->loc));
+  }
+  case ND_LIST:
+  case ND_TUPLE: {
+    SVal r = {.k = n->kind == ND_LIST ? V_LIST : V_TUPLE, .n = n->nlist};
+    r.items = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)(n->nlist + 1));
+    for (int i = 0; i < n->nlist; i++) {
+      r.items[i] = sm_expr(s, n->list[i]);
+      if (r.items[i].k == V_ERR) return sv_err();
+    }
+    return r;
+  }
+  case ND_INDEX: return index_expr(s, n);
+  case ND_CALL: return call_expr(s, n, n->name, NULL);
+  case ND_METHOD: return call_expr(s, n, n->name, n->lhs);
+  case ND_SLICE_ALL:
+    dg_error(s->c, n->loc, "':' is only valid inside a tile index like x[:, None]");
+    return sv_err();
+  default:
+    dg_error(s->c, n->loc, "this statement is not an expression");
+    return sv_err();
+  }
+}
+
+/* ---- types written in the source ---- */
+
+static bool type_expr(S *s, TypeExpr *te, Type **out, Elem *elem) {
+  switch (te->kind) {
+  case TE_NAME: {
+    DType dt;
+    if (!ty_dtype_parse(te->name, &dt)) {
+      Sym *y = lookup(s, te->name);
+      SVal v = y ? (y->kind == SYM_VAR ? y->val : y->kind == SYM_CONST_DECL ? eval_const_decl(s, y) : sv_err())
+                 : sv_err();
+      if (v.k == V_DTYPE) {
+        *elem = v.elem;
+        *out = ty_scalar(s->c, v.elem);
+        return true;
+      }
+      dg_error(s->c, te->loc, "unknown type '%s' (types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, "
+                              "f32, f64, pointers like *f32 and tiles like f32[128])",
+               te->name);
+      return false;
+    }
+    *elem = (Elem){(uint8_t)dt, 0};
+    *out = ty_scalar(s->c, *elem);
+    return true;
+  }
+  case TE_PTR: {
+    Type *inner;
+    Elem ie;
+    if (!type_expr(s, te->elem, &inner, &ie)) return false;
+    if (inner->kind != TY_SCALAR || ie.dt == DT_PTR || ie.dt == DT_BOOL) {
+      dg_error(s->c, te->loc, "pointers point to numbers (e.g. *f32, *bf16, *i32), not to %s", ty_str(s->c, inner));
+      return false;
+    }
+    *elem = (Elem){DT_PTR, ie.dt};
+    *out = ty_scalar(s->c, *elem);
+    return true;
+  }
+  case TE_TILE: {
+    Type *inner;
+    Elem ie;
+    if (!type_expr(s, te->elem, &inner, &ie)) return false;
+    if (inner->kind != TY_SCALAR) {
+      dg_error(s->c, te->loc, "tile elements must be scalars or pointers, not %s", ty_str(s->c, inner));
+      return false;
+    }
+    SVal dims = {.k = V_LIST, .n = te->ndims};
+    dims.items = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)te->ndims);
+    for (int i = 0; i < te->ndims; i++) dims.items[i] = sm_expr(s, te->dims[i]);
+    int rank, shape[TC_MAX_RANK];
+    if (!sm_shape_list(s, dims, te->loc, "the tile type", &rank, shape)) return false;
+    *elem = ie;
+    *out = ty_tile(s->c, ie, rank, shape);
+    return true;
+  }
+  case TE_TUPLE: {
+    Type **items = ar_alloc(&s->c->arena, sizeof(Type *) * (size_t)(te->nitems + 1));
+    for (int i = 0; i < te->nitems; i++) {
+      Elem e;
+      if (!type_expr(s, te->items[i], &items[i], &e)) return false;
+    }
+    *out = ty_tuple(s->c, items, te->nitems);
+    *elem = (Elem){0};
+    return true;
+  }
+  case TE_GENERIC:
+    dg_error(s->c, te->loc, "'%s<...>' types (TMA descriptors, shared memory) are not supported yet on %s", te->name,
+             s->c->arch);
+    return false;
+  }
+  return false;
+}
+
+/* Check (and for constants, convert) a value against a declared type. */
+static SVal check_type(S *s, SVal v, TypeExpr *te, Loc loc, const char *what) {
+  if (v.k == V_ERR) return v;
+  Type *t;
+  Elem e;
+  if (!type_expr(s, te, &t, &e)) return sv_err();
+  if (t->kind == TY_TUPLE) {
+    if (v.k != V_TUPLE || v.n != t->nitems) {
+      dg_error(s->c, loc, "%s is declared %s but is %s", what, ty_str(s->c, t), sv_desc(s, v));
+      return sv_err();
+    }
+    return v;
+  }
+  if (sv_is_const(v) && t->kind == TY_SCALAR) {
+    TValue *r = sm_rt_as(s, v, e, loc);
+    return r ? sv_rt(r) : sv_err();
+  }
+  if (v.k != V_RT) {
+    dg_error(s->c, loc, "%s is declared %s but is %s", what, ty_str(s->c, t), sv_desc(s, v));
+    return sv_err();
+  }
+  if (!ty_eq(v.v->type, t)) {
+    dg_error(s->c, loc, "%s is declared %s but is %s", what, ty_str(s->c, t), ty_str(s->c, v.v->type));
+    return sv_err();
+  }
+  return v;
+}
+
+static SVal eval_const_decl(S *s, Sym *y) {
+  if (y->state == 2) return y->val;
+  if (y->state == 1) {
+    dg_error(s->c, y->decl->loc, "constant '%s' is defined in terms of itself", y->name);
+    y->state = 2;
+    y->val = sv_err();
+    return y->val;
+  }
+  y->state = 1;
+  /* Top-level constants see only globals. */
+  Sym *saved = s->scope;
+  s->scope = NULL;
+  SVal v = sm_expr(s, y->decl->value);
+  if (v.k == V_RT) {
+    dg_error(s->c, y->decl->value->loc, "the value of constant '%s' is not known at compile time", y->name);
+    v = sv_err();
+  }
+  if (y->decl->type && sv_is_const(v)) {
+    Type *t;
+    Elem e;
+    if (type_expr(s, y->decl->type, &t, &e)) {
+      if (t->kind != TY_SCALAR || e.dt == DT_PTR) {
+        dg_error(s->c, y->decl->type->loc, "a constant has a scalar type such as i32 or f32");
+        v = sv_err();
+      } else if (ty_is_float((DType)e.dt)) {
+        v = sv_float(v.k == V_FLOAT ? v.f : (double)v.i, (DType)e.dt);
+      } else if (e.dt == DT_BOOL) {
+        if (v.k != V_BOOL) {
+          dg_error(s->c, y->decl->value->loc, "constant '%s' is declared bool but is %s", y->name, sv_desc(s, v));
+          v = sv_err();
+        }
+      } else if (v.k == V_FLOAT) {
+        dg_error(s->c, y->decl->value->loc, "constant '%s' is declared %s but its value %g is not an integer",
+                 y->name, ty_dtype_name((DType)e.dt), v.f);
+        v = sv_err();
+      } else {
+        v = fold_typed(s, sv_int(v.i, DT_VOID), (DType)e.dt, y->decl->value->loc);
+      }
+    } else {
+      v = sv_err();
+    }
+  }
+  s->scope = saved;
+  y->val = v;
+  y->state = 2;
+  return v;
+}
+
+/* ---- statements ---- */
+
+typedef struct Snap {
+  Sym **syms;
+  SVal *vals;
+  int n;
+} Snap;
+
+static Snap snapshot(S *s) {
+  Snap sn = {0};
+  for (Sym *y = s->scope; y; y = y->next) sn.n++;
+  sn.syms = ar_alloc(&s->c->arena, sizeof(Sym *) * (size_t)(sn.n + 1));
+  sn.vals = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)(sn.n + 1));
+  int i = 0;
+  for (Sym *y = s->scope; y; y = y->next, i++) {
+    sn.syms[i] = y;
+    sn.vals[i] = y->val;
+  }
+  return sn;
+}
+
+static SVal *current_vals(S *s, Snap *sn) {
+  SVal *v = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)(sn->n + 1));
+  for (int i = 0; i < sn->n; i++) v[i] = sn->syms[i]->val;
+  return v;
+}
+
+static void restore(Snap *sn) {
+  for (int i = 0; i < sn->n; i++) sn->syms[i]->val = sn->vals[i];
+}
+
+static bool sval_same(SVal a, SVal b) {
+  if (a.k != b.k) return false;
+  switch (a.k) {
+  case V_RT: return a.v == b.v;
+  case V_INT: case V_BOOL: return a.i == b.i && a.dt == b.dt;
+  case V_FLOAT: return (a.f == b.f || (isnan(a.f) && isnan(b.f))) && a.dt == b.dt;
+  case V_ERR: return true;
+  default: return a.items == b.items && a.elem.dt == b.elem.dt && a.layout == b.layout && a.s == b.s;
+  }
+}
+
+typedef struct St {
+  bool in_fn;       /* inside an inlined function body */
+  SVal *ret;        /* where `return e;` stores its value */
+  bool *returned;
+} St;
+
+static void stmt(S *s, Node *n, St *st, bool last);
+
+static void block_stmts(S *s, Node *b, St *st, bool last_is_tail) {
+  Sym *saved = s->scope;
+  for (int i = 0; i < b->nlist && !dg_too_many(s->c); i++) stmt(s, b->list[i], st, last_is_tail && i == b->nlist - 1);
+  /* pop lets of this block, but keep in-place updates of outer variables */
+  s->scope = saved;
+}
+
+/* Names assigned anywhere inside a statement (for loop-carried values). */
+static void assigned_names(S *s, Node *n, Vec *out) {
+  if (!n) return;
+  switch (n->kind) {
+  case ND_ASSIGN:
+    if (n->lhs->kind == ND_IDENT) vec_push(&s->c->arena, out, n->lhs->name);
+    else if (n->lhs->kind == ND_TUPLE)
+      for (int i = 0; i < n->lhs->nlist; i++)
+        if (n->lhs->list[i]->kind == ND_IDENT) vec_push(&s->c->arena, out, n->lhs->list[i]->name);
+    break;
+  case ND_BLOCK:
+  case ND_TASKS:
+    for (int i = 0; i < n->nlist; i++) assigned_names(s, n->list[i], out);
+    break;
+  case ND_TASK: assigned_names(s, n->body, out); break;
+  case ND_IF:
+    assigned_names(s, n->then, out);
+    assigned_names(s, n->els, out);
+    break;
+  case ND_FOR:
+  case ND_WHILE: assigned_names(s, n->body, out); break;
+  default: break;
+  }
+}
+
+static bool can_carry(S *s, SVal v, const char *name, Loc loc, const char *what) {
+  if (v.k == V_RT || sv_is_const(v) || v.k == V_ERR) return true;
+  dg_error(s->c, loc, "variable '%s' holds %s and cannot change inside %s", name, sv_desc(s, v), what);
+  return false;
+}
+
+/* Make `v` a run-time value of type `t` (a constant is converted; anything
+ * else must match exactly). */
+static TValue *coerce_to(S *s, SVal v, Type *t, const char *name, Loc loc, const char *where) {
+  if (v.k == V_ERR) return NULL;
+  if (sv_is_const(v) && t->kind == TY_SCALAR) return sm_rt_as(s, v, t->elem, loc);
+  if (sv_is_const(v) && t->kind == TY_TILE) {
+    TValue *x = sm_rt_as(s, v, t->elem, loc);
+    return x ? sm_splat(s, x, t->rank, t->shape, loc) : NULL;
+  }
+  if (v.k != V_RT) {
+    dg_error(s->c, loc, "variable '%s' holds %s %s", name, sv_desc(s, v), where);
+    return NULL;
+  }
+  if (!ty_eq(v.v->type, t)) {
+    dg_error(s->c, loc, "variable '%s' is %s before %s but %s after it; a variable keeps its type and shape", name,
+             ty_str(s->c, t), where, ty_str(s->c, v.v->type));
+    return NULL;
+  }
+  return v.v;
+}
+
+static void if_stmt(S *s, Node *n, St *st) {
+  SVal cond = sm_expr(s, n->cond);
+  if (cond.k == V_ERR) return;
+  if (cond.k == V_BOOL) { /* compile-time if: only the taken branch exists */
+    if (cond.i) block_stmts(s, n->then, st, false);
+    else if (n->els) {
+      if (n->els->kind == ND_IF) if_stmt(s, n->els, st);
+      else block_stmts(s, n->els, st, false);
+    }
+    return;
+  }
+  TValue *c = cond.k == V_RT ? cond.v : NULL;
+  if (!c || c->type->kind != TY_SCALAR || c->type->elem.dt != DT_BOOL) {
+    dg_error(s->c, n->cond->loc,
+             "the condition of 'if' must be a scalar bool, not %s (for tiles, use where() or a mask)",
+             sv_desc(s, cond));
+    return;
+  }
+  Snap sn = snapshot(s);
+  TBlock *outer = s->blk;
+  TBlock *tb = ir_block(s->c, 0, NULL), *eb = ir_block(s->c, 0, NULL);
+  s->blk = tb;
+  block_stmts(s, n->then, st, false);
+  SVal *tv = current_vals(s, &sn);
+  restore(&sn);
+  s->blk = eb;
+  if (n->els) {
+    if (n->els->kind == ND_IF) if_stmt(s, n->els, st);
+    else block_stmts(s, n->els, st, false);
+  }
+  SVal *ev = current_vals(s, &sn);
+  restore(&sn);
+  /* Which variables changed, and their merged type. */
+  Vec idx = {0};
+  Vec types = {0};
+  for (int i = 0; i < sn.n; i++) {
+    if (sval_same(tv[i], sn.vals[i]) && sval_same(ev[i], sn.vals[i])) continue;
+    const char *name = sn.syms[i]->name;
+    if (tv[i].k == V_ERR || ev[i].k == V_ERR) {
+      sn.syms[i]->val = sv_err();
+      continue;
+    }
+    if (sv_is_const(tv[i]) && sv_is_const(ev[i]) && sval_same(tv[i], ev[i])) continue;
+    if (!can_carry(s, tv[i], name, n->loc, "an 'if'") || !can_carry(s, ev[i], name, n->loc, "an 'if'")) {
+      sn.syms[i]->val = sv_err();
+      continue;
+    }
+    Type *t = tv[i].k == V_RT ? tv[i].v->type : ev[i].k == V_RT ? ev[i].v->type : sv_type(s, tv[i]);
+    if (tv[i].k != V_RT && ev[i].k != V_RT && tv[i].k == V_FLOAT) t = sv_type(s, tv[i]);
+    if (tv[i].k != V_RT && ev[i].k != V_RT && ev[i].k == V_FLOAT) t = sv_type(s, ev[i]);
+    vec_push(&s->c->arena, &idx, (void *)(intptr_t)i);
+    vec_push(&s->c->arena, &types, t);
+  }
+  TValue **ty = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(idx.len + 1));
+  TValue **ey = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(idx.len + 1));
+  bool ok = true;
+  for (int j = 0; j < idx.len; j++) {
+    int i = (int)(intptr_t)idx.data[j];
+    const char *name = sn.syms[i]->name;
+    s->blk = tb;
+    ty[j] = coerce_to(s, tv[i], types.data[j], name, n->loc, "the 'if' (then branch)");
+    s->blk = eb;
+    ey[j] = coerce_to(s, ev[i], types.data[j], name, n->loc, "the 'if' (else branch)");
+    if (!ty[j] || !ey[j]) ok = false;
+  }
+  s->blk = tb;
+  sm_emit1(s, OP_YIELD, n->loc, ok ? idx.len : 0, ty, NULL);
+  s->blk = eb;
+  sm_emit1(s, OP_YIELD, n->loc, ok ? idx.len : 0, ey, NULL);
+  s->blk = outer;
+  TOp *op = emit_op(s, OP_IF, n->loc, 1, &c, ok ? idx.len : 0, (Type **)types.data);
+  ir_add_region(s->c, op, tb);
+  ir_add_region(s->c, op, eb);
+  for (int j = 0; j < idx.len; j++) {
+    int i = (int)(intptr_t)idx.data[j];
+    sn.syms[i]->val = ok ? sv_rt(op->res[j]) : sv_err();
+  }
+}
+
+/* Find the loop-carried variables of a loop: outer variables the body assigns. */
+static int carried_vars(S *s, Node *body, Node *cond, Sym ***out) {
+  Vec names = {0};
+  assigned_names(s, body, &names);
+  (void)cond;
+  Vec syms = {0};
+  for (int i = 0; i < names.len; i++) {
+    Sym *y = NULL;
+    for (Sym *z = s->scope; z; z = z->next)
+      if (!strcmp(z->name, names.data[i])) {
+        y = z;
+        break;
+      }
+    if (!y || y->kind != SYM_VAR) continue;
+    bool dup = false;
+    for (int j = 0; j < syms.len; j++) dup |= syms.data[j] == y;
+    if (!dup) vec_push(&s->c->arena, &syms, y);
+  }
+  *out = (Sym **)syms.data;
+  return syms.len;
+}
+
+static void static_for(S *s, Node *n, SVal r, St *st) {
+  int64_t a, b, step;
+  if (!sm_const_int(s, r.items[0], n->init->loc, "the start of static_range", &a) ||
+      !sm_const_int(s, r.items[1], n->init->loc, "the end of static_range", &b) ||
+      !sm_const_int(s, r.items[2], n->init->loc, "the step of static_range", &step))
+    return;
+  if (step == 0) {
+    dg_error(s->c, n->init->loc, "static_range step must not be zero");
+    return;
+  }
+  int64_t trips = step > 0 ? (b - a + step - 1) / step : (a - b - step - 1) / -step;
+  if (trips > 4096) {
+    dg_error(s->c, n->init->loc, "static_range unrolls %lld iterations; the limit is 4096 (use range for a loop)",
+             (long long)trips);
+    return;
+  }
+  for (int64_t i = a; step > 0 ? i < b : i > b; i += step) {
+    Sym *saved = s->scope;
+    bind(s, n->name, sv_int(i, DT_VOID));
+    block_stmts(s, n->body, st, false);
+    s->scope = saved;
+    if (dg_too_many(s->c)) return;
+  }
+}
+
+static void for_stmt(S *s, Node *n, St *st) {
+  SVal r = sm_expr(s, n->init);
+  if (r.k == V_ERR) return;
+  if (r.k != V_RANGE) {
+    dg_error(s->c, n->init->loc, "'for' loops over range(...) or static_range(...), not %s", sv_desc(s, r));
+    return;
+  }
+  if (r.is_static) {
+    static_for(s, n, r, st);
+    return;
+  }
+  /* bounds: a common integer type */
+  SVal lo = r.items[0], hi = r.items[1], step = r.items[2];
+  if (step.k == V_INT && step.i <= 0) {
+    dg_error(s->c, n->init->loc, "range step must be positive (got %lld)", (long long)step.i);
+    return;
+  }
+  Elem ie = {DT_I32, 0};
+  for (int i = 0; i < 3; i++) {
+    SVal v = r.items[i];
+    if (v.k == V_RT) {
+      if (v.v->type->kind != TY_SCALAR || !ty_is_int((DType)v.v->type->elem.dt)) {
+        dg_error(s->c, n->init->loc, "range bounds must be scalar integers, not %s", ty_str(s->c, v.v->type));
+        return;
+      }
+      if (ty_dtype_bits((DType)v.v->type->elem.dt) > 32) ie = (Elem){DT_I64, 0};
+    } else if (v.k == V_INT) {
+      if (!int_fits(v.i, DT_I32)) ie = (Elem){DT_I64, 0};
+    } else {
+      dg_error(s->c, n->init->loc, "range bounds must be integers, not %s", sv_desc(s, v));
+      return;
+    }
+  }
+  TValue *lb = sm_rt_as(s, lo, ie, n->init->loc), *ub = sm_rt_as(s, hi, ie, n->init->loc),
+         *st_ = sm_rt_as(s, step, ie, n->init->loc);
+  if (!lb || !ub || !st_) return;
+  Sym **cv;
+  int ncv = carried_vars(s, n->body, NULL, &cv);
+  TValue **inits = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(ncv + 4));
+  Type **types = ar_alloc(&s->c->arena, sizeof(Type *) * (size_t)(ncv + 2));
+  inits[0] = lb;
+  inits[1] = ub;
+  inits[2] = st_;
+  types[0] = ty_scalar(s->c, ie);
+  for (int i = 0; i < ncv; i++) {
+    if (!can_carry(s, cv[i]->val, cv[i]->name, n->loc, "a loop")) return;
+    TValue *v = sm_rt(s, cv[i]->val, n->loc);
+    if (!v) return;
+    inits[3 + i] = v;
+    types[1 + i] = v->type;
+  }
+  TBlock *body = ir_block(s->c, ncv + 1, types);
+  TBlock *outer = s->blk;
+  s->blk = body;
+  Sym *saved = s->scope;
+  for (int i = 0; i < ncv; i++) cv[i]->val = sv_rt(body->args[1 + i]);
+  bind(s, n->name, sv_rt(body->args[0]));
+  body->args[0]->name = n->name;
+  for (int i = 0; i < ncv; i++) body->args[1 + i]->name = cv[i]->name;
+  block_stmts(s, n->body, st, false);
+  s->scope = saved;
+  TValue **ys = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(ncv + 1));
+  bool ok = true;
+  for (int i = 0; i < ncv; i++) {
+    ys[i] = coerce_to(s, cv[i]->val, types[1 + i], cv[i]->name, n->loc, "the loop body");
+    if (!ys[i]) ok = false;
+  }
+  sm_emit1(s, OP_YIELD, n->loc, ok ? ncv : 0, ys, NULL);
+  s->blk = outer;
+  TOp *op = emit_op(s, OP_FOR, n->loc, 3 + ncv, inits, ncv, types + 1);
+  ir_add_region(s->c, op, body);
+  for (int i = 0; i < ncv; i++) cv[i]->val = ok ? sv_rt(op->res[i]) : sv_err();
+}
+
+static void while_stmt(S *s, Node *n, St *st) {
+  Sym **cv;
+  int ncv = carried_vars(s, n->body, n->cond, &cv);
+  TValue **inits = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(ncv + 1));
+  Type **types = ar_alloc(&s->c->arena, sizeof(Type *) * (size_t)(ncv + 1));
+  for (int i = 0; i < ncv; i++) {
+    if (!can_carry(s, cv[i]->val, cv[i]->name, n->loc, "a loop")) return;
+    TValue *v = sm_rt(s, cv[i]->val, n->loc);
+    if (!v) return;
+    inits[i] = v;
+    types[i] = v->type;
+  }
+  TBlock *outer = s->blk;
+  Snap sn = snapshot(s);
+  TBlock *before = ir_block(s->c, ncv, types);
+  s->blk = before;
+  for (int i = 0; i < ncv; i++) cv[i]->val = sv_rt(before->args[i]);
+  SVal cond = sm_expr(s, n->cond);
+  if (cond.k == V_ERR) {
+    restore(&sn);
+    s->blk = outer;
+    return;
+  }
+  if (cond.k == V_BOOL) {
+    restore(&sn);
+    s->blk = outer;
+    if (cond.i) dg_error(s->c, n->cond->loc, "the loop condition is always true: the loop would never end");
+    return; /* always false: the loop vanishes */
+  }
+  if (cond.k != V_RT || cond.v->type->kind != TY_SCALAR || cond.v->type->elem.dt != DT_BOOL) {
+    dg_error(s->c, n->cond->loc, "the condition of 'while' must be a scalar bool, not %s", sv_desc(s, cond));
+    restore(&sn);
+    s->blk = outer;
+    return;
+  }
+  TValue **cargs = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(ncv + 2));
+  cargs[0] = cond.v;
+  for (int i = 0; i < ncv; i++) cargs[1 + i] = before->args[i];
+  sm_emit1(s, OP_CONDITION, n->cond->loc, ncv + 1, cargs, NULL);
+  TBlock *after = ir_block(s->c, ncv, types);
+  s->blk = after;
+  for (int i = 0; i < ncv; i++) cv[i]->val = sv_rt(after->args[i]);
+  block_stmts(s, n->body, st, false);
+  TValue **ys = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(ncv + 1));
+  bool ok = true;
+  for (int i = 0; i < ncv; i++) {
+    ys[i] = coerce_to(s, cv[i]->val, types[i], cv[i]->name, n->loc, "the loop body");
+    if (!ys[i]) ok = false;
+  }
+  sm_emit1(s, OP_YIELD, n->loc, ok ? ncv : 0, ys, NULL);
+  s->blk = outer;
+  TOp *op = emit_op(s, OP_WHILE, n->loc, ncv, inits, ncv, types);
+  ir_add_region(s->c, op, before);
+  ir_add_region(s->c, op, after);
+  for (int i = 0; i < ncv; i++) cv[i]->val = ok ? sv_rt(op->res[i]) : sv_err();
+}
+
+static void assign_one(S *s, Node *target, SVal v, Loc loc) {
+  Sym *y = NULL;
+  for (Sym *z = s->scope; z; z = z->next)
+    if (!strcmp(z->name, target->name)) {
+      y = z;
+      break;
+    }
+  if (!y) {
+    Sym *g = lookup(s, target->name);
+    if (g) dg_error(s->c, target->loc, "cannot assign to '%s': it is a %s, not a variable", target->name,
+                    g->kind == SYM_FUNC ? "function" : "constant");
+    else dg_error(s->c, target->loc, "cannot assign to '%s': no such variable (declare it with 'let %s = ...')",
+                  target->name, target->name);
+    return;
+  }
+  if (v.k == V_ERR) {
+    y->val = v;
+    return;
+  }
+  /* A variable keeps its type once it is a run-time value. */
+  if (y->val.k == V_RT) {
+    TValue *nv = coerce_to(s, v, y->val.v->type, y->name, loc, "the assignment");
+    if (nv) {
+      nv->name = nv->name ? nv->name : y->name;
+      y->val = sv_rt(nv);
+    }
+    return;
+  }
+  if (v.k == V_RT && !v.v->name) v.v->name = y->name;
+  y->val = v;
+}
+
+static void stmt(S *s, Node *n, St *st, bool last) {
+  s->loc = n->loc;
+  switch (n->kind) {
+  case ND_LET: {
+    SVal v = sm_expr(s, n->init);
+    if (v.k == V_VOID) {
+      dg_error(s->c, n->init->loc, "this call returns no value");
+      v = sv_err();
+    }
+    if (n->nnames) {
+      if (v.k == V_ERR) {
+        for (int i = 0; i < n->nnames; i++) bind(s, n->names[i], sv_err());
+        return;
+      }
+      if (v.k != V_TUPLE || v.n != n->nnames) {
+        dg_error(s->c, n->loc, "'let' binds %d names but the value is %s%s", n->nnames, sv_desc(s, v),
+                 v.k == V_TUPLE ? ar_printf(&s->c->arena, " of %d items", v.n) : "");
+        for (int i = 0; i < n->nnames; i++) bind(s, n->names[i], sv_err());
+        return;
+      }
+      for (int i = 0; i < n->nnames; i++) bind(s, n->names[i], v.items[i]);
+      return;
+    }
+    if (n->type) v = check_type(s, v, n->type, n->init->loc, ar_printf(&s->c->arena, "'%s'", n->name));
+    if (v.k == V_RANGE) {
+      dg_error(s->c, n->init->loc, "a range can only be used directly in a 'for' loop");
+      v = sv_err();
+    }
+    bind(s, n->name, v);
+    return;
+  }
+  case ND_ASSIGN: {
+    SVal v = sm_expr(s, n->rhs);
+    if (n->op != TK_ASSIGN) {
+      static const int base[][2] = {{TK_PLUSEQ, TK_PLUS},     {TK_MINUSEQ, TK_MINUS}, {TK_STAREQ, TK_STAR},
+                                    {TK_SLASHEQ, TK_SLASH},   {TK_PERCENTEQ, TK_PERCENT}, {TK_AMPEQ, TK_AMP},
+                                    {TK_PIPEEQ, TK_PIPE},     {TK_CARETEQ, TK_CARET}, {TK_SHLEQ, TK_SHL},
+                                    {TK_SHREQ, TK_SHR}};
+      int op = 0;
+      for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+        if (base[i][0] == n->op) op = base[i][1];
+      if (n->lhs->kind != ND_IDENT) {
+        dg_error(s->c, n->loc, "compound assignment needs a single variable");
+        return;
+      }
+      SVal cur = sm_expr(s, n->lhs);
+      v = sm_binary(s, op, cur, v, n->loc);
+    }
+    if (n->lhs->kind == ND_TUPLE) {
+      if (v.k == V_ERR) return;
+      if (v.k != V_TUPLE || v.n != n->lhs->nlist) {
+        dg_error(s->c, n->loc, "assignment to %d variables needs a tuple of %d values, not %s", n->lhs->nlist,
+                 n->lhs->nlist, sv_desc(s, v));
+        return;
+      }
+      for (int i = 0; i < v.n; i++) {
+        if (n->lhs->list[i]->kind != ND_IDENT) {
+          dg_error(s->c, n->lhs->list[i]->loc, "only variables can be assigned");
+          continue;
+        }
+        assign_one(s, n->lhs->list[i], v.items[i], n->loc);
+      }
+      return;
+    }
+    assign_one(s, n->lhs, v, n->loc);
+    return;
+  }
+  case ND_EXPR: {
+    SVal v = sm_expr(s, n->lhs);
+    (void)v;
+    return;
+  }
+  case ND_IF: if_stmt(s, n, st); return;
+  case ND_FOR: for_stmt(s, n, st); return;
+  case ND_WHILE: while_stmt(s, n, st); return;
+  case ND_BLOCK: block_stmts(s, n, st, false); return;
+  case ND_RETURN:
+    if (!st->in_fn) {
+      if (n->lhs) dg_error(s->c, n->loc, "a kernel returns nothing; write results with store()");
+      else if (!last) dg_error(s->c, n->loc, "'return' is only allowed at the end of a kernel");
+      return;
+    }
+    if (!last) {
+      dg_error(s->c, n->loc,
+               "'return' is only allowed as the last statement of a function; assign the result to a variable "
+               "and return it at the end");
+      return;
+    }
+    *st->ret = n->lhs ? sm_expr(s, n->lhs) : (SVal){.k = V_VOID};
+    *st->returned = true;
+    return;
+  case ND_TASKS:
+    dg_error(s->c, n->loc, "'tasks' (warp specialization) is not supported yet on %s", s->c->arch);
+    return;
+  default: dg_ice(s->c, n->loc, "unexpected statement kind %d", n->kind); return;
+  }
+}
+
+/* ---- calls ---- */
+
+static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
+  int nargs = call->nlist + (self ? 1 : 0);
+  SVal *vals = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)(f->nparams + 1));
+  bool *given = ar_alloc(&s->c->arena, sizeof(bool) * (size_t)(f->nparams + 1));
+  Loc *locs = ar_alloc(&s->c->arena, sizeof(Loc) * (size_t)(f->nparams + 1));
+  int pos = 0;
+  for (int i = 0; i < nargs; i++) {
+    Node *a = self ? (i == 0 ? self : call->list[i - 1]) : call->list[i];
+    int slot = -1;
+    if (a->argname) {
+      for (int j = 0; j < f->nparams; j++)
+        if (!strcmp(f->params[j].name, a->argname)) slot = j;
+      if (slot < 0) {
+        dg_error(s->c, a->loc, "function '%s' has no parameter named '%s'", f->name, a->argname);
+        return sv_err();
+      }
+    } else {
+      slot = pos++;
+      if (slot >= f->nparams) {
+        dg_error(s->c, a->loc, "function '%s' takes %d argument%s, but more were given", f->name, f->nparams,
+                 f->nparams == 1 ? "" : "s");
+        return sv_err();
+      }
+    }
+    if (given[slot]) {
+      dg_error(s->c, a->loc, "argument '%s' of '%s' is given twice", f->params[slot].name, f->name);
+      return sv_err();
+    }
+    given[slot] = true;
+    vals[slot] = sm_expr(s, a);
+    locs[slot] = a->loc;
+    if (vals[slot].k == V_ERR) return sv_err();
+  }
+  for (int j = 0; j < f->nparams; j++) {
+    if (given[j]) continue;
+    if (f->params[j].deflt) {
+      Sym *saved = s->scope;
+      s->scope = NULL;
+      vals[j] = sm_expr(s, f->params[j].deflt);
+      s->scope = saved;
+      locs[j] = f->params[j].loc;
+      continue;
+    }
+    dg_error(s->c, call->loc, "call of '%s' is missing argument '%s'", f->name, f->params[j].name);
+    dg_note(s->c, f->params[j].loc, "'%s' is declared here", f->params[j].name);
+    return sv_err();
+  }
+  if (s->inline_depth >= TC_MAX_INLINE) {
+    dg_error(s->c, call->loc, "calls of '%s' nest more than %d deep (is it recursive? Tile functions are inlined "
+                              "and cannot recurse)",
+             f->name, TC_MAX_INLINE);
+    return sv_err();
+  }
+  Sym *saved = s->scope;
+  s->scope = NULL;
+  for (int j = 0; j < f->nparams; j++) {
+    SVal v = vals[j];
+    if (f->params[j].is_const && v.k == V_RT) {
+      dg_error(s->c, locs[j], "argument '%s' of '%s' must be a compile-time constant, not %s", f->params[j].name,
+               f->name, ty_str(s->c, v.v->type));
+      s->scope = saved;
+      return sv_err();
+    }
+    if (f->params[j].type)
+      v = check_type(s, v, f->params[j].type, locs[j], ar_printf(&s->c->arena, "argument '%s' of '%s'",
+                                                                  f->params[j].name, f->name));
+    bind(s, f->params[j].name, v);
+  }
+  s->inline_depth++;
+  SVal ret = {.k = V_VOID};
+  bool returned = false;
+  St st = {.in_fn = true, .ret = &ret, .returned = &returned};
+  block_stmts(s, f->body, &st, true);
+  s->inline_depth--;
+  s->scope = saved;
+  if (f->ret) {
+    if (!returned) {
+      dg_error(s->c, f->loc, "function '%s' declares a result type but does not end with 'return'", f->name);
+      return sv_err();
+    }
+    ret = check_type(s, ret, f->ret, call->loc, ar_printf(&s->c->arena, "the result of '%s'", f->name));
+  }
+  return ret;
+}
+
+static SVal call_expr(S *s, Node *n, const char *name, Node *self) {
+  Sym *y = lookup(s, name);
+  if (y && y->kind == SYM_FUNC) return inline_call(s, n, y->fn, self);
+  SVal out;
+  if (sm_builtin(s, n, name, self, &out)) return out;
+  if (y) dg_error(s->c, n->loc, "'%s' is not a function", name);
+  else dg_error(s->c, n->loc, "unknown function '%s'", name);
+  return sv_err();
+}
+
+/* ---- kernels ---- */
+
+static bool parse_define_value(S *s, const char *text, SVal *out) {
+  DType dt;
+  if (ty_dtype_parse(text, &dt)) {
+    *out = (SVal){.k = V_DTYPE, .elem = {(uint8_t)dt, 0}};
+    return true;
+  }
+  if (!strcmp(text, "true") || !strcmp(text, "false")) {
+    *out = sv_bool(text[0] == 't');
+    return true;
+  }
+  char *end;
+  errno = 0;
+  long long iv = strtoll(text, &end, 0);
+  if (*text && !*end && errno == 0) {
+    *out = sv_int(iv, DT_VOID);
+    return true;
+  }
+  errno = 0;
+  double fv = strtod(text, &end);
+  if (*text && !*end && errno == 0) {
+    *out = sv_float(fv, DT_VOID);
+    return true;
+  }
+  (void)s;
+  return false;
+}
+
+static const char *const_text(S *s, SVal v) {
+  switch (v.k) {
+  case V_INT: return ar_printf(&s->c->arena, "%lld", (long long)v.i);
+  case V_FLOAT: return ar_printf(&s->c->arena, "%.17g", v.f);
+  case V_BOOL: return v.i ? "true" : "false";
+  case V_DTYPE: return ty_elem_str(s->c, v.elem);
+  default: return "?";
+  }
+}
+
+static void build_kernel(S *s, Func *f, const bool *define_used) {
+  Ctx *c = s->c;
+  TFunc *kf = ar_alloc(&c->arena, sizeof *kf);
+  kf->name = f->name;
+  kf->loc = f->loc;
+  kf->cluster[0] = kf->cluster[1] = kf->cluster[2] = 1;
+  s->kf = kf;
+  s->scope = NULL;
+  s->inline_depth = 0;
+  (void)define_used;
+  /* Constant parameters first: attributes and types may use them. */
+  Vec consts = {0};
+  int nrt = 0;
+  for (int i = 0; i < f->nparams; i++) {
+    Param *p = &f->params[i];
+    if (!p->is_const) {
+      nrt++;
+      continue;
+    }
+    SVal v = sv_err();
+    bool have = false;
+    for (int d = 0; d < c->opts.ndefines; d++)
+      if (!strcmp(c->opts.defines[d].name, p->name)) {
+        if (!parse_define_value(s, c->opts.defines[d].value, &v)) {
+          dg_error(c, p->loc, "-D %s=%s: the value is not a number, true/false or a type name", p->name,
+                   c->opts.defines[d].value);
+          v = sv_err();
+        }
+        have = true;
+      }
+    if (!have && p->deflt) {
+      v = sm_expr(s, p->deflt);
+      have = true;
+      if (v.k == V_RT) {
+        dg_error(c, p->deflt->loc, "the default of constant parameter '%s' must be known at compile time", p->name);
+        v = sv_err();
+      }
+    }
+    if (!have) {
+      dg_error(c, p->loc, "constant parameter '%s' of kernel '%s' has no value; give it a default ('= ...') or "
+                          "pass -D %s=VALUE",
+               p->name, f->name, p->name);
+      v = sv_err();
+    }
+    /* type check */
+    if (v.k != V_ERR && p->type) {
+      if (p->type->kind == TE_NAME && !strcmp(p->type->name, "dtype")) {
+        if (v.k != V_DTYPE) {
+          dg_error(c, p->loc, "constant parameter '%s' is a dtype but its value is %s", p->name, sv_desc(s, v));
+          v = sv_err();
+        }
+      } else {
+        Type *t;
+        Elem e;
+        if (!type_expr(s, p->type, &t, &e)) v = sv_err();
+        else if (t->kind != TY_SCALAR || e.dt == DT_PTR) {
+          dg_error(c, p->type->loc, "constant parameters are numbers, booleans or dtypes, not %s", ty_str(c, t));
+          v = sv_err();
+        } else if (e.dt == DT_BOOL) {
+          if (v.k != V_BOOL) {
+            dg_error(c, p->loc, "constant parameter '%s' is bool but its value is %s", p->name, sv_desc(s, v));
+            v = sv_err();
+          }
+        } else if (ty_is_float((DType)e.dt)) {
+          if (v.k == V_INT) v = sv_float((double)v.i, (DType)e.dt);
+          else if (v.k == V_FLOAT) v.dt = (DType)e.dt;
+          else {
+            dg_error(c, p->loc, "constant parameter '%s' is %s but its value is %s", p->name, ty_dtype_name((DType)e.dt),
+                     sv_desc(s, v));
+            v = sv_err();
+          }
+        } else {
+          if (v.k != V_INT) {
+            dg_error(c, p->loc, "constant parameter '%s' is %s but its value is %s", p->name, ty_dtype_name((DType)e.dt),
+                     sv_desc(s, v));
+            v = sv_err();
+          } else {
+            v = fold_typed(s, sv_int(v.i, DT_VOID), (DType)e.dt, p->loc);
+          }
+        }
+      }
+    }
+    bind(s, p->name, v);
+    if (v.k != V_ERR) {
+      TConstInfo *ci = ar_alloc(&c->arena, sizeof *ci);
+      ci->name = p->name;
+      ci->dt = v.k == V_DTYPE ? DT_VOID : const_dtype(v);
+      ci->text = (char *)const_text(s, v);
+      vec_push(&c->arena, &consts, ci);
+    }
+  }
+  kf->nconsts = consts.len;
+  kf->consts = ar_alloc(&c->arena, sizeof(TConstInfo) * (size_t)(consts.len + 1));
+  for (int i = 0; i < consts.len; i++) kf->consts[i] = *(TConstInfo *)consts.data[i];
+  /* Attributes. */
+  kf->warps = 4;
+  for (int i = 0; i < f->nattrs; i++) {
+    KAttr *a = &f->attrs[i];
+    if (!strcmp(a->name, "warps")) {
+      int64_t w;
+      if (a->nargs != 1) {
+        dg_error(c, a->loc, "warps(...) takes one value");
+        continue;
+      }
+      if (!sm_const_int(s, sm_expr(s, a->args[0]), a->args[0]->loc, "the warp count", &w)) continue;
+      if (!is_pow2(w) || w > 32) {
+        dg_error(c, a->args[0]->loc, "warps(%lld): the warp count must be 1, 2, 4, 8, 16 or 32", (long long)w);
+        continue;
+      }
+      kf->warps = (int)w;
+    } else if (!strcmp(a->name, "cluster")) {
+      int64_t d[3] = {1, 1, 1};
+      bool ok = a->nargs >= 1 && a->nargs <= 3;
+      for (int j = 0; ok && j < a->nargs; j++)
+        ok = sm_const_int(s, sm_expr(s, a->args[j]), a->args[j]->loc, "a cluster dimension", &d[j]);
+      if (!ok) continue;
+      if (d[0] * d[1] * d[2] > 1) {
+        dg_error(c, a->loc, "cluster(...) is not supported yet on %s (clusters arrive with the Hopper primitives)",
+                 c->arch);
+        continue;
+      }
+    } else if (!strcmp(a->name, "maxnreg")) {
+      int64_t r;
+      if (a->nargs != 1 || !sm_const_int(s, sm_expr(s, a->args[0]), a->loc, "maxnreg", &r)) continue;
+      if (r < 24 || r > 255) {
+        dg_error(c, a->loc, "maxnreg(%lld) must be between 24 and 255", (long long)r);
+        continue;
+      }
+      kf->maxnreg = (int)r;
+    } else {
+      dg_error(c, a->loc, "unknown kernel attribute '%s' (known: warps, cluster, maxnreg)", a->name);
+    }
+  }
+  s->warps = kf->warps;
+  /* Run-time parameters become the body's block arguments. */
+  Type **types = ar_alloc(&c->arena, sizeof(Type *) * (size_t)(nrt + 1));
+  kf->params = ar_alloc(&c->arena, sizeof(TParam) * (size_t)(nrt + 1));
+  int k = 0;
+  bool ok = true;
+  for (int i = 0; i < f->nparams; i++) {
+    Param *p = &f->params[i];
+    if (p->is_const) continue;
+    Type *t;
+    Elem e;
+    if (!type_expr(s, p->type, &t, &e)) {
+      ok = false;
+      continue;
+    }
+    if (t->kind != TY_SCALAR) {
+      dg_error(c, p->type->loc, "kernel parameter '%s' has type %s; kernels take pointers and scalars (tiles are "
+                                "loaded inside the kernel)",
+               p->name, ty_str(c, t));
+      ok = false;
+      continue;
+    }
+    if (e.dt == DT_BOOL) {
+      dg_error(c, p->type->loc, "kernel parameter '%s' cannot be bool; pass an i32 and compare it", p->name);
+      ok = false;
+      continue;
+    }
+    int align = e.dt == DT_PTR ? 16 : 1;
+    if (p->align) {
+      int64_t av;
+      if (!sm_const_int(s, sm_expr(s, p->align), p->align->loc, "the alignment", &av)) {
+        ok = false;
+        continue;
+      }
+      if (p->is_multiple_of) {
+        if (e.dt == DT_PTR || !ty_is_int((DType)e.dt)) {
+          dg_error(c, p->align->loc, "multiple_of(...) applies to integer parameters; pointers use align(...)");
+          ok = false;
+          continue;
+        }
+        if (av < 1 || av > (1 << 20)) {
+          dg_error(c, p->align->loc, "multiple_of(%lld) is out of range", (long long)av);
+          ok = false;
+          continue;
+        }
+      } else {
+        if (e.dt != DT_PTR) {
+          dg_error(c, p->align->loc, "align(...) applies to pointer parameters; integers use multiple_of(...)");
+          ok = false;
+          continue;
+        }
+        int eb = ty_dtype_bytes((DType)e.pointee);
+        if (!is_pow2(av) || av < eb || av > 256) {
+          dg_error(c, p->align->loc, "align(%lld) must be a power of two between the element size (%d) and 256",
+                   (long long)av, eb);
+          ok = false;
+          continue;
+        }
+      }
+      align = (int)av;
+    }
+    kf->params[k].name = p->name;
+    kf->params[k].elem = e;
+    kf->params[k].align = align;
+    types[k] = t;
+    k++;
+  }
+  kf->nparams = k;
+  if (!ok) return;
+  kf->body = ir_block(c, k, types);
+  for (int i = 0; i < k; i++) {
+    kf->params[i].value = kf->body->args[i];
+    kf->body->args[i]->name = kf->params[i].name;
+    bind(s, kf->params[i].name, sv_rt(kf->body->args[i]));
+  }
+  s->blk = kf->body;
+  St st = {0};
+  block_stmts(s, f->body, &st, true);
+  sm_emit1(s, OP_RETURN, f->loc, 0, NULL, NULL);
+  vec_push(&c->arena, &c->mod->kernels, kf);
+}
+
+bool sm_build(Ctx *c, Program *p, TModule *m) {
+  S s = {.c = c, .prog = p};
+  c->mod = m;
+  /* Globals: functions and constants, duplicates rejected. */
+  for (int i = 0; i < p->funcs.len; i++) {
+    Func *f = p->funcs.data[i];
+    bool shadowed = false;
+    for (Sym *y = s.globals; y; y = y->next)
+      if (!strcmp(y->name, f->name)) {
+        Loc prev = y->kind == SYM_FUNC ? y->fn->loc : y->decl->loc;
+        if (prev.src && prev.src->builtin && !f->loc.src->builtin && y->kind == SYM_FUNC) {
+          y->fn = f; /* the user's definition replaces the library's */
+          shadowed = true;
+          continue;
+        }
+        dg_error(c, f->loc, "'%s' is defined twice", f->name);
+        dg_note(c, prev, "the first definition is here");
+      }
+    if (shadowed) continue;
+    Sym *y = ar_alloc(&c->arena, sizeof *y);
+    y->name = f->name;
+    y->kind = SYM_FUNC;
+    y->fn = f;
+    y->next = s.globals;
+    s.globals = y;
+  }
+  for (int i = 0; i < p->consts.len; i++) {
+    ConstDecl *d = p->consts.data[i];
+    for (Sym *y = s.globals; y; y = y->next)
+      if (!strcmp(y->name, d->name)) {
+        dg_error(c, d->loc, "'%s' is defined twice", d->name);
+        dg_note(c, y->kind == SYM_FUNC ? y->fn->loc : y->decl->loc, "the first definition is here");
+      }
+    Sym *y = ar_alloc(&c->arena, sizeof *y);
+    y->name = d->name;
+    y->kind = SYM_CONST_DECL;
+    y->decl = d;
+    y->next = s.globals;
+    s.globals = y;
+  }
+  /* -D names must belong to some kernel's constant parameter. */
+  for (int d = 0; d < c->opts.ndefines; d++) {
+    bool found = false;
+    for (int i = 0; i < p->funcs.len && !found; i++) {
+      Func *f = p->funcs.data[i];
+      if (!f->is_kernel) continue;
+      for (int j = 0; j < f->nparams; j++)
+        if (f->params[j].is_const && !strcmp(f->params[j].name, c->opts.defines[d].name)) found = true;
+    }
+    if (!found) dg_plain(c, "-D %s: no kernel has a constant parameter named '%s'", c->opts.defines[d].name,
+                         c->opts.defines[d].name);
+  }
+  int nk = 0;
+  for (int i = 0; i < p->funcs.len && !dg_too_many(c); i++) {
+    Func *f = p->funcs.data[i];
+    if (!f->is_kernel) continue;
+    nk++;
+    build_kernel(&s, f, NULL);
+  }
+  if (nk == 0 && c->nerrors == 0) dg_plain(c, "no kernel in the program (declare one with 'kernel name(...) { ... }')");
+  return c->nerrors == 0;
+}

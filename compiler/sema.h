@@ -1,0 +1,95 @@
+/* sema.h - private to sema.c and builtins.c: compile-time values, the
+ * environment, and the helpers builtins use to type-check and emit TIR. */
+#ifndef TILEC_SEMA_H
+#define TILEC_SEMA_H
+#include "tilec_int.h"
+
+typedef enum VKind {
+  V_ERR,    /* an error was already reported: propagate silently */
+  V_VOID,
+  V_RT,     /* a run-time value (TIR) */
+  V_INT,    /* compile-time integer; dt == DT_VOID for an untyped literal */
+  V_FLOAT,  /* compile-time float; dt == DT_VOID for an untyped literal */
+  V_BOOL,
+  V_DTYPE,  /* a type used as a value: f32, *bf16 */
+  V_LIST,   /* compile-time list [a, b] */
+  V_TUPLE,
+  V_STR,
+  V_NONE,
+  V_LAYOUT,
+  V_RANGE,  /* range(...) / static_range(...): only valid in `for` */
+} VKind;
+
+typedef struct SVal SVal;
+struct SVal {
+  VKind k;
+  TValue *v;
+  int64_t i;
+  double f;
+  DType dt;
+  Elem elem;   /* V_DTYPE */
+  SVal *items; /* V_LIST, V_TUPLE, V_RANGE (start, end, step) */
+  int n;
+  const char *s;
+  const Layout *layout;
+  bool is_static; /* V_RANGE: static_range */
+};
+
+typedef struct Sym Sym;
+struct Sym {
+  const char *name;
+  enum { SYM_VAR, SYM_CONST_DECL, SYM_FUNC } kind;
+  SVal val;
+  ConstDecl *decl; /* lazily evaluated top-level constant */
+  int state;       /* 0 = unevaluated, 1 = evaluating, 2 = done */
+  Func *fn;
+  Sym *next;
+};
+
+typedef struct S {
+  Ctx *c;
+  Program *prog;
+  TFunc *kf;     /* the kernel being built */
+  TBlock *blk;   /* where new ops go */
+  Sym *scope;    /* innermost binding first */
+  Sym *globals;  /* functions and top-level constants */
+  int inline_depth;
+  int warps;
+  Loc loc;       /* location of the current node */
+} S;
+
+/* Values */
+SVal sv_err(void);
+SVal sv_int(int64_t i, DType dt);
+SVal sv_float(double f, DType dt);
+SVal sv_bool(bool b);
+SVal sv_rt(TValue *v);
+bool sv_is_const(SVal v);
+const char *sv_desc(S *s, SVal v);    /* "f32[128]", "constant 3", ... */
+Type *sv_type(S *s, SVal v);          /* type of a value (constants: their default dtype) */
+
+/* Emission */
+TValue *sm_emit1(S *s, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt);
+TValue *sm_rt(S *s, SVal v, Loc loc);                 /* materialize a scalar constant */
+TValue *sm_rt_as(S *s, SVal v, Elem e, Loc loc);      /* materialize with a given dtype (checks range) */
+TValue *sm_cast(S *s, TValue *v, Elem to, Loc loc);
+TValue *sm_splat(S *s, TValue *v, int rank, const int *shape, Loc loc);
+TValue *sm_broadcast_to(S *s, TValue *v, int rank, const int *shape, Loc loc); /* error -> NULL */
+SVal sm_binary(S *s, int op, SVal a, SVal b, Loc loc);
+SVal sm_unary_math(S *s, Opcode opc, SVal a, Loc loc, const char *name);
+bool sm_const_int(S *s, SVal v, Loc loc, const char *what, int64_t *out);
+bool sm_shape_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shape);
+/* Bring a and b to one type (promote dtype, broadcast shape). */
+bool sm_unify(S *s, SVal *a, SVal *b, Loc loc, const char *opname);
+
+/* Builtins */
+typedef struct BArgs {
+  SVal v[8];
+  bool given[8];
+  Loc loc[8];
+} BArgs;
+/* Returns true if `name` is a builtin (result in *out, errors reported). */
+bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out);
+SVal sm_expr(S *s, Node *n);
+
+#endif

@@ -1,0 +1,480 @@
+/* tilec_int.h - the compiler's one internal header, a section per file.
+ *
+ * Pipeline (compile.c, tc_compile):
+ *   source --lexer.re--> tokens --parse.c--> AST --sema.c--> Tile IR (TIR)
+ *   --layout.c/passes.c--> TIR with layouts --lower*.c--> MLIR (C API)
+ *   --backend.c--> MLIR passes -> LLVM IR -> O3 -> PTX -> cubin
+ *
+ * Name prefixes say which file a function lives in: ar_ (arena.c),
+ * dg_ (diag.c), lx_ (lexer.re), ps_ (parse.c), ast_ (ast.c), ty_ (type.c),
+ * sm_ (sema*.c), ir_ (tir.c), ly_ (layout.c), ps_/pass_ (passes.c),
+ * ax_ (axisinfo.c), lw_ (lower*.c), be_ (backend.c), md_ (meta.c).
+ */
+#ifndef TILEC_INT_H
+#define TILEC_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "tile/tilec.h"
+
+#define TC_MAX_RANK 4
+#define TC_MAX_DEPTH 200      /* parser nesting limit (expressions, blocks) */
+#define TC_MAX_INLINE 64      /* inlining depth limit (catches recursion) */
+#define TC_MAX_ELEMS (1 << 20) /* largest register tile, in elements */
+
+typedef struct Ctx Ctx;
+
+/* ---- arena.c: per-compilation memory, growable vectors and strings ---- */
+typedef struct ArenaBlock ArenaBlock;
+typedef struct Arena {
+  ArenaBlock *head;
+  size_t total;
+  bool failed; /* an allocation failed: results are unusable */
+} Arena;
+
+void ar_init(Arena *a);
+void ar_free(Arena *a);
+void *ar_alloc(Arena *a, size_t n);  /* zeroed; never NULL (falls back to a static pad and sets failed) */
+char *ar_strndup(Arena *a, const char *s, size_t n);
+char *ar_strdup(Arena *a, const char *s);
+char *ar_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+typedef struct Vec {
+  void **data;
+  int len, cap;
+} Vec;
+void vec_push(Arena *a, Vec *v, void *x);
+
+/* Growable byte buffer (malloc backed: outputs leave the arena). */
+typedef struct Buf {
+  char *data;
+  size_t len, cap;
+  bool failed;
+} Buf;
+void buf_put(Buf *b, const char *s, size_t n);
+void buf_puts(Buf *b, const char *s);
+void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_vprintf(Buf *b, const char *fmt, va_list ap);
+void buf_free(Buf *b);
+
+/* ---- diag.c: diagnostics with source lines and carets ---- */
+typedef struct Source {
+  const char *name;
+  const char *text; /* NUL terminated copy */
+  size_t len;
+  int id;
+  bool builtin;     /* from the embedded library (dsl/std): user names win */
+} Source;
+
+typedef struct Loc {
+  const Source *src;
+  int line, col; /* 1-based; 0 = unknown */
+} Loc;
+
+void dg_error(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void dg_verror(Ctx *c, Loc loc, const char *fmt, va_list ap);
+void dg_note(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void dg_warning(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* An error without a source location ("tilec: error: ..."). */
+void dg_plain(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Internal compiler error: reported as a diagnostic, compilation stops. */
+void dg_ice(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+bool dg_too_many(Ctx *c);
+
+/* ---- the compilation context ---- */
+struct Ctx {
+  Arena arena;
+  tilec_options opts;
+  int sm;               /* 90 or 100 */
+  const char *arch;     /* "sm_90a" */
+  Buf diags;
+  int nerrors, nwarnings;
+  bool ice;             /* an internal error happened */
+  Vec sources;          /* Source* */
+  Vec imported;         /* names already imported */
+  struct Program *prog; /* AST of all files */
+  struct TModule *mod;  /* Tile IR */
+  Buf meta;             /* metadata text */
+  int next_value_id;
+};
+
+/* ---- dtypes (type.c) ---- */
+typedef enum DType {
+  DT_VOID,
+  DT_BOOL,
+  DT_I8, DT_U8, DT_I16, DT_U16, DT_I32, DT_U32, DT_I64, DT_U64,
+  DT_F16, DT_BF16, DT_F32, DT_F64,
+  DT_PTR, /* pointer: see Elem.pointee */
+  DT_COUNT
+} DType;
+
+typedef struct Elem {
+  uint8_t dt;      /* DType */
+  uint8_t pointee; /* DType when dt == DT_PTR */
+} Elem;
+
+const char *ty_dtype_name(DType d);
+bool ty_dtype_parse(const char *s, DType *out);
+int ty_dtype_bits(DType d); /* bool: 1; ptr: 64 */
+int ty_dtype_bytes(DType d); /* bool: 1 */
+bool ty_is_float(DType d);
+bool ty_is_int(DType d);     /* includes bool? no: ints only */
+bool ty_is_signed(DType d);
+bool ty_elem_eq(Elem a, Elem b);
+const char *ty_elem_str(Ctx *c, Elem e);
+
+/* ---- layouts (layout.c) ----
+ * Named layouts (blocked, mma, dot operand, slice) are shape-agnostic, like
+ * Triton's encodings; ly_linear() turns one into a linear layout for a shape:
+ * a map over GF(2) from (register, lane, warp) bits to tile coordinates, with
+ * power-of-two dimensions.  Equal linear maps mean equal layouts. */
+typedef enum LayoutKind { LY_BLOCKED, LY_MMA, LY_DOTOP, LY_SLICE } LayoutKind;
+
+typedef struct Layout Layout;
+struct Layout {
+  LayoutKind kind;
+  int rank;
+  /* blocked */
+  int spt[TC_MAX_RANK], tpw[TC_MAX_RANK], wpc[TC_MAX_RANK], order[TC_MAX_RANK];
+  /* mma: version (2 = mma.sync, 3 = wgmma), warps per cta [m, n], instr n */
+  int version, wm, wn, instr_n;
+  /* dot operand: which operand (0 = A, 1 = B), bit width of the element */
+  int opidx, kbits;
+  /* slice */
+  int dim;
+  const Layout *parent;
+};
+
+typedef struct LinLayout {
+  int rank;
+  int shape[TC_MAX_RANK];
+  int nreg, nlane, nwarp; /* number of bits of each input */
+  int reg[20][TC_MAX_RANK];
+  int lane[5][TC_MAX_RANK];
+  int warp[6][TC_MAX_RANK];
+} LinLayout;
+
+const Layout *ly_blocked(Ctx *c, int rank, const int *spt, const int *tpw, const int *wpc, const int *order);
+const Layout *ly_default(Ctx *c, int rank, const int *shape, int warps, int elem_bytes);
+const Layout *ly_blocked_for(Ctx *c, int rank, const int *shape, int warps, int vec, const int *order);
+const Layout *ly_transpose(Ctx *c, const Layout *l); /* blocked only; NULL otherwise */
+const Layout *ly_mma(Ctx *c, int version, int wm, int wn, int instr_n);
+const Layout *ly_dotop(Ctx *c, int opidx, const Layout *parent, int kbits);
+const Layout *ly_slice(Ctx *c, int dim, const Layout *parent);
+/* Linearize for a shape; returns false (with *why) if impossible. */
+bool ly_linear(const Layout *l, int rank, const int *shape, int warps, LinLayout *out, const char **why);
+bool ly_lin_eq(const LinLayout *a, const LinLayout *b);
+bool ly_same(const Layout *a, const Layout *b, int rank, const int *shape, int warps);
+char *ly_str(Ctx *c, const Layout *l);
+/* Register index holding coordinate part `coord` (XOR of register bases), or -1. */
+int ly_solve_reg(const LinLayout *l, const int *coord);
+void ly_reg_coord(const LinLayout *l, int r, int *coord);
+int ly_nregs(const LinLayout *l);
+
+/* ---- types (type.c) ---- */
+typedef enum TypeKind { TY_VOID, TY_SCALAR, TY_TILE, TY_TUPLE } TypeKind;
+
+typedef struct Type Type;
+struct Type {
+  TypeKind kind;
+  Elem elem;
+  int rank;
+  int shape[TC_MAX_RANK];
+  const Layout *layout; /* tiles, once layouts are assigned */
+  Type **items;         /* tuples */
+  int nitems;
+};
+
+Type *ty_scalar(Ctx *c, Elem e);
+Type *ty_dt(Ctx *c, DType d);
+Type *ty_ptr(Ctx *c, DType pointee);
+Type *ty_tile(Ctx *c, Elem e, int rank, const int *shape);
+Type *ty_with_layout(Ctx *c, const Type *t, const Layout *l);
+Type *ty_with_elem(Ctx *c, const Type *t, Elem e);
+Type *ty_void(Ctx *c);
+Type *ty_tuple(Ctx *c, Type **items, int n);
+bool ty_same_shape(const Type *a, const Type *b);
+bool ty_eq(const Type *a, const Type *b); /* kind, elem, shape; not layout */
+char *ty_str(Ctx *c, const Type *t);
+int64_t ty_numel(const Type *t);
+
+/* ---- lexer.re ---- */
+typedef enum TokKind {
+  TK_EOF,
+  TK_IDENT, TK_INT, TK_FLOAT, TK_STRING,
+  /* keywords */
+  TK_KERNEL, TK_FN, TK_LET, TK_CONST, TK_IF, TK_ELSE, TK_FOR, TK_IN, TK_WHILE,
+  TK_RETURN, TK_IMPORT, TK_TRUE, TK_FALSE, TK_AS, TK_TASKS, TK_TASK, TK_NONE,
+  /* punctuation */
+  TK_LPAREN, TK_RPAREN, TK_LBRACK, TK_RBRACK, TK_LBRACE, TK_RBRACE,
+  TK_COMMA, TK_SEMI, TK_COLON, TK_DOT, TK_ARROW, TK_ASSIGN,
+  TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_PERCENT,
+  TK_AMP, TK_PIPE, TK_CARET, TK_TILDE, TK_BANG, TK_SHL, TK_SHR,
+  TK_EQ, TK_NE, TK_LT, TK_LE, TK_GT, TK_GE, TK_ANDAND, TK_OROR,
+  TK_PLUSEQ, TK_MINUSEQ, TK_STAREQ, TK_SLASHEQ, TK_PERCENTEQ,
+  TK_AMPEQ, TK_PIPEEQ, TK_CARETEQ, TK_SHLEQ, TK_SHREQ,
+  TK_COUNT
+} TokKind;
+
+typedef struct Token {
+  TokKind kind;
+  Loc loc;
+  const char *start;
+  int len;
+  uint64_t ival;
+  double fval;
+  bool overflow; /* integer literal does not fit in 64 bits */
+  char *str;     /* identifier text or decoded string */
+} Token;
+
+/* Tokenize a whole source; reports lexical errors, always ends with TK_EOF. */
+Token *lx_tokenize(Ctx *c, const Source *src, int *ntok);
+const char *lx_kind_name(TokKind k);
+
+/* ---- AST (parse.c, ast.c) ---- */
+typedef enum NodeKind {
+  /* expressions */
+  ND_INT, ND_FLOAT, ND_BOOL, ND_STR, ND_IDENT, ND_NONE, ND_SLICE_ALL,
+  ND_UNARY, ND_BINARY, ND_CALL, ND_METHOD, ND_INDEX, ND_CAST, ND_LIST, ND_TUPLE,
+  /* statements */
+  ND_LET, ND_ASSIGN, ND_EXPR, ND_IF, ND_FOR, ND_WHILE, ND_RETURN, ND_BLOCK,
+  ND_TASKS, ND_TASK,
+} NodeKind;
+
+typedef struct TypeExpr TypeExpr;
+struct TypeExpr {
+  enum { TE_NAME, TE_PTR, TE_TILE, TE_TUPLE, TE_GENERIC } kind;
+  Loc loc;
+  char *name;           /* TE_NAME, TE_GENERIC */
+  TypeExpr *elem;       /* TE_PTR, TE_TILE */
+  struct Node **dims;   /* TE_TILE: dimension expressions */
+  int ndims;
+  TypeExpr **items;     /* TE_TUPLE, TE_GENERIC type args */
+  int nitems;
+  struct Node **args;   /* TE_GENERIC value args */
+  int nargs;
+};
+
+typedef struct Node Node;
+struct Node {
+  NodeKind kind;
+  Loc loc;
+  int op;          /* TokKind of the operator (unary, binary, compound assign) */
+  char *name;      /* identifier, callee, method, keyword-argument name, let name */
+  char *argname;   /* when this node is a keyword argument: its name */
+  uint64_t ival;
+  double fval;
+  bool overflow;
+  char *str;
+  Node *lhs, *rhs; /* binary; index base + args in list; assignment target/value */
+  Node *cond, *then, *els;
+  Node *init;      /* let value, for range call */
+  Node *body;
+  Node **list;     /* call args, list items, block statements, tuple items, let names */
+  int nlist;
+  TypeExpr *type;  /* let annotation, cast target */
+  char **names;    /* let (a, b) = ... destructuring */
+  int nnames;
+};
+
+typedef struct Param {
+  char *name;
+  Loc loc;
+  TypeExpr *type; /* may be NULL for fn params */
+  bool is_const;
+  Node *deflt;
+  Node *align;    /* `align(N)` for pointers, `multiple_of(N)` for ints */
+  bool is_multiple_of;
+} Param;
+
+typedef struct KAttr {
+  char *name; /* warps, cluster, maxnreg */
+  Loc loc;
+  Node **args;
+  int nargs;
+} KAttr;
+
+typedef struct Func {
+  char *name;
+  Loc loc;
+  bool is_kernel;
+  Param *params;
+  int nparams;
+  TypeExpr *ret;
+  KAttr *attrs;
+  int nattrs;
+  Node *body;
+} Func;
+
+typedef struct ConstDecl {
+  char *name;
+  Loc loc;
+  TypeExpr *type;
+  Node *value;
+} ConstDecl;
+
+typedef struct Program {
+  Vec funcs;  /* Func* (kernels and functions, all files) */
+  Vec consts; /* ConstDecl* */
+} Program;
+
+/* Parse one source into prog; imports are resolved by the caller (tc). */
+bool ps_parse(Ctx *c, const Source *src, Program *prog, Vec *imports /* Node* ND_STR */);
+void ast_print(Ctx *c, const Program *p, Buf *out);
+void lx_print_tokens(Ctx *c, const Token *t, int n, Buf *out);
+
+/* ---- Tile IR (tir.c) ---- */
+typedef enum Opcode {
+  OP_CONST,       /* scalar constant: ival/fval, result type */
+  OP_SPLAT,       /* scalar -> tile */
+  OP_ARANGE,      /* ival = start, ival2 = end */
+  OP_PROGRAM_ID,  /* axis */
+  OP_NUM_PROGRAMS,
+  OP_PARAM,       /* never emitted: params are block args of the kernel body */
+  /* elementwise binary (same types) */
+  OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_REM, OP_AND, OP_OR, OP_XOR, OP_SHL, OP_SHR,
+  OP_MIN, OP_MAX, OP_CMP, OP_PTR_ADD,
+  /* elementwise unary */
+  OP_NEG, OP_NOT, OP_EXP, OP_EXP2, OP_LOG, OP_LOG2, OP_SQRT, OP_RSQRT, OP_ABS,
+  OP_FLOOR, OP_CEIL,
+  OP_FMA, OP_SELECT, OP_CAST, OP_BITCAST,
+  /* shape */
+  OP_EXPAND_DIMS, OP_BROADCAST, OP_TRANS, OP_CONVERT,
+  /* memory */
+  OP_LOAD, OP_STORE, OP_ATOMIC_ADD,
+  /* reductions and matrix */
+  OP_REDUCE, OP_DOT,
+  /* control */
+  OP_FOR, OP_IF, OP_WHILE, OP_CONDITION, OP_YIELD, OP_RETURN,
+  OP_COUNT
+} Opcode;
+
+typedef enum CmpPred { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } CmpPred;
+typedef enum RedKind { RED_SUM, RED_MAX, RED_MIN } RedKind;
+
+typedef struct TOp TOp;
+typedef struct TBlock TBlock;
+
+typedef struct TValue {
+  int id;
+  Type *type;
+  TOp *def;        /* NULL for block arguments */
+  TBlock *block;   /* block of a block argument */
+  int index;       /* result number or argument number */
+  const char *name;/* source name, for dumps */
+  void *aux;       /* scratch for passes and lowering */
+  const struct AxisInfo *ax; /* contiguity / divisibility / constancy (axisinfo.c) */
+  void *lw;        /* lowering: the per-thread registers (lower.c) */
+  int uses;        /* use count (passes.c keeps it fresh) */
+} TValue;
+
+struct TBlock {
+  TValue **args;
+  int nargs;
+  TOp *first, *last;
+  TOp *parent;
+};
+
+struct TOp {
+  Opcode opc;
+  Loc loc;
+  TValue **opnds;
+  int nopnds;
+  TValue **res;
+  int nres;
+  TBlock **regions;
+  int nregions;
+  /* attributes */
+  int64_t ival, ival2;
+  double fval;
+  int axis;       /* program_id axis, reduce axis, expand_dims axis */
+  int pred;       /* CmpPred, RedKind */
+  Elem to;        /* cast target */
+  int flags;      /* load/store: OPF_* */
+  int shape[TC_MAX_RANK]; /* broadcast target shape */
+  TOp *prev, *next;
+  TBlock *block;
+  void *aux;
+};
+
+enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16 };
+
+typedef struct TParam {
+  const char *name;
+  Elem elem;          /* scalar dtype or pointer */
+  int align;          /* pointers: assumed byte alignment; ints: multiple_of */
+  TValue *value;      /* the block argument */
+} TParam;
+
+typedef struct TConstInfo {
+  const char *name;
+  DType dt;
+  char *text;
+} TConstInfo;
+
+typedef struct TFunc {
+  const char *name;
+  Loc loc;
+  TParam *params;
+  int nparams;
+  TConstInfo *consts;
+  int nconsts;
+  int warps;
+  int cluster[3];
+  int maxnreg;
+  TBlock *body;
+  int smem_bytes;     /* filled by passes: scratch shared memory */
+} TFunc;
+
+typedef struct TModule {
+  Vec kernels; /* TFunc* */
+} TModule;
+
+TBlock *ir_block(Ctx *c, int nargs, Type **argtypes);
+TOp *ir_op(Ctx *c, Opcode opc, Loc loc, int nopnds, TValue **opnds, int nres, Type **restypes);
+void ir_append(TBlock *b, TOp *op);
+void ir_insert_before(TOp *before, TOp *op);
+void ir_insert_after(TOp *after, TOp *op);
+void ir_remove(TOp *op);
+void ir_add_region(Ctx *c, TOp *op, TBlock *b);
+void ir_replace_uses(TBlock *scope, TValue *from, TValue *to);
+void ir_print_module(Ctx *c, TModule *m, Buf *out);
+const char *ir_opname(Opcode o);
+bool ir_is_elementwise(Opcode o);
+typedef void (*ir_walk_fn)(TOp *op, void *ud);
+void ir_walk(TBlock *b, ir_walk_fn fn, void *ud); /* pre-order, safe against removal of the visited op */
+
+/* ---- sema.c: AST -> TIR (type checks, constants, inlining) ---- */
+bool sm_build(Ctx *c, Program *p, TModule *m);
+
+/* ---- passes.c: layouts, conversions, cleanup, shared memory ---- */
+bool pass_run(Ctx *c, TModule *m);
+
+/* ---- axisinfo.c ---- */
+/* Per dimension d of a value (Triton's axis analysis): the tile splits along
+ * d into aligned runs of contig[d] elements that step by exactly 1 (pointers:
+ * one element), each run starting at a value divisible by div[d] (bytes for
+ * pointers); and into runs of constancy[d] equal elements.  Scalars use [0]. */
+typedef struct AxisInfo {
+  int64_t contig[TC_MAX_RANK];
+  int64_t div[TC_MAX_RANK];
+  int64_t constancy[TC_MAX_RANK];
+} AxisInfo;
+void ax_analyze(Ctx *c, TFunc *f);
+const AxisInfo *ax_get(Ctx *c, TValue *v);
+
+/* ---- lower.c: TIR -> MLIR, backend.c: MLIR -> PTX -> cubin ---- */
+typedef struct BackendOut {
+  Buf mlir, llvm, ptx, cubin;
+} BackendOut;
+bool lw_lower_and_compile(Ctx *c, TModule *m, tilec_emit emit, BackendOut *out);
+
+/* ---- meta.c ---- */
+void md_write(Ctx *c, TModule *m, Buf *out);
+
+/* ---- stdlib (generated from the .tile files in dsl/std) ---- */
+const char *tc_stdlib_lookup(const char *name, size_t *len);
+
+#endif

@@ -1,0 +1,176 @@
+/* runtime.h - the Tile runtime: load cubins made by tilec, launch kernels,
+ * move memory; JIT-compile Tile source with an on-disk cache (tile_jit_*,
+ * in libtilejit, which links the compiler).
+ *
+ * libcuda is opened with dlopen on first use, so programs link and start on
+ * machines without a GPU; every call then returns TILE_ERR_NO_DRIVER or
+ * TILE_ERR_NO_DEVICE with a message.  Every CUDA error becomes a status code
+ * plus a message: tile_last_error() gives the message of the last failing
+ * call made by this thread.
+ */
+#ifndef TILE_RUNTIME_H
+#define TILE_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tile_status {
+  TILE_OK = 0,
+  TILE_ERR_NO_DRIVER,   /* libcuda.so.1 could not be opened */
+  TILE_ERR_NO_DEVICE,   /* driver present, no usable GPU */
+  TILE_ERR_CUDA,        /* a CUDA driver call failed (message names it) */
+  TILE_ERR_INVALID,     /* bad argument from the caller */
+  TILE_ERR_NOT_FOUND,   /* kernel or file not found */
+  TILE_ERR_BAD_MODULE,  /* cubin without Tile metadata, or corrupt */
+  TILE_ERR_COMPILE,     /* JIT: the source did not compile (message holds the diagnostics) */
+  TILE_ERR_IO,
+  TILE_ERR_NOMEM,
+} tile_status;
+
+const char *tile_status_name(tile_status s);
+/* Detailed message of the last failing call in this thread ("" if none). */
+const char *tile_last_error(void);
+
+typedef uint64_t tile_devptr;         /* a device address (CUdeviceptr) */
+typedef struct tile_stream_s *tile_stream; /* a CUstream; NULL = default stream */
+
+typedef struct tile_device_info {
+  char name[256];
+  int cc_major, cc_minor;
+  int sm_count;
+  size_t total_mem;
+  int max_smem_per_block_optin; /* bytes */
+  int l2_bytes;
+} tile_device_info;
+
+/* Initialise the driver and make device `ordinal`'s primary context current
+ * for the calling thread.  Safe to call many times and from many threads.
+ * Every other call works on the device this thread last passed to tile_init,
+ * else on the first device any thread initialised (making its context
+ * current as needed); before any tile_init they return TILE_ERR_INVALID
+ * ("call tile_init first") -- there is no automatic initialisation. */
+tile_status tile_init(int ordinal);
+tile_status tile_device_info_get(tile_device_info *info);
+/* "sm_90a" for a 9.0 device, "sm_100a" for 10.0, ... */
+tile_status tile_device_arch(char *buf, size_t cap);
+
+/* Memory. */
+tile_status tile_malloc(tile_devptr *p, size_t bytes);
+tile_status tile_free(tile_devptr p);
+tile_status tile_memcpy_htod(tile_devptr dst, const void *src, size_t bytes);
+tile_status tile_memcpy_dtoh(void *dst, tile_devptr src, size_t bytes);
+tile_status tile_memcpy_dtod(tile_devptr dst, tile_devptr src, size_t bytes);
+tile_status tile_memset_d8(tile_devptr dst, uint8_t value, size_t bytes);
+tile_status tile_memset_d32(tile_devptr dst, uint32_t value, size_t count);
+tile_status tile_synchronize(void);
+
+/* Streams and events (timing). */
+tile_status tile_stream_create(tile_stream *s);
+tile_status tile_stream_destroy(tile_stream s);
+tile_status tile_stream_synchronize(tile_stream s);
+typedef struct tile_event_s *tile_event;
+tile_status tile_event_create(tile_event *e);
+tile_status tile_event_destroy(tile_event e);
+tile_status tile_event_record(tile_event e, tile_stream s);
+tile_status tile_event_elapsed_ms(float *ms, tile_event start, tile_event end);
+
+/* Kernel metadata (what tilec embeds in every cubin, docs/metadata.md). */
+typedef enum tile_param_kind {
+  TILE_PARAM_PTR,    /* device pointer: pass a tile_devptr */
+  TILE_PARAM_SCALAR, /* by value: pass the C scalar of its dtype */
+  TILE_PARAM_TMA,    /* a TMA descriptor: pass a tile_tma_desc (issue 2) */
+} tile_param_kind;
+
+typedef struct tile_param_info {
+  char name[64];
+  tile_param_kind kind;
+  char dtype[8];   /* "f32", "bf16", "i32", ... (element type for pointers) */
+  int size;        /* bytes the argument occupies (8 for pointers) */
+  int align;       /* pointers: the alignment in bytes the kernel assumes */
+} tile_param_info;
+
+typedef struct tile_kernel_info {
+  char name[128];
+  int threads;          /* threads per block */
+  int smem_bytes;       /* dynamic shared memory per block */
+  int cluster[3];       /* cluster shape, 1 1 1 when none */
+  int nparams;
+  const tile_param_info *params;
+} tile_kernel_info;
+
+typedef struct tile_module tile_module;
+typedef struct tile_kernel tile_kernel;
+
+/* Load a cubin written by tilec (metadata read from the cubin itself).  The
+ * ELF structure and the metadata are validated before the driver is used, so
+ * a corrupt cubin gives TILE_ERR_BAD_MODULE even on a machine without a GPU.
+ * Kernel infos stay valid until tile_module_unload. */
+tile_status tile_module_load_file(const char *path, tile_module **out);
+tile_status tile_module_load_data(const void *cubin, size_t size, tile_module **out);
+tile_status tile_module_unload(tile_module *m);
+int tile_module_num_kernels(const tile_module *m);
+const tile_kernel_info *tile_module_kernel_info(const tile_module *m, int i);
+tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out);
+const tile_kernel_info *tile_kernel_get_info(const tile_kernel *k);
+
+/* Launch on grid (gx, gy, gz) with threads/smem/cluster from the metadata.
+ * args[i] points at the value of parameter i (as cuLaunchKernel).  Checks the
+ * argument count, and that pointer arguments are aligned as the kernel
+ * assumes; returns TILE_ERR_INVALID with a message naming the parameter. */
+tile_status tile_launch(tile_kernel *k, unsigned gx, unsigned gy, unsigned gz,
+                        void **args, int nargs, tile_stream stream);
+
+/* Parse metadata text (exposed for tools and tests). Returns NULL on error
+ * and writes a message into err. Free with tile_meta_free. */
+typedef struct tile_meta tile_meta;
+tile_meta *tile_meta_parse(const char *text, size_t len, char *err, size_t errcap);
+int tile_meta_num_kernels(const tile_meta *m);
+const tile_kernel_info *tile_meta_kernel(const tile_meta *m, int i);
+void tile_meta_free(tile_meta *m);
+/* Find the metadata text embedded in a cubin (ELF symbol __tile_meta).
+ * Returns a pointer into `cubin` and its length, or NULL. */
+const char *tile_cubin_find_meta(const void *cubin, size_t size, size_t *len);
+
+/* ---- JIT (libtilejit) ---- */
+typedef struct tile_jit_define {
+  const char *name;
+  const char *value;
+} tile_jit_define;
+
+typedef struct tile_jit_options {
+  const char *arch;               /* NULL: the current device's */
+  const tile_jit_define *defines; /* constant parameters, as tilec -D */
+  int ndefines;
+  const char *cache_dir;          /* NULL: $TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile */
+  int no_cache;                   /* 1: always compile, never read or write the cache */
+  int opt_level;                  /* 0 means default (3) */
+} tile_jit_options;
+
+typedef struct tile_jit_stats {
+  int cache_hit;        /* 1 when the cubin came from the cache */
+  int cache_rebuilt;    /* 1 when a corrupt entry was found and replaced */
+  double compile_seconds;
+  char key[65];         /* the cache key, hex SHA-256 */
+} tile_jit_stats;
+
+/* Compile Tile source in process (or fetch it from the cache) to a cubin. On
+ * TILE_ERR_COMPILE, tile_last_error() holds the diagnostics.  *cubin is
+ * malloc'ed; free() it. */
+tile_status tile_jit_compile_cubin(const char *filename, const char *source, size_t len,
+                                   const tile_jit_options *opts, void **cubin, size_t *size,
+                                   tile_jit_stats *stats);
+/* Compile (or fetch) and load. */
+tile_status tile_jit_load(const char *filename, const char *source, size_t len,
+                          const tile_jit_options *opts, tile_module **out,
+                          tile_jit_stats *stats);
+/* The cache folder these options use (no I/O). */
+tile_status tile_jit_cache_dir(const tile_jit_options *opts, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,49 @@
+/* testutil.h - shared helpers for the cmocka unit tests. */
+#ifndef TILE_TESTUTIL_H
+#define TILE_TESTUTIL_H
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#ifndef TILE_SRC_DIR
+#define TILE_SRC_DIR "."
+#endif
+#ifndef TILE_BUILD_DIR
+#define TILE_BUILD_DIR "build"
+#endif
+
+/* Read a whole file; NULL if it cannot be read. Caller frees. */
+static inline char *tu_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  if (!buf) { fclose(f); return NULL; }
+  size_t got = fread(buf, 1, (size_t)n, f);
+  fclose(f);
+  buf[got] = 0;
+  if (len) *len = got;
+  return buf;
+}
+
+/* A fresh temporary directory (mkdtemp), path written into buf. */
+static inline int tu_tmpdir(char *buf, size_t cap) {
+  const char *base = getenv("TMPDIR");
+  snprintf(buf, cap, "%s/tiletest.XXXXXX", base && *base ? base : "/tmp");
+  return mkdtemp(buf) ? 0 : -1;
+}
+
+/* Remove a directory tree (for tmpdirs made by tests). */
+static inline void tu_rmtree(const char *path) {
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+  if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", path);
+}
+#endif
