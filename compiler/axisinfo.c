@@ -118,7 +118,16 @@ static void visit(TOp *op, void *ud) {
     break;
   }
   case OP_EXPAND_DIMS: {
+    /* Along the new size-1 axis every element starts its own run, so its
+     * divisibility is that of every element: 1 if the input steps by one
+     * along any dimension. */
     a = new_info(c, r, 1, 1, 1);
+    int64_t every = AX_BIG;
+    int xr = rank_of(op->opnds[0]);
+    for (int e = 0; e < (xr ? xr : 1); e++) {
+      int64_t de = x->contig[e] > 1 ? 1 : x->div[e];
+      every = gcd(every, de);
+    }
     for (int d = 0, e = 0; d < rk; d++) {
       if (d == op->axis) continue;
       a->contig[d] = x->contig[e];
@@ -126,11 +135,7 @@ static void visit(TOp *op, void *ud) {
       a->constancy[d] = x->constancy[e];
       e++;
     }
-    if (rank_of(op->opnds[0]) == 0) {
-      a->div[op->axis] = x->div[0];
-    } else {
-      a->div[op->axis] = x->div[0];
-    }
+    a->div[op->axis] = every;
     break;
   }
   case OP_BROADCAST: {

@@ -1,0 +1,66 @@
+#!/bin/bash
+# tests/gpu/run.sh - every GPU test, in one go, on the machine with the GPU.
+#
+# Built beforehand on the development machine (make), carried as build/:
+#   build/examples/*_host + *.sm_90a.cubin, build/tests/test_runtime
+# Runs each example against its float64 reference on random sizes (fresh
+# seed each run, sizes that are not multiples of the block sizes, NaN-poisoned
+# outputs), then compute-sanitizer memcheck/racecheck/synccheck on small
+# sizes. Logs go to $OUT (or build/gpu-logs); a summary table prints last.
+set -u
+B=${B:-build}
+OUT=${OUT:-$B/gpu-logs}
+mkdir -p "$OUT"
+SEED=${SEED:-$(date +%s)}
+TRIALS=${TRIALS:-12}
+summary=$OUT/summary.txt
+: > "$summary"
+fail=0
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+echo "GPU: $(cat "$OUT/gpu.txt")  seed=$SEED" | tee -a "$summary"
+
+row() { printf '%-34s %-6s %s\n' "$1" "$2" "$3" | tee -a "$summary"; }
+
+for e in vector_add softmax layernorm matmul; do
+  log=$OUT/$e.log
+  if "$B/examples/${e}_host" --cubin "$B/examples/$e.sm_90a.cubin" --trials "$TRIALS" --seed "$SEED" > "$log" 2>&1; then
+    row "$e (cubin, $TRIALS random sizes)" PASS "$(awk '{print $3}' "$log" | sort -t= -k2 -g | tail -1 | sed 's/^/max /')"
+  else
+    row "$e (cubin, $TRIALS random sizes)" FAIL "see $log"; fail=1
+  fi
+  if [ -x "$B/examples/${e}_host_jit_static" ]; then
+    jlog=$OUT/$e.jit.log
+    if TILE_CACHE_DIR=$OUT/jit-cache "$B/examples/${e}_host_jit_static" --jit "examples/$e/$e.tile" --trials 3 --seed "$SEED" > "$jlog" 2>&1; then
+      row "$e (JIT from source)" PASS "$(head -1 "$jlog")"
+    else
+      row "$e (JIT from source)" FAIL "see $jlog"; fail=1
+    fi
+  fi
+done
+
+if [ -x "$B/tests/test_runtime" ]; then
+  if "$B/tests/test_runtime" > "$OUT/test_runtime.log" 2>&1; then row "runtime unit tests (GPU parts)" PASS ""
+  else row "runtime unit tests (GPU parts)" FAIL "see $OUT/test_runtime.log"; fail=1; fi
+fi
+
+# compute-sanitizer at small sizes
+if command -v compute-sanitizer > /dev/null; then
+  small_vector_add="--size 3000"; small_softmax="--size 37 --size 300"; small_layernorm="--size 17 --size 1500"
+  small_matmul="--size 100 --size 70 --size 50"
+  for e in vector_add softmax layernorm matmul; do
+    v=small_$e
+    for tool in memcheck racecheck synccheck; do
+      log=$OUT/$e.$tool.log
+      compute-sanitizer --tool $tool --error-exitcode 9 "$B/examples/${e}_host" --cubin "$B/examples/$e.sm_90a.cubin" ${!v} > "$log" 2>&1
+      rc=$?
+      if [ $rc -eq 0 ] && grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$log"; then row "$e $tool" PASS ""
+      else row "$e $tool" FAIL "rc=$rc, see $log"; fail=1; fi
+    done
+  done
+else
+  row "compute-sanitizer" SKIP "not installed"
+fi
+echo "---" | tee -a "$summary"
+[ $fail -eq 0 ] && echo "GPU TESTS PASSED" | tee -a "$summary" || echo "GPU TESTS FAILED" | tee -a "$summary"
+tar -C "$OUT" -czf "$OUT/logs.tgz" --exclude=logs.tgz --exclude=summary.txt . 2>/dev/null
+exit $fail

@@ -1,0 +1,19 @@
+#!/bin/sh
+# tests/run.sh - run every test that needs no GPU: unit tests (cmocka),
+# golden tests, PTX property checks of the examples, and (when a GPU is
+# present) nothing more: GPU tests are tests/gpu/run.sh.
+set -u
+B=${B:-build}
+fail=0
+for t in "$B"/tests/test_*; do
+  [ -x "$t" ] || continue
+  echo "== $(basename "$t")"
+  if ! "$t"; then echo "FAILED: $t"; fail=1; fi
+done
+for s in tests/golden/run.sh tests/ptx/run.sh; do
+  [ -f "$s" ] || continue
+  echo "== $s"
+  if ! B=$B sh "$s"; then echo "FAILED: $s"; fail=1; fi
+done
+if [ $fail -ne 0 ]; then echo "SOME TESTS FAILED"; exit 1; fi
+echo "ALL TESTS PASSED"
