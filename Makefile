@@ -24,8 +24,8 @@ endif
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wshadow=local
 CFLAGS   += -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -fPIC $(SAN) -Iinclude -Icompiler -I$(B)/gen
 MLIR_INC := -isystem $(LLVM_DIR)/include
-MLIR_LIBS := -L$(LLVM_DIR)/lib -lMLIRCAPIRegisterEverything -lMLIRCAPIConversion -lMLIRCAPITarget \
-             -lMLIRCAPILLVM -lMLIRCAPINVVM -lMLIRCAPIIR -lMLIR -lLLVM-22 -lstdc++ \
+MLIR_LIBS := -L$(LLVM_DIR)/lib -lMLIRCAPIRegisterEverything -lMLIRCAPIConversion -lMLIRCAPITransforms -lMLIRCAPITarget \
+             -lMLIRCAPILLVM -lMLIRCAPINVVM -lMLIRCAPIArith -lMLIRCAPISCF -lMLIRCAPIControlFlow -lMLIRCAPIIR -lMLIR -lLLVM-22 -lstdc++ \
              -Wl,-rpath,$(LLVM_DIR)/lib
 LDLIBS   := -ldl -lpthread -lm
 

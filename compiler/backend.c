@@ -13,9 +13,16 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <mlir-c/Conversion.h>
 #include <mlir-c/Diagnostics.h>
+#include <mlir-c/Dialect/Arith.h>
+#include <mlir-c/Dialect/ControlFlow.h>
+#include <mlir-c/Dialect/NVVM.h>
+#include <mlir-c/Dialect/SCF.h>
 #include <mlir-c/Pass.h>
 #include <mlir-c/RegisterEverything.h>
+#include <mlir-c/Transforms.h>
+#include <mlir/Dialect/LLVMIR/Transforms/Passes.capi.h.inc>
 #include <mlir-c/Target/LLVMIR.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -31,7 +38,8 @@ bool lw_build_module(Ctx *c, TModule *m, MlirContext mc, MlirModule *out);
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void init_globals(void) {
-  mlirRegisterAllPasses();
+  /* the one pass we name in a pipeline string (for its option) */
+  mlirRegisterLLVMDIScopeForLLVMFuncOpPass();
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetMC();
@@ -246,20 +254,30 @@ static bool assemble_nvjitlink(Ctx *c, const Buf *ptx, Buf *cubin) {
 
 /* ---- the pipeline behind lowering ---- */
 
+/* The MLIR passes, created directly (no global pass registry):
+ * structured control flow and arith/nvvm ops down to the llvm dialect, then
+ * cleanup, then a debug-info scope per function so that the op locations
+ * become PTX .loc directives. */
 static bool run_pipeline(Ctx *c, MlirContext mc, MlirModule mod, DiagCapture *dc) {
   MlirPassManager pm = mlirPassManagerCreate(mc);
   MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
-  const char *pipe =
-      c->opts.line_info
-          ? "builtin.module(convert-scf-to-cf,convert-arith-to-llvm,convert-cf-to-llvm,convert-nvvm-to-llvm,"
-            "reconcile-unrealized-casts,canonicalize,cse,"
-            "ensure-debug-info-scope-on-llvm-func{emission-kind=DebugDirectivesOnly})"
-          : "builtin.module(convert-scf-to-cf,convert-arith-to-llvm,convert-cf-to-llvm,convert-nvvm-to-llvm,"
-            "reconcile-unrealized-casts,canonicalize,cse,strip-debuginfo)";
-  Buf err = {0};
-  bool ok = !mlirLogicalResultIsFailure(mlirParsePassPipeline(opm, mlirStringRefCreateFromCString(pipe), to_buf, &err));
-  if (!ok) dg_ice(c, (Loc){0}, "bad MLIR pass pipeline: %s", err.data ? err.data : "");
-  buf_free(&err);
+  mlirPassManagerAddOwnedPass(pm, mlirCreateConversionSCFToControlFlowPass());
+  mlirPassManagerAddOwnedPass(pm, mlirCreateConversionArithToLLVMConversionPass());
+  mlirPassManagerAddOwnedPass(pm, mlirCreateConversionConvertControlFlowToLLVMPass());
+  mlirPassManagerAddOwnedPass(pm, mlirCreateConversionConvertNVVMToLLVMPass());
+  mlirPassManagerAddOwnedPass(pm, mlirCreateConversionReconcileUnrealizedCastsPass());
+  mlirPassManagerAddOwnedPass(pm, mlirCreateTransformsCanonicalizer());
+  mlirPassManagerAddOwnedPass(pm, mlirCreateTransformsCSE());
+  bool ok = true;
+  if (c->opts.line_info) {
+    Buf err = {0};
+    const char *p = "ensure-debug-info-scope-on-llvm-func{emission-kind=DebugDirectivesOnly}";
+    ok = !mlirLogicalResultIsFailure(mlirOpPassManagerAddPipeline(opm, mlirStringRefCreateFromCString(p), to_buf, &err));
+    if (!ok) dg_ice(c, (Loc){0}, "bad MLIR pass pipeline: %s", err.data ? err.data : "");
+    buf_free(&err);
+  } else {
+    mlirPassManagerAddOwnedPass(pm, mlirCreateTransformsStripDebugInfo());
+  }
   if (ok && mlirLogicalResultIsFailure(mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(mod)))) {
     dg_ice(c, (Loc){0}, "the MLIR pass pipeline failed:\n%s", dc->text.data ? dc->text.data : "");
     ok = false;
@@ -332,7 +350,10 @@ static bool to_llvm(Ctx *c, MlirModule mod, tilec_emit emit, BackendOut *out, Di
 bool lw_lower_and_compile(Ctx *c, TModule *m, tilec_emit emit, BackendOut *out) {
   pthread_once(&init_once, init_globals);
   MlirDialectRegistry reg = mlirDialectRegistryCreate();
-  mlirRegisterAllDialects(reg);
+  MlirDialectHandle dialects[] = {mlirGetDialectHandle__arith__(), mlirGetDialectHandle__scf__(),
+                                  mlirGetDialectHandle__cf__(), mlirGetDialectHandle__llvm__(),
+                                  mlirGetDialectHandle__nvvm__()};
+  for (size_t i = 0; i < sizeof dialects / sizeof dialects[0]; i++) mlirDialectHandleInsertDialect(dialects[i], reg);
   MlirContext mc = mlirContextCreateWithRegistry(reg, false);
   mlirDialectRegistryDestroy(reg);
   mlirContextLoadAllAvailableDialects(mc);

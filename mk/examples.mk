@@ -28,3 +28,35 @@ $(B)/examples/%_host_jit: examples/%/*_host.c examples/common/host.h $(B)/lib/li
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DTILE_WITH_JIT $(filter %.c,$^) -o $@ $(B)/lib/libtilejit.a $(B)/lib/libtilert.a \
 	  $(B)/lib/libtilec.a $(MLIR_LIBS) $(LDLIBS)
+
+# One statically linked program with every host's JIT build, for the GPU
+# machine (which has no LLVM/MLIR): `make jit-static` (needs libzstd-dev).
+STATIC_LLVM = -Wl,--start-group $(wildcard $(LLVM_DIR)/lib/libMLIRCAPI*.a) \
+  $(filter-out $(wildcard $(LLVM_DIR)/lib/libMLIRCAPI*.a),$(wildcard $(LLVM_DIR)/lib/libMLIR*.a)) \
+  $(wildcard $(LLVM_DIR)/lib/libLLVM*.a) -Wl,--end-group -Wl,--gc-sections \
+  -Wl,-Bstatic -lz -lzstd -Wl,-Bdynamic -lstdc++
+EX_MULTI_OBJS := $(foreach e,$(EXAMPLES),$(B)/obj/examples/$(e)_jit.o)
+
+$(B)/obj/examples/%_jit.o: examples/%/*_host.c examples/common/host.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DTILE_WITH_JIT -Dmain=$*_main -c $(filter %.c,$^) -o $@
+
+.PHONY: jit-static
+jit-static: $(B)/examples/examples_jit_static.xz
+$(B)/examples/examples_jit_static: examples/common/jit_multi.c $(EX_MULTI_OBJS) $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a
+	$(CC) $(CFLAGS) $< $(EX_MULTI_OBJS) -o $@ $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a \
+	  $(STATIC_LLVM) $(LDLIBS)
+	strip $@
+$(B)/examples/examples_jit_static.xz: $(B)/examples/examples_jit_static
+	xz -T2 -1 -k -f -c $< > $@
+
+# What the GPU machine needs, and nothing more (the carry limit is 64 MiB):
+# `make gpu-bundle`, then run tests/gpu/run.sh with B=build-gpu, carrying build-gpu.
+GPU_B := build-gpu
+.PHONY: gpu-bundle
+gpu-bundle: examples jit-static
+	rm -rf $(GPU_B) && mkdir -p $(GPU_B)/examples $(GPU_B)/tests $(GPU_B)/bin
+	cp $(B)/examples/*_host $(B)/examples/*.sm_90a.cubin $(B)/examples/examples_jit_static.xz $(GPU_B)/examples/
+	$(CC) $(CFLAGS) -DTILE_SRC_DIR='"."' tests/unit/test_runtime.c -o $(GPU_B)/tests/test_runtime \
+	  $(B)/lib/libtilert.a -Wl,-Bstatic -lcmocka -Wl,-Bdynamic $(LDLIBS)
+	@du -sh $(GPU_B)
