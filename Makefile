@@ -40,7 +40,7 @@ DSL_FILES := $(sort $(wildcard dsl/std/*.tile))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all test demo san fuzz install clean examples deps gpu-prep
+.PHONY: all test demo san fuzz install clean examples deps deps-check test-run san-run
 all: $(B)/bin/tilec $(B)/lib/libtilec.a $(B)/lib/libtilert.a $(B)/lib/libtilejit.a unit-bins examples
 
 # --- generated -------------------------------------------------------------
@@ -88,22 +88,41 @@ $(B)/tests/%: tests/unit/%.c tests/unit/testutil.h $(B)/lib/libtilejit.a $(B)/li
 
 include mk/examples.mk
 
-test: all
-	B=$(B) sh tests/run.sh
+# ptxas found by scripts/install-deps.sh (a PyPI copy when there is no CUDA toolkit)
+ifneq ($(origin TILE_PTXAS),environment)
+-include build/toolchain.env
+endif
+ifdef TILE_PTXAS
+export TILE_PTXAS
+endif
 
-san:
-	$(MAKE) B=build-san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" OPT=-O1 all
-	B=build-san TILE_SAN=1 sh tests/run.sh
-
-fuzz:
-	sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+deps-check:
+	@sh scripts/install-deps.sh --quiet
 
 deps:
 	sh scripts/install-deps.sh
 
+# make test: install what is missing, build, run every test that needs no GPU,
+# then the same tests again on the ASan+UBSan build of the compiler.
+test: deps-check
+	@$(MAKE) --no-print-directory test-run
+	@$(MAKE) --no-print-directory san-run
+test-run: all
+	B=$(B) sh tests/run.sh
+
+san: deps-check
+	@$(MAKE) --no-print-directory san-run
+san-run:
+	$(MAKE) B=build-san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" OPT=-O1 all
+	B=build-san TILE_SAN=1 sh tests/run.sh
+
+fuzz:
+	sh scripts/install-deps.sh --fuzz
+	sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+
 demo: deps
 	$(MAKE) all
-	sh scripts/demo.sh
+	B=$(B) sh scripts/demo.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/tile

@@ -97,6 +97,10 @@ static SVal b_arange(S *s, Node *call, Node *self) {
   if (!sm_const_int(s, a.v[0], a.loc[0], "the start of arange", &lo) ||
       !sm_const_int(s, a.v[1], a.loc[1], "the end of arange", &hi))
     return sv_err();
+  if (lo < INT32_MIN || lo > INT32_MAX || hi < INT32_MIN || hi > INT32_MAX) {
+    dg_error(s->c, call->loc, "arange bounds must fit in i32");
+    return sv_err();
+  }
   int64_t n = hi - lo;
   if (n <= 0 || (n & (n - 1)) || n > TC_MAX_ELEMS) {
     dg_error(s->c, call->loc, "arange(%lld, %lld) has %lld elements; the count must be a power of two (1 to %d)",
@@ -548,8 +552,13 @@ static SVal b_expand_dims(S *s, Node *call, Node *self) {
   int64_t axis;
   if (!v || !sm_const_int(s, a.v[1], a.loc[1], "the axis", &axis)) return sv_err();
   int r = rank_of(v);
+  if (r + 1 > TC_MAX_RANK) {
+    dg_error(s->c, call->loc, "expand_dims of %s would give %d dimensions; the limit is %d", ty_str(s->c, v->type), r + 1,
+             TC_MAX_RANK);
+    return sv_err();
+  }
   if (axis < 0) axis += r + 1;
-  if (axis < 0 || axis > r || r + 1 > TC_MAX_RANK) {
+  if (axis < 0 || axis > r) {
     dg_error(s->c, a.loc[1], "axis %lld is out of range for expand_dims of %s", (long long)axis, ty_str(s->c, v->type));
     return sv_err();
   }

@@ -81,6 +81,18 @@ static char *slurp(const char *path, size_t *len) {
 
 /* Resolve `import "name";`: the importing file's folder, -I folders, then
  * the embedded standard library (dsl/std). */
+/* Was this file (by its canonical path) loaded already? Records it if not. */
+static bool already_loaded(Ctx *c, const char *path) {
+  char *rp = realpath(path, NULL);
+  if (!rp) return false;
+  char *key = ar_strdup(&c->arena, rp);
+  free(rp);
+  for (int i = 0; i < c->imported.len; i++)
+    if (!strcmp(c->imported.data[i], key)) return true;
+  vec_push(&c->arena, &c->imported, key);
+  return false;
+}
+
 static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
   const char *name = imp->str;
   for (int i = 0; i < c->imported.len; i++)
@@ -96,7 +108,9 @@ static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
     int dn = slash ? (int)(slash - from->name + 1) : 0;
     snprintf(path, sizeof path, "%.*s%s", dn, from->name, name);
     size_t len;
-    char *text = name[0] == '/' ? slurp(name, &len) : slurp(path, &len);
+    const char *file = name[0] == '/' ? name : path;
+    if (already_loaded(c, file)) return true; /* e.g. a file importing itself */
+    char *text = slurp(file, &len);
     if (text) {
       vec_push(&c->arena, queue, add_source(c, name[0] == '/' ? name : path, text, len, false));
       free(text);
@@ -104,6 +118,7 @@ static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
     }
     for (int i = 0; i < c->opts.ninclude_dirs; i++) {
       snprintf(path, sizeof path, "%s/%s", c->opts.include_dirs[i], name);
+      if (already_loaded(c, path)) return true;
       if ((text = slurp(path, &len))) {
         vec_push(&c->arena, queue, add_source(c, path, text, len, false));
         free(text);
@@ -131,6 +146,7 @@ static void parse_all(Ctx *c, Source *main, Program *prog) {
     vec_push(&c->arena, &queue, add_source(c, "<tile>/std/prelude.tile", prelude, plen, true));
   }
   vec_push(&c->arena, &queue, main);
+  already_loaded(c, main->name); /* a file that imports itself */
   for (int i = 0; i < queue.len && !dg_too_many(c); i++) {
     Source *s = queue.data[i];
     Vec imports = {0};

@@ -37,10 +37,30 @@ static void emit(Ctx *c, const char *kind, Loc loc, const char *fmt, va_list ap)
   show_line(&c->diags, loc);
 }
 
-bool dg_too_many(Ctx *c) { return c->nerrors >= c->opts.max_errors; }
+/* True once an error beyond the limit was attempted: loops stop then. */
+bool dg_too_many(Ctx *c) { return c->nerrors > c->opts.max_errors; }
+
+/* The same error at the same place (a function inlined twice, a static_range
+ * body unrolled many times) is reported once. */
+static bool seen_before(Ctx *c, Loc loc, const char *fmt, va_list ap) {
+  va_list aq;
+  va_copy(aq, ap);
+  char msg[512];
+  vsnprintf(msg, sizeof msg, fmt, aq);
+  va_end(aq);
+  char *key = ar_printf(&c->arena, "%p:%d:%d:%s", (const void *)loc.src, loc.line, loc.col, msg);
+  for (int i = 0; i < c->seen.len; i++)
+    if (!strcmp(c->seen.data[i], key)) return true;
+  vec_push(&c->arena, &c->seen, key);
+  return false;
+}
 
 void dg_verror(Ctx *c, Loc loc, const char *fmt, va_list ap) {
   if (c->nerrors > c->opts.max_errors) return;
+  if (seen_before(c, loc, fmt, ap)) {
+    if (c->nerrors == 0) c->nerrors = 1; /* never lose an error */
+    return;
+  }
   c->nerrors++;
   if (c->nerrors > c->opts.max_errors) {
     buf_printf(&c->diags, "tilec: error: too many errors (%d), stopping\n", c->opts.max_errors);

@@ -196,6 +196,7 @@ Token *lx_tokenize(Ctx *c, const Source *src, int *ntok) {
       dec { int_lit(L, loc, 10, 0); continue; }
       dec [a-zA-Z_] [a-zA-Z_0-9]* {
         dg_error(c, loc, "invalid number '%.*s'", (int)(L->cur - L->tok) > 40 ? 40 : (int)(L->cur - L->tok), (const char *)L->tok);
+        push(L, TK_INT, L->tok, L->cur, loc)->overflow = true; /* keeps the parser quiet */
         continue;
       }
       id { ident(L, loc); continue; }

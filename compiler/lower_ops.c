@@ -592,9 +592,12 @@ bool lw_reduce(Lw *L, TOp *op) {
 
 /* ---- dot on mma.sync ---- */
 
+/* Two 16-bit operand elements in one register: i32 for bf16, vector<2xf16>
+ * for f16 (what nvvm.mma.sync expects for each). */
 static MlirValue pack2(Lw *L, MlirValue a, MlirValue b, MlirType et) {
   MlirType vt = lw_vec_type(et, 2);
   MlirValue v = lw_vec_build(L, vt, 2, (MlirValue[]){a, b});
+  if (mlirTypeEqual(et, L->f16)) return v;
   return lw_cast(L, "llvm.bitcast", v, L->i32);
 }
 

@@ -16,6 +16,7 @@ typedef struct Parser {
   int depth;
   bool panic;     /* an error was reported; suppress more until resync */
   bool too_deep;  /* nesting limit hit: unwind */
+  bool no_generic; /* parsing the type after `as`: `<` is a comparison */
   Program *prog;
   Vec *imports;
 } Parser;
@@ -53,8 +54,33 @@ static void perr(Parser *P, Token *t, const char *fmt, ...) {
 
 static Token *expect(Parser *P, TokKind k, const char *what) {
   if (at(P, k)) return next(P);
-  perr(P, peek(P), "expected %s %s, found %s", lx_kind_name(k), what, tok_desc(P, peek(P)));
+  Token *t = peek(P);
+  if ((k == TK_SEMI || k == TK_RPAREN || k == TK_RBRACK) && P->pos > 0 && P->toks[P->pos - 1].loc.line < t->loc.line) {
+    /* a missing ';' at the end of a line: point just after the last token */
+    Token *prev = &P->toks[P->pos - 1];
+    Token at_end = *prev;
+    at_end.loc.col += prev->len;
+    perr(P, &at_end, "expected %s %s", lx_kind_name(k), what);
+    return NULL;
+  }
+  perr(P, t, "expected %s %s, found %s", lx_kind_name(k), what, tok_desc(P, t));
   return NULL;
+}
+
+/* Expression trees are limited in depth too (left-deep chains such as
+ * a + b + c + ... are built in loops, not by recursion): the later stages
+ * walk them recursively. */
+static Node *deepen(Parser *P, Node *n, const Node *a, const Node *b) {
+  int d = 0;
+  if (a && a->depth > d) d = a->depth;
+  if (b && b->depth > d) d = b->depth;
+  n->depth = d + 1;
+  if (n->depth > TC_MAX_EXPR_DEPTH) {
+    perr(P, peek(P), "expression is nested too deeply (more than %d levels)", TC_MAX_EXPR_DEPTH);
+    P->too_deep = true;
+    return NULL;
+  }
+  return n;
 }
 
 static Node *new_node(Parser *P, NodeKind k, Loc loc) {
@@ -83,6 +109,7 @@ static Node **vec_nodes(Parser *P, Vec *v) {
 
 static Node *expr(Parser *P);
 static TypeExpr *type(Parser *P);
+static TypeExpr *cast_type(Parser *P);
 static Node *block(Parser *P);
 
 /* list_args = [ expr { "," expr } [","] ] closer */
@@ -186,7 +213,9 @@ static Node *primary(Parser *P) {
       n = new_node(P, ND_TUPLE, t->loc);
       n->list = vec_nodes(P, &items);
       n->nlist = items.len;
-      return n;
+      for (int i = 0; i < n->nlist; i++)
+        if (n->list[i]->depth > n->depth) n->depth = n->list[i]->depth;
+      return deepen(P, n, n, NULL);
     }
     if (!expect(P, TK_RPAREN, "to close the parenthesis")) return NULL;
     return e;
@@ -199,7 +228,9 @@ static Node *primary(Parser *P) {
     n = new_node(P, ND_LIST, t->loc);
     n->list = vec_nodes(P, &items);
     n->nlist = items.len;
-    return n;
+    for (int i = 0; i < n->nlist; i++)
+      if (n->list[i]->depth > n->depth) n->depth = n->list[i]->depth;
+    return deepen(P, n, n, NULL);
   }
   default:
     perr(P, t, "expected an expression, found %s", tok_desc(P, t));
@@ -229,7 +260,12 @@ static Node *postfix(Parser *P) {
       Node *call = new_node(P, ND_CALL, n->loc);
       call->name = n->name;
       if (!call_args(P, call)) return NULL;
-      n = call;
+      int d = 0;
+      for (int i = 0; i < call->nlist; i++)
+        if (call->list[i]->depth > d) d = call->list[i]->depth;
+      call->depth = d;
+      n = deepen(P, call, call, NULL);
+      if (!n) return NULL;
     } else if (t->kind == TK_LBRACK) {
       next(P);
       Node *ix = new_node(P, ND_INDEX, t->loc);
@@ -248,7 +284,8 @@ static Node *postfix(Parser *P) {
       }
       ix->list = vec_nodes(P, &items);
       ix->nlist = items.len;
-      n = ix;
+      n = deepen(P, ix, n, NULL);
+      if (!n) return NULL;
     } else if (t->kind == TK_DOT) {
       next(P);
       Token *id = expect(P, TK_IDENT, "after '.'");
@@ -258,7 +295,12 @@ static Node *postfix(Parser *P) {
       m->name = id->str;
       m->lhs = n;
       if (!call_args(P, m)) return NULL;
-      n = m;
+      int d = n->depth;
+      for (int i = 0; i < m->nlist; i++)
+        if (m->list[i]->depth > d) d = m->list[i]->depth;
+      m->depth = d;
+      n = deepen(P, m, m, NULL);
+      if (!n) return NULL;
     } else {
       break;
     }
@@ -278,7 +320,7 @@ static Node *unary(Parser *P) {
     Node *n = new_node(P, ND_UNARY, t->loc);
     n->op = t->kind;
     n->lhs = e;
-    return n;
+    return deepen(P, n, e, NULL);
   }
   return postfix(P);
 }
@@ -288,12 +330,12 @@ static Node *cast(Parser *P) {
   Node *n = unary(P);
   while (n && at(P, TK_AS)) {
     Token *t = next(P);
-    TypeExpr *ty = type(P);
+    TypeExpr *ty = cast_type(P);
     if (!ty) return NULL;
     Node *c = new_node(P, ND_CAST, t->loc);
     c->lhs = n;
     c->type = ty;
-    n = c;
+    n = deepen(P, c, n, NULL);
   }
   return n;
 }
@@ -338,7 +380,7 @@ static Node *binary(Parser *P, int minp) {
     n->op = t->kind;
     n->lhs = lhs;
     n->rhs = rhs;
-    lhs = n;
+    lhs = deepen(P, n, lhs, rhs);
   }
   leave(P);
   return lhs;
@@ -392,7 +434,7 @@ static TypeExpr *base_type(Parser *P) {
   next(P);
   ty->kind = TE_NAME;
   ty->name = t->str;
-  if (accept(P, TK_LT)) {
+  if (!P->no_generic && accept(P, TK_LT)) {
     ty->kind = TE_GENERIC;
     Vec types = {0}, args = {0};
     while (!at(P, TK_GT) && !at(P, TK_EOF)) {
@@ -424,6 +466,15 @@ static TypeExpr *base_type(Parser *P) {
   }
   leave(P);
   return ty;
+}
+
+/* cast_type = "*" cast_type | IDENT   (after `as`, `x as i32 < n` compares) */
+static TypeExpr *cast_type(Parser *P) {
+  bool saved = P->no_generic;
+  P->no_generic = true;
+  TypeExpr *t = base_type(P);
+  P->no_generic = saved;
+  return t;
 }
 
 static TypeExpr *type(Parser *P) {
@@ -780,15 +831,17 @@ static ConstDecl *const_decl(Parser *P) {
   return d;
 }
 
+/* Skip the rest of a broken item: up to the next item keyword at the top
+ * level, or just past the '}' that closes the item's body. */
 static void sync_item(Parser *P) {
   int depth = 0;
   while (!at(P, TK_EOF)) {
     TokKind k = peek(P)->kind;
     if (depth == 0 && (k == TK_KERNEL || k == TK_FN || k == TK_CONST || k == TK_IMPORT)) break;
     if (k == TK_LBRACE) depth++;
-    if (k == TK_RBRACE && --depth <= 0) {
-      depth = 0;
+    if (k == TK_RBRACE) {
       next(P);
+      if (--depth <= 0) break;
       continue;
     }
     next(P);

@@ -242,7 +242,13 @@ bool sm_unify(S *s, SVal *a, SVal *b, Loc loc, const char *opname) {
     }
   }
   Elem e;
-  if (a->k == V_RT && b->k == V_RT) {
+  if (a->k != V_RT && b->k != V_RT) {
+    /* two constants (e.g. where(mask, 1.0, 0.0)): their common dtype */
+    DType da = const_dtype(*a), db = const_dtype(*b);
+    if (a->k == V_FLOAT || b->k == V_FLOAT) e = (Elem){(uint8_t)(ty_is_float(da) ? da : db), 0};
+    else if (a->dt != DT_VOID || b->dt != DT_VOID) e = (Elem){(uint8_t)(a->dt != DT_VOID ? a->dt : b->dt), 0};
+    else e = (Elem){(uint8_t)(ty_dtype_bits(da) >= ty_dtype_bits(db) ? da : db), 0};
+  } else if (a->k == V_RT && b->k == V_RT) {
     if (!promote(s, a->v->type->elem, b->v->type->elem, &e, loc, opname)) return false;
   } else {
     SVal *r = a->k == V_RT ? a : b, *k = a->k == V_RT ? b : a;
@@ -441,14 +447,21 @@ static SVal ptr_arith(S *s, int op, SVal p, SVal off, Loc loc) {
   return sv_rt(sm_emit1(s, OP_PTR_ADD, loc, 2, (TValue *[]){pv, o}, pv->type));
 }
 
+/* An operator's spelling without the quotes lx_kind_name adds. */
+static const char *op_text(S *s, int op) {
+  const char *q = lx_kind_name((TokKind)op);
+  size_t n = strlen(q);
+  return n > 2 && q[0] == '\'' ? ar_strndup(&s->c->arena, q + 1, n - 2) : q;
+}
+
 SVal sm_binary(S *s, int op, SVal a, SVal b, Loc loc) {
   if (a.k == V_ERR || b.k == V_ERR) return sv_err();
   if (sv_is_const(a) && sv_is_const(b)) return fold(s, op, a, b, loc);
-  const char *opn = lx_kind_name((TokKind)op);
+  const char *opn = op_text(s, op);
   if ((op == TK_PLUS || op == TK_MINUS) && is_ptr_val(a)) return ptr_arith(s, op, a, b, loc);
   if (op == TK_PLUS && is_ptr_val(b)) return ptr_arith(s, op, b, a, loc);
   if (is_ptr_val(a) || is_ptr_val(b)) {
-    dg_error(s->c, loc, "operator %s is not defined on pointers (only pointer + integer offset)", opn);
+    dg_error(s->c, loc, "operator '%s' is not defined on pointers (only pointer + integer offset)", opn);
     return sv_err();
   }
   if (!sm_unify(s, &a, &b, loc, opn)) return sv_err();
@@ -463,23 +476,37 @@ SVal sm_binary(S *s, int op, SVal a, SVal b, Loc loc) {
   }
   if (op == TK_ANDAND || op == TK_OROR) {
     if (dt != DT_BOOL) {
-      dg_error(s->c, loc, "operator %s needs booleans, not %s (use '&' / '|' for bits)", opn, ty_str(s->c, x->type));
+      dg_error(s->c, loc, "operator '%s' needs booleans, not %s (use '&' / '|' for bits)", opn, ty_str(s->c, x->type));
       return sv_err();
     }
   }
   Opcode oc = arith_op(op);
   if (oc == OP_COUNT) {
-    dg_error(s->c, loc, "unknown operator %s", opn);
+    dg_error(s->c, loc, "unknown operator '%s'", opn);
     return sv_err();
   }
   if (dt == DT_BOOL && (oc == OP_ADD || oc == OP_SUB || oc == OP_MUL || oc == OP_DIV || oc == OP_REM ||
                         oc == OP_SHL || oc == OP_SHR)) {
-    dg_error(s->c, loc, "operator %s is not defined on booleans; cast to an integer type first", opn);
+    dg_error(s->c, loc, "operator '%s' is not defined on booleans; cast to an integer type first", opn);
     return sv_err();
   }
   if (ty_is_float(dt) && (oc == OP_AND || oc == OP_OR || oc == OP_XOR || oc == OP_SHL || oc == OP_SHR)) {
-    dg_error(s->c, loc, "operator %s is not defined on %s", opn, ty_str(s->c, x->type));
+    dg_error(s->c, loc, "operator '%s' is not defined on %s", opn, ty_str(s->c, x->type));
     return sv_err();
+  }
+  if (b.k != V_RT) { /* unreachable: unify made both run-time */ }
+  TOp *yd = y->def;
+  if (yd && yd->opc == OP_SPLAT) yd = yd->opnds[0]->def;
+  if (yd && yd->opc == OP_CONST && !ty_is_float(dt)) {
+    if ((oc == OP_DIV || oc == OP_REM) && yd->ival == 0) {
+      dg_error(s->c, loc, "integer division by zero");
+      return sv_err();
+    }
+    if ((oc == OP_SHL || oc == OP_SHR) && (yd->ival < 0 || yd->ival >= ty_dtype_bits(dt))) {
+      dg_error(s->c, loc, "shift by %lld is out of range for %s (0 to %d)", (long long)yd->ival,
+               ty_dtype_name(dt), ty_dtype_bits(dt) - 1);
+      return sv_err();
+    }
   }
   return sv_rt(sm_emit1(s, oc, loc, 2, (TValue *[]){x, y}, x->type));
 }
@@ -499,7 +526,13 @@ SVal sm_unary_math(S *s, Opcode opc, SVal a, Loc loc, const char *name) {
     case OP_FLOOR: r = floor(x); break;
     case OP_CEIL: r = ceil(x); break;
     case OP_ABS:
-      if (a.k == V_INT) return sv_int(a.i < 0 ? -a.i : a.i, a.dt);
+      if (a.k == V_INT) {
+        if (a.i == INT64_MIN) {
+          dg_error(s->c, loc, "constant expression overflows 64 bits");
+          return sv_err();
+        }
+        return sv_int(a.i < 0 ? -a.i : a.i, a.dt);
+      }
       r = fabs(x);
       break;
     default: r = x;
@@ -513,6 +546,10 @@ SVal sm_unary_math(S *s, Opcode opc, SVal a, Loc loc, const char *name) {
   if (!ty_is_float(dt)) {
     dg_error(s->c, loc, "'%s' needs a floating-point argument, not %s; cast it first (e.g. 'x as f32')", name,
              ty_str(s->c, v->type));
+    return sv_err();
+  }
+  if (dt == DT_F64 && (opc == OP_EXP || opc == OP_EXP2 || opc == OP_LOG || opc == OP_LOG2 || opc == OP_RSQRT)) {
+    dg_error(s->c, loc, "'%s' of f64 is not supported yet (the fast approximations are f32); use 'x as f32'", name);
     return sv_err();
   }
   return sv_rt(sm_emit1(s, opc, loc, 1, &v, v->type));
@@ -701,6 +738,14 @@ SVal sm_expr(S *s, Node *n) {
     }
     SVal v;
     if (ident_value(s, n, &v)) return v;
+    if (s->kparams)
+      for (int i = 0; i < s->kparams->nparams; i++)
+        if (!s->kparams->params[i].is_const && !strcmp(s->kparams->params[i].name, n->name)) {
+          dg_error(s->c, n->loc, "'%s' is a run-time parameter; it cannot be used in the kernel's header (constant "
+                                 "parameters, attributes and types must be known at compile time)",
+                   n->name);
+          return sv_err();
+        }
     dg_error(s->c, n->loc, "unknown name '%s'", n->name);
     return sv_err();
   }
@@ -769,11 +814,11 @@ SVal sm_expr(S *s, Node *n) {
     if (sv_is_const(a) && e.dt != DT_PTR) {
       if (ty_is_float((DType)e.dt)) return sv_float(a.k == V_FLOAT ? a.f : (double)a.i, (DType)e.dt);
       if (e.dt == DT_BOOL) return sv_bool(a.k == V_FLOAT ? a.f != 0 : a.i != 0);
-      int64_t iv = a.k == V_FLOAT ? (int64_t)a.f : a.i;
       if (a.k == V_FLOAT && (isnan(a.f) || fabs(a.f) > 9.2e18)) {
         dg_error(s->c, n->loc, "constant %g cannot be converted to %s", a.f, ty_dtype_name((DType)e.dt));
         return sv_err();
       }
+      int64_t iv = a.k == V_FLOAT ? (int64_t)a.f : a.i;
       /* integer conversions wrap like C */
       int bits = ty_dtype_bits((DType)e.dt);
       if (bits < 64) {
@@ -883,15 +928,27 @@ static bool type_expr(S *s, TypeExpr *te, Type **out, Elem *elem) {
 /* Check (and for constants, convert) a value against a declared type. */
 static SVal check_type(S *s, SVal v, TypeExpr *te, Loc loc, const char *what) {
   if (v.k == V_ERR) return v;
+  if (te->kind == TE_NAME && !strcmp(te->name, "dtype")) {
+    if (v.k == V_DTYPE) return v;
+    dg_error(s->c, loc, "%s is declared dtype but is %s", what, sv_desc(s, v));
+    return sv_err();
+  }
   Type *t;
   Elem e;
   if (!type_expr(s, te, &t, &e)) return sv_err();
   if (t->kind == TY_TUPLE) {
     if (v.k != V_TUPLE || v.n != t->nitems) {
-      dg_error(s->c, loc, "%s is declared %s but is %s", what, ty_str(s->c, t), sv_desc(s, v));
+      dg_error(s->c, loc, "%s is declared %s but is %s%s", what, ty_str(s->c, t), sv_desc(s, v),
+               v.k == V_TUPLE ? ar_printf(&s->c->arena, " of %d items", v.n) : "");
       return sv_err();
     }
-    return v;
+    SVal r = v;
+    r.items = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)(v.n + 1));
+    for (int i = 0; i < v.n; i++) {
+      r.items[i] = check_type(s, v.items[i], te->items[i], loc, ar_printf(&s->c->arena, "item %d of %s", i, what));
+      if (r.items[i].k == V_ERR) return sv_err();
+    }
+    return r;
   }
   if (sv_is_const(v) && t->kind == TY_SCALAR) {
     TValue *r = sm_rt_as(s, v, e, loc);
@@ -917,10 +974,14 @@ static SVal eval_const_decl(S *s, Sym *y) {
     return y->val;
   }
   y->state = 1;
-  /* Top-level constants see only globals. */
+  /* Top-level constants see only globals; ops they emit go to a scratch
+   * block (a run-time value is an error below). */
   Sym *saved = s->scope;
+  TBlock *saved_blk = s->blk;
   s->scope = NULL;
+  s->blk = ir_block(s->c, 0, NULL);
   SVal v = sm_expr(s, y->decl->value);
+  s->blk = saved_blk;
   if (v.k == V_RT) {
     dg_error(s->c, y->decl->value->loc, "the value of constant '%s' is not known at compile time", y->name);
     v = sv_err();
@@ -1008,7 +1069,8 @@ static void stmt(S *s, Node *n, St *st, bool last);
 
 static void block_stmts(S *s, Node *b, St *st, bool last_is_tail) {
   Sym *saved = s->scope;
-  for (int i = 0; i < b->nlist && !dg_too_many(s->c); i++) stmt(s, b->list[i], st, last_is_tail && i == b->nlist - 1);
+  for (int i = 0; i < b->nlist && !dg_too_many(s->c) && !s->c->too_big; i++)
+    stmt(s, b->list[i], st, last_is_tail && i == b->nlist - 1);
   /* pop lets of this block, but keep in-place updates of outer variables */
   s->scope = saved;
 }
@@ -1176,19 +1238,30 @@ static void static_for(S *s, Node *n, SVal r, St *st) {
     dg_error(s->c, n->init->loc, "static_range step must not be zero");
     return;
   }
-  int64_t trips = step > 0 ? (b - a + step - 1) / step : (a - b - step - 1) / -step;
+  __int128 span = step > 0 ? (__int128)b - a : (__int128)a - b;
+  __int128 st128 = step > 0 ? step : -(__int128)step;
+  __int128 trips = span <= 0 ? 0 : (span + st128 - 1) / st128;
   if (trips > 4096) {
-    dg_error(s->c, n->init->loc, "static_range unrolls %lld iterations; the limit is 4096 (use range for a loop)",
-             (long long)trips);
+    dg_error(s->c, n->init->loc, "static_range unrolls %.0f iterations; the limit is 4096 (use range for a loop)",
+             (double)trips);
     return;
   }
-  for (int64_t i = a; step > 0 ? i < b : i > b; i += step) {
+  bool outermost = s->unroll_depth++ == 0;
+  int ops0 = s->c->nops;
+  for (__int128 i = a; step > 0 ? i < b : i > b; i += step) {
     Sym *saved = s->scope;
-    bind(s, n->name, sv_int(i, DT_VOID));
+    bind(s, n->name, sv_int((int64_t)i, DT_VOID));
     block_stmts(s, n->body, st, false);
     s->scope = saved;
-    if (dg_too_many(s->c)) return;
+    if (dg_too_many(s->c) || s->c->too_big) break;
+    if (outermost && s->c->nops - ops0 > TC_MAX_UNROLLED_OPS) {
+      dg_error(s->c, n->init->loc, "unrolling this static_range creates more than %d operations, which would take "
+                                   "too long to compile; use range for a run-time loop",
+               TC_MAX_UNROLLED_OPS);
+      break;
+    }
   }
+  s->unroll_depth--;
 }
 
 static void for_stmt(S *s, Node *n, St *st) {
@@ -1374,6 +1447,12 @@ static void stmt(S *s, Node *n, St *st, bool last) {
         for (int i = 0; i < n->nnames; i++) bind(s, n->names[i], sv_err());
         return;
       }
+      for (int i = 0; i < n->nnames; i++)
+        for (int j = 0; j < i; j++)
+          if (!strcmp(n->names[i], n->names[j])) {
+            dg_error(s->c, n->loc, "'%s' is bound twice in this 'let'", n->names[i]);
+            return;
+          }
       for (int i = 0; i < n->nnames; i++) bind(s, n->names[i], v.items[i]);
       return;
     }
@@ -1526,9 +1605,11 @@ static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
   SVal ret = {.k = V_VOID};
   bool returned = false;
   St st = {.in_fn = true, .ret = &ret, .returned = &returned};
+  int errs = s->c->nerrors;
   block_stmts(s, f->body, &st, true);
   s->inline_depth--;
   s->scope = saved;
+  if (s->c->nerrors != errs) return sv_err(); /* already reported */
   if (f->ret) {
     if (!returned) {
       dg_error(s->c, f->loc, "function '%s' declares a result type but does not end with 'return'", f->name);
@@ -1541,10 +1622,17 @@ static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
 
 static SVal call_expr(S *s, Node *n, const char *name, Node *self) {
   Sym *y = lookup(s, name);
-  if (y && y->kind == SYM_FUNC) return inline_call(s, n, y->fn, self);
+  if (y && y->kind == SYM_FUNC) {
+    if (y->fn->is_kernel) {
+      dg_error(s->c, n->loc, "'%s' is a kernel; kernels cannot be called (make it a fn)", name);
+      return sv_err();
+    }
+    return inline_call(s, n, y->fn, self);
+  }
   SVal out;
   if (sm_builtin(s, n, name, self, &out)) return out;
   if (y) dg_error(s->c, n->loc, "'%s' is not a function", name);
+  else if (self) dg_error(s->c, n->loc, "unknown method '%s'", name);
   else dg_error(s->c, n->loc, "unknown function '%s'", name);
   return sv_err();
 }
@@ -1597,6 +1685,10 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
   s->kf = kf;
   s->scope = NULL;
   s->inline_depth = 0;
+  s->kparams = f;
+  /* The header (constant parameters, attributes, types) is evaluated at
+   * compile time; anything it emits lands in a scratch block. */
+  s->blk = ir_block(c, 0, NULL);
   (void)define_used;
   /* Constant parameters first: attributes and types may use them. */
   Vec consts = {0};
@@ -1608,9 +1700,10 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
       continue;
     }
     SVal v = sv_err();
-    bool have = false;
+    bool have = false, from_define = false;
     for (int d = 0; d < c->opts.ndefines; d++)
       if (!strcmp(c->opts.defines[d].name, p->name)) {
+        from_define = true;
         if (!parse_define_value(s, c->opts.defines[d].value, &v)) {
           dg_error(c, p->loc, "-D %s=%s: the value is not a number, true/false or a type name", p->name,
                    c->opts.defines[d].value);
@@ -1664,8 +1757,12 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
             dg_error(c, p->loc, "constant parameter '%s' is %s but its value is %s", p->name, ty_dtype_name((DType)e.dt),
                      sv_desc(s, v));
             v = sv_err();
+          } else if (!int_fits(v.i, (DType)e.dt)) {
+            dg_error(c, p->loc, "%s %s=%lld: the value does not fit in %s", from_define ? "-D" : "the default",
+                     p->name, (long long)v.i, ty_dtype_name((DType)e.dt));
+            v = sv_err();
           } else {
-            v = fold_typed(s, sv_int(v.i, DT_VOID), (DType)e.dt, p->loc);
+            v = sv_int(v.i, (DType)e.dt);
           }
         }
       }
@@ -1789,6 +1886,7 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
     k++;
   }
   kf->nparams = k;
+  s->kparams = NULL;
   if (!ok) return;
   kf->body = ir_block(c, k, types);
   for (int i = 0; i < k; i++) {

@@ -56,6 +56,8 @@ typedef struct S {
   int inline_depth;
   int warps;
   Loc loc;       /* location of the current node */
+  Func *kparams; /* while evaluating a kernel header: its parameters */
+  int unroll_depth; /* static_range nesting */
 } S;
 
 /* Values */

@@ -21,6 +21,9 @@
 
 #define TC_MAX_RANK 4
 #define TC_MAX_DEPTH 200      /* parser nesting limit (expressions, blocks) */
+#define TC_MAX_EXPR_DEPTH 1000 /* depth of an expression tree */
+#define TC_MAX_OPS 400000     /* TIR operations per compilation */
+#define TC_MAX_UNROLLED_OPS 30000 /* operations one static_range may unroll to */
 #define TC_MAX_INLINE 64      /* inlining depth limit (catches recursion) */
 #define TC_MAX_ELEMS (1 << 20) /* largest register tile, in elements */
 
@@ -94,6 +97,9 @@ struct Ctx {
   bool ice;             /* an internal error happened */
   Vec sources;          /* Source* */
   Vec imported;         /* names already imported */
+  Vec seen;             /* reported errors, to report each once */
+  int nops;             /* TIR operations created (size limit) */
+  bool too_big;
   struct Program *prog; /* AST of all files */
   struct TModule *mod;  /* Tile IR */
   Buf meta;             /* metadata text */
@@ -267,6 +273,7 @@ struct Node {
   uint64_t ival;
   double fval;
   bool overflow;
+  int depth;       /* height of the expression tree (parser limit) */
   char *str;
   Node *lhs, *rhs; /* binary; index base + args in list; assignment target/value */
   Node *cond, *then, *els;

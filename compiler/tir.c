@@ -50,6 +50,11 @@ TBlock *ir_block(Ctx *c, int nargs, Type **argtypes) {
 }
 
 TOp *ir_op(Ctx *c, Opcode opc, Loc loc, int nopnds, TValue **opnds, int nres, Type **restypes) {
+  if (++c->nops > TC_MAX_OPS && !c->too_big) {
+    c->too_big = true;
+    dg_error(c, loc, "the program is too large: more than %d operations after inlining and unrolling "
+                     "(use range loops instead of static_range)", TC_MAX_OPS);
+  }
   TOp *op = ar_alloc(&c->arena, sizeof *op);
   op->opc = opc;
   op->loc = loc;

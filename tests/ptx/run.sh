@@ -11,7 +11,9 @@ set -u
 B=${B:-build}
 TILEC=$B/bin/tilec
 PTXAS=${TILE_PTXAS:-}
-[ -n "$PTXAS" ] || PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
+[ -n "$PTXAS" ] || { [ -n "${CUDA_HOME:-}" ] && [ -x "$CUDA_HOME/bin/ptxas" ] && PTXAS=$CUDA_HOME/bin/ptxas; }
+[ -n "$PTXAS" ] || { [ -x /usr/local/cuda/bin/ptxas ] && PTXAS=/usr/local/cuda/bin/ptxas; }
+[ -n "$PTXAS" ] || PTXAS=$(command -v ptxas || echo ptxas)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0; n=0

@@ -27,7 +27,17 @@ static void expect_parse_error(const char *text, const char *want1, const char *
   }
 }
 
+/* The same search order as tilec: $TILE_PTXAS, $CUDA_HOME, the default
+ * toolkit folder, then PATH. */
 static const char *ptxas_path(void) {
+  static char buf[4096];
+  const char *e = getenv("TILE_PTXAS");
+  if (e && access(e, X_OK) == 0) return e;
+  const char *home = getenv("CUDA_HOME");
+  if (home) {
+    snprintf(buf, sizeof buf, "%s/bin/ptxas", home);
+    if (access(buf, X_OK) == 0) return buf;
+  }
   static const char *cands[] = {"/usr/local/cuda/bin/ptxas", "/usr/bin/ptxas"};
   for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++)
     if (access(cands[i], X_OK) == 0) return cands[i];
