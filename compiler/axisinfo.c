@@ -26,6 +26,13 @@ static int64_t pow2_div(int64_t x) {
 
 static int rank_of(const TValue *v) { return v->type->kind == TY_TILE ? v->type->rank : 0; }
 
+/* Divisibility that holds for every element (not only at run starts). */
+static int64_t every_div(const AxisInfo *x, int rank) {
+  int64_t g = 0;
+  for (int e = 0; e < (rank ? rank : 1); e++) g = gcd(g, x->contig[e] > 1 ? 1 : x->div[e]);
+  return g ? g : 1;
+}
+
 static AxisInfo *new_info(Ctx *c, const TValue *v, int64_t contig, int64_t div, int64_t constancy) {
   AxisInfo *a = ar_alloc(&c->arena, sizeof *a);
   int r = rank_of(v);
@@ -90,9 +97,12 @@ static void visit(TOp *op, void *ud) {
     break;
   }
   case OP_MUL: {
+    /* The product steps by more than one, so every element starts a run:
+     * only divisibility that holds for every element of each side counts. */
     a = new_info(c, r, 1, 1, 1);
+    int64_t ex = every_div(x, rank_of(op->opnds[0])), ey = every_div(y, rank_of(op->opnds[1]));
     for (int d = 0; d < (rk ? rk : 1); d++) {
-      int64_t dv = x->div[d] * y->div[d];
+      int64_t dv = ex * ey;
       a->div[d] = dv > AX_BIG ? AX_BIG : dv;
       a->constancy[d] = gcd(x->constancy[d], y->constancy[d]);
     }
@@ -104,10 +114,15 @@ static void visit(TOp *op, void *ud) {
     a = new_info(c, r, 1, 1, 1);
     for (int d = 0; d < (rk ? rk : 1); d++) {
       int64_t k = gcd(x->constancy[d], y->constancy[d]);
-      if (op->opc == OP_CMP && op->pred != CMP_EQ && op->pred != CMP_NE) {
-        /* `offs < n`: a contiguous run changes truth value only where it
-         * crosses a multiple of n's divisibility. */
-        const AxisInfo *ct = x->contig[d] > 1 ? x : y, *cs = x->contig[d] > 1 ? y : x;
+      /* `offs < n` (or `offs >= n`, `n > offs`, `n <= offs`): along a run
+       * of consecutive offsets the truth value changes only at offs == n,
+       * so runs aligned to n's divisibility keep one value. (For <= and >
+       * the change is at n + 1: no such guarantee.) */
+      bool lhs_contig = x->contig[d] > 1;
+      bool ok_pred = op->opc == OP_CMP &&
+                     (lhs_contig ? (op->pred == CMP_LT || op->pred == CMP_GE) : (op->pred == CMP_GT || op->pred == CMP_LE));
+      if (ok_pred) {
+        const AxisInfo *ct = lhs_contig ? x : y, *cs = lhs_contig ? y : x;
         if (ct->contig[d] > 1 && cs->constancy[d] >= ct->contig[d]) {
           int64_t g = gcd(ct->contig[d], gcd(ct->div[d], cs->div[d]));
           if (g > k) k = g;

@@ -163,7 +163,18 @@ static SVal b_load(S *s, Node *call, Node *self) {
   for (int i = 0; i < rank; i++) shape[i] = p->type->shape[i];
   if (a.given[1] && a.v[1].k != V_NONE) {
     if (a.v[1].k == V_BOOL) {
-      if (!a.v[1].i) dg_warning(s->c, a.loc[1], "the mask is always false: nothing is loaded");
+      if (!a.v[1].i) { /* nothing is loaded: the result is `other` */
+        SVal o = a.given[2] && a.v[2].k != V_NONE ? a.v[2] : sv_int(0, DT_VOID);
+        TValue *ov = sv_is_const(o) ? sm_rt_as(s, o, pe, a.loc[2]) : tile_arg(s, o, a.loc[2], "load", "'other'");
+        if (!ov) return sv_err();
+        if (!ty_elem_eq(ov->type->elem, pe)) {
+          dg_error(s->c, a.loc[2], "'other' of load is %s but the pointers load %s", ty_str(s->c, ov->type),
+                   ty_elem_str(s->c, pe));
+          return sv_err();
+        }
+        TValue *r = sm_broadcast_to(s, ov, rank, shape, call->loc);
+        return r ? sv_rt(r) : sv_err();
+      }
     } else {
       mask = tile_arg(s, a.v[1], a.loc[1], "load", "the mask");
       if (!mask) return sv_err();
@@ -247,7 +258,10 @@ static SVal b_store_like(S *s, Node *call, Node *self, bool atomic) {
   TValue *mask = NULL;
   if (a.given[2] && a.v[2].k != V_NONE) {
     if (a.v[2].k == V_BOOL) {
-      if (!a.v[2].i) dg_warning(s->c, a.loc[2], "the mask is always false: nothing is stored");
+      if (!a.v[2].i) { /* nothing is stored */
+        if (atomic) return sv_rt(sm_broadcast_to(s, sm_rt_as(s, sv_int(0, DT_VOID), pe, call->loc), rank, shape, call->loc));
+        return (SVal){.k = V_VOID};
+      }
     } else {
       mask = tile_arg(s, a.v[2], a.loc[2], name, "the mask");
       if (!mask) return sv_err();

@@ -253,9 +253,10 @@ tilec_status tilec_compile(const char *filename, const char *source, size_t len,
     }
   }
   r->seconds = now() - t0;
+  tilec_status st = r->status;
   if (out) *out = r;
   else tilec_result_free(r);
-  return r->status;
+  return st;
 }
 
 tilec_status tilec_compile_file(const char *path, const tilec_options *opts, tilec_result **out) {

@@ -85,14 +85,14 @@ static void int_lit(Lexer *L, Loc loc, int base, int skip) {
 
 static void float_lit(Lexer *L, Loc loc) {
   Token *t = push(L, TK_FLOAT, L->tok, L->cur, loc);
-  char tmp[128];
+  char *tmp = ar_alloc(&L->c->arena, (size_t)(L->cur - L->tok) + 1);
   size_t n = 0;
-  for (const unsigned char *p = L->tok; p < L->cur && n + 1 < sizeof tmp; p++)
+  for (const unsigned char *p = L->tok; p < L->cur; p++)
     if (*p != '_') tmp[n++] = (char)*p;
   tmp[n] = 0;
   errno = 0;
   t->fval = strtod(tmp, NULL);
-  if ((size_t)(L->cur - L->tok) >= sizeof tmp || isinf(t->fval)) {
+  if (isinf(t->fval)) {
     t->overflow = true;
     dg_error(L->c, loc, "floating-point literal '%.*s' is out of range", t->len > 40 ? 40 : t->len, t->start);
   }

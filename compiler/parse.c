@@ -218,6 +218,7 @@ static Node *primary(Parser *P) {
       return deepen(P, n, n, NULL);
     }
     if (!expect(P, TK_RPAREN, "to close the parenthesis")) return NULL;
+    e->paren = true; /* `(a < b) == c` is not a chained comparison */
     return e;
   }
   case TK_LBRACK: {
@@ -371,7 +372,7 @@ static Node *binary(Parser *P, int minp) {
       lhs = NULL;
       break;
     }
-    if (p == 3 && lhs->kind == ND_BINARY && prec(lhs->op) == 3) {
+    if (p == 3 && lhs->kind == ND_BINARY && prec(lhs->op) == 3 && !lhs->paren) {
       perr(P, t, "comparison operators cannot be chained; use '&&'");
       lhs = NULL;
       break;
@@ -386,12 +387,7 @@ static Node *binary(Parser *P, int minp) {
   return lhs;
 }
 
-static Node *expr(Parser *P) {
-  if (!enter(P)) return NULL;
-  Node *n = binary(P, 1);
-  leave(P);
-  return n;
-}
+static Node *expr(Parser *P) { return binary(P, 1); }
 
 /* type_arg = "[" expr { "," expr } "]" | type
  * type = base_type { "[" expr { "," expr } "]" }

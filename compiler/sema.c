@@ -290,6 +290,8 @@ bool sm_unify(S *s, SVal *a, SVal *b, Loc loc, const char *opname) {
 
 /* ---- constant folding ---- */
 
+static const char *op_text(S *s, int op);
+
 static SVal fold_typed(S *s, SVal r, DType dt, Loc loc) {
   if (r.k == V_INT && dt != DT_VOID) {
     if (!int_fits(r.i, dt)) {
@@ -304,6 +306,12 @@ static SVal fold_typed(S *s, SVal r, DType dt, Loc loc) {
 static SVal fold(S *s, int op, SVal a, SVal b, Loc loc) {
   const char *opn = lx_kind_name((TokKind)op);
   DType dt = a.dt != DT_VOID ? a.dt : b.dt;
+  if (a.k == V_INT && b.k == V_INT && a.dt != DT_VOID && b.dt != DT_VOID && a.dt != b.dt) {
+    /* two typed constants promote like run-time values */
+    Elem e;
+    if (!promote(s, (Elem){(uint8_t)a.dt, 0}, (Elem){(uint8_t)b.dt, 0}, &e, loc, op_text(s, op))) return sv_err();
+    dt = (DType)e.dt;
+  }
   if (a.k == V_BOOL && b.k == V_BOOL) {
     bool x = a.i, y = b.i;
     switch (op) {
@@ -780,7 +788,12 @@ SVal sm_expr(S *s, Node *n) {
       return sv_rt(sm_emit1(s, OP_NOT, n->loc, 1, &v, v->type));
     }
     /* ~ */
-    if (a.k == V_INT) return fold_typed(s, sv_int(~a.i, DT_VOID), a.dt, n->loc);
+    if (a.k == V_INT) {
+      int64_t r = ~a.i;
+      if (a.dt != DT_VOID && !ty_is_signed(a.dt) && ty_dtype_bits(a.dt) < 64)
+        r &= (int64_t)((1ull << ty_dtype_bits(a.dt)) - 1); /* ~(0 as u8) is 255 */
+      return fold_typed(s, sv_int(r, DT_VOID), a.dt, n->loc);
+    }
     TValue *v = a.k == V_RT ? a.v : NULL;
     if (!v || !ty_is_int((DType)v->type->elem.dt)) {
       dg_error(s->c, n->loc, "'~' needs an integer, not %s", sv_desc(s, a));

@@ -274,6 +274,7 @@ struct Node {
   double fval;
   bool overflow;
   int depth;       /* height of the expression tree (parser limit) */
+  bool paren;      /* written in parentheses */
   char *str;
   Node *lhs, *rhs; /* binary; index base + args in list; assignment target/value */
   Node *cond, *then, *els;

@@ -78,8 +78,8 @@ const char *tilec_result_diagnostics(const tilec_result *r);
 int tilec_result_error_count(const tilec_result *r);
 /* The requested output (text stages are NUL terminated; len excludes it). */
 const void *tilec_result_output(const tilec_result *r, size_t *len);
-/* Kernel metadata text (see docs/metadata.md); available once code generation
- * ran (emit >= TIR), else NULL. */
+/* Kernel metadata text (see docs/metadata.md); available once lowering ran
+ * (emit >= MLIR: the shared-memory size is known only then), else NULL. */
 const char *tilec_result_metadata(const tilec_result *r);
 /* Seconds spent in each stage, for -v / benchmarking. */
 double tilec_result_seconds(const tilec_result *r);

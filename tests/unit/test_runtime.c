@@ -61,7 +61,7 @@ static void test_arch(char *arch, size_t cap) {
 static unsigned char *make_cubin(const char *meta, const char *body, size_t *size) {
   const char *ptxas = ptxas_path();
   if (!ptxas) return NULL;
-  char dir[512], ptx[600], cubin[600], cmd[2048], arch[32];
+  char dir[512], ptx[600], cubin[600], cmd[8400], arch[32];
   assert_int_equal(tu_tmpdir(dir, sizeof dir), 0);
   snprintf(ptx, sizeof ptx, "%s/k.ptx", dir);
   snprintf(cubin, sizeof cubin, "%s/k.cubin", dir);
