@@ -89,9 +89,14 @@ static void visit(TOp *op, void *ud) {
     int64_t scale = op->opc == OP_PTR_ADD ? elem_bytes_ptr(r) : 1;
     for (int d = 0; d < (rk ? rk : 1); d++) {
       int64_t c1 = gcd(x->contig[d], y->constancy[d]), c2 = gcd(x->constancy[d], y->contig[d]);
-      a->contig[d] = op->opc == OP_SUB ? c1 : (c1 > c2 ? c1 : c2);
-      int64_t dy = y->div[d] >= AX_BIG ? AX_BIG : y->div[d] * scale;
-      a->div[d] = gcd(x->div[d], dy);
+      int64_t rc = op->opc == OP_SUB ? c1 : (c1 > c2 ? c1 : c2);
+      a->contig[d] = rc;
+      /* An operand's divisibility holds at its own run starts; where the
+       * result's runs are shorter, only every rc-th element counts. */
+      int64_t dx = x->contig[d] > rc ? gcd(x->div[d], rc) : x->div[d];
+      int64_t dy0 = y->contig[d] > rc ? gcd(y->div[d], rc) : y->div[d];
+      int64_t dy = dy0 >= AX_BIG ? AX_BIG : dy0 * scale;
+      a->div[d] = gcd(dx, dy);
       a->constancy[d] = gcd(x->constancy[d], y->constancy[d]);
     }
     break;
