@@ -1062,16 +1062,17 @@ static void ev_op(TOp *op, void *ud) {
     for (int64_t i = 0; i < n; i++) {
       int64_t p = a[i], q = b[i];
       switch (op->opc) {
-      case OP_ADD: x[i] = p + q; break;
-      case OP_SUB: x[i] = p - q; break;
-      case OP_MUL: x[i] = p * q; break;
+      /* wrap like the hardware (and keep UBSan quiet) */
+      case OP_ADD: x[i] = (int64_t)((uint64_t)p + (uint64_t)q); break;
+      case OP_SUB: x[i] = (int64_t)((uint64_t)p - (uint64_t)q); break;
+      case OP_MUL: x[i] = (int64_t)((uint64_t)p * (uint64_t)q); break;
       case OP_AND: x[i] = p & q; break;
       case OP_OR: x[i] = p | q; break;
       case OP_XOR: x[i] = p ^ q; break;
       case OP_MIN: x[i] = p < q ? p : q; break;
       case OP_MAX: x[i] = p > q ? p : q; break;
-      case OP_SHL: x[i] = p << q; break;
-      case OP_PTR_ADD: x[i] = p + q * scale; break;
+      case OP_SHL: x[i] = (int64_t)((uint64_t)p << (q & 63)); break;
+      case OP_PTR_ADD: x[i] = (int64_t)((uint64_t)p + (uint64_t)q * (uint64_t)scale); break;
       default:
         switch (op->pred) {
         case CMP_EQ: x[i] = p == q; break;
