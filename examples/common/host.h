@@ -33,6 +33,7 @@ typedef struct HostArgs {
   int nsizes;
   const char **defines; /* NAME=VALUE for the JIT */
   int ndefines;
+  int bench;            /* --bench: also time the kernel (median of 50 launches) */
 } HostArgs;
 
 static uint64_t rng_state = 88172645463325252ull;
@@ -58,6 +59,7 @@ static inline void parse_args(int argc, char **argv, HostArgs *a) {
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) a->seed = strtoull(argv[++i], NULL, 0);
     else if (!strcmp(argv[i], "--size") && i + 1 < argc && a->nsizes < 4) a->sizes[a->nsizes++] = atol(argv[++i]);
     else if (!strcmp(argv[i], "-D") && i + 1 < argc) a->defines[a->ndefines++] = argv[++i];
+    else if (!strcmp(argv[i], "--bench")) a->bench = 1;
     else {
       fprintf(stderr, "usage: %s (--cubin FILE | --jit FILE.tile) [--trials N] [--seed S] [--size N]... [-D N=V]\n",
               argv[0]);
@@ -111,6 +113,31 @@ static inline tile_module *load_module(const HostArgs *a) {
   fprintf(stderr, "this build has no JIT (build the -jit variant)\n");
   exit(2);
 #endif
+}
+
+/* Median time of one launch in milliseconds (CUDA events, after warm-up). */
+static inline double bench_ms(tile_kernel *k, unsigned gx, unsigned gy, void **args, int nargs) {
+  enum { WARM = 5, REPS = 50 };
+  tile_event e0, e1;
+  CHECK(tile_event_create(&e0));
+  CHECK(tile_event_create(&e1));
+  for (int i = 0; i < WARM; i++) CHECK(tile_launch(k, gx, gy, 1, args, nargs, NULL));
+  float t[REPS];
+  for (int i = 0; i < REPS; i++) {
+    CHECK(tile_event_record(e0, NULL));
+    CHECK(tile_launch(k, gx, gy, 1, args, nargs, NULL));
+    CHECK(tile_event_record(e1, NULL));
+    CHECK(tile_event_elapsed_ms(&t[i], e0, e1));
+  }
+  for (int i = 1; i < REPS; i++)
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+      float x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  tile_event_destroy(e0);
+  tile_event_destroy(e1);
+  return t[REPS / 2];
 }
 
 /* bf16 <-> float (round to nearest even) */

@@ -62,6 +62,10 @@ int main(int argc, char **argv) {
     ok &= err_report("layernorm.mu", shape, &em, 1e-5);
     ok &= err_report("layernorm.rs", shape, &er, 1e-5);
     failures += !ok;
+    if (a.bench) {
+      double ms = bench_ms(k, (unsigned)rows, 1, args, 9);
+      printf("bench layernorm %s: %.4f ms, %.0f GB/s\n", shape, ms, 2.0 * (double)(rows * cols) * 4 / ms / 1e6);
+    }
     tile_free(dx);
     tile_free(dy);
     tile_free(dw);

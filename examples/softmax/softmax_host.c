@@ -38,6 +38,10 @@ int main(int argc, char **argv) {
     char shape[64];
     snprintf(shape, sizeof shape, "%ldx%ld stride %ld", rows, cols, stride);
     failures += !err_report("softmax", shape, &e, 1e-5);
+    if (a.bench) {
+      double ms = bench_ms(k, (unsigned)rows, 1, args, 4);
+      printf("bench softmax %s: %.4f ms, %.0f GB/s\n", shape, ms, 2.0 * (double)(rows * cols) * 4 / ms / 1e6);
+    }
     tile_free(dx);
     tile_free(dout);
     free(x);

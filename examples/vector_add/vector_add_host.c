@@ -36,6 +36,10 @@ int main(int argc, char **argv) {
     char shape[64];
     snprintf(shape, sizeof shape, "n=%ld", n);
     failures += !err_report("vector_add", shape, &e, 1e-6);
+    if (a.bench) {
+      double ms = bench_ms(k, (unsigned)((n + block - 1) / block), 1, args, 4);
+      printf("bench vector_add n=%ld: %.4f ms, %.0f GB/s\n", n, ms, 3.0 * (double)bytes / ms / 1e6);
+    }
     tile_free(dx);
     tile_free(dy);
     tile_free(dout);

@@ -47,6 +47,32 @@ for e in vector_add softmax layernorm matmul; do
   fi
 done
 
+# speed of the examples (information: issue 1 sets no targets); the copy
+# ceiling of the device comes from the same run
+{
+  "$B/examples/vector_add_host" --cubin "$B/examples/vector_add.sm_90a.cubin" --size 268435456 --bench
+  "$B/examples/softmax_host" --cubin "$B/examples/softmax.sm_90a.cubin" --size 65536 --size 1024 --bench
+  "$B/examples/layernorm_host" --cubin "$B/examples/layernorm.sm_90a.cubin" --size 32768 --size 4096 --bench
+  "$B/examples/matmul_host" --cubin "$B/examples/matmul.sm_90a.cubin" --size 4096 --size 4096 --size 4096 --bench
+  python3 -c "
+import torch
+x = torch.empty(1 << 30, dtype=torch.uint8, device='cuda'); y = torch.empty_like(x)
+for _ in range(3): y.copy_(x)
+s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
+ts = []
+for _ in range(20):
+    s.record(); y.copy_(x); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
+ts.sort(); print('ceiling device copy: %.0f GB/s' % (2 * x.numel() / ts[10] / 1e6))
+a = torch.randn(4096, 4096, device='cuda', dtype=torch.bfloat16); b = torch.randn_like(a)
+for _ in range(3): a @ b
+ts = []
+for _ in range(20):
+    s.record(); a @ b; e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
+ts.sort(); print('ceiling torch.matmul bf16 4096^3: %.1f TFLOP/s' % (2 * 4096**3 / ts[10] / 1e9))
+" 2>&1
+} > "$OUT/bench.log" 2>&1
+grep -E "^bench|^ceiling" "$OUT/bench.log" | sed 's/^/  /' | tee -a "$summary"
+
 if [ -x "$B/tests/test_runtime" ]; then
   if "$B/tests/test_runtime" > "$OUT/test_runtime.log" 2>&1; then row "runtime unit tests (GPU parts)" PASS ""
   else row "runtime unit tests (GPU parts)" FAIL "see $OUT/test_runtime.log"; fail=1; fi
