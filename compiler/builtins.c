@@ -498,9 +498,10 @@ static SVal b_blocked(S *s, Node *call, Node *self) {
       v[i][j] = (int)x;
     }
   }
-  int prod_t = 1, prod_w = 1, seen = 0;
+  int64_t prod_t = 1, prod_w = 1;
+  int seen = 0;
   for (int j = 0; j < rank; j++) {
-    prod_t *= v[1][j];
+    prod_t *= v[1][j]; /* each entry <= 1024, rank <= 4: fits in 64 bits */
     prod_w *= v[2][j];
     if (v[3][j] < 0 || v[3][j] >= rank || (seen >> v[3][j] & 1)) {
       dg_error(s->c, a.loc[3], "order must be a permutation of 0..%d", rank - 1);
@@ -509,11 +510,11 @@ static SVal b_blocked(S *s, Node *call, Node *self) {
     seen |= 1 << v[3][j];
   }
   if (prod_t != 32) {
-    dg_error(s->c, a.loc[1], "threads per warp multiply to %d, not 32", prod_t);
+    dg_error(s->c, a.loc[1], "threads per warp multiply to %lld, not 32", (long long)prod_t);
     return sv_err();
   }
   if (prod_w != s->warps) {
-    dg_error(s->c, a.loc[2], "warps per CTA multiply to %d, but the kernel has %d warps", prod_w, s->warps);
+    dg_error(s->c, a.loc[2], "warps per CTA multiply to %lld, but the kernel has %d warps", (long long)prod_w, s->warps);
     return sv_err();
   }
   return (SVal){.k = V_LAYOUT, .layout = ly_blocked(s->c, rank, v[0], v[1], v[2], v[3])};

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 struct tilec_result {
@@ -61,7 +62,13 @@ static Source *add_source(Ctx *c, const char *name, const char *text, size_t len
   return s;
 }
 
+/* Read a regular file of at most 64 MiB (never a device or a FIFO). */
 static char *slurp(const char *path, size_t *len) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
+    if (errno == 0) errno = EINVAL;
+    return NULL;
+  }
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   Buf b = {0};
@@ -109,6 +116,11 @@ static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
     snprintf(path, sizeof path, "%.*s%s", dn, from->name, name);
     size_t len;
     const char *file = name[0] == '/' ? name : path;
+    struct stat st;
+    if (stat(file, &st) == 0 && !S_ISREG(st.st_mode)) {
+      dg_error(c, imp->loc, "cannot import '%s': not a regular file", name);
+      return false;
+    }
     if (already_loaded(c, file)) return true; /* e.g. a file importing itself */
     char *text = slurp(file, &len);
     if (text) {

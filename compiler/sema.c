@@ -606,6 +606,7 @@ bool sm_shape_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shap
     }
     total *= d;
     shape[i] = (int)d;
+    if (total > TC_MAX_ELEMS) break; /* reported below; never overflows */
   }
   if (total > TC_MAX_ELEMS) {
     dg_error(s->c, loc, "%s has %lld elements; the limit for a register tile is %d", what, (long long)total,
@@ -663,6 +664,7 @@ static bool ident_value(S *s, Node *n, SVal *out) {
 /* ---- expressions ---- */
 
 static SVal call_expr(S *s, Node *n, const char *name, Node *self);
+static bool budget(S *s, Loc loc);
 
 static SVal index_expr(S *s, Node *n) {
   SVal base = sm_expr(s, n->lhs);
@@ -721,9 +723,34 @@ static SVal index_expr(S *s, Node *n) {
   return sv_rt(v);
 }
 
+static bool budget(S *s, Loc loc) {
+  if (s->c->too_big) return false;
+  if (++s->steps > TC_MAX_STEPS) {
+    s->c->too_big = true;
+    dg_error(s->c, loc, "the program expands too much at compile time (more than %d evaluation steps after "
+                        "inlining and unrolling)", TC_MAX_STEPS);
+    return false;
+  }
+  if (s->depth > TC_MAX_EVAL_DEPTH) {
+    s->c->too_big = true;
+    dg_error(s->c, loc, "inlined calls and nested expressions go more than %d levels deep", TC_MAX_EVAL_DEPTH);
+    return false;
+  }
+  return true;
+}
+
+static SVal expr_inner(S *s, Node *n);
+
 SVal sm_expr(S *s, Node *n) {
   if (!n) return sv_err();
-  if (dg_too_many(s->c)) return sv_err();
+  if (dg_too_many(s->c) || !budget(s, n->loc)) return sv_err();
+  s->depth++;
+  SVal v = expr_inner(s, n);
+  s->depth--;
+  return v;
+}
+
+static SVal expr_inner(S *s, Node *n) {
   switch (n->kind) {
   case ND_INT:
     if (n->overflow) return sv_err();
@@ -1262,6 +1289,7 @@ static void static_for(S *s, Node *n, SVal r, St *st) {
   bool outermost = s->unroll_depth++ == 0;
   int ops0 = s->c->nops;
   for (__int128 i = a; step > 0 ? i < b : i > b; i += step) {
+    if (!budget(s, n->loc)) break;
     Sym *saved = s->scope;
     bind(s, n->name, sv_int((int64_t)i, DT_VOID));
     block_stmts(s, n->body, st, false);
@@ -1440,7 +1468,16 @@ static void assign_one(S *s, Node *target, SVal v, Loc loc) {
   y->val = v;
 }
 
+static void stmt_inner(S *s, Node *n, St *st, bool last);
+
 static void stmt(S *s, Node *n, St *st, bool last) {
+  if (!budget(s, n->loc)) return;
+  s->depth++;
+  stmt_inner(s, n, st, last);
+  s->depth--;
+}
+
+static void stmt_inner(S *s, Node *n, St *st, bool last) {
   s->loc = n->loc;
   switch (n->kind) {
   case ND_LET: {
@@ -1579,14 +1616,23 @@ static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
     locs[slot] = a->loc;
     if (vals[slot].k == V_ERR) return sv_err();
   }
+  if (s->inline_depth >= TC_MAX_INLINE) {
+    dg_error(s->c, call->loc, "calls of '%s' nest more than %d deep (is it recursive? Tile functions are inlined "
+                              "and cannot recurse)",
+             f->name, TC_MAX_INLINE);
+    return sv_err();
+  }
   for (int j = 0; j < f->nparams; j++) {
     if (given[j]) continue;
     if (f->params[j].deflt) {
+      s->inline_depth++; /* a default may call functions, even this one */
       Sym *saved = s->scope;
       s->scope = NULL;
       vals[j] = sm_expr(s, f->params[j].deflt);
       s->scope = saved;
+      s->inline_depth--;
       locs[j] = f->params[j].loc;
+      if (vals[j].k == V_ERR) return sv_err();
       continue;
     }
     dg_error(s->c, call->loc, "call of '%s' is missing argument '%s'", f->name, f->params[j].name);
@@ -1814,6 +1860,11 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
       for (int j = 0; ok && j < a->nargs; j++)
         ok = sm_const_int(s, sm_expr(s, a->args[j]), a->args[j]->loc, "a cluster dimension", &d[j]);
       if (!ok) continue;
+      if (d[0] < 1 || d[1] < 1 || d[2] < 1 || d[0] > 16 || d[1] > 16 || d[2] > 16 || d[0] * d[1] * d[2] > 16) {
+        dg_error(c, a->loc, "cluster(%lld, %lld, %lld): each dimension must be 1 to 16 and the cluster at most 16 CTAs",
+                 (long long)d[0], (long long)d[1], (long long)d[2]);
+        continue;
+      }
       if (d[0] * d[1] * d[2] > 1) {
         dg_error(c, a->loc, "cluster(...) is not supported yet on %s (clusters arrive with the Hopper primitives)",
                  c->arch);

@@ -58,6 +58,8 @@ typedef struct S {
   Loc loc;       /* location of the current node */
   Func *kparams; /* while evaluating a kernel header: its parameters */
   int unroll_depth; /* static_range nesting */
+  long steps;       /* evaluation steps (compile-time work budget) */
+  int depth;        /* evaluation recursion depth */
 } S;
 
 /* Values */

@@ -24,6 +24,8 @@
 #define TC_MAX_EXPR_DEPTH 1000 /* depth of an expression tree */
 #define TC_MAX_OPS 400000     /* TIR operations per compilation */
 #define TC_MAX_UNROLLED_OPS 30000 /* operations one static_range may unroll to */
+#define TC_MAX_STEPS 4000000  /* sema evaluation steps (inlining x unrolling) */
+#define TC_MAX_EVAL_DEPTH 1500 /* sema recursion (nesting x inlining) */
 #define TC_MAX_INLINE 64      /* inlining depth limit (catches recursion) */
 #define TC_MAX_ELEMS (1 << 20) /* largest register tile, in elements */
 
