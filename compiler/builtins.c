@@ -549,6 +549,7 @@ static SVal b_trans(S *s, Node *call, Node *self) {
   static const Spec sp = {{"x"}, 1};
   BArgs a;
   if (!bind_args(s, call, self, "trans", &sp, &a)) return sv_err();
+  if (a.v[0].k == V_RT && a.v[0].v->type->kind == TY_SMEM) return sm_view_trans(s, a.v[0].v, call->loc);
   TValue *v = tile_arg(s, a.v[0], a.loc[0], "trans", "x");
   if (!v) return sv_err();
   if (rank_of(v) != 2) {
@@ -635,11 +636,7 @@ static SVal b_math1(S *s, Node *call, Node *self, Opcode opc, const char *name) 
   return sm_unary_math(s, opc, a.v[0], call->loc, name);
 }
 
-static const char *const unsupported[] = {
-    "smem", "smem_load", "smem_store", "alias", "tmem", "tmem_load", "tmem_store", "mbarrier", "barrier_expect",
-    "barrier_arrive", "barrier_wait", "named_barrier", "fence_async_shared", "fence_mbarrier_init", "tma_load",
-    "tma_store", "tma_store_wait", "mma_async", "mma_commit", "mma_wait", "replica_id", "cluster_rank", "nvmma",
-    NULL};
+static const char *const unsupported[] = {"alias", "fence_mbarrier_init", "cluster_rank", NULL};
 
 bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out) {
   static const struct {
@@ -647,6 +644,7 @@ bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out) {
     Opcode opc;
   } math1[] = {{"exp", OP_EXP},   {"exp2", OP_EXP2},   {"log", OP_LOG},   {"log2", OP_LOG2}, {"sqrt", OP_SQRT},
                {"rsqrt", OP_RSQRT}, {"abs", OP_ABS}, {"floor", OP_FLOOR}, {"ceil", OP_CEIL}};
+  if (sm_builtin_hw(s, call, name, self, out)) return true;
   for (size_t i = 0; i < sizeof math1 / sizeof math1[0]; i++)
     if (!strcmp(name, math1[i].name)) {
       *out = b_math1(s, call, self, math1[i].opc, name);

@@ -136,7 +136,16 @@ void lw_store(Lw *L, MlirValue v, MlirValue ptr, int align) {
   lw_op(L, "llvm.store", 2, (MlirValue[]){v, ptr}, 0, NULL, 1, &at);
 }
 
-void lw_barrier(Lw *L) { lw_op(L, "nvvm.barrier0", 0, NULL, 0, NULL, 0, NULL); }
+/* Synchronize the threads that share this code: the whole CTA (barrier 0)
+ * or, inside a task, the task replica's own named barrier. */
+void lw_barrier(Lw *L) {
+  if (mlirValueIsNull(L->bar_id)) {
+    lw_op(L, "nvvm.barrier0", 0, NULL, 0, NULL, 0, NULL);
+    return;
+  }
+  MlirValue args[2] = {L->bar_id, lw_i32(L, L->bar_threads)};
+  lw_asm(L, "bar.sync $0, $1;", "r,r", 2, args, (MlirType){0}, true);
+}
 
 MlirType lw_elem_type(Lw *L, Elem e) {
   switch ((DType)e.dt) {
@@ -480,6 +489,81 @@ static void lower_while(Lw *L, TOp *op) {
 
 static MlirValue sreg(Lw *L, const char *name) { return lw_op1(L, name, 0, NULL, L->i32, 0, NULL); }
 
+static int warps_slots(const TBlock *b) { /* warps a task occupies (whole warpgroups) */
+  int per = b->warps < 4 ? 4 : b->warps;
+  return per * b->replicas;
+}
+
+/* tasks: an if/else chain on the warp index; each branch sets the task's
+ * register budget (setmaxnreg, on whole warpgroups) and runs the task body
+ * on its warps with its own thread coordinates, named barrier and scratch
+ * shared memory. Warps of a task narrower than a warpgroup idle. */
+static void lower_tasks(Lw *L, TOp *op) {
+  int kernel_regs = L->kf->maxnreg;
+  MlirValue warp = L->warp;
+  for (int i = 0; i < op->nregions; i++) {
+    TBlock *tb = op->regions[i];
+    int slots = warps_slots(tb), per = slots / tb->replicas;
+    MlirValue lo = lw_i32(L, tb->warp0), hi = lw_i32(L, tb->warp0 + slots);
+    MlirValue in = lw_bin(L, "arith.andi", lw_cmpi(L, CMPI_UGE, warp, lo), lw_cmpi(L, CMPI_ULT, warp, hi));
+    IfScope sc;
+    lw_begin_if(L, &sc);
+    /* the task's own prologue: thread coordinates are relative to it */
+    MlirBlock saved_entry = L->entry;
+    MlirOperation saved_pe = L->prologue_end;
+    TCoord *saved_coords = L->coords;
+    MlirValue saved_warp = L->warp, saved_scratch = L->scratch, saved_elect = L->elect, saved_bar = L->bar_id;
+    MlirValue saved_rep = L->replica, saved_tw = L->task_warp;
+    int saved_warps = L->warps, saved_bt = L->bar_threads;
+    if (tb->regs) {
+      MlirNamedAttribute at[2] = {
+          lw_attr(L, "action", lw_pattr(L, tb->regs > kernel_regs ? "#nvvm<action increase>" : "#nvvm<action decrease>")),
+          lw_attr(L, "regCount", mlirIntegerAttrGet(L->i32, tb->regs)),
+      };
+      lw_op(L, "nvvm.setmaxregister", 0, NULL, 0, NULL, 2, at);
+    }
+    MlirValue rel = lw_bin(L, "arith.subi", warp, lo);
+    MlirValue rep = lw_bin(L, "arith.divui", rel, lw_i32(L, per));
+    MlirValue tw = lw_bin(L, "arith.remui", rel, lw_i32(L, per));
+    /* idle warps of a narrow task do nothing more */
+    MlirValue active = lw_cmpi(L, CMPI_ULT, tw, lw_i32(L, tb->warps));
+    IfScope body;
+    lw_begin_if(L, &body);
+    L->entry = L->blk;
+    L->prologue_end = lw_op(L, "llvm.mlir.undef", 0, NULL, 1, &L->i32, 0, NULL);
+    L->coords = NULL;
+    L->warps = tb->warps;
+    L->warp = tw;
+    L->task_warp = tw;
+    L->replica = rep;
+    L->elect = lw_bin(L, "arith.andi", lw_cmpi(L, CMPI_EQ, tw, lw_i32(L, 0)), lw_cmpi(L, CMPI_EQ, L->lane, lw_i32(L, 0)));
+    /* named barriers 8.. belong to task replicas (1..7 are the program's) */
+    int first_rep = 0;
+    for (int j = 0; j < i; j++) first_rep += op->regions[j]->replicas;
+    L->bar_id = lw_bin(L, "arith.addi", rep, lw_i32(L, 8 + first_rep));
+    L->bar_threads = tb->warps * 32;
+    /* scratch: one slice per replica, its size patched once lowering knows it */
+    MlirValue stride = lw_i32(L, 0);
+    vec_push(&L->c->arena, &L->stride_consts, (void *)mlirOpResultGetOwner(stride).ptr);
+    MlirValue idx = lw_bin(L, "arith.muli", lw_bin(L, "arith.addi", rep, lw_i32(L, first_rep)), stride);
+    L->scratch = lw_gep(L, saved_scratch, idx, L->i8, L->ptr3);
+    lower_block(L, tb);
+    lw_end_if(L, &body, active);
+    L->entry = saved_entry;
+    L->prologue_end = saved_pe;
+    L->coords = saved_coords;
+    L->warp = saved_warp;
+    L->scratch = saved_scratch;
+    L->elect = saved_elect;
+    L->bar_id = saved_bar;
+    L->replica = saved_rep;
+    L->task_warp = saved_tw;
+    L->warps = saved_warps;
+    L->bar_threads = saved_bt;
+    lw_end_if(L, &sc, in);
+  }
+}
+
 static void lower_op(Lw *L, TOp *op) {
   L->loc = loc_of(L, op->loc);
   switch (op->opc) {
@@ -522,12 +606,20 @@ static void lower_op(Lw *L, TOp *op) {
   case OP_FOR: lower_for(L, op); return;
   case OP_IF: lower_if(L, op); return;
   case OP_WHILE: lower_while(L, op); return;
-  case OP_YIELD: terminator(L, "scf.yield", op->opnds, op->nopnds, (MlirValue){0}); return;
+  case OP_YIELD:
+    if (op->block->parent && op->block->parent->opc == OP_TASKS) return; /* end of a task */
+    terminator(L, "scf.yield", op->opnds, op->nopnds, (MlirValue){0});
+    return;
   case OP_CONDITION:
     terminator(L, "scf.condition", op->opnds + 1, op->nopnds - 1, lw_get(L, op->opnds[0])->v[0]);
     return;
   case OP_RETURN: lw_op(L, "llvm.return", 0, NULL, 0, NULL, 0, NULL); return;
+  case OP_TASKS: lower_tasks(L, op); return;
   default:
+    if (op->opc >= OP_SMEM_ALLOC && op->opc < OP_COUNT) {
+      lw_hw_op(L, op);
+      return;
+    }
     if (ir_is_elementwise(op->opc)) {
       lower_elementwise(L, op);
       return;
@@ -549,18 +641,47 @@ static void lower_kernel(Lw *L, TFunc *f) {
   L->coords = NULL;
   L->loc = loc_of(L, f->loc);
   MlirType *ptypes = ar_alloc(&c->arena, sizeof(MlirType) * (size_t)(f->nparams + 1));
-  for (int i = 0; i < f->nparams; i++) ptypes[i] = lw_elem_type(L, f->params[i].elem);
+  for (int i = 0; i < f->nparams; i++)
+    ptypes[i] = f->params[i].tma ? mlirLLVMPointerTypeGet(L->mc, 0) : lw_elem_type(L, f->params[i].elem);
+  bool regs_tasks = false;
+  for (TOp *op = f->body->first; op; op = op->next)
+    if (op->opc == OP_TASKS && op->nregions && op->regions[0]->regs) regs_tasks = true;
+  if (regs_tasks && !f->maxnreg) {
+    /* setmaxnreg needs a register cap at entry: the even share of the SM */
+    int cap = 65536 / (f->warps * 32);
+    cap -= cap % 8;
+    f->maxnreg = cap > 255 ? 255 : cap;
+  }
   MlirType fty = mlirLLVMFunctionTypeGet(L->vd, f->nparams, ptypes, false);
   MlirBlock entry = new_block(L, f->nparams, ptypes);
   char maxntid[64];
   snprintf(maxntid, sizeof maxntid, "array<i32: %d, 1, 1>", f->warps * 32);
-  MlirNamedAttribute at[6];
+  MlirNamedAttribute at[8];
   int na = 0;
+  bool any_tma = false;
+  for (int i = 0; i < f->nparams; i++) any_tma |= f->params[i].tma;
+  if (any_tma) {
+    /* TMA descriptors are passed by value (128 bytes, 64-aligned, grid constants) */
+    Buf b = {0};
+    buf_puts(&b, "[");
+    for (int i = 0; i < f->nparams; i++)
+      buf_puts(&b, f->params[i].tma ? (i ? ", {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, "
+                                           "nvvm.grid_constant}"
+                                         : "{llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, "
+                                           "nvvm.grid_constant}")
+                                     : (i ? ", {}" : "{}"));
+    buf_puts(&b, "]");
+    at[na++] = lw_attr(L, "arg_attrs", lw_pattr(L, b.data));
+    buf_free(&b);
+  }
   at[na++] = lw_attr(L, "sym_name", mlirStringAttrGet(L->mc, sref(f->name)));
   at[na++] = lw_attr(L, "function_type", mlirTypeAttrGet(fty));
   at[na++] = lw_attr(L, "nvvm.kernel", mlirUnitAttrGet(L->mc));
   at[na++] = lw_attr(L, "nvvm.maxntid", lw_pattr(L, maxntid));
-  if (f->maxnreg) at[na++] = lw_attr(L, "nvvm.maxnreg", mlirIntegerAttrGet(L->i32, f->maxnreg));
+  if (f->maxnreg) {
+    at[na++] = lw_attr(L, "nvvm.maxnreg", mlirIntegerAttrGet(L->i32, f->maxnreg));
+    at[na++] = lw_attr(L, "nvvm.minctasm", mlirIntegerAttrGet(L->i32, 1));
+  }
   MlirOperationState st = mlirOperationStateGet(sref("llvm.func"), L->loc);
   mlirOperationStateAddAttributes(&st, na, at);
   MlirRegion body = mlirRegionCreate();
@@ -575,6 +696,11 @@ static void lower_kernel(Lw *L, TFunc *f) {
   L->warp = lw_bin(L, "arith.shrui", L->tid, lw_i32(L, 5));
   MlirNamedAttribute g = lw_attr(L, "global_name", mlirFlatSymbolRefAttrGet(L->mc, sref("tile_smem")));
   L->smem = lw_op1(L, "llvm.mlir.addressof", 0, NULL, L->ptr3, 1, &g);
+  L->scratch = lw_gep(L, L->smem, lw_i32(L, f->smem_static), L->i8, L->ptr3);
+  L->elect = lw_cmpi(L, CMPI_EQ, L->tid, lw_i32(L, 0));
+  L->bar_id = (MlirValue){0};
+  L->replica = L->task_warp = (MlirValue){0};
+  L->stride_consts = (Vec){0};
   /* marker: values that depend only on the thread are inserted before it */
   L->prologue_end = lw_op(L, "llvm.mlir.undef", 0, NULL, 1, &L->i32, 0, NULL);
   for (int i = 0; i < f->nparams; i++) {
@@ -584,7 +710,24 @@ static void lower_kernel(Lw *L, TFunc *f) {
   }
   L->smem_max = 0;
   lower_block(L, f->body);
-  f->smem_bytes = (L->smem_max + 15) & ~15;
+  /* each task replica's scratch is smem_max bytes (rounded to 128) */
+  int stride = (L->smem_max + 127) & ~127, groups = 1;
+  for (int i = 0; i < L->stride_consts.len; i++) {
+    MlirOperation cst = {L->stride_consts.data[i]};
+    mlirOperationSetAttributeByName(cst, sref("value"), mlirIntegerAttrGet(L->i32, stride));
+  }
+  if (f->has_tasks) {
+    groups = 0;
+    for (TOp *op = f->body->first; op; op = op->next)
+      if (op->opc == OP_TASKS)
+        for (int i = 0; i < op->nregions; i++) groups += op->regions[i]->replicas;
+    if (groups < 1) groups = 1;
+  }
+  f->smem_bytes = f->smem_static + (L->smem_max ? stride * groups : 0);
+  if (f->smem_bytes > 227 * 1024)
+    dg_error(L->c, f->loc, "kernel '%s' needs %d bytes of shared memory (%d allocated + %d x %d scratch for layout "
+                           "conversions); the limit is 232448",
+             f->name, f->smem_bytes, f->smem_static, groups, stride);
 }
 
 static void add_global(Lw *L, const char *name, MlirType t, int addr_space, MlirAttribute value, bool constant,

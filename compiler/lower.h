@@ -28,7 +28,14 @@ typedef struct Lw {
   int warps;
   MlirLocation loc;
   MlirValue tid, lane, warp, smem;
-  int smem_max;             /* bytes of scratch shared memory used */
+  MlirValue scratch;        /* scratch shared memory of this group of warps (conversions, reductions) */
+  MlirValue elect;          /* i1: the one thread that issues TMA / arrives on barriers */
+  MlirValue bar_id;         /* named barrier of this group (null: the whole CTA, barrier 0) */
+  int bar_threads;
+  MlirValue replica;        /* the task replica's index (tasks), else null */
+  MlirValue task_warp;      /* warp index inside the task replica */
+  int smem_max;             /* bytes of scratch shared memory used (per group) */
+  Vec stride_consts;        /* constants to patch with the final scratch stride */
   TCoord *coords;
   MlirType i1, i8, i16, i32, i64, f16, bf16, f32, f64, ptr1, ptr3, vd;
 } Lw;
@@ -79,6 +86,9 @@ typedef struct IfScope {
 /* Ops between begin and end run only where pred holds (an scf.if). */
 void lw_begin_if(Lw *L, IfScope *s);
 void lw_end_if(Lw *L, IfScope *s, MlirValue pred);
+
+/* explicit hardware (lower_hw.c) */
+bool lw_hw_op(Lw *L, TOp *op);
 
 /* memory (lower_mem.c) */
 bool lw_load_op(Lw *L, TOp *op);

@@ -285,7 +285,7 @@ bool lw_atomic_op(Lw *L, TOp *op) {
   MlirType et = lw_elem_type(L, (Elem){(uint8_t)dt, 0});
   if (ptr->type->kind != TY_TILE) {
     /* one thread performs it; the old value reaches all through shared memory */
-    MlirValue first = lw_cmpi(L, CMPI_EQ, L->tid, lw_i32(L, 0));
+    MlirValue first = L->elect;
     MlirValue p = masked ? lw_bin(L, "arith.andi", Mk->v[0], first) : first;
     MlirValue old = atom_add(L, P->v[0], p, V->v[0], dt);
     LV *out = lw_new(L, 1);
@@ -295,10 +295,10 @@ bool lw_atomic_op(Lw *L, TOp *op) {
       lw_barrier(L);
       IfScope sc;
       lw_begin_if(L, &sc);
-      lw_store(L, old, L->smem, eb);
+      lw_store(L, old, L->scratch, eb);
       lw_end_if(L, &sc, first);
       lw_barrier(L);
-      out->v[0] = lw_load(L, L->smem, et, eb);
+      out->v[0] = lw_load(L, L->scratch, et, eb);
     } else {
       out->v[0] = old;
     }

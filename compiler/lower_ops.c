@@ -221,7 +221,7 @@ static MlirValue offset_of(Lw *L, const SmemTile *t, const MlirValue *tc, const 
 }
 
 static MlirValue smem_addr(Lw *L, const SmemTile *t, MlirValue off) {
-  return lw_gep(L, L->smem, off, t->st, L->ptr3);
+  return lw_gep(L, L->scratch, off, t->st, L->ptr3);
 }
 
 /* Registers [r, r+vec) hold consecutive elements along the last dimension,
@@ -545,7 +545,7 @@ bool lw_reduce(Lw *L, TOp *op) {
     lw_begin_if(L, &sc);
     for (int o = 0; o < nout; o++) {
       MlirValue off = lw_bin(L, "arith.addi", flat[o], widx);
-      lw_store(L, acc[o], lw_gep(L, L->smem, off, et, L->ptr3), eb);
+      lw_store(L, acc[o], lw_gep(L, L->scratch, off, et, L->ptr3), eb);
     }
     lw_end_if(L, &sc, pred);
     lw_barrier(L);
@@ -553,7 +553,7 @@ bool lw_reduce(Lw *L, TOp *op) {
       MlirValue v = {0};
       for (int w = 0; w < wa; w++) {
         MlirValue off = lw_bin(L, "arith.addi", flat[o], lw_i32(L, w));
-        MlirValue x1 = lw_load(L, lw_gep(L, L->smem, off, et, L->ptr3), et, eb);
+        MlirValue x1 = lw_load(L, lw_gep(L, L->scratch, off, et, L->ptr3), et, eb);
         v = mlirValueIsNull(v) ? x1 : combine(L, kind, dt, v, x1);
       }
       acc[o] = v;

@@ -10,11 +10,16 @@ void md_write(Ctx *c, TModule *m, Buf *out) {
                f->cluster[0], f->cluster[1], f->cluster[2]);
     for (int i = 0; i < f->nparams; i++) {
       TParam *p = &f->params[i];
-      if (p->elem.dt == DT_PTR)
+      if (p->tma)
+        buf_printf(out, "param %s tma %s 128\ntmabox %s %d %d swizzle %d\n", p->name,
+                   ty_dtype_name((DType)p->elem.dt), p->name, p->box[0], p->box[1], p->swizzle);
+      else if (p->elem.dt == DT_PTR)
         buf_printf(out, "param %s ptr %s %d\n", p->name, ty_dtype_name((DType)p->elem.pointee), p->align);
-      else
+      else {
         buf_printf(out, "param %s scalar %s %d\n", p->name, ty_dtype_name((DType)p->elem.dt),
                    ty_dtype_bytes((DType)p->elem.dt));
+        if (p->align > 1) buf_printf(out, "multiple %s %d\n", p->name, p->align);
+      }
     }
     for (int i = 0; i < f->nconsts; i++)
       buf_printf(out, "const %s %s %s\n", f->consts[i].name,

@@ -172,6 +172,21 @@ static void assign_op(P *p, TOp *op) {
     set_layout(p, r, ly_transpose(c, in));
     return;
   }
+  case OP_MMA_ASYNC: { /* wgmma: the accumulator of a warpgroup (4 warps, 16 rows each) */
+    const Layout *mma = ly_mma(c, 2, 4, 1, 8);
+    require(p, op, 2, mma);
+    set_layout(p, r, mma);
+    return;
+  }
+  case OP_MMA_WAIT:
+    if (r) set_layout(p, r, lay(op->opnds[0]));
+    return;
+  case OP_SMEM_LOAD:
+    set_layout(p, r, default_for(p, r->type));
+    return;
+  case OP_TASKS:
+    for (int i = 0; i < op->nregions; i++) assign_block(p, op->regions[i]);
+    return;
   case OP_DOT: {
     int M = r->type->shape[0], N = r->type->shape[1];
     int wm = p->warps, wn = 1;
@@ -253,16 +268,20 @@ static void assign_op(P *p, TOp *op) {
 }
 
 static void assign_block(P *p, TBlock *b) {
+  int saved = p->warps;
+  if (b->warps) p->warps = b->warps; /* a task's tiles live on its warps */
   for (TOp *op = b->first; op;) {
     TOp *next = op->next;
     assign_op(p, op);
     op = next;
   }
+  p->warps = saved;
 }
 
 /* Undo an assignment round: drop inserted conversions and free layouts. */
 static void strip(TOp *op, void *ud) {
   P *p = ud;
+  p->warps = ir_block_warps(op->block);
   if (op->opc == OP_CONVERT && (op->flags & OPF_INSERTED)) {
     ir_replace_uses(p->f->body, op->res[0], op->opnds[0]);
     ir_remove(op);
@@ -283,6 +302,7 @@ static void strip(TOp *op, void *ud) {
  * of one per iteration). */
 static void fix_loops(TOp *op, void *ud) {
   P *p = ud;
+  p->warps = ir_block_warps(op->block);
   if (op->opc != OP_FOR && op->opc != OP_WHILE) return;
   TBlock *yb = op->opc == OP_FOR ? op->regions[0] : op->regions[1];
   TOp *y = yb->last;
@@ -357,6 +377,7 @@ typedef struct RematCtx {
 static void remat_op(TOp *op, void *ud) {
   RematCtx *rc = ud;
   P *p = rc->p;
+  p->warps = ir_block_warps(op->block);
   if (op->opc != OP_CONVERT) return;
   TValue *src = op->opnds[0];
   if (!is_tile(src) || !src->def || !is_cheap(src, 0)) return;
@@ -369,6 +390,7 @@ static void remat_op(TOp *op, void *ud) {
 /* A conversion to the layout its source already has, or of a conversion. */
 static void fold_converts(TOp *op, void *ud) {
   P *p = ud;
+  p->warps = ir_block_warps(op->block);
   if (op->opc != OP_CONVERT) return;
   TValue *src = op->opnds[0];
   while (src->def && src->def->opc == OP_CONVERT) src = src->def->opnds[0];
@@ -396,7 +418,9 @@ static void zero_uses(TOp *op, void *ud) {
 static bool has_effects(const TOp *op) {
   switch (op->opc) {
   case OP_STORE: case OP_ATOMIC_ADD: case OP_FOR: case OP_IF: case OP_WHILE: case OP_CONDITION: case OP_YIELD:
-  case OP_RETURN:
+  case OP_RETURN: case OP_SMEM_STORE: case OP_BAR_EXPECT: case OP_BAR_ARRIVE: case OP_BAR_WAIT: case OP_NAMED_BAR:
+  case OP_FENCE_ASYNC: case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_STORE_WAIT: case OP_MMA_ASYNC:
+  case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_TASKS: case OP_BAR_ALLOC:
     return true;
   default:
     return false;
@@ -428,9 +452,16 @@ static void dce(P *p) {
 
 static void verify_op(TOp *op, void *ud) {
   P *p = ud;
+  p->warps = ir_block_warps(op->block);
   for (int i = 0; i < op->nres; i++) {
     TValue *v = op->res[i];
     if (!is_tile(v)) continue;
+    if (p->warps & (p->warps - 1)) {
+      dg_error(p->c, op->loc, "register tiles are spread over a power-of-two number of warps, but this code runs on "
+                              "%d warps (move it into a task)",
+               p->warps);
+      return;
+    }
     LinLayout lin;
     const char *why = "no layout";
     if (!lay(v) || !ly_linear(lay(v), v->type->rank, v->type->shape, p->warps, &lin, &why)) {
@@ -440,11 +471,48 @@ static void verify_op(TOp *op, void *ud) {
   }
 }
 
+/* Shared memory: mbarriers first (8 bytes each), then the buffers, each
+ * aligned to 1024 bytes (the 128-byte swizzle repeats every 1024 bytes and
+ * TMA and wgmma address it from an aligned base). Scratch for layout
+ * conversions goes after them (lowering). */
+#define SMEM_LIMIT (227 * 1024)
+
+typedef struct Plan {
+  Ctx *c;
+  int64_t off;
+  bool bars;
+} Plan;
+
+static void plan_op(TOp *op, void *ud) {
+  Plan *pl = ud;
+  if (pl->bars && op->opc == OP_BAR_ALLOC) {
+    op->ival = pl->off;
+    pl->off += 8 * op->res[0]->type->nbuf;
+  } else if (!pl->bars && op->opc == OP_SMEM_ALLOC) {
+    pl->off = (pl->off + 1023) & ~(int64_t)1023;
+    op->ival = pl->off;
+    int64_t slot = op->res[0]->type->swizzle ? (op->ival2 + 1023) & ~(int64_t)1023 : (op->ival2 + 15) & ~(int64_t)15;
+    pl->off += slot * op->res[0]->type->nbuf; /* lower_hw.c slot_stride() */
+  }
+}
+
+static void plan_smem(Ctx *c, TFunc *f) {
+  Plan pl = {c, 0, true};
+  ir_walk(f->body, plan_op, &pl);
+  pl.bars = false;
+  ir_walk(f->body, plan_op, &pl);
+  f->smem_static = (int)((pl.off + 127) & ~(int64_t)127);
+  if (pl.off > SMEM_LIMIT)
+    dg_error(c, f->loc, "kernel '%s' allocates %lld bytes of shared memory; an SM gives a CTA at most %d (227 KB)",
+             f->name, (long long)pl.off, SMEM_LIMIT);
+}
+
 bool pass_run(Ctx *c, TModule *m) {
   for (int k = 0; k < m->kernels.len; k++) {
     TFunc *f = m->kernels.data[k];
     P p = {.c = c, .f = f, .warps = f->warps};
     ax_analyze(c, f);
+    plan_smem(c, f);
     for (int round = 0; round < 4; round++) {
       assign_block(&p, f->body);
       p.changed = false;

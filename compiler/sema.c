@@ -684,6 +684,13 @@ static SVal index_expr(S *s, Node *n) {
     }
     return base.items[i];
   }
+  if (base.k == V_RT && (base.v->type->kind == TY_SMEM || base.v->type->kind == TY_BAR)) {
+    if (n->nlist != 1 || n->list[0]->kind == ND_SLICE_ALL || n->list[0]->kind == ND_NONE) {
+      dg_error(s->c, n->loc, "%s is indexed with one slot number: buf[i]", ty_str(s->c, base.v->type));
+      return sv_err();
+    }
+    return sm_slot(s, base.v, sm_expr(s, n->list[0]), n->list[0]->loc);
+  }
   TValue *v = sm_rt(s, base, n->loc);
   if (!v) return sv_err();
   int rank = v->type->kind == TY_TILE ? v->type->rank : 0;
@@ -1436,6 +1443,110 @@ static void while_stmt(S *s, Node *n, St *st) {
   for (int i = 0; i < ncv; i++) cv[i]->val = ok ? sv_rt(op->res[i]) : sv_err();
 }
 
+/* tasks { task name(warps = W, regs = R, replicas = N) { ... } ... }
+ * Each task is a region run by its own warps (whole warpgroups), all at
+ * once; register tiles inside are spread over the task's warps. */
+static void tasks_stmt(S *s, Node *n, St *st) {
+  Ctx *c = s->c;
+  if (s->blk != s->kf->body || s->in_task) {
+    dg_error(c, n->loc, "'tasks' must be at the top level of the kernel");
+    return;
+  }
+  if (s->kf->has_tasks) {
+    dg_error(c, n->loc, "a kernel has one 'tasks' block");
+    return;
+  }
+  if (n->nlist == 0) {
+    dg_error(c, n->loc, "'tasks' needs at least one task");
+    return;
+  }
+  s->kf->has_tasks = true;
+  TOp *op = ir_op(c, OP_TASKS, n->loc, 0, NULL, 0, NULL);
+  int warp0 = 0;
+  int64_t regs_total = 0;
+  bool any_regs = false, all_regs = true;
+  Snap sn = snapshot(s);
+  TBlock *outer = s->blk;
+  for (int i = 0; i < n->nlist; i++) {
+    Node *t = n->list[i];
+    int64_t w = 0, r = 0, rep = 1;
+    bool has_w = false, has_r = false;
+    for (int j = 0; j < t->nlist; j++) {
+      Node *arg = t->list[j];
+      const char *k = arg->argname ? arg->argname : "";
+      int64_t v;
+      if (strcmp(k, "warps") && strcmp(k, "regs") && strcmp(k, "replicas")) {
+        dg_error(c, arg->loc, "task arguments are warps = N, regs = R and replicas = K (by name)");
+        return;
+      }
+      if (!sm_const_int(s, sm_expr(s, arg), arg->loc, k, &v)) return;
+      if (!strcmp(k, "warps")) w = v, has_w = true;
+      else if (!strcmp(k, "regs")) r = v, has_r = true;
+      else rep = v;
+    }
+    if (!has_w) {
+      dg_error(c, t->loc, "task '%s' needs warps = N", t->name);
+      return;
+    }
+    if (!(w == 1 || w == 2 || (w % 4 == 0 && w >= 4 && w <= 32))) {
+      dg_error(c, t->loc, "task '%s' has warps = %lld; a task has 1, 2 or a multiple of 4 warps (it occupies whole "
+                          "warpgroups: a 1- or 2-warp task leaves the rest of its warpgroup idle)",
+               t->name, (long long)w);
+      return;
+    }
+    if (rep < 1 || rep > 8) {
+      dg_error(c, t->loc, "task '%s' has replicas = %lld (1 to 8)", t->name, (long long)rep);
+      return;
+    }
+    if (has_r && (r < 24 || r > 256 || r % 8)) {
+      dg_error(c, t->loc, "task '%s' has regs = %lld; setmaxnreg takes a multiple of 8 from 24 to 256", t->name,
+               (long long)r);
+      return;
+    }
+    any_regs |= has_r;
+    all_regs &= has_r;
+    int64_t slots = (w < 4 ? 4 : w) * rep; /* whole warpgroups */
+    regs_total += has_r ? slots * 32 * r : 0;
+    TBlock *b = ir_block(c, 0, NULL);
+    b->warps = (int)w;
+    b->replicas = (int)rep;
+    b->regs = (int)r;
+    b->warp0 = warp0;
+    b->task_name = t->name;
+    warp0 += (int)slots;
+    ir_add_region(c, op, b);
+    s->blk = b;
+    int saved_warps = s->warps;
+    s->warps = (int)w;
+    s->in_task = true;
+    block_stmts(s, t->body, st, false);
+    s->in_task = false;
+    s->warps = saved_warps;
+    ir_append(b, ir_op(c, OP_YIELD, t->loc, 0, NULL, 0, NULL));
+    for (int k = 0; k < sn.n; k++)
+      if (!sval_same(sn.syms[k]->val, sn.vals[k])) {
+        dg_error(c, t->loc, "task '%s' assigns '%s', which is declared outside it; tasks run at the same time and "
+                            "share no variables (use shared memory and barriers)",
+                 t->name, sn.syms[k]->name);
+        sn.syms[k]->val = sn.vals[k];
+      }
+  }
+  s->blk = outer;
+  if (warp0 != s->kf->warps) {
+    dg_error(c, n->loc, "the tasks use %d warps but the kernel has warps(%d)", warp0, s->kf->warps);
+    return;
+  }
+  if (any_regs && !all_regs) {
+    dg_error(c, n->loc, "give every task a register budget (regs = R) or none");
+    return;
+  }
+  if (regs_total > 65536) {
+    dg_error(c, n->loc, "the tasks' register budgets add up to %lld registers; an SM has 65536", (long long)regs_total);
+    return;
+  }
+  ir_append(s->blk, op);
+}
+
 static void assign_one(S *s, Node *target, SVal v, Loc loc) {
   Sym *y = NULL;
   for (Sym *z = s->scope; z; z = z->next)
@@ -1574,9 +1685,7 @@ static void stmt_inner(S *s, Node *n, St *st, bool last) {
     *st->ret = n->lhs ? sm_expr(s, n->lhs) : (SVal){.k = V_VOID};
     *st->returned = true;
     return;
-  case ND_TASKS:
-    dg_error(s->c, n->loc, "'tasks' (warp specialization) is not supported yet on %s", s->c->arch);
-    return;
+  case ND_TASKS: tasks_stmt(s, n, st); return;
   default: dg_ice(s->c, n->loc, "unexpected statement kind %d", n->kind); return;
   }
 }
@@ -1735,6 +1844,62 @@ static const char *const_text(S *s, SVal v) {
   }
 }
 
+/* a: tma<bf16, [BOX_ROWS, BOX_COLS]> (optionally a third argument: the swizzle) */
+static bool tma_param(S *s, Param *p, TParam *tp, Type **out) {
+  TypeExpr *te = p->type;
+  if (te->nitems != 1 || te->nargs < 1 || te->nargs > 2) {
+    dg_error(s->c, te->loc, "a TMA descriptor is written tma<DTYPE, [ROWS, COLS]> (optionally a swizzle: "
+                            "tma<bf16, [128, 64], 128>)");
+    return false;
+  }
+  Type *et;
+  Elem e;
+  if (!type_expr(s, te->items[0], &et, &e)) return false;
+  if (et->kind != TY_SCALAR || e.dt == DT_PTR || e.dt == DT_BOOL) {
+    dg_error(s->c, te->items[0]->loc, "TMA descriptors move numbers, not %s", ty_str(s->c, et));
+    return false;
+  }
+  int rank, box[TC_MAX_RANK];
+  if (!sm_shape_list(s, sm_expr(s, te->args[0]), te->loc, "the TMA box", &rank, box)) return false;
+  if (rank != 2 || box[0] > 256 || box[1] > 256) {
+    dg_error(s->c, te->loc, "a TMA box is 2-D with at most 256 elements per dimension");
+    return false;
+  }
+  int eb = ty_dtype_bytes((DType)e.dt), inner = box[1] * eb;
+  int64_t sw = inner % 128 == 0 ? 128 : inner % 64 == 0 ? 64 : inner % 32 == 0 ? 32 : 0;
+  if (sw > inner) sw = 0;
+  if (te->nargs == 2) {
+    if (!sm_const_int(s, sm_expr(s, te->args[1]), te->loc, "the swizzle", &sw)) return false;
+    if (sw != 0 && sw != 32 && sw != 64 && sw != 128) {
+      dg_error(s->c, te->loc, "TMA swizzle must be 0, 32, 64 or 128 bytes");
+      return false;
+    }
+  }
+  if (sw && inner > sw) {
+    dg_error(s->c, te->loc, "a TMA box row of %d bytes is wider than its %lld-byte swizzle; use boxes of %lld bytes "
+                            "per row (the compiler issues several for a wider view)",
+             inner, (long long)sw, (long long)sw);
+    return false;
+  }
+  if (inner % 16) {
+    dg_error(s->c, te->loc, "a TMA box row must be a multiple of 16 bytes, not %d", inner);
+    return false;
+  }
+  tp->name = p->name;
+  tp->elem = e;
+  tp->tma = true;
+  tp->rank = 2;
+  tp->box[0] = box[0];
+  tp->box[1] = box[1];
+  tp->swizzle = (int)sw;
+  tp->align = 64;
+  Type *t = ty_tile(s->c, e, 2, box);
+  t->kind = TY_TMA;
+  t->swizzle = (int)sw;
+  *out = t;
+  return true;
+}
+
 static void build_kernel(S *s, Func *f, const bool *define_used) {
   Ctx *c = s->c;
   TFunc *kf = ar_alloc(&c->arena, sizeof *kf);
@@ -1849,8 +2014,10 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
         continue;
       }
       if (!sm_const_int(s, sm_expr(s, a->args[0]), a->args[0]->loc, "the warp count", &w)) continue;
-      if (!is_pow2(w) || w > 32) {
-        dg_error(c, a->args[0]->loc, "warps(%lld): the warp count must be 1, 2, 4, 8, 16 or 32", (long long)w);
+      if (w < 1 || w > 32 || (!is_pow2(w) && w % 4)) {
+        dg_error(c, a->args[0]->loc, "warps(%lld): the warp count must be 1, 2, 4, 8, 16 or 32 (or a multiple of 4 "
+                                     "for a kernel split into tasks)",
+                 (long long)w);
         continue;
       }
       kf->warps = (int)w;
@@ -1893,6 +2060,15 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
     if (p->is_const) continue;
     Type *t;
     Elem e;
+    if (p->type->kind == TE_GENERIC && !strcmp(p->type->name, "tma")) {
+      if (!tma_param(s, p, &kf->params[k], &t)) {
+        ok = false;
+        continue;
+      }
+      types[k] = t;
+      k++;
+      continue;
+    }
     if (!type_expr(s, p->type, &t, &e)) {
       ok = false;
       continue;
@@ -1953,6 +2129,7 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
   s->kparams = NULL;
   if (!ok) return;
   kf->body = ir_block(c, k, types);
+  kf->body->warps = kf->warps;
   for (int i = 0; i < k; i++) {
     kf->params[i].value = kf->body->args[i];
     kf->body->args[i]->name = kf->params[i].name;

@@ -59,6 +59,7 @@ typedef struct S {
   Func *kparams; /* while evaluating a kernel header: its parameters */
   int unroll_depth; /* static_range nesting */
   long steps;       /* evaluation steps (compile-time work budget) */
+  bool in_task;     /* inside a task of a `tasks` block */
   int depth;        /* evaluation recursion depth */
 } S;
 
@@ -95,5 +96,9 @@ typedef struct BArgs {
 /* Returns true if `name` is a builtin (result in *out, errors reported). */
 bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out);
 SVal sm_expr(S *s, Node *n);
+/* builtins_hw.c: the explicit hardware primitives */
+bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out);
+SVal sm_slot(S *s, TValue *base, SVal idx, Loc loc);
+SVal sm_view_trans(S *s, TValue *v, Loc loc);
 
 #endif

@@ -182,7 +182,12 @@ void ly_reg_coord(const LinLayout *l, int r, int *coord);
 int ly_nregs(const LinLayout *l);
 
 /* ---- types (type.c) ---- */
-typedef enum TypeKind { TY_VOID, TY_SCALAR, TY_TILE, TY_TUPLE } TypeKind;
+typedef enum TypeKind {
+  TY_VOID, TY_SCALAR, TY_TILE, TY_TUPLE,
+  TY_SMEM, /* shared memory: a buffer ring (nbuf > 0) or one view (nbuf == 0) */
+  TY_BAR,  /* mbarriers: an array (nbuf > 0) or one barrier (nbuf == 0) */
+  TY_TMA,  /* a TMA descriptor (kernel parameter): elem, box shape, swizzle */
+} TypeKind;
 
 typedef struct Type Type;
 struct Type {
@@ -193,6 +198,9 @@ struct Type {
   const Layout *layout; /* tiles, once layouts are assigned */
   Type **items;         /* tuples */
   int nitems;
+  int nbuf;             /* TY_SMEM / TY_BAR: number of slots (0: a single view) */
+  int swizzle;          /* TY_SMEM / TY_TMA: 0, 32, 64 or 128 (bytes) */
+  bool trans;           /* TY_SMEM view: logical [K, N] of memory stored [N, K] */
 };
 
 Type *ty_scalar(Ctx *c, Elem e);
@@ -358,6 +366,17 @@ typedef enum Opcode {
   OP_REDUCE, OP_DOT,
   /* control */
   OP_FOR, OP_IF, OP_WHILE, OP_CONDITION, OP_YIELD, OP_RETURN,
+  /* explicit hardware (Hopper) */
+  OP_SMEM_ALLOC,  /* ival = byte offset (assigned by passes), ival2 = bytes per slot */
+  OP_BAR_ALLOC,   /* ival = byte offset, ival2 = arrive count */
+  OP_SLOT,        /* buf[i] / bars[i] */
+  OP_SLICE,       /* view.slice(dim, off, size): axis = dim */
+  OP_SMEM_LOAD, OP_SMEM_STORE,
+  OP_BAR_EXPECT, OP_BAR_ARRIVE, OP_BAR_WAIT, OP_NAMED_BAR, OP_FENCE_ASYNC,
+  OP_TMA_LOAD, OP_TMA_STORE, OP_TMA_STORE_WAIT,
+  OP_MMA_ASYNC, OP_MMA_COMMIT, OP_MMA_WAIT,
+  OP_TASKS,       /* one region per task */
+  OP_REPLICA_ID,
   OP_COUNT
 } Opcode;
 
@@ -385,6 +404,11 @@ struct TBlock {
   int nargs;
   TOp *first, *last;
   TOp *parent;
+  /* a task region (OP_TASKS) or the kernel body: the warps its register
+   * tiles are spread over; 0 inherits from the enclosing block */
+  int warps;
+  int replicas, regs, warp0; /* tasks: copies, register budget, first warp */
+  const char *task_name;
 };
 
 struct TOp {
@@ -413,8 +437,10 @@ enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED 
 
 typedef struct TParam {
   const char *name;
-  Elem elem;          /* scalar dtype or pointer */
+  Elem elem;          /* scalar dtype or pointer (TMA: the element dtype) */
   int align;          /* pointers: assumed byte alignment; ints: multiple_of */
+  bool tma;           /* a TMA descriptor: box shape and swizzle below */
+  int rank, box[TC_MAX_RANK], swizzle;
   TValue *value;      /* the block argument */
 } TParam;
 
@@ -435,7 +461,9 @@ typedef struct TFunc {
   int cluster[3];
   int maxnreg;
   TBlock *body;
-  int smem_bytes;     /* filled by passes: scratch shared memory */
+  int smem_bytes;     /* dynamic shared memory: allocations + scratch */
+  int smem_static;    /* bytes of smem()/mbarrier() allocations (passes.c) */
+  bool has_tasks;
 } TFunc;
 
 typedef struct TModule {
@@ -453,6 +481,7 @@ void ir_replace_uses(TBlock *scope, TValue *from, TValue *to);
 void ir_print_module(Ctx *c, TModule *m, Buf *out);
 const char *ir_opname(Opcode o);
 bool ir_is_elementwise(Opcode o);
+int ir_block_warps(const TBlock *b); /* warps of the task (or kernel) a block belongs to */
 typedef void (*ir_walk_fn)(TOp *op, void *ud);
 void ir_walk(TBlock *b, ir_walk_fn fn, void *ud); /* pre-order, safe against removal of the visited op */
 

@@ -21,13 +21,27 @@ static const char *opnames[OP_COUNT] = {
     [OP_TRANS] = "trans", [OP_CONVERT] = "convert_layout", [OP_LOAD] = "load", [OP_STORE] = "store",
     [OP_ATOMIC_ADD] = "atomic_add", [OP_REDUCE] = "reduce", [OP_DOT] = "dot", [OP_FOR] = "for",
     [OP_IF] = "if", [OP_WHILE] = "while", [OP_CONDITION] = "condition", [OP_YIELD] = "yield",
-    [OP_RETURN] = "return",
+    [OP_RETURN] = "return", [OP_SMEM_ALLOC] = "smem_alloc", [OP_BAR_ALLOC] = "mbarrier_alloc", [OP_SLOT] = "slot",
+    [OP_SLICE] = "slice", [OP_SMEM_LOAD] = "smem_load", [OP_SMEM_STORE] = "smem_store",
+    [OP_BAR_EXPECT] = "barrier_expect", [OP_BAR_ARRIVE] = "barrier_arrive", [OP_BAR_WAIT] = "barrier_wait",
+    [OP_NAMED_BAR] = "named_barrier", [OP_FENCE_ASYNC] = "fence_async_shared", [OP_TMA_LOAD] = "tma_load",
+    [OP_TMA_STORE] = "tma_store", [OP_TMA_STORE_WAIT] = "tma_store_wait", [OP_MMA_ASYNC] = "mma_async",
+    [OP_MMA_COMMIT] = "mma_commit", [OP_MMA_WAIT] = "mma_wait", [OP_TASKS] = "tasks",
+    [OP_REPLICA_ID] = "replica_id",
 };
 
 const char *ir_opname(Opcode o) { return o < OP_COUNT && opnames[o] ? opnames[o] : "?"; }
 
 bool ir_is_elementwise(Opcode o) {
   return (o >= OP_ADD && o <= OP_PTR_ADD) || (o >= OP_NEG && o <= OP_BITCAST);
+}
+
+int ir_block_warps(const TBlock *b) {
+  while (b) {
+    if (b->warps) return b->warps;
+    b = b->parent ? b->parent->block : NULL;
+  }
+  return 4;
 }
 
 static TValue *new_value(Ctx *c, Type *t) {
@@ -179,6 +193,12 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
   case OP_CMP: buf_printf(o, " %s", cmp_names[op->pred]); break;
   case OP_REDUCE: buf_printf(o, " %s axis=%d", red_names[op->pred], op->axis); break;
   case OP_CAST: buf_printf(o, " to %s", ty_elem_str(c, op->to)); break;
+  case OP_SMEM_ALLOC: buf_printf(o, " offset=%lld", (long long)op->ival); break;
+  case OP_BAR_ALLOC: buf_printf(o, " offset=%lld arrive=%lld", (long long)op->ival, (long long)op->ival2); break;
+  case OP_SLICE: buf_printf(o, " dim=%d", op->axis); break;
+  case OP_NAMED_BAR: buf_printf(o, " id=%lld threads=%lld", (long long)op->ival, (long long)op->ival2); break;
+  case OP_TMA_STORE_WAIT:
+  case OP_MMA_WAIT: buf_printf(o, " %lld", (long long)op->ival); break;
   default: break;
   }
   for (int i = 0; i < op->nopnds; i++) {
@@ -211,10 +231,13 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
   buf_puts(o, "\n");
   for (int r = 0; r < op->nregions; r++) {
     indent(o, d);
+    TBlock *b = op->regions[r];
     if (op->opc == OP_IF) buf_puts(o, r == 0 ? "then" : "else");
     else if (op->opc == OP_WHILE) buf_puts(o, r == 0 ? "before" : "do");
+    else if (op->opc == OP_TASKS)
+      buf_printf(o, "task %s(warps=%d, regs=%d, replicas=%d, first_warp=%d)", b->task_name, b->warps, b->regs,
+                 b->replicas, b->warp0);
     else buf_puts(o, "do");
-    TBlock *b = op->regions[r];
     if (b->nargs) {
       buf_puts(o, " (");
       for (int i = 0; i < b->nargs; i++) {
@@ -244,6 +267,11 @@ void ir_print_module(Ctx *c, TModule *m, Buf *o) {
       TParam *p = &f->params[i];
       if (i) buf_puts(o, ", ");
       pr_val(o, p->value);
+      if (p->tma) {
+        buf_printf(o, " %s: tma<%s, [%d, %d], swizzle %d>", p->name, ty_elem_str(c, p->elem), p->box[0], p->box[1],
+                   p->swizzle);
+        continue;
+      }
       buf_printf(o, " %s: %s", p->name, ty_elem_str(c, p->elem));
       if (p->align > 1) buf_printf(o, p->elem.dt == DT_PTR ? " align(%d)" : " multiple_of(%d)", p->align);
     }

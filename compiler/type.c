@@ -99,6 +99,8 @@ bool ty_eq(const Type *a, const Type *b) {
     return true;
   }
   if (a->kind == TY_VOID) return true;
+  if (a->kind == TY_SMEM || a->kind == TY_BAR || a->kind == TY_TMA)
+    if (a->nbuf != b->nbuf || a->swizzle != b->swizzle) return false;
   return ty_elem_eq(a->elem, b->elem) && ty_same_shape(a, b);
 }
 
@@ -121,6 +123,20 @@ char *ty_str(Ctx *c, const Type *t) {
     buf_free(&b);
     return s;
   }
+  case TY_SMEM:
+  case TY_TMA: {
+    Buf b = {0};
+    buf_printf(&b, "%s<%s, [", t->kind == TY_SMEM ? "smem" : "tma", ty_elem_str(c, t->elem));
+    for (int i = 0; i < t->rank; i++) buf_printf(&b, i ? ", %d" : "%d", t->shape[i]);
+    buf_puts(&b, "]");
+    if (t->kind == TY_SMEM && t->nbuf) buf_printf(&b, " x %d", t->nbuf);
+    if (t->swizzle) buf_printf(&b, ", swizzle %d", t->swizzle);
+    buf_puts(&b, ">");
+    char *s = ar_strdup(&c->arena, b.data);
+    buf_free(&b);
+    return s;
+  }
+  case TY_BAR: return t->nbuf ? ar_printf(&c->arena, "mbarrier[%d]", t->nbuf) : "mbarrier";
   case TY_TUPLE: {
     Buf b = {0};
     buf_puts(&b, "(");

@@ -2,9 +2,11 @@
 # sm_100a (cubin + PTX), and its C host program in two builds: one that loads
 # the cubin (runtime only) and one that JIT-compiles the source.
 
-EXAMPLES  := vector_add softmax layernorm matmul
+EXAMPLES  := vector_add softmax layernorm matmul gemm
 EX_ARCHS  := sm_90a sm_100a
-EX_CUBINS := $(foreach e,$(EXAMPLES),$(foreach a,$(EX_ARCHS),$(B)/examples/$(e).$(a).cubin $(B)/examples/$(e).$(a).ptx))
+# gemm uses wgmma (Hopper only); the others build for both targets
+archs_of = $(if $(filter gemm,$(1)),sm_90a,$(EX_ARCHS))
+EX_CUBINS := $(foreach e,$(EXAMPLES),$(foreach a,$(call archs_of,$(e)),$(B)/examples/$(e).$(a).cubin $(B)/examples/$(e).$(a).ptx))
 EX_HOSTS  := $(foreach e,$(EXAMPLES),$(B)/examples/$(e)_host $(B)/examples/$(e)_host_jit)
 
 .PHONY: examples
@@ -18,7 +20,7 @@ $(B)/examples/$(1).$(2).ptx: examples/$(1)/$(1).tile $(B)/bin/tilec
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec --arch=$(2) --emit=ptx -o $$@ $$<
 endef
-$(foreach e,$(EXAMPLES),$(foreach a,$(EX_ARCHS),$(eval $(call example_rules,$(e),$(a)))))
+$(foreach e,$(EXAMPLES),$(foreach a,$(call archs_of,$(e)),$(eval $(call example_rules,$(e),$(a)))))
 
 $(B)/examples/%_host: examples/%/*_host.c examples/common/host.h $(B)/lib/libtilert.a
 	@mkdir -p $(dir $@)

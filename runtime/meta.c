@@ -274,6 +274,7 @@ static bool rt_line_param(rt_parser *P) {
   if (!rt_want_fields(P, 5, "param NAME KIND DTYPE N")) return false;
   tile_param_info q;
   memset(&q, 0, sizeof q);
+  q.multiple = 1;
   if (!rt_name(P, P->tok[1], sizeof q.name, "parameter name") || !rt_param_unique(P, P->tok[1]))
     return false;
   const rt_dtype *dt = rt_find_dtype(P, P->tok[3]);
@@ -287,6 +288,39 @@ static bool rt_line_param(rt_parser *P) {
   P->params = arr;
   P->params[P->nparams++] = q;
   P->cur->nparams++;
+  return true;
+}
+
+static tile_param_info *rt_find_param(rt_parser *P, const char *name) {
+  for (int i = P->first_param[P->cur_index]; i < P->nparams; i++)
+    if (strcmp(P->params[i].name, name) == 0) return &P->params[i];
+  rt_perr(P, "no parameter '%s' declared before this line", name);
+  return NULL;
+}
+
+/* "tmabox NAME ROWS COLS swizzle S": the box of a tma parameter. */
+static bool rt_line_tmabox(rt_parser *P) {
+  if (!rt_want_fields(P, 6, "tmabox NAME ROWS COLS swizzle S")) return false;
+  tile_param_info *q = rt_find_param(P, P->tok[1]);
+  if (!q) return false;
+  if (q->kind != TILE_PARAM_TMA) return rt_perr(P, "parameter '%s' is not a tma parameter", q->name);
+  int r, c, s;
+  if (!rt_number(P, P->tok[2], 1, 256, "box rows", &r) || !rt_number(P, P->tok[3], 1, 256, "box columns", &c) ||
+      strcmp(P->tok[4], "swizzle") != 0 || !rt_number(P, P->tok[5], 0, 128, "swizzle", &s))
+    return false;
+  if (s != 0 && s != 32 && s != 64 && s != 128) return rt_perr(P, "swizzle %d is not 0, 32, 64 or 128", s);
+  q->box[0] = r, q->box[1] = c, q->swizzle = s;
+  return true;
+}
+
+/* "multiple NAME N": an integer parameter the kernel assumes a multiple of N. */
+static bool rt_line_multiple(rt_parser *P) {
+  if (!rt_want_fields(P, 3, "multiple NAME N")) return false;
+  tile_param_info *q = rt_find_param(P, P->tok[1]);
+  int v;
+  if (!q || !rt_number(P, P->tok[2], 1, 1 << 20, "multiple", &v)) return false;
+  if (q->kind != TILE_PARAM_SCALAR) return rt_perr(P, "parameter '%s' is not a scalar", q->name);
+  q->multiple = v;
   return true;
 }
 
@@ -318,6 +352,8 @@ static bool rt_line_in_kernel(rt_parser *P) {
   if (strcmp(kw, "cluster") == 0) return rt_line_cluster(P);
   if (strcmp(kw, "param") == 0) return rt_line_param(P);
   if (strcmp(kw, "const") == 0) return rt_line_const(P);
+  if (strcmp(kw, "tmabox") == 0) return rt_line_tmabox(P);
+  if (strcmp(kw, "multiple") == 0) return rt_line_multiple(P);
   if (strcmp(kw, "end") == 0) return rt_line_end(P);
   if (strcmp(kw, "kernel") == 0 || strcmp(kw, "arch") == 0 || strcmp(kw, "tile-meta") == 0)
     return rt_perr(P, "'%s' inside kernel '%s' (missing 'end'?)", kw, P->cur->name);

@@ -10,6 +10,7 @@ int vector_add_main(int argc, char **argv);
 int softmax_main(int argc, char **argv);
 int layernorm_main(int argc, char **argv);
 int matmul_main(int argc, char **argv);
+int gemm_main(int argc, char **argv);
 
 int main(int argc, char **argv) {
   static const struct {
@@ -18,10 +19,11 @@ int main(int argc, char **argv) {
   } progs[] = {{"vector_add", vector_add_main},
                {"softmax", softmax_main},
                {"layernorm", layernorm_main},
-               {"matmul", matmul_main}};
+               {"matmul", matmul_main},
+               {"gemm", gemm_main}};
   if (argc >= 2)
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)
       if (!strcmp(argv[1], progs[i].name)) return progs[i].fn(argc - 1, argv + 1);
-  fprintf(stderr, "usage: %s vector_add|softmax|layernorm|matmul --jit FILE.tile [options]\n", argv[0]);
+  fprintf(stderr, "usage: %s vector_add|softmax|layernorm|matmul|gemm --jit FILE.tile [options]\n", argv[0]);
   return 2;
 }

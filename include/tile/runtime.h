@@ -91,6 +91,9 @@ typedef struct tile_param_info {
   char dtype[8];   /* "f32", "bf16", "i32", ... (element type for pointers) */
   int size;        /* bytes the argument occupies (8 for pointers) */
   int align;       /* pointers: the alignment in bytes the kernel assumes */
+  int multiple;    /* integer scalars: the kernel assumes a multiple of this (1: none) */
+  int box[2];      /* TMA: the box (rows, columns) one copy moves */
+  int swizzle;     /* TMA: 0, 32, 64 or 128 */
 } tile_param_info;
 
 typedef struct tile_kernel_info {
@@ -123,6 +126,21 @@ const tile_kernel_info *tile_kernel_get_info(const tile_kernel *k);
  * assumes; returns TILE_ERR_INVALID with a message naming the parameter. */
 tile_status tile_launch(tile_kernel *k, unsigned gx, unsigned gy, unsigned gz,
                         void **args, int nargs, tile_stream stream);
+
+/* A TMA descriptor, passed by value to a `tma<...>` parameter. */
+typedef struct tile_tma_desc {
+  _Alignas(64) unsigned char bytes[128];
+} tile_tma_desc;
+
+/* Build the descriptor for TMA parameter `param` (its index among the
+ * kernel's parameters) over a row-major 2-D tensor at `base`: `rows` x
+ * `cols` elements, consecutive rows `row_stride` elements apart. The dtype,
+ * box and swizzle come from the kernel. Checks (with messages naming the
+ * parameter): the dtype matches, base 16-byte aligned, row pitch a multiple
+ * of 16 bytes, extents within TMA limits. Rows and columns outside the tensor
+ * read as zero and are not written. */
+tile_status tile_tma_desc_2d(tile_tma_desc *d, const tile_kernel *k, int param, tile_devptr base, uint64_t rows,
+                             uint64_t cols, uint64_t row_stride);
 
 /* Parse metadata text (exposed for tools and tests). Returns NULL on error
  * and writes a message into err. Free with tile_meta_free. */

@@ -812,7 +812,7 @@ static void test_metadata_contents(void **state) {
                       "tile-meta 1\narch sm_100a\n"
                       "kernel a\nthreads 256\nsmem 0\ncluster 1 1 1\n"
                       "param x ptr bf16 32\nparam n scalar i64 8\nparam h scalar f16 2\nparam b scalar u8 1\n"
-                      "param m scalar i32 4\nconst C i32 3\nend\n"
+                      "param m scalar i32 4\nmultiple m 8\nconst C i32 3\nend\n"
                       "kernel z\nthreads 32\nsmem 0\ncluster 1 1 1\nparam y ptr f32 16\nend\n");
   tilec_result_free(r);
   /* kernels that reduce across warps or convert layouts need scratch shared

@@ -1,0 +1,575 @@
+/* builtins_hw.c - the explicit hardware primitives (Hopper, sm_90a):
+ * shared memory rings and views, mbarriers, TMA, wgmma (mma_async) and the
+ * values tasks use.  Every check names the shapes, dtypes and sizes it
+ * compared; nothing is guessed: what the source says is what is lowered. */
+#include "sema.h"
+#include <string.h>
+
+typedef struct Spec {
+  const char *names[8];
+  int nreq;
+} Spec;
+
+/* (shared with builtins.c through sema.h would be nicer; the binder is small) */
+static bool bind(S *s, Node *call, Node *self, const char *fname, const Spec *sp, BArgs *a) {
+  memset(a, 0, sizeof *a);
+  int n = 0;
+  while (n < 8 && sp->names[n]) n++;
+  int pos = 0, total = call->nlist + (self ? 1 : 0);
+  for (int i = 0; i < total; i++) {
+    Node *arg = self ? (i == 0 ? self : call->list[i - 1]) : call->list[i];
+    int slot = -1;
+    if (arg->argname) {
+      for (int j = 0; j < n; j++)
+        if (!strcmp(sp->names[j], arg->argname)) slot = j;
+      if (slot < 0) {
+        dg_error(s->c, arg->loc, "'%s' has no parameter named '%s'", fname, arg->argname);
+        return false;
+      }
+    } else if ((slot = pos++) >= n) {
+      dg_error(s->c, arg->loc, "'%s' takes at most %d argument%s", fname, n, n == 1 ? "" : "s");
+      return false;
+    }
+    if (a->given[slot]) {
+      dg_error(s->c, arg->loc, "argument '%s' of '%s' is given twice", sp->names[slot], fname);
+      return false;
+    }
+    a->given[slot] = true;
+    a->loc[slot] = arg->loc;
+    a->v[slot] = sm_expr(s, arg);
+    if (a->v[slot].k == V_ERR) return false;
+  }
+  for (int j = 0; j < sp->nreq; j++)
+    if (!a->given[j]) {
+      dg_error(s->c, call->loc, "'%s' needs argument '%s'", fname, sp->names[j]);
+      return false;
+    }
+  for (int j = 0; j < n; j++)
+    if (!a->given[j]) a->loc[j] = call->loc;
+  return true;
+}
+
+static bool is_kind(SVal v, TypeKind k) { return v.k == V_RT && v.v->type->kind == k; }
+
+static TValue *view_arg(S *s, BArgs *a, int i, const char *fname, const char *what) {
+  if (!is_kind(a->v[i], TY_SMEM)) {
+    dg_error(s->c, a->loc[i], "%s of '%s' must be a shared-memory view such as buf[slot], not %s", what, fname,
+             sv_desc(s, a->v[i]));
+    return NULL;
+  }
+  TValue *v = a->v[i].v;
+  if (v->type->nbuf) {
+    dg_error(s->c, a->loc[i], "%s of '%s' is a ring of %d buffers; pick one slot with [i]", what, fname,
+             v->type->nbuf);
+    return NULL;
+  }
+  return v;
+}
+
+static TValue *bar_arg(S *s, BArgs *a, int i, const char *fname) {
+  if (!is_kind(a->v[i], TY_BAR) || a->v[i].v->type->nbuf) {
+    dg_error(s->c, a->loc[i], "'%s' needs one mbarrier such as bars[slot], not %s", fname,
+             is_kind(a->v[i], TY_BAR) ? "a whole array of mbarriers" : sv_desc(s, a->v[i]));
+    return NULL;
+  }
+  return a->v[i].v;
+}
+
+static TValue *int_arg(S *s, BArgs *a, int i, const char *fname, const char *what) {
+  SVal v = a->v[i];
+  if (v.k == V_INT) return sm_rt_as(s, v, (Elem){DT_I32, 0}, a->loc[i]);
+  if (v.k == V_RT && v.v->type->kind == TY_SCALAR && ty_is_int((DType)v.v->type->elem.dt)) {
+    if (v.v->type->elem.dt != DT_I32) return sm_cast(s, v.v, (Elem){DT_I32, 0}, a->loc[i]);
+    return v.v;
+  }
+  dg_error(s->c, a->loc[i], "%s of '%s' must be a scalar integer, not %s", what, fname, sv_desc(s, v));
+  return NULL;
+}
+
+static TOp *emit(S *s, Opcode opc, Loc loc, int n, TValue **ops, Type *rt) {
+  TOp *op = ir_op(s->c, opc, loc, n, ops, rt ? 1 : 0, &rt);
+  ir_append(s->blk, op);
+  return op;
+}
+
+static bool at_top_level(S *s, Loc loc, const char *what) {
+  if (s->blk == s->kf->body) return true;
+  dg_error(s->c, loc, "%s must be at the top level of the kernel (shared memory and barriers are allocated once, "
+                      "before loops and tasks)",
+           what);
+  return false;
+}
+
+/* The swizzle TMA and wgmma use for rows of `inner_bytes`. */
+static int default_swizzle(int inner_bytes) {
+  if (inner_bytes % 128 == 0) return 128;
+  if (inner_bytes % 64 == 0) return 64;
+  if (inner_bytes % 32 == 0) return 32;
+  return 0;
+}
+
+/* smem(dtype, shape, buffers=1, swizzle=auto) */
+static SVal b_smem(S *s, Node *call, Node *self) {
+  static const Spec sp = {{"dtype", "shape", "buffers", "swizzle"}, 2};
+  BArgs a;
+  if (!bind(s, call, self, "smem", &sp, &a)) return sv_err();
+  if (a.v[0].k != V_DTYPE || a.v[0].elem.dt == DT_PTR || a.v[0].elem.dt == DT_BOOL) {
+    dg_error(s->c, a.loc[0], "smem needs a number dtype such as bf16, not %s", sv_desc(s, a.v[0]));
+    return sv_err();
+  }
+  int rank, shape[TC_MAX_RANK];
+  if (!sm_shape_list(s, a.v[1], a.loc[1], "the shape of smem", &rank, shape)) return sv_err();
+  if (rank != 2) {
+    dg_error(s->c, a.loc[1], "smem buffers are 2-D tiles (rows, contiguous columns), not %d-D", rank);
+    return sv_err();
+  }
+  int64_t nbuf = 1, sw;
+  if (a.given[2] && !sm_const_int(s, a.v[2], a.loc[2], "the number of buffers", &nbuf)) return sv_err();
+  if (nbuf < 1 || nbuf > 64) {
+    dg_error(s->c, a.loc[2], "smem buffers=%lld must be between 1 and 64", (long long)nbuf);
+    return sv_err();
+  }
+  Elem e = a.v[0].elem;
+  int eb = ty_dtype_bytes((DType)e.dt);
+  sw = default_swizzle(shape[1] * eb);
+  if (a.given[3]) {
+    if (!sm_const_int(s, a.v[3], a.loc[3], "the swizzle", &sw)) return sv_err();
+    if (sw != 0 && sw != 32 && sw != 64 && sw != 128) {
+      dg_error(s->c, a.loc[3], "swizzle must be 0, 32, 64 or 128 bytes, not %lld", (long long)sw);
+      return sv_err();
+    }
+    if (sw && (shape[1] * eb) % sw) {
+      dg_error(s->c, a.loc[3], "a %lld-byte swizzle needs rows that are a multiple of %lld bytes; [%d, %d] %s rows "
+                               "are %d bytes",
+               (long long)sw, (long long)sw, shape[0], shape[1], ty_dtype_name((DType)e.dt), shape[1] * eb);
+      return sv_err();
+    }
+  }
+  if (sw && shape[0] % 8) {
+    dg_error(s->c, a.loc[1], "a swizzled smem tile needs a multiple of 8 rows (the swizzle repeats every 8 rows), "
+                             "not %d",
+             shape[0]);
+    return sv_err();
+  }
+  if (!at_top_level(s, call->loc, "smem(...)")) return sv_err();
+  Type *t = ty_tile(s->c, e, 2, shape);
+  t->kind = TY_SMEM;
+  t->nbuf = (int)nbuf;
+  t->swizzle = (int)sw;
+  TOp *op = emit(s, OP_SMEM_ALLOC, call->loc, 0, NULL, t);
+  op->ival2 = (int64_t)shape[0] * shape[1] * eb;
+  return sv_rt(op->res[0]);
+}
+
+/* mbarrier(count, arrive=1) */
+static SVal b_mbarrier(S *s, Node *call, Node *self) {
+  static const Spec sp = {{"count", "arrive"}, 1};
+  BArgs a;
+  if (!bind(s, call, self, "mbarrier", &sp, &a)) return sv_err();
+  int64_t n, arrive = 1;
+  if (!sm_const_int(s, a.v[0], a.loc[0], "the number of mbarriers", &n)) return sv_err();
+  if (a.given[1] && !sm_const_int(s, a.v[1], a.loc[1], "the arrive count", &arrive)) return sv_err();
+  if (n < 1 || n > 256) {
+    dg_error(s->c, a.loc[0], "mbarrier count %lld must be between 1 and 256", (long long)n);
+    return sv_err();
+  }
+  if (arrive < 1 || arrive > 1024) {
+    dg_error(s->c, a.loc[1], "mbarrier arrive count %lld must be between 1 and 1024", (long long)arrive);
+    return sv_err();
+  }
+  if (!at_top_level(s, call->loc, "mbarrier(...)")) return sv_err();
+  Type *t = ty_void(s->c);
+  t->kind = TY_BAR;
+  t->nbuf = (int)n;
+  TOp *op = emit(s, OP_BAR_ALLOC, call->loc, 0, NULL, t);
+  op->ival2 = arrive;
+  return sv_rt(op->res[0]);
+}
+
+/* buf[i], bars[i] (called from sema's index expression) */
+SVal sm_slot(S *s, TValue *base, SVal idx, Loc loc) {
+  if (idx.k == V_ERR) return idx;
+  int n = base->type->nbuf;
+  if (!n) {
+    dg_error(s->c, loc, "%s is a single %s, not a ring: it has no slots to index", ty_str(s->c, base->type),
+             base->type->kind == TY_BAR ? "mbarrier" : "view");
+    return sv_err();
+  }
+  if (idx.k == V_INT && (idx.i < 0 || idx.i >= n)) {
+    dg_error(s->c, loc, "slot %lld is out of range for %s (0 to %d)", (long long)idx.i, ty_str(s->c, base->type), n - 1);
+    return sv_err();
+  }
+  BArgs a = {0};
+  a.v[0] = idx;
+  a.loc[0] = loc;
+  TValue *i = int_arg(s, &a, 0, "indexing", "the slot");
+  if (!i) return sv_err();
+  Type *t = ty_tile(s->c, base->type->elem, base->type->rank, base->type->shape);
+  t->kind = base->type->kind;
+  t->swizzle = base->type->swizzle;
+  t->nbuf = 0;
+  return sv_rt(emit(s, OP_SLOT, loc, 2, (TValue *[]){base, i}, t)->res[0]);
+}
+
+/* view.slice(dim, offset, size): rows (dim 0) of any multiple of 8 rows for
+ * swizzled views; columns (dim 1) by whole swizzle blocks. */
+static SVal b_slice(S *s, Node *call, Node *self) {
+  static const Spec sp = {{"view", "dim", "offset", "size"}, 4};
+  BArgs a;
+  if (!bind(s, call, self, "slice", &sp, &a)) return sv_err();
+  TValue *v = view_arg(s, &a, 0, "slice", "the view");
+  int64_t dim, size;
+  if (!v || !sm_const_int(s, a.v[1], a.loc[1], "the dimension", &dim) ||
+      !sm_const_int(s, a.v[3], a.loc[3], "the size", &size))
+    return sv_err();
+  if (v->type->trans) {
+    dg_error(s->c, call->loc, "slice a view before transposing it");
+    return sv_err();
+  }
+  if (dim != 0) {
+    dg_error(s->c, a.loc[1], "views are sliced along rows (dim 0); column slices are not supported yet");
+    return sv_err();
+  }
+  int rows = v->type->shape[0];
+  if (size < 1 || size > rows || (size & (size - 1))) {
+    dg_error(s->c, a.loc[3], "slice size %lld must be a power of two no larger than the view's %d rows", (long long)size,
+             rows);
+    return sv_err();
+  }
+  if (v->type->swizzle && v->type->shape[1] * ty_dtype_bytes((DType)v->type->elem.dt) > v->type->swizzle) {
+    dg_error(s->c, call->loc, "slicing rows of %s (several %d-byte swizzle blocks side by side) is not supported yet",
+             ty_str(s->c, v->type), v->type->swizzle);
+    return sv_err();
+  }
+  if (v->type->swizzle && size % 8) {
+    dg_error(s->c, a.loc[3], "a swizzled view is sliced in multiples of 8 rows, not %lld", (long long)size);
+    return sv_err();
+  }
+  if (a.v[2].k == V_INT && (a.v[2].i < 0 || a.v[2].i + size > rows || (v->type->swizzle && a.v[2].i % 8))) {
+    dg_error(s->c, a.loc[2], "slice offset %lld of %lld rows does not fit the view's %d rows%s", (long long)a.v[2].i,
+             (long long)size, rows, v->type->swizzle ? " (or is not a multiple of 8)" : "");
+    return sv_err();
+  }
+  TValue *off = int_arg(s, &a, 2, "slice", "the offset");
+  if (!off) return sv_err();
+  Type *t = ty_with_elem(s->c, v->type, v->type->elem);
+  t->shape[0] = (int)size;
+  TOp *op = emit(s, OP_SLICE, call->loc, 2, (TValue *[]){v, off}, t);
+  op->axis = 0;
+  return sv_rt(op->res[0]);
+}
+
+/* view.trans(): the same memory seen as its transpose (for K-major B). */
+SVal sm_view_trans(S *s, TValue *v, Loc loc) {
+  if (v->type->nbuf) {
+    dg_error(s->c, loc, "trans() applies to one slot of a ring: buf[i].trans()");
+    return sv_err();
+  }
+  Type *t = ty_with_elem(s->c, v->type, v->type->elem);
+  t->shape[0] = v->type->shape[1];
+  t->shape[1] = v->type->shape[0];
+  t->trans = !v->type->trans;
+  return sv_rt(emit(s, OP_SLICE, loc, 1, &v, t)->res[0]);
+}
+
+static SVal b_smem_load(S *s, Node *call, Node *self) {
+  static const Spec sp = {{"view"}, 1};
+  BArgs a;
+  if (!bind(s, call, self, "smem_load", &sp, &a)) return sv_err();
+  TValue *v = view_arg(s, &a, 0, "smem_load", "the view");
+  if (!v) return sv_err();
+  if (v->type->trans) {
+    dg_error(s->c, a.loc[0], "smem_load of a transposed view is not supported yet");
+    return sv_err();
+  }
+  Type *t = ty_tile(s->c, v->type->elem, 2, v->type->shape);
+  return sv_rt(emit(s, OP_SMEM_LOAD, call->loc, 1, &v, t)->res[0]);
+}
+
+static SVal b_smem_store(S *s, Node *call, Node *self) {
+  static const Spec sp = {{"view", "value"}, 2};
+  BArgs a;
+  if (!bind(s, call, self, "smem_store", &sp, &a)) return sv_err();
+  TValue *v = view_arg(s, &a, 0, "smem_store", "the view");
+  if (!v) return sv_err();
+  if (v->type->trans) {
+    dg_error(s->c, a.loc[0], "smem_store to a transposed view is not supported yet");
+    return sv_err();
+  }
+  TValue *x = a.v[1].k == V_RT ? a.v[1].v : NULL;
+  if (!x || x->type->kind != TY_TILE || !ty_same_shape(x->type, v->type) ||
+      !ty_elem_eq(x->type->elem, v->type->elem)) {
+    dg_error(s->c, a.loc[1], "smem_store of %s into %s: the tile must have the view's shape and dtype",
+             sv_desc(s, a.v[1]), ty_str(s->c, v->type));
+    return sv_err();
+  }
+  emit(s, OP_SMEM_STORE, call->loc, 2, (TValue *[]){v, x}, NULL);
+  return (SVal){.k = V_VOID};
+}
+
+static SVal b_bar_op(S *s, Node *call, Node *self, Opcode opc, const char *name) {
+  static const Spec sp1 = {{"bar"}, 1};
+  static const Spec sp2e = {{"bar", "bytes"}, 2};
+  static const Spec sp2w = {{"bar", "phase"}, 2};
+  BArgs a;
+  const Spec *sp = opc == OP_BAR_ARRIVE ? &sp1 : opc == OP_BAR_EXPECT ? &sp2e : &sp2w;
+  if (!bind(s, call, self, name, sp, &a)) return sv_err();
+  TValue *b = bar_arg(s, &a, 0, name);
+  if (!b) return sv_err();
+  TValue *ops[2] = {b, NULL};
+  int n = 1;
+  if (opc != OP_BAR_ARRIVE) {
+    if (opc == OP_BAR_EXPECT && a.v[1].k == V_INT && (a.v[1].i <= 0 || a.v[1].i >= (1 << 20))) {
+      dg_error(s->c, a.loc[1], "barrier_expect of %lld bytes: the transaction count must be 1 to %d",
+               (long long)a.v[1].i, (1 << 20) - 1);
+      return sv_err();
+    }
+    if (opc == OP_BAR_WAIT && a.v[1].k == V_INT && a.v[1].i != 0 && a.v[1].i != 1) {
+      dg_error(s->c, a.loc[1], "the phase of barrier_wait is a parity: 0 or 1, not %lld", (long long)a.v[1].i);
+      return sv_err();
+    }
+    ops[1] = int_arg(s, &a, 1, name, opc == OP_BAR_EXPECT ? "the byte count" : "the phase");
+    if (!ops[1]) return sv_err();
+    n = 2;
+  }
+  emit(s, opc, call->loc, n, ops, NULL);
+  return (SVal){.k = V_VOID};
+}
+
+static SVal b_named_barrier(S *s, Node *call, Node *self) {
+  static const Spec sp = {{"id", "threads"}, 2};
+  BArgs a;
+  if (!bind(s, call, self, "named_barrier", &sp, &a)) return sv_err();
+  int64_t id, th;
+  if (!sm_const_int(s, a.v[0], a.loc[0], "the barrier id", &id) ||
+      !sm_const_int(s, a.v[1], a.loc[1], "the thread count", &th))
+    return sv_err();
+  if (id < 1 || id > 7) {
+    dg_error(s->c, a.loc[0], "named barrier ids are 1 to 7 (0 is the whole CTA's, 8 to 15 belong to tasks: use "
+                             "task_barrier()), not %lld",
+             (long long)id);
+    return sv_err();
+  }
+  if (th < 32 || th % 32 || th > s->kf->warps * 32) {
+    dg_error(s->c, a.loc[1], "named_barrier of %lld threads: a multiple of 32 between 32 and the kernel's %d threads",
+             (long long)th, s->kf->warps * 32);
+    return sv_err();
+  }
+  TOp *op = emit(s, OP_NAMED_BAR, call->loc, 0, NULL, NULL);
+  op->ival = id;
+  op->ival2 = th;
+  return (SVal){.k = V_VOID};
+}
+
+static bool coords(S *s, BArgs *a, int i, int rank, const char *fname, TValue **out) {
+  SVal l = a->v[i];
+  if ((l.k != V_LIST && l.k != V_TUPLE) || l.n != rank) {
+    dg_error(s->c, a->loc[i], "'%s' needs %d coordinates like [row, col], not %s", fname, rank, sv_desc(s, l));
+    return false;
+  }
+  for (int d = 0; d < rank; d++) {
+    BArgs b = {0};
+    b.v[0] = l.items[d];
+    b.loc[0] = a->loc[i];
+    out[d] = int_arg(s, &b, 0, fname, "a coordinate");
+    if (!out[d]) return false;
+  }
+  return true;
+}
+
+/* The view a TMA moves must be the descriptor's box, repeated along the
+ * contiguous dimension when the view is wider than one swizzle block. */
+static bool tma_fits(S *s, TValue *desc, TValue *v, Loc loc, const char *fname) {
+  Type *d = desc->type, *w = v->type;
+  if (!ty_elem_eq(d->elem, w->elem)) {
+    dg_error(s->c, loc, "'%s' moves %s through a descriptor of %s", fname, ty_str(s->c, w), ty_elem_str(s->c, d->elem));
+    return false;
+  }
+  if (w->trans) {
+    dg_error(s->c, loc, "'%s' of a transposed view: pass the view itself", fname);
+    return false;
+  }
+  if (w->shape[0] != d->shape[0] || w->shape[1] % d->shape[1] || w->swizzle != d->swizzle) {
+    dg_error(s->c, loc, "'%s' of %s through %s: the view must be the descriptor's box (or several boxes side by "
+                        "side) with the same swizzle",
+             fname, ty_str(s->c, w), ty_str(s->c, d));
+    return false;
+  }
+  return true;
+}
+
+static SVal b_tma(S *s, Node *call, Node *self, bool load) {
+  static const Spec spl = {{"desc", "coords", "dst", "bar"}, 4};
+  static const Spec sps = {{"desc", "coords", "src"}, 3};
+  const char *name = load ? "tma_load" : "tma_store";
+  BArgs a;
+  if (!bind(s, call, self, name, load ? &spl : &sps, &a)) return sv_err();
+  if (!is_kind(a.v[0], TY_TMA)) {
+    dg_error(s->c, a.loc[0], "'%s' needs a TMA descriptor parameter (declared like 'a: tma<bf16, [128, 64]>'), not %s",
+             name, sv_desc(s, a.v[0]));
+    return sv_err();
+  }
+  TValue *desc = a.v[0].v, *c[2];
+  if (!coords(s, &a, 1, 2, name, c)) return sv_err();
+  TValue *v = view_arg(s, &a, 2, name, load ? "the destination" : "the source");
+  if (!v || !tma_fits(s, desc, v, a.loc[2], name)) return sv_err();
+  if (load) {
+    TValue *b = bar_arg(s, &a, 3, name);
+    if (!b) return sv_err();
+    emit(s, OP_TMA_LOAD, call->loc, 5, (TValue *[]){desc, c[0], c[1], v, b}, NULL);
+  } else {
+    emit(s, OP_TMA_STORE, call->loc, 4, (TValue *[]){desc, c[0], c[1], v}, NULL);
+  }
+  return (SVal){.k = V_VOID};
+}
+
+static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name) {
+  static const Spec sp = {{"pending", "acc"}, 0};
+  BArgs a;
+  if (opc == OP_MMA_WAIT && s->c->sm != 90) {
+    dg_error(s->c, call->loc, "mma_wait on %s (tcgen05 completion through mbarriers) is not supported yet", s->c->arch);
+    return sv_err();
+  }
+  if (!bind(s, call, self, name, &sp, &a)) return sv_err();
+  int64_t n = 0;
+  if (a.given[0] && !sm_const_int(s, a.v[0], a.loc[0], "the number of groups left in flight", &n)) return sv_err();
+  if (n < 0 || n > 7) {
+    dg_error(s->c, a.loc[0], "%s(%lld): between 0 and 7 groups may stay in flight", name, (long long)n);
+    return sv_err();
+  }
+  TValue *acc = NULL;
+  if (a.given[1]) {
+    if (opc != OP_MMA_WAIT || a.v[1].k != V_RT || a.v[1].v->type->kind != TY_TILE) {
+      dg_error(s->c, a.loc[1], "%s takes the accumulator tile whose registers it waits for", name);
+      return sv_err();
+    }
+    acc = a.v[1].v;
+  }
+  TOp *op = emit(s, opc, call->loc, acc ? 1 : 0, &acc, acc ? acc->type : NULL);
+  op->ival = n;
+  return acc ? sv_rt(op->res[0]) : (SVal){.k = V_VOID};
+}
+
+static bool in_one_warpgroup(S *s, Loc loc, const char *name) {
+  if (s->warps == 4) return true;
+  dg_error(s->c, loc, "'%s' runs on one warpgroup (4 warps); here the code runs on %d warps (put it in a task with "
+                      "warps = 4)",
+           name, s->warps);
+  return false;
+}
+
+/* mma_async(a, b, acc): acc + a @ b on wgmma, a and b in shared memory:
+ * a is [M, K] with K contiguous, b is [K, N] given as view.trans() of an
+ * [N, K] buffer (K contiguous). */
+static SVal b_mma_async(S *s, Node *call, Node *self) {
+  static const Spec sp = {{"a", "b", "acc"}, 3};
+  BArgs a;
+  if (!bind(s, call, self, "mma_async", &sp, &a)) return sv_err();
+  if (s->c->sm != 90) {
+    dg_error(s->c, call->loc, "mma_async on %s lowers to tcgen05.mma, which is not supported yet", s->c->arch);
+    return sv_err();
+  }
+  TValue *x = view_arg(s, &a, 0, "mma_async", "operand a");
+  TValue *y = x ? view_arg(s, &a, 1, "mma_async", "operand b") : NULL;
+  if (!x || !y) return sv_err();
+  TValue *acc = a.v[2].k == V_RT ? a.v[2].v : NULL;
+  if (!acc || acc->type->kind != TY_TILE || acc->type->rank != 2 || acc->type->elem.dt != DT_F32) {
+    dg_error(s->c, a.loc[2], "the accumulator of mma_async must be an f32 tile [M, N], not %s", sv_desc(s, a.v[2]));
+    return sv_err();
+  }
+  DType dt = (DType)x->type->elem.dt;
+  if (dt != y->type->elem.dt || (dt != DT_BF16 && dt != DT_F16)) {
+    dg_error(s->c, call->loc, "mma_async needs two bf16 or two f16 operands, not %s and %s", ty_str(s->c, x->type),
+             ty_str(s->c, y->type));
+    return sv_err();
+  }
+  int M = x->type->shape[0], K = x->type->shape[1], K2 = y->type->shape[0], N = y->type->shape[1];
+  if (K != K2 || acc->type->shape[0] != M || acc->type->shape[1] != N) {
+    dg_error(s->c, call->loc, "mma_async of %s and %s into %s: shapes must be [M, K], [K, N] and [M, N]",
+             ty_str(s->c, x->type), ty_str(s->c, y->type), ty_str(s->c, acc->type));
+    return sv_err();
+  }
+  if (x->type->trans) {
+    dg_error(s->c, a.loc[0], "operand a of mma_async must be stored [M, K] with K contiguous (not transposed)");
+    return sv_err();
+  }
+  if (!y->type->trans) {
+    dg_error(s->c, a.loc[1], "operand b of mma_async must be an [N, K] buffer with K contiguous, passed as "
+                             "b.trans() (N-contiguous B is not supported yet)");
+    return sv_err();
+  }
+  if (M % 64 || N % 8 || N > 256 || K % 16) {
+    dg_error(s->c, call->loc, "mma_async of [%d, %d] x [%d, %d]: wgmma needs M a multiple of 64, N a multiple of 8 "
+                              "up to 256, and K a multiple of 16",
+             M, K, K, N);
+    return sv_err();
+  }
+  int eb = ty_dtype_bytes(dt);
+  if (x->type->swizzle != 128 || y->type->swizzle != 128 || K * eb != 128) {
+    dg_error(s->c, call->loc, "mma_async reads K-major operands with a 128-byte swizzle and K = %d (one 128-byte "
+                              "row); got %s and %s",
+             128 / eb, ty_str(s->c, x->type), ty_str(s->c, y->type));
+    return sv_err();
+  }
+  if (!in_one_warpgroup(s, call->loc, "mma_async")) return sv_err();
+  return sv_rt(emit(s, OP_MMA_ASYNC, call->loc, 3, (TValue *[]){x, y, acc}, acc->type)->res[0]);
+}
+
+static const char *const blackwell_only[] = {"tmem", "tmem_load", "tmem_store", NULL};
+
+bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out) {
+  for (int i = 0; blackwell_only[i]; i++)
+    if (!strcmp(name, blackwell_only[i])) {
+      if (s->c->sm < 100) dg_error(s->c, call->loc, "'%s': tensor memory exists only on Blackwell (sm_100a), not %s",
+                                   name, s->c->arch);
+      else dg_error(s->c, call->loc, "'%s' is not supported yet on %s", name, s->c->arch);
+      *out = sv_err();
+      return true;
+    }
+  if (!strcmp(name, "smem")) *out = b_smem(s, call, self);
+  else if (!strcmp(name, "mbarrier")) *out = b_mbarrier(s, call, self);
+  else if (!strcmp(name, "slice")) *out = b_slice(s, call, self);
+  else if (!strcmp(name, "smem_load")) *out = b_smem_load(s, call, self);
+  else if (!strcmp(name, "smem_store")) *out = b_smem_store(s, call, self);
+  else if (!strcmp(name, "barrier_expect")) *out = b_bar_op(s, call, self, OP_BAR_EXPECT, name);
+  else if (!strcmp(name, "barrier_arrive")) *out = b_bar_op(s, call, self, OP_BAR_ARRIVE, name);
+  else if (!strcmp(name, "barrier_wait")) *out = b_bar_op(s, call, self, OP_BAR_WAIT, name);
+  else if (!strcmp(name, "named_barrier")) *out = b_named_barrier(s, call, self);
+  else if (!strcmp(name, "tma_load")) *out = b_tma(s, call, self, true);
+  else if (!strcmp(name, "tma_store")) *out = b_tma(s, call, self, false);
+  else if (!strcmp(name, "tma_store_wait")) *out = b_wait_n(s, call, self, OP_TMA_STORE_WAIT, name);
+  else if (!strcmp(name, "mma_async")) *out = b_mma_async(s, call, self);
+  else if (!strcmp(name, "mma_wait")) *out = b_wait_n(s, call, self, OP_MMA_WAIT, name);
+  else if (!strcmp(name, "task_barrier")) {
+    if (call->nlist || self) dg_error(s->c, call->loc, "task_barrier() takes no arguments");
+    if (!s->in_task) {
+      dg_error(s->c, call->loc, "task_barrier() synchronizes the warps of one task replica; use it inside a task");
+      *out = sv_err();
+      return true;
+    }
+    emit(s, OP_NAMED_BAR, call->loc, 0, NULL, NULL);
+    *out = (SVal){.k = V_VOID};
+  } else if (!strcmp(name, "fence_async_shared") || !strcmp(name, "mma_commit") || !strcmp(name, "replica_id")) {
+    if (call->nlist || self) {
+      dg_error(s->c, call->loc, "%s() takes no arguments", name);
+      *out = sv_err();
+      return true;
+    }
+    Opcode opc = name[0] == 'f' ? OP_FENCE_ASYNC : name[0] == 'm' ? OP_MMA_COMMIT : OP_REPLICA_ID;
+    if (opc == OP_MMA_COMMIT && s->c->sm != 90) {
+      dg_error(s->c, call->loc, "mma_commit on %s (tcgen05.commit) is not supported yet", s->c->arch);
+      *out = sv_err();
+      return true;
+    }
+    if (opc == OP_REPLICA_ID && !s->in_task) {
+      dg_error(s->c, call->loc, "replica_id() is only meaningful inside a task");
+      *out = sv_err();
+      return true;
+    }
+    TOp *op = emit(s, opc, call->loc, 0, NULL, opc == OP_REPLICA_ID ? ty_dt(s->c, DT_I32) : NULL);
+    *out = opc == OP_REPLICA_ID ? sv_rt(op->res[0]) : (SVal){.k = V_VOID};
+  } else {
+    return false;
+  }
+  return true;
+}

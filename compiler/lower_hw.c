@@ -1,0 +1,329 @@
+/* lower_hw.c - lowering of the explicit Hopper primitives: shared memory
+ * rings and views (with the 32/64/128-byte swizzles TMA and wgmma use),
+ * mbarriers, TMA loads and stores, wgmma (mma_async) with shared-memory
+ * descriptors, and the register-side waits.
+ *
+ * Single-thread operations (TMA issue, barrier arrivals, expect-tx) run on
+ * the group's elected thread (L->elect: thread 0 of the CTA, or of the task
+ * replica inside a task). */
+#include "lower.h"
+#include <stdio.h>
+#include <string.h>
+
+static MlirValue addr_of(Lw *L, TValue *v) { return lw_get(L, v)->v[0]; }
+
+static MlirValue byte_gep(Lw *L, MlirValue base, MlirValue off) { return lw_gep(L, base, off, L->i8, L->ptr3); }
+
+static int elem_bytes(const Type *t) { return ty_dtype_bytes((DType)t->elem.dt); }
+
+/* Bytes between slots of a ring: whole 1024-byte swizzle atoms. */
+static int64_t slot_stride(const TOp *alloc) {
+  if (alloc->opc == OP_BAR_ALLOC) return 8;
+  int64_t b = alloc->ival2;
+  int sw = alloc->res[0]->type->swizzle;
+  return sw ? (b + 1023) & ~(int64_t)1023 : (b + 15) & ~(int64_t)15;
+}
+
+/* Row size in bytes of one swizzle block (the whole row when unswizzled). */
+static int block_row_bytes(const Type *t) {
+  int row = t->shape[t->trans ? 0 : 1] * elem_bytes(t);
+  return t->swizzle ? t->swizzle : row;
+}
+
+/* Byte offset of element (r, c) of a view of `rows` rows, swizzled like
+ * CUTLASS's Swizzle<log2(S/16), 4, 3>: the 16-byte chunk index XORs with
+ * the row inside each 8-row (S = 128) group. */
+static MlirValue elem_offset(Lw *L, const Type *t, MlirValue r, MlirValue c) {
+  int eb = elem_bytes(t), S = block_row_bytes(t), rows = t->shape[0];
+  int per_block = S / eb;
+  MlirValue cb = lw_bin(L, "arith.muli", c, lw_i32(L, eb));
+  MlirValue off;
+  if (t->shape[1] * eb > S) { /* several column blocks, each rows x S bytes */
+    MlirValue blk = lw_bin(L, "arith.divui", c, lw_i32(L, per_block));
+    MlirValue inb = lw_bin(L, "arith.remui", cb, lw_i32(L, S));
+    off = lw_bin(L, "arith.addi", lw_bin(L, "arith.muli", blk, lw_i32(L, rows * S)),
+                 lw_bin(L, "arith.addi", lw_bin(L, "arith.muli", r, lw_i32(L, S)), inb));
+  } else {
+    off = lw_bin(L, "arith.addi", lw_bin(L, "arith.muli", r, lw_i32(L, S)), cb);
+  }
+  if (!t->swizzle) return off;
+  int mask = t->swizzle / 16 - 1;
+  MlirValue bits = lw_bin(L, "arith.andi", lw_bin(L, "arith.shrui", off, lw_i32(L, 7)), lw_i32(L, mask));
+  return lw_bin(L, "arith.xori", off, lw_bin(L, "arith.shli", bits, lw_i32(L, 4)));
+}
+
+/* smem_load / smem_store: each thread moves its registers, vectorized over
+ * registers that are consecutive along the row inside one 16-byte chunk. */
+static bool smem_move(Lw *L, TOp *op, bool store) {
+  TValue *view = op->opnds[0], *tile = store ? op->opnds[1] : op->res[0];
+  const Type *t = view->type;
+  LinLayout lin;
+  if (!lw_linear(L, tile, &lin)) return false;
+  int eb = elem_bytes(t);
+  MlirType et = lw_elem_type(L, t->elem);
+  MlirValue base = addr_of(L, view), tc[TC_MAX_RANK];
+  lw_thread_coord(L, &lin, tc);
+  int k = 0;
+  while (k < lin.nreg && lin.reg[k][1] == (1 << k) && lin.reg[k][0] == 0) k++;
+  int vec = 1 << k;
+  while (vec > 1 && (vec * eb > 16)) vec /= 2;
+  int n = ly_nregs(&lin);
+  LV *val = store ? lw_get(L, tile) : lw_new(L, n);
+  for (int g = 0; g < n; g += vec) {
+    int rc[TC_MAX_RANK];
+    ly_reg_coord(&lin, g, rc);
+    MlirValue r = lw_bin(L, "arith.xori", tc[0], lw_i32(L, rc[0]));
+    MlirValue c = lw_bin(L, "arith.xori", tc[1], lw_i32(L, rc[1]));
+    MlirValue p = byte_gep(L, base, elem_offset(L, t, r, c));
+    if (vec == 1) {
+      if (store) lw_store(L, val->v[g], p, eb);
+      else val->v[g] = lw_load(L, p, et, eb);
+    } else {
+      MlirType vt = lw_vec_type(et, vec);
+      if (store) {
+        lw_store(L, lw_vec_build(L, vt, vec, &val->v[g]), p, vec * eb);
+      } else {
+        MlirValue v = lw_load(L, p, vt, vec * eb);
+        for (int j = 0; j < vec; j++) val->v[g + j] = lw_vec_extract(L, v, j, et);
+      }
+    }
+  }
+  if (!store) lw_set(tile, val);
+  return true;
+}
+
+static void set1(Lw *L, TValue *v, MlirValue x) {
+  LV *lv = lw_new(L, 1);
+  lv->v[0] = x;
+  lw_set(v, lv);
+}
+
+static MlirValue bar_addr(Lw *L, TValue *b) { return addr_of(L, b); }
+
+static void try_wait(Lw *L, MlirValue bar, MlirValue phase) {
+  MlirValue ops[3] = {bar, phase, lw_i32(L, 10000000)}; /* suspend-time hint, ns */
+  lw_op(L, "nvvm.mbarrier.try_wait.parity", 3, ops, 0, NULL, 0, NULL);
+}
+
+/* wgmma smem descriptor: start address, leading/stride byte offsets, swizzle. */
+static MlirValue wgmma_desc(Lw *L, MlirValue addr) {
+  MlirValue a = lw_cast(L, "llvm.ptrtoint", addr, L->i64);
+  MlirValue start = lw_bin(L, "arith.shrui", lw_bin(L, "arith.andi", a, lw_int(L, L->i64, 0x3FFFF)),
+                           lw_int(L, L->i64, 4));
+  /* K-major, 128-byte swizzle: LBO unused (1), SBO = 1024 bytes between
+   * 8-row groups, layout type 1 (128B) in bits 62-63 */
+  int64_t hi = (1ll << 16) | ((1024ll >> 4) << 32) | (1ll << 62);
+  return lw_bin(L, "arith.ori", start, lw_int(L, L->i64, hi));
+}
+
+static bool lower_mma_async(Lw *L, TOp *op) {
+  TValue *a = op->opnds[0], *b = op->opnds[1], *acc = op->opnds[2];
+  int M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1];
+  if (M != 64) {
+    dg_error(L->c, op->loc, "mma_async with M = %d is not supported yet (one warpgroup computes 64 rows)", M);
+    return false;
+  }
+  LV *C = lw_get(L, acc);
+  if (C->n != N / 2) {
+    dg_ice(L->c, op->loc, "wgmma accumulator has %d registers, expected %d", C->n, N / 2);
+    return false;
+  }
+  MlirType *ft = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)C->n);
+  for (int i = 0; i < C->n; i++) ft[i] = L->f32;
+  MlirType st = mlirLLVMStructTypeLiteralGet(L->mc, C->n, ft, false);
+  MlirValue s = lw_op1(L, "llvm.mlir.undef", 0, NULL, st, 0, NULL);
+  for (int i = 0; i < C->n; i++) {
+    char pos[32];
+    snprintf(pos, sizeof pos, "array<i64: %d>", i);
+    MlirNamedAttribute at = lw_attr(L, "position", lw_pattr(L, pos));
+    s = lw_op1(L, "llvm.insertvalue", 2, (MlirValue[]){s, C->v[i]}, st, 1, &at);
+  }
+  lw_op(L, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL);
+  MlirValue da = wgmma_desc(L, addr_of(L, a)), db = wgmma_desc(L, addr_of(L, b));
+  const char *ty = a->type->elem.dt == DT_BF16 ? "#nvvm.wgmma_type<bf16>" : "#nvvm.wgmma_type<f16>";
+  char shape[64];
+  snprintf(shape, sizeof shape, "#nvvm.shape<m = 64, n = %d, k = 16>", N);
+  MlirNamedAttribute at[10] = {
+      lw_attr(L, "layoutA", lw_pattr(L, "#nvvm.mma_layout<row>")),
+      lw_attr(L, "layoutB", lw_pattr(L, "#nvvm.mma_layout<col>")),
+      lw_attr(L, "satfinite", lw_pattr(L, "#nvvm.mma_int_overflow<wrapped>")),
+      lw_attr(L, "scaleA", lw_pattr(L, "#nvvm.wgmma_scale_in<one>")),
+      lw_attr(L, "scaleB", lw_pattr(L, "#nvvm.wgmma_scale_in<one>")),
+      lw_attr(L, "scaleD", lw_pattr(L, "#nvvm.wgmma_scale_out<one>")),
+      lw_attr(L, "shape", lw_pattr(L, shape)),
+      lw_attr(L, "typeA", lw_pattr(L, ty)),
+      lw_attr(L, "typeB", lw_pattr(L, ty)),
+      lw_attr(L, "typeD", lw_pattr(L, "#nvvm.wgmma_type<f32>")),
+  };
+  int eb = elem_bytes(a->type);
+  for (int k = 0; k < K / 16; k++) {
+    /* the next 16 columns of K start 32 bytes further (>> 4: +2) */
+    MlirValue step = lw_int(L, L->i64, (k * 16 * eb) >> 4);
+    MlirValue dak = k ? lw_bin(L, "arith.addi", da, step) : da, dbk = k ? lw_bin(L, "arith.addi", db, step) : db;
+    s = lw_op1(L, "nvvm.wgmma.mma_async", 3, (MlirValue[]){s, dak, dbk}, st, 10, at);
+  }
+  LV *out = lw_new(L, C->n);
+  for (int i = 0; i < C->n; i++) out->v[i] = lw_extract(L, s, i, L->f32);
+  lw_set(op->res[0], out);
+  return true;
+}
+
+/* After wgmma.wait_group, tie the accumulator registers to the wait so
+ * nothing reads them earlier (an empty asm that "rewrites" them). */
+static void tie_registers(Lw *L, TValue *in, TValue *outv) {
+  LV *src = lw_get(L, in);
+  int n = src->n;
+  if (n > 255) n = 255;
+  Buf cons = {0};
+  for (int i = 0; i < n; i++) buf_printf(&cons, i ? ",=f" : "=f");
+  for (int i = 0; i < n; i++) buf_printf(&cons, ",%d", i);
+  MlirType *ft = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)n);
+  for (int i = 0; i < n; i++) ft[i] = L->f32;
+  MlirType st = n == 1 ? L->f32 : mlirLLVMStructTypeLiteralGet(L->mc, n, ft, false);
+  MlirValue r = lw_asm(L, "// wgmma registers ready", cons.data, n, src->v, st, true);
+  buf_free(&cons);
+  LV *out = lw_new(L, src->n);
+  for (int i = 0; i < src->n; i++) out->v[i] = i >= n ? src->v[i] : n == 1 ? r : lw_extract(L, r, i, L->f32);
+  lw_set(outv, out);
+}
+
+static void elected(Lw *L, IfScope *sc) { lw_begin_if(L, sc); }
+
+static bool lower_tma(Lw *L, TOp *op) {
+  bool load = op->opc == OP_TMA_LOAD;
+  TValue *desc = op->opnds[0], *view = op->opnds[3];
+  MlirValue tmap = addr_of(L, desc);
+  MlirValue row = lw_get(L, op->opnds[1])->v[0], col = lw_get(L, op->opnds[2])->v[0];
+  MlirValue dst = addr_of(L, view);
+  const Type *d = desc->type, *w = view->type;
+  int eb = elem_bytes(w), nblk = w->shape[1] / d->shape[1];
+  int blk_bytes = d->shape[0] * d->shape[1] * eb;
+  IfScope sc;
+  elected(L, &sc);
+  for (int j = 0; j < nblk; j++) {
+    MlirValue cj = j ? lw_bin(L, "arith.addi", col, lw_i32(L, j * d->shape[1])) : col;
+    MlirValue pj = j ? byte_gep(L, dst, lw_i32(L, j * blk_bytes)) : dst;
+    if (load) {
+      MlirValue bar = bar_addr(L, op->opnds[4]);
+      MlirNamedAttribute at[3] = {
+          lw_attr(L, "isCTAOnly", mlirBoolAttrGet(L->mc, 1)),
+          lw_attr(L, "mode", lw_pattr(L, "#nvvm.tma_load_mode<tile>")),
+          lw_attr(L, "operandSegmentSizes", lw_pattr(L, "array<i32: 1, 1, 2, 1, 0, 0, 0, 0>")),
+      };
+      lw_op(L, "nvvm.cp.async.bulk.tensor.shared.cluster.global", 5, (MlirValue[]){pj, tmap, cj, row, bar}, 0, NULL,
+            3, at);
+    } else {
+      lw_asm(L, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];", "l,r,r,l", 4,
+             (MlirValue[]){tmap, cj, row, pj}, (MlirType){0}, true);
+    }
+  }
+  if (!load) lw_asm(L, "cp.async.bulk.commit_group;", "", 0, NULL, (MlirType){0}, true);
+  lw_end_if(L, &sc, L->elect);
+  return true;
+}
+
+bool lw_hw_op(Lw *L, TOp *op) {
+  switch (op->opc) {
+  case OP_SMEM_ALLOC:
+    set1(L, op->res[0], byte_gep(L, L->smem, lw_i32(L, op->ival)));
+    return true;
+  case OP_BAR_ALLOC: {
+    MlirValue base = byte_gep(L, L->smem, lw_i32(L, op->ival));
+    set1(L, op->res[0], base);
+    IfScope sc;
+    elected(L, &sc);
+    for (int i = 0; i < op->res[0]->type->nbuf; i++) {
+      MlirValue b = byte_gep(L, base, lw_i32(L, 8 * i));
+      lw_op(L, "nvvm.mbarrier.init", 2, (MlirValue[]){b, lw_i32(L, op->ival2)}, 0, NULL, 0, NULL);
+    }
+    lw_op(L, "nvvm.fence.mbarrier.init", 0, NULL, 0, NULL, 0, NULL);
+    lw_end_if(L, &sc, L->elect);
+    lw_barrier(L);
+    return true;
+  }
+  case OP_SLOT: {
+    TValue *base = op->opnds[0];
+    const TOp *alloc = base->def;
+    while (alloc && alloc->opc != OP_SMEM_ALLOC && alloc->opc != OP_BAR_ALLOC) alloc = alloc->opnds[0]->def;
+    if (!alloc) {
+      dg_ice(L->c, op->loc, "slot of a value that is not an allocation");
+      return false;
+    }
+    MlirValue i = lw_get(L, op->opnds[1])->v[0];
+    MlirValue off = lw_bin(L, "arith.muli", i, lw_i32(L, slot_stride(alloc)));
+    set1(L, op->res[0], byte_gep(L, addr_of(L, base), off));
+    return true;
+  }
+  case OP_SLICE: {
+    TValue *v = op->opnds[0];
+    if (op->nopnds == 1) { /* trans(): same bytes */
+      set1(L, op->res[0], addr_of(L, v));
+      return true;
+    }
+    MlirValue off = lw_get(L, op->opnds[1])->v[0];
+    int rowb = block_row_bytes(v->type);
+    set1(L, op->res[0], byte_gep(L, addr_of(L, v), lw_bin(L, "arith.muli", off, lw_i32(L, rowb))));
+    return true;
+  }
+  case OP_SMEM_LOAD: return smem_move(L, op, false);
+  case OP_SMEM_STORE: return smem_move(L, op, true);
+  case OP_BAR_EXPECT: {
+    IfScope sc;
+    elected(L, &sc);
+    MlirValue ops[2] = {bar_addr(L, op->opnds[0]), lw_get(L, op->opnds[1])->v[0]};
+    lw_op(L, "nvvm.mbarrier.arrive.expect_tx", 2, ops, 0, NULL, 0, NULL);
+    lw_end_if(L, &sc, L->elect);
+    return true;
+  }
+  case OP_BAR_ARRIVE: {
+    IfScope sc;
+    elected(L, &sc);
+    MlirValue b = bar_addr(L, op->opnds[0]);
+    lw_asm(L, "mbarrier.arrive.shared::cta.b64 _, [$0];", "l", 1, &b, (MlirType){0}, true);
+    lw_end_if(L, &sc, L->elect);
+    return true;
+  }
+  case OP_BAR_WAIT:
+    try_wait(L, bar_addr(L, op->opnds[0]), lw_get(L, op->opnds[1])->v[0]);
+    return true;
+  case OP_NAMED_BAR:
+    if (op->ival == 0) { /* task_barrier(): the task replica's own */
+      lw_barrier(L);
+    } else {
+      MlirValue args[2] = {lw_i32(L, op->ival), lw_i32(L, op->ival2)};
+      lw_asm(L, "bar.sync $0, $1;", "r,r", 2, args, (MlirType){0}, true);
+    }
+    return true;
+  case OP_FENCE_ASYNC: {
+    MlirNamedAttribute at[2] = {
+        lw_attr(L, "kind", lw_pattr(L, "#nvvm.proxy_kind<async.shared>")),
+        lw_attr(L, "space", lw_pattr(L, "#nvvm.shared_space<cta>")),
+    };
+    lw_op(L, "nvvm.fence.proxy", 0, NULL, 0, NULL, 2, at);
+    return true;
+  }
+  case OP_TMA_LOAD:
+  case OP_TMA_STORE: return lower_tma(L, op);
+  case OP_TMA_STORE_WAIT: {
+    IfScope sc;
+    elected(L, &sc);
+    char text[64];
+    snprintf(text, sizeof text, "cp.async.bulk.wait_group.read %lld;", (long long)op->ival);
+    lw_asm(L, text, "", 0, NULL, (MlirType){0}, true);
+    lw_end_if(L, &sc, L->elect);
+    return true;
+  }
+  case OP_MMA_ASYNC: return lower_mma_async(L, op);
+  case OP_MMA_COMMIT: lw_op(L, "nvvm.wgmma.commit.group.sync.aligned", 0, NULL, 0, NULL, 0, NULL); return true;
+  case OP_MMA_WAIT: {
+    MlirNamedAttribute at = lw_attr(L, "group", mlirIntegerAttrGet(L->i64, op->ival));
+    lw_op(L, "nvvm.wgmma.wait.group.sync.aligned", 0, NULL, 0, NULL, 1, &at);
+    if (op->nres) tie_registers(L, op->opnds[0], op->res[0]);
+    return true;
+  }
+  case OP_REPLICA_ID:
+    set1(L, op->res[0], mlirValueIsNull(L->replica) ? lw_i32(L, 0) : L->replica);
+    return true;
+  default: dg_ice(L->c, op->loc, "no lowering for %s", ir_opname(op->opc)); return false;
+  }
+}

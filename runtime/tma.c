@@ -1,0 +1,71 @@
+/* tma.c - TMA descriptors for `tma<...>` kernel parameters, built with
+ * cuTensorMapEncodeTiled from the kernel's metadata (dtype, box, swizzle) and
+ * the tensor the caller describes, with every precondition TMA has checked
+ * here first so a mistake is a message naming the parameter, not a fault. */
+#include "rt.h"
+#include "cuda_api.h"
+#include <string.h>
+
+static int tma_dtype(const char *d, int *bytes) {
+  static const struct {
+    const char *name;
+    int code, bytes;
+  } map[] = {{"u8", 0, 1},  {"i8", 0, 1},   {"u16", 1, 2},  {"i16", 1, 2},  {"u32", 2, 4}, {"i32", 3, 4},
+             {"u64", 4, 8}, {"i64", 5, 8},  {"f16", 6, 2},  {"f32", 7, 4},  {"f64", 8, 8}, {"bf16", 9, 2}};
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (!strcmp(map[i].name, d)) {
+      *bytes = map[i].bytes;
+      return map[i].code;
+    }
+  return -1;
+}
+
+tile_status tile_tma_desc_2d(tile_tma_desc *d, const tile_kernel *k, int param, tile_devptr base, uint64_t rows,
+                             uint64_t cols, uint64_t row_stride) {
+  if (!d || !k) return rt_fail(TILE_ERR_INVALID, "tile_tma_desc_2d: NULL descriptor or kernel");
+  const tile_kernel_info *ki = tile_kernel_get_info(k);
+  if (param < 0 || param >= ki->nparams)
+    return rt_fail(TILE_ERR_INVALID, "kernel '%s' has no parameter %d", ki->name, param);
+  const tile_param_info *p = &ki->params[param];
+  if (p->kind != TILE_PARAM_TMA)
+    return rt_fail(TILE_ERR_INVALID, "parameter %d ('%s') of kernel '%s' is not a TMA descriptor", param, p->name,
+                   ki->name);
+  if (!p->box[0] || !p->box[1])
+    return rt_fail(TILE_ERR_BAD_MODULE, "parameter '%s' of kernel '%s' has no box in the metadata", p->name,
+                   ki->name);
+  int eb;
+  int code = tma_dtype(p->dtype, &eb);
+  if (code < 0) return rt_fail(TILE_ERR_INVALID, "TMA cannot move %s elements", p->dtype);
+  if (base % 16)
+    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s' of kernel '%s' starts at 0x%llx, not 16-byte aligned",
+                   p->name, ki->name, (unsigned long long)base);
+  if (!rows || !cols || rows >= (1ull << 32) || cols >= (1ull << 32))
+    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s' is %llu x %llu: each extent must be 1 to 2^32-1", p->name,
+                   (unsigned long long)rows, (unsigned long long)cols);
+  if (row_stride < cols)
+    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s': the row stride %llu is smaller than the %llu columns",
+                   p->name, (unsigned long long)row_stride, (unsigned long long)cols);
+  uint64_t pitch = row_stride * (uint64_t)eb;
+  if (rows > 1 && (pitch % 16 || pitch >= (1ull << 40)))
+    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s': rows are %llu bytes apart; TMA needs a multiple of 16 "
+                                     "(pad the rows, e.g. a row stride that is a multiple of %d elements)",
+                   p->name, (unsigned long long)pitch, 16 / eb);
+  tile_status st = rt_driver_load();
+  if (st != TILE_OK) return st;
+  if (!rt_cu.cuTensorMapEncodeTiled)
+    return rt_fail(TILE_ERR_CUDA, "this driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)");
+  uint64_t dims[2] = {cols, rows};
+  uint64_t strides[1] = {pitch};
+  uint32_t box[2] = {(uint32_t)p->box[1], (uint32_t)p->box[0]};
+  uint32_t estr[2] = {1, 1};
+  int sw = p->swizzle == 128 ? 3 : p->swizzle == 64 ? 2 : p->swizzle == 32 ? 1 : 0;
+  memset(d, 0, sizeof *d);
+  CUresult r = rt_cu.cuTensorMapEncodeTiled((CUtensorMap *)d->bytes, code, 2, (void *)(uintptr_t)base, dims, strides,
+                                            box, estr, 0 /* no interleave */, sw, 2 /* L2 promotion 128B */,
+                                            0 /* out of bounds: zero */);
+  if (r != 0)
+    return rt_cuda_fail(r, "cuTensorMapEncodeTiled for '%s' (%llu x %llu %s, box %d x %d, swizzle %d)", p->name,
+                        (unsigned long long)rows, (unsigned long long)cols, p->dtype, p->box[0], p->box[1],
+                        p->swizzle);
+  return TILE_OK;
+}
