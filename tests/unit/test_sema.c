@@ -755,7 +755,7 @@ static void test_builtin_errors(void **state) {
   err("kernel k(x: f32[16]) { }", "kernel parameter 'x' has type f32[16]");
   err("kernel k(b: bool) { }", "kernel parameter 'b' cannot be bool");
   err("kernel k(x: *bool) { }", "pointers point to numbers");
-  err("kernel k(x: *f32) { tasks { } }", "'tasks' (warp specialization) is not supported yet");
+  err("kernel k(x: *f32) { tasks { } }", "'tasks' needs at least one task");
   err("fn f() { }", "no kernel in the program");
   /* attributes reach the TIR */
   Out o = ok("kernel k(x: *f32 align(64), n: i32 multiple_of(8)) warps(8) maxnreg(128) { store(x, 1.0); }");
