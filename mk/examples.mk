@@ -59,6 +59,7 @@ GPU_B := build-gpu
 gpu-bundle: examples jit-static
 	rm -rf $(GPU_B) && mkdir -p $(GPU_B)/examples $(GPU_B)/tests $(GPU_B)/bin
 	cp $(B)/examples/*_host $(B)/examples/*.sm_90a.cubin $(B)/examples/examples_jit_static.xz $(GPU_B)/examples/
+	mkdir -p $(GPU_B)/shared-bench && cp -r ../shared/bench/. $(GPU_B)/shared-bench/ 2>/dev/null || true
 	mkdir -p $(GPU_B)/lib && cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 $(GPU_B)/lib/
 	$(CC) $(CFLAGS) -DTILE_SRC_DIR='"."' tests/unit/test_runtime.c -o $(GPU_B)/tests/test_runtime \
 	  $(B)/lib/libtilert.a -lcmocka -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)

@@ -28,7 +28,7 @@ fi
 
 row() { printf '%-34s %-6s %s\n' "$1" "$2" "$3" | tee -a "$summary"; }
 
-for e in vector_add softmax layernorm matmul; do
+for e in vector_add softmax layernorm matmul gemm; do
   log=$OUT/$e.log
   if "$B/examples/${e}_host" --cubin "$B/examples/$e.sm_90a.cubin" --trials "$TRIALS" --seed "$SEED" > "$log" 2>&1; then
     row "$e (cubin, $TRIALS random sizes)" PASS "max $(grep -o 'rel_err=[^ ]*' "$log" | sort -t= -k2 -g | tail -1)"
@@ -81,8 +81,8 @@ fi
 # compute-sanitizer at small sizes
 if command -v compute-sanitizer > /dev/null; then
   small_vector_add="--size 3000"; small_softmax="--size 37 --size 300"; small_layernorm="--size 17 --size 1500"
-  small_matmul="--size 100 --size 70 --size 50"
-  for e in vector_add softmax layernorm matmul; do
+  small_matmul="--size 100 --size 70 --size 50"; small_gemm="--size 200 --size 300 --size 100"
+  for e in vector_add softmax layernorm matmul gemm; do
     v=small_$e
     for tool in memcheck racecheck synccheck; do
       log=$OUT/$e.$tool.log
@@ -95,6 +95,17 @@ if command -v compute-sanitizer > /dev/null; then
 else
   row "compute-sanitizer" SKIP "not installed"
 fi
+# GEMM speed beside cuBLAS (same run)
+B=$B OUT=$OUT bash tests/gpu/bench_gemm.sh > /dev/null 2>&1
+grep -E "^[0-9]+x|^M x N|geometric|CORRECTNESS" "$OUT/bench_gemm.log" | sed 's/^/  /' | tee -a "$summary"
+grep -q CORRECTNESS "$OUT/bench_gemm.log" && fail=1
+# SASS of the GEMM: HGMMA present, no local memory
+if command -v cuobjdump > /dev/null; then
+  cuobjdump --dump-sass "$B/examples/gemm.sm_90a.cubin" > "$OUT/gemm.sass" 2>&1
+  row "gemm SASS: HGMMA instructions" "$(grep -c HGMMA "$OUT/gemm.sass")" ""
+  row "gemm SASS: local memory (LDL/STL)" "$(grep -cE 'LDL|STL' "$OUT/gemm.sass")" ""
+fi
+
 echo "---" | tee -a "$summary"
 [ $fail -eq 0 ] && echo "GPU TESTS PASSED" | tee -a "$summary" || echo "GPU TESTS FAILED" | tee -a "$summary"
 tar -C "$OUT" -czf "$OUT/logs.tgz" --exclude=logs.tgz --exclude=summary.txt . 2>/dev/null
