@@ -40,7 +40,7 @@ DSL_FILES := $(sort $(wildcard dsl/std/*.tile))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all test demo san fuzz install clean examples deps deps-check test-run san-run
+.PHONY: all test demo san fuzz fuzz-regress fuzz-adversarial install clean examples deps deps-check test-run san-run
 all: $(B)/bin/tilec $(B)/lib/libtilec.a $(B)/lib/libtilert.a $(B)/lib/libtilejit.a unit-bins examples
 
 # --- generated -------------------------------------------------------------
@@ -116,9 +116,14 @@ san-run:
 	$(MAKE) B=build-san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" OPT=-O1 all
 	B=build-san TILE_SAN=1 sh tests/run.sh
 
+FUZZ_SECONDS ?= 60
 fuzz:
 	sh scripts/install-deps.sh --fuzz
-	sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+	FUZZ_JOBS=$(FUZZ_JOBS) sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+fuzz-regress: $(B)/bin/tilec
+	TILEC=$(B)/bin/tilec sh tests/fuzz/regress.sh
+fuzz-adversarial: $(B)/bin/tilec
+	python3 tests/fuzz/adversarial.py $(B)/bin/tilec
 
 demo: deps
 	$(MAKE) all

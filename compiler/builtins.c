@@ -491,6 +491,10 @@ static SVal b_blocked(S *s, Node *call, Node *self) {
     for (int j = 0; j < l.n; j++) {
       int64_t x;
       if (!sm_const_int(s, l.items[j], a.loc[i], what[i], &x)) return sv_err();
+      if (i == 3 && (x < 0 || x >= l.n)) {
+        dg_error(s->c, a.loc[i], "order must be a permutation of 0..%d, not contain %lld", l.n - 1, (long long)x);
+        return sv_err();
+      }
       if (i < 3 && (x <= 0 || (x & (x - 1)) || x > 1024)) {
         dg_error(s->c, a.loc[i], "%s entries must be powers of two, got %lld", what[i], (long long)x);
         return sv_err();

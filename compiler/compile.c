@@ -94,9 +94,9 @@ static bool already_loaded(Ctx *c, const char *path) {
   if (!rp) return false;
   char *key = ar_strdup(&c->arena, rp);
   free(rp);
-  for (int i = 0; i < c->imported.len; i++)
-    if (!strcmp(c->imported.data[i], key)) return true;
-  vec_push(&c->arena, &c->imported, key);
+  for (int i = 0; i < c->loaded.len; i++)
+    if (!strcmp(c->loaded.data[i], key)) return true;
+  vec_push(&c->arena, &c->loaded, key);
   return false;
 }
 

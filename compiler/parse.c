@@ -723,6 +723,10 @@ static bool params(Parser *P, Func *f) {
   if (!expect(P, TK_LPAREN, "after the name")) return false;
   Vec ps = {0};
   while (!at(P, TK_RPAREN) && !at(P, TK_EOF)) {
+    if (ps.len >= TC_MAX_PARAMS) {
+      perr(P, peek(P), "more than %d parameters", TC_MAX_PARAMS);
+      return false;
+    }
     Param *p = ar_alloc(&P->c->arena, sizeof *p);
     p->is_const = accept(P, TK_CONST);
     Token *id = expect(P, TK_IDENT, "naming a parameter");

@@ -619,12 +619,49 @@ bool sm_shape_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shap
 
 /* ---- environment ---- */
 
+/* Globals (functions, constants) live in a hash table: a program may have
+ * tens of thousands of them. Locals are a short chain per scope. */
+static unsigned name_hash(const char *n) {
+  unsigned h = 2166136261u;
+  for (; *n; n++) h = (h ^ (unsigned char)*n) * 16777619u;
+  return h;
+}
+
+static Sym *global_find(S *s, const char *name) {
+  if (!s->gtab) return NULL;
+  for (unsigned i = name_hash(name) & (unsigned)(s->gcap - 1);; i = (i + 1) & (unsigned)(s->gcap - 1)) {
+    Sym *y = s->gtab[i];
+    if (!y) return NULL;
+    if (!strcmp(y->name, name)) return y;
+  }
+}
+
+static void global_add(S *s, Sym *y) {
+  if (s->gcount * 2 >= s->gcap) {
+    int cap = s->gcap ? s->gcap * 2 : 64;
+    Sym **t = ar_alloc(&s->c->arena, sizeof(Sym *) * (size_t)cap);
+    for (int i = 0; i < s->gcap; i++)
+      if (s->gtab[i])
+        for (unsigned j = name_hash(s->gtab[i]->name) & (unsigned)(cap - 1);; j = (j + 1) & (unsigned)(cap - 1))
+          if (!t[j]) {
+            t[j] = s->gtab[i];
+            break;
+          }
+    s->gtab = t;
+    s->gcap = cap;
+  }
+  for (unsigned j = name_hash(y->name) & (unsigned)(s->gcap - 1);; j = (j + 1) & (unsigned)(s->gcap - 1))
+    if (!s->gtab[j]) {
+      s->gtab[j] = y;
+      s->gcount++;
+      return;
+    }
+}
+
 static Sym *lookup(S *s, const char *name) {
   for (Sym *y = s->scope; y; y = y->next)
     if (!strcmp(y->name, name)) return y;
-  for (Sym *y = s->globals; y; y = y->next)
-    if (!strcmp(y->name, name)) return y;
-  return NULL;
+  return global_find(s, name);
 }
 
 static Sym *bind(S *s, const char *name, SVal v) {
@@ -2146,41 +2183,38 @@ bool sm_build(Ctx *c, Program *p, TModule *m) {
   S s = {.c = c, .prog = p};
   c->mod = m;
   /* Globals: functions and constants, duplicates rejected. */
-  for (int i = 0; i < p->funcs.len; i++) {
+  for (int i = 0; i < p->funcs.len && !dg_too_many(c); i++) {
     Func *f = p->funcs.data[i];
-    bool shadowed = false;
-    for (Sym *y = s.globals; y; y = y->next)
-      if (!strcmp(y->name, f->name)) {
-        Loc prev = y->kind == SYM_FUNC ? y->fn->loc : y->decl->loc;
-        if (prev.src && prev.src->builtin && !f->loc.src->builtin && y->kind == SYM_FUNC) {
-          y->fn = f; /* the user's definition replaces the library's */
-          shadowed = true;
-          continue;
-        }
-        dg_error(c, f->loc, "'%s' is defined twice", f->name);
-        dg_note(c, prev, "the first definition is here");
+    Sym *y = global_find(&s, f->name);
+    if (y) {
+      Loc prev = y->kind == SYM_FUNC ? y->fn->loc : y->decl->loc;
+      if (prev.src && prev.src->builtin && !f->loc.src->builtin && y->kind == SYM_FUNC) {
+        y->fn = f; /* the user's definition replaces the library's */
+        continue;
       }
-    if (shadowed) continue;
-    Sym *y = ar_alloc(&c->arena, sizeof *y);
+      dg_error(c, f->loc, "'%s' is defined twice", f->name);
+      dg_note(c, prev, "the first definition is here");
+      continue;
+    }
+    y = ar_alloc(&c->arena, sizeof *y);
     y->name = f->name;
     y->kind = SYM_FUNC;
     y->fn = f;
-    y->next = s.globals;
-    s.globals = y;
+    global_add(&s, y);
   }
-  for (int i = 0; i < p->consts.len; i++) {
+  for (int i = 0; i < p->consts.len && !dg_too_many(c); i++) {
     ConstDecl *d = p->consts.data[i];
-    for (Sym *y = s.globals; y; y = y->next)
-      if (!strcmp(y->name, d->name)) {
-        dg_error(c, d->loc, "'%s' is defined twice", d->name);
-        dg_note(c, y->kind == SYM_FUNC ? y->fn->loc : y->decl->loc, "the first definition is here");
-      }
-    Sym *y = ar_alloc(&c->arena, sizeof *y);
+    Sym *y = global_find(&s, d->name);
+    if (y) {
+      dg_error(c, d->loc, "'%s' is defined twice", d->name);
+      dg_note(c, y->kind == SYM_FUNC ? y->fn->loc : y->decl->loc, "the first definition is here");
+      continue;
+    }
+    y = ar_alloc(&c->arena, sizeof *y);
     y->name = d->name;
     y->kind = SYM_CONST_DECL;
     y->decl = d;
-    y->next = s.globals;
-    s.globals = y;
+    global_add(&s, y);
   }
   /* -D names must belong to some kernel's constant parameter. */
   for (int d = 0; d < c->opts.ndefines; d++) {

@@ -52,7 +52,9 @@ typedef struct S {
   TFunc *kf;     /* the kernel being built */
   TBlock *blk;   /* where new ops go */
   Sym *scope;    /* innermost binding first */
-  Sym *globals;  /* functions and top-level constants */
+  Sym *globals;  /* (unused) */
+  Sym **gtab;    /* functions and top-level constants: open-addressing table */
+  int gcap, gcount;
   int inline_depth;
   int warps;
   Loc loc;       /* location of the current node */

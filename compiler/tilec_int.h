@@ -25,7 +25,8 @@
 #define TC_MAX_OPS 400000     /* TIR operations per compilation */
 #define TC_MAX_UNROLLED_OPS 30000 /* operations one static_range may unroll to */
 #define TC_MAX_STEPS 4000000  /* sema evaluation steps (inlining x unrolling) */
-#define TC_MAX_EVAL_DEPTH 1500 /* sema recursion (nesting x inlining) */
+#define TC_MAX_EVAL_DEPTH 400 /* sema recursion (nesting x inlining); ~3 MB of stack under ASan */
+#define TC_MAX_PARAMS 255     /* parameters of a kernel or function */
 #define TC_MAX_INLINE 64      /* inlining depth limit (catches recursion) */
 #define TC_MAX_ELEMS (1 << 20) /* largest register tile, in elements */
 
@@ -98,7 +99,8 @@ struct Ctx {
   int nerrors, nwarnings;
   bool ice;             /* an internal error happened */
   Vec sources;          /* Source* */
-  Vec imported;         /* names already imported */
+  Vec imported;         /* import names already handled */
+  Vec loaded;           /* canonical paths of the files read */
   Vec seen;             /* reported errors, to report each once */
   int nops;             /* TIR operations created (size limit) */
   bool too_big;

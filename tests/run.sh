@@ -15,5 +15,11 @@ for s in tests/golden/run.sh tests/ptx/run.sh; do
   echo "== $s"
   if ! B=$B sh "$s"; then echo "FAILED: $s"; fail=1; fi
 done
+echo "== tests/fuzz/regress.sh (the fuzzer's and the adversarial inputs' reproducers)"
+if ! TILEC=$B/bin/tilec sh tests/fuzz/regress.sh > "${TMPDIR:-/tmp}/regress.log" 2>&1; then
+  grep FAIL "${TMPDIR:-/tmp}/regress.log"; echo "FAILED: tests/fuzz/regress.sh"; fail=1
+else
+  echo "$(grep -c '^ok' "${TMPDIR:-/tmp}/regress.log") reproducers pass"
+fi
 if [ $fail -ne 0 ]; then echo "SOME TESTS FAILED"; exit 1; fi
 echo "ALL TESTS PASSED"
