@@ -640,7 +640,7 @@ static SVal b_math1(S *s, Node *call, Node *self, Opcode opc, const char *name) 
   return sm_unary_math(s, opc, a.v[0], call->loc, name);
 }
 
-static const char *const unsupported[] = {"alias", "fence_mbarrier_init", "cluster_rank", NULL};
+static const char *const unsupported[] = {"alias", "fence_mbarrier_init", NULL};
 
 bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out) {
   static const struct {

@@ -469,9 +469,15 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
     dg_error(s->c, call->loc, "mma_async on %s lowers to tcgen05.mma, which is not supported yet", s->c->arch);
     return sv_err();
   }
-  TValue *x = view_arg(s, &a, 0, "mma_async", "operand a");
+  /* operand a: a shared-memory view, or a register tile (wgmma with A in registers) */
+  bool a_regs = a.v[0].k == V_RT && a.v[0].v->type->kind == TY_TILE;
+  TValue *x = a_regs ? a.v[0].v : view_arg(s, &a, 0, "mma_async", "operand a");
   TValue *y = x ? view_arg(s, &a, 1, "mma_async", "operand b") : NULL;
   if (!x || !y) return sv_err();
+  if (a_regs && x->type->rank != 2) {
+    dg_error(s->c, a.loc[0], "operand a of mma_async must be a 2-D tile [M, K], not %s", ty_str(s->c, x->type));
+    return sv_err();
+  }
   TValue *acc = a.v[2].k == V_RT ? a.v[2].v : NULL;
   if (!acc || acc->type->kind != TY_TILE || acc->type->rank != 2 || acc->type->elem.dt != DT_F32) {
     dg_error(s->c, a.loc[2], "the accumulator of mma_async must be an f32 tile [M, N], not %s", sv_desc(s, a.v[2]));
@@ -489,7 +495,7 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
              ty_str(s->c, x->type), ty_str(s->c, y->type), ty_str(s->c, acc->type));
     return sv_err();
   }
-  if (x->type->trans) {
+  if (!a_regs && x->type->trans) {
     dg_error(s->c, a.loc[0], "operand a of mma_async must be stored [M, K] with K contiguous (not transposed)");
     return sv_err();
   }
@@ -505,7 +511,7 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
     return sv_err();
   }
   int eb = ty_dtype_bytes(dt);
-  if (x->type->swizzle != 128 || y->type->swizzle != 128 || K * eb != 128) {
+  if ((!a_regs && x->type->swizzle != 128) || y->type->swizzle != 128 || K * eb != 128) {
     dg_error(s->c, call->loc, "mma_async reads K-major operands with a 128-byte swizzle and K = %d (one 128-byte "
                               "row); got %s and %s",
              128 / eb, ty_str(s->c, x->type), ty_str(s->c, y->type));
@@ -517,6 +523,11 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
 
 static const char *const blackwell_only[] = {"tmem", "tmem_load", "tmem_store", NULL};
 
+static SVal b_cluster_rank(S *s, Node *call, Node *self) {
+  if (call->nlist || self) dg_error(s->c, call->loc, "cluster_rank() takes no arguments");
+  return sv_rt(emit(s, OP_CLUSTER_RANK, call->loc, 0, NULL, ty_dt(s->c, DT_I32))->res[0]);
+}
+
 bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out) {
   for (int i = 0; blackwell_only[i]; i++)
     if (!strcmp(name, blackwell_only[i])) {
@@ -527,6 +538,7 @@ bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out) {
       return true;
     }
   if (!strcmp(name, "smem")) *out = b_smem(s, call, self);
+  else if (!strcmp(name, "cluster_rank")) *out = b_cluster_rank(s, call, self);
   else if (!strcmp(name, "mbarrier")) *out = b_mbarrier(s, call, self);
   else if (!strcmp(name, "slice")) *out = b_slice(s, call, self);
   else if (!strcmp(name, "smem_load")) *out = b_smem_load(s, call, self);

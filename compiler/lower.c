@@ -656,7 +656,7 @@ static void lower_kernel(Lw *L, TFunc *f) {
   MlirBlock entry = new_block(L, f->nparams, ptypes);
   char maxntid[64];
   snprintf(maxntid, sizeof maxntid, "array<i32: %d, 1, 1>", f->warps * 32);
-  MlirNamedAttribute at[8];
+  MlirNamedAttribute at[10];
   int na = 0;
   bool any_tma = false;
   for (int i = 0; i < f->nparams; i++) any_tma |= f->params[i].tma;
@@ -678,6 +678,11 @@ static void lower_kernel(Lw *L, TFunc *f) {
   at[na++] = lw_attr(L, "function_type", mlirTypeAttrGet(fty));
   at[na++] = lw_attr(L, "nvvm.kernel", mlirUnitAttrGet(L->mc));
   at[na++] = lw_attr(L, "nvvm.maxntid", lw_pattr(L, maxntid));
+  if (f->cluster[0] * f->cluster[1] * f->cluster[2] > 1) {
+    char cd[64];
+    snprintf(cd, sizeof cd, "array<i32: %d, %d, %d>", f->cluster[0], f->cluster[1], f->cluster[2]);
+    at[na++] = lw_attr(L, "nvvm.cluster_dim", lw_pattr(L, cd));
+  }
   if (f->maxnreg) {
     at[na++] = lw_attr(L, "nvvm.maxnreg", mlirIntegerAttrGet(L->i32, f->maxnreg));
     at[na++] = lw_attr(L, "nvvm.minctasm", mlirIntegerAttrGet(L->i32, 1));

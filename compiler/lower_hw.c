@@ -116,6 +116,64 @@ static MlirValue wgmma_desc(Lw *L, MlirValue addr) {
   return lw_bin(L, "arith.ori", start, lw_int(L, L->i64, hi));
 }
 
+/* wgmma with A in registers (mma.sync A fragments per warp), B in shared
+ * memory: the NVVM op takes descriptors only, so this one is PTX. */
+static bool mma_regs_a(Lw *L, TOp *op) {
+  TValue *a = op->opnds[0], *b = op->opnds[1], *acc = op->opnds[2];
+  int K = a->type->shape[1], N = b->type->shape[1];
+  LinLayout LA;
+  if (!lw_linear(L, a, &LA)) return false;
+  LV *A = lw_get(L, a), *C = lw_get(L, acc);
+  int n = C->n;
+  MlirType et = lw_elem_type(L, a->type->elem);
+  const char *ty = a->type->elem.dt == DT_BF16 ? "bf16" : "f16";
+  MlirValue db = wgmma_desc(L, addr_of(L, b));
+  MlirType *ft = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)n);
+  for (int i = 0; i < n; i++) ft[i] = L->f32;
+  MlirType st = mlirLLVMStructTypeLiteralGet(L->mc, n, ft, false);
+  Buf text = {0}, cons = {0};
+  buf_printf(&text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n + 5,
+             N, ty, ty);
+  for (int i = 0; i < n; i++) buf_printf(&text, i ? ", $%d" : "$%d", i);
+  buf_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, 0; }", n, n + 1, n + 2, n + 3, n + 4);
+  for (int i = 0; i < n; i++) buf_printf(&cons, i ? ",=f" : "=f");
+  buf_puts(&cons, ",r,r,r,r,l,r");
+  for (int i = 0; i < n; i++) buf_printf(&cons, ",%d", i);
+  MlirValue *args = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)(n + 6));
+  MlirValue *cur = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)n);
+  memcpy(cur, C->v, sizeof(MlirValue) * (size_t)n);
+  MlirValue one = lw_i32(L, 1);
+  lw_op(L, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL);
+  int eb = elem_bytes(a->type);
+  for (int k = 0; k < K / 16; k++) {
+    for (int p = 0; p < 4; p++) {
+      int j0 = 2 * p, j1 = 2 * p + 1, c0[TC_MAX_RANK] = {0}, c1[TC_MAX_RANK] = {0};
+      c0[0] = ((j0 >> 1) & 1) * 8, c0[1] = k * 16 + (j0 & 1) + ((j0 >> 2) & 1) * 8;
+      c1[0] = ((j1 >> 1) & 1) * 8, c1[1] = k * 16 + (j1 & 1) + ((j1 >> 2) & 1) * 8;
+      int r0 = ly_solve_reg(&LA, c0), r1 = ly_solve_reg(&LA, c1);
+      if (r0 < 0 || r1 < 0) {
+        dg_ice(L->c, op->loc, "wgmma: A register not found");
+        return false;
+      }
+      MlirValue v = lw_vec_build(L, lw_vec_type(et, 2), 2, (MlirValue[]){A->v[r0], A->v[r1]});
+      args[p] = lw_cast(L, "llvm.bitcast", v, L->i32);
+    }
+    MlirValue step = lw_int(L, L->i64, (k * 16 * eb) >> 4);
+    args[4] = k ? lw_bin(L, "arith.addi", db, step) : db;
+    args[5] = one;
+    memcpy(args + 6, cur, sizeof(MlirValue) * (size_t)n);
+    /* operands: A words, B descriptor, scale flag, then the tied accumulators */
+    MlirValue r = lw_asm(L, text.data, cons.data, n + 6, args, st, true);
+    for (int i = 0; i < n; i++) cur[i] = lw_extract(L, r, i, L->f32);
+  }
+  buf_free(&text);
+  buf_free(&cons);
+  LV *out = lw_new(L, n);
+  memcpy(out->v, cur, sizeof(MlirValue) * (size_t)n);
+  lw_set(op->res[0], out);
+  return true;
+}
+
 static bool lower_mma_async(Lw *L, TOp *op) {
   TValue *a = op->opnds[0], *b = op->opnds[1], *acc = op->opnds[2];
   int M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1];
@@ -128,6 +186,7 @@ static bool lower_mma_async(Lw *L, TOp *op) {
     dg_ice(L->c, op->loc, "wgmma accumulator has %d registers, expected %d", C->n, N / 2);
     return false;
   }
+  if (a->type->kind == TY_TILE) return mma_regs_a(L, op);
   MlirType *ft = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)C->n);
   for (int i = 0; i < C->n; i++) ft[i] = L->f32;
   MlirType st = mlirLLVMStructTypeLiteralGet(L->mc, C->n, ft, false);
@@ -321,6 +380,9 @@ bool lw_hw_op(Lw *L, TOp *op) {
     if (op->nres) tie_registers(L, op->opnds[0], op->res[0]);
     return true;
   }
+  case OP_CLUSTER_RANK:
+    set1(L, op->res[0], lw_op1(L, "nvvm.read.ptx.sreg.cluster.ctarank", 0, NULL, L->i32, 0, NULL));
+    return true;
   case OP_REPLICA_ID:
     set1(L, op->res[0], mlirValueIsNull(L->replica) ? lw_i32(L, 0) : L->replica);
     return true;

@@ -174,6 +174,8 @@ static void assign_op(P *p, TOp *op) {
   }
   case OP_MMA_ASYNC: { /* wgmma: the accumulator of a warpgroup (4 warps, 16 rows each) */
     const Layout *mma = ly_mma(c, 2, 4, 1, 8);
+    if (op->opnds[0]->type->kind == TY_TILE) /* A from registers: the mma.sync A fragments, per warp */
+      require(p, op, 0, ly_dotop(c, 0, mma, 16));
     require(p, op, 2, mma);
     set_layout(p, r, mma);
     return;
@@ -507,12 +509,30 @@ static void plan_smem(Ctx *c, TFunc *f) {
              f->name, (long long)pl.off, SMEM_LIMIT);
 }
 
+/* barrier_arrive is one arrival by one elected thread: stores to shared
+ * memory by the other threads of the group must be ordered before it by a
+ * task_barrier()/named_barrier(). A straight-line store-then-arrive is a
+ * race the compiler can see. */
+static void check_arrives(Ctx *c, TBlock *b, bool pending) {
+  for (TOp *op = b->first; op; op = op->next) {
+    if (op->opc == OP_SMEM_STORE) pending = true;
+    if (op->opc == OP_NAMED_BAR) pending = false;
+    if (op->opc == OP_BAR_ARRIVE && pending) {
+      dg_error(c, op->loc, "barrier_arrive after smem_store without task_barrier(): only one elected thread "
+                           "arrives, so the other threads' stores are not ordered before the arrival");
+      pending = false;
+    }
+    for (int r = 0; r < op->nregions; r++) check_arrives(c, op->regions[r], op->opc == OP_TASKS ? false : pending);
+  }
+}
+
 bool pass_run(Ctx *c, TModule *m) {
   for (int k = 0; k < m->kernels.len; k++) {
     TFunc *f = m->kernels.data[k];
     P p = {.c = c, .f = f, .warps = f->warps};
     ax_analyze(c, f);
     plan_smem(c, f);
+    check_arrives(c, f->body, false);
     for (int round = 0; round < 4; round++) {
       assign_block(&p, f->body);
       p.changed = false;

@@ -1521,8 +1521,29 @@ static void tasks_stmt(S *s, Node *n, St *st) {
       else if (!strcmp(k, "regs")) r = v, has_r = true;
       else rep = v;
     }
+    if (!has_w && !strcmp(t->name, "default")) {
+      /* the default task takes the warps the others leave */
+      int others = 0;
+      for (int j = 0; j < n->nlist; j++) {
+        Node *u = n->list[j];
+        if (j == i) continue;
+        int64_t uw = 0, ur = 1;
+        for (int q = 0; q < u->nlist; q++) {
+          Node *arg = u->list[q];
+          int64_t v;
+          if (!arg->argname || (strcmp(arg->argname, "warps") && strcmp(arg->argname, "replicas"))) continue;
+          if (arg->kind != ND_INT) continue; /* checked when that task is built */
+          v = (int64_t)arg->ival;
+          if (!strcmp(arg->argname, "warps")) uw = v;
+          else ur = v;
+        }
+        others += (int)((uw < 4 ? 4 : uw) * ur);
+      }
+      w = rep > 0 ? (s->kf->warps - others) / rep : 0;
+      has_w = w > 0;
+    }
     if (!has_w) {
-      dg_error(c, t->loc, "task '%s' needs warps = N", t->name);
+      dg_error(c, t->loc, "task '%s' needs warps = N (only a task named 'default' takes the warps left over)", t->name);
       return;
     }
     if (!(w == 1 || w == 2 || (w % 4 == 0 && w >= 4 && w <= 32))) {
@@ -2069,11 +2090,9 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
                  (long long)d[0], (long long)d[1], (long long)d[2]);
         continue;
       }
-      if (d[0] * d[1] * d[2] > 1) {
-        dg_error(c, a->loc, "cluster(...) is not supported yet on %s (clusters arrive with the Hopper primitives)",
-                 c->arch);
-        continue;
-      }
+      kf->cluster[0] = (int)d[0];
+      kf->cluster[1] = (int)d[1];
+      kf->cluster[2] = (int)d[2];
     } else if (!strcmp(a->name, "maxnreg")) {
       int64_t r;
       if (a->nargs != 1 || !sm_const_int(s, sm_expr(s, a->args[0]), a->loc, "maxnreg", &r)) continue;

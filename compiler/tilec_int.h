@@ -379,6 +379,7 @@ typedef enum Opcode {
   OP_MMA_ASYNC, OP_MMA_COMMIT, OP_MMA_WAIT,
   OP_TASKS,       /* one region per task */
   OP_REPLICA_ID,
+  OP_CLUSTER_RANK,
   OP_COUNT
 } Opcode;
 

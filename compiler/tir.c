@@ -27,7 +27,7 @@ static const char *opnames[OP_COUNT] = {
     [OP_NAMED_BAR] = "named_barrier", [OP_FENCE_ASYNC] = "fence_async_shared", [OP_TMA_LOAD] = "tma_load",
     [OP_TMA_STORE] = "tma_store", [OP_TMA_STORE_WAIT] = "tma_store_wait", [OP_MMA_ASYNC] = "mma_async",
     [OP_MMA_COMMIT] = "mma_commit", [OP_MMA_WAIT] = "mma_wait", [OP_TASKS] = "tasks",
-    [OP_REPLICA_ID] = "replica_id",
+    [OP_REPLICA_ID] = "replica_id", [OP_CLUSTER_RANK] = "cluster_rank",
 };
 
 const char *ir_opname(Opcode o) { return o < OP_COUNT && opnames[o] ? opnames[o] : "?"; }

@@ -78,6 +78,12 @@ if [ -x "$B/tests/test_runtime" ]; then
   else row "runtime unit tests (GPU parts)" FAIL "see $OUT/test_runtime.log"; fail=1; fi
 fi
 
+# the explicit primitives, one small kernel each
+if [ -x "$B/tests/test_prims" ]; then
+  if "$B/tests/test_prims" "$B/tests/prims" > "$OUT/prims.log" 2>&1; then row "primitives (tests/gpu/prims)" PASS "$(grep -c ^PASS "$OUT/prims.log") checks"
+  else row "primitives (tests/gpu/prims)" FAIL "$(grep ^FAIL "$OUT/prims.log" | head -3 | tr '\n' ' ')"; fail=1; fi
+fi
+
 # compute-sanitizer at small sizes
 if command -v compute-sanitizer > /dev/null; then
   small_vector_add="--size 3000"; small_softmax="--size 37 --size 300"; small_layernorm="--size 17 --size 1500"
