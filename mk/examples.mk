@@ -61,7 +61,7 @@ gpu-bundle: examples jit-static prims
 	cp $(B)/examples/*_host $(B)/examples/*.sm_90a.cubin $(B)/examples/examples_jit_static.xz $(GPU_B)/examples/
 	mkdir -p $(GPU_B)/shared-bench && cp -r ../shared/bench/. $(GPU_B)/shared-bench/ 2>/dev/null || true
 	mkdir -p $(GPU_B)/lib $(GPU_B)/tests/prims && cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 $(GPU_B)/lib/
-	cp $(B)/tests/test_prims $(GPU_B)/tests/ && cp $(B)/tests/prims/*.cubin $(GPU_B)/tests/prims/
+	cp $(B)/gpu/test_prims $(GPU_B)/tests/ && cp $(B)/tests/prims/*.cubin $(GPU_B)/tests/prims/
 	$(CC) $(CFLAGS) -DTILE_SRC_DIR='"."' tests/unit/test_runtime.c -o $(GPU_B)/tests/test_runtime \
 	  $(B)/lib/libtilert.a -lcmocka -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 	@du -sh $(GPU_B)
@@ -76,9 +76,9 @@ $(B)/tests/prims/%.cubin: tests/gpu/prims/%.tile $(B)/bin/tilec
 $(B)/tests/prims/smem_roundtrip.%.cubin: tests/gpu/prims/smem_roundtrip.tile $(B)/bin/tilec
 	@mkdir -p $(dir $@)
 	$(B)/bin/tilec -D SW=$* -o $@ $<
-$(B)/tests/test_prims: tests/gpu/prims/test_prims.c $(B)/lib/libtilert.a
+$(B)/gpu/test_prims: tests/gpu/prims/test_prims.c $(B)/lib/libtilert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -o $@ $(B)/lib/libtilert.a $(LDLIBS) -lm
 .PHONY: prims
-prims: $(PRIM_CUBINS) $(B)/tests/test_prims
+prims: $(PRIM_CUBINS) $(B)/gpu/test_prims
 examples: prims

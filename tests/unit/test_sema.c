@@ -737,7 +737,7 @@ static void test_builtin_errors(void **state) {
   kern_err("let a = load();", "'load' needs argument 'ptr'");
   kern_err("let a = smem([16], f32);", "smem needs a number dtype such as bf16, not a list");
   kern_err("let a = smem(f32, [16, 64]); let b = a[0]; let c = b[0];", "is a single view, not a ring");
-  kern_err("let c = cluster_rank();", "'cluster_rank' is not supported yet on sm_90a");
+  kern_err("let c = alias(1);", "'alias' is not supported yet on sm_90a");
   kern_err("let a = nofn(3);", "unknown function 'nofn'");
   kern_err("let a = undefined_name + 1;", "unknown name 'undefined_name'");
   kern_err("cdiv = 3;", "cannot assign to 'cdiv': it is a function, not a variable");
