@@ -79,6 +79,11 @@ $(B)/tests/prims/smem_roundtrip.%.cubin: tests/gpu/prims/smem_roundtrip.tile $(B
 $(B)/gpu/test_prims: tests/gpu/prims/test_prims.c $(B)/lib/libtilert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -o $@ $(B)/lib/libtilert.a $(LDLIBS) -lm
+# the tutorial's middle step (docs/tutorial-gemm.md)
+$(B)/examples/gemm_simple.sm_90a.cubin: examples/gemm/gemm_simple.tile $(B)/bin/tilec
+	$(B)/bin/tilec -o $@ $<
+examples: $(B)/examples/gemm_simple.sm_90a.cubin
+
 .PHONY: prims
 prims: $(PRIM_CUBINS) $(B)/gpu/test_prims
 examples: prims

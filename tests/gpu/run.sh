@@ -105,6 +105,8 @@ fi
 B=$B OUT=$OUT bash tests/gpu/bench_gemm.sh > /dev/null 2>&1
 grep -E "^[0-9]+x|^M x N|geometric|CORRECTNESS" "$OUT/bench_gemm.log" | sed 's/^/  /' | tee -a "$summary"
 grep -q CORRECTNESS "$OUT/bench_gemm.log" && fail=1
+# the tutorial's three steps
+B=$B OUT=$OUT bash tests/gpu/bench_tutorial.sh | sed 's/^/  /' | tee -a "$summary"
 # SASS of the GEMM: HGMMA present, no local memory
 if command -v cuobjdump > /dev/null; then
   cuobjdump --dump-sass "$B/examples/gemm.sm_90a.cubin" > "$OUT/gemm.sass" 2>&1
