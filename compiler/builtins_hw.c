@@ -59,8 +59,8 @@ static TValue *view_arg(S *s, BArgs *a, int i, const char *fname, const char *wh
   }
   TValue *v = a->v[i].v;
   if (v->type->nbuf) {
-    dg_error(s->c, a->loc[i], "%s of '%s' is a ring of %d buffers; pick one slot with [i]", what, fname,
-             v->type->nbuf);
+    dg_error(s->c, a->loc[i], "%s of '%s' is a ring of %d buffer%s; pick one slot with [i]", what, fname,
+             v->type->nbuf, v->type->nbuf == 1 ? "" : "s");
     return NULL;
   }
   return v;
@@ -364,7 +364,10 @@ static SVal b_named_barrier(S *s, Node *call, Node *self) {
 static bool coords(S *s, BArgs *a, int i, int rank, const char *fname, TValue **out) {
   SVal l = a->v[i];
   if ((l.k != V_LIST && l.k != V_TUPLE) || l.n != rank) {
-    dg_error(s->c, a->loc[i], "'%s' needs %d coordinates like [row, col], not %s", fname, rank, sv_desc(s, l));
+    if (l.k == V_LIST || l.k == V_TUPLE)
+      dg_error(s->c, a->loc[i], "'%s' needs %d coordinates like [row, col], not %d", fname, rank, l.n);
+    else
+      dg_error(s->c, a->loc[i], "'%s' needs %d coordinates like [row, col], not %s", fname, rank, sv_desc(s, l));
     return false;
   }
   for (int d = 0; d < rank; d++) {
@@ -439,8 +442,13 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
   }
   TValue *acc = NULL;
   if (a.given[1]) {
-    if (opc != OP_MMA_WAIT || a.v[1].k != V_RT || a.v[1].v->type->kind != TY_TILE) {
-      dg_error(s->c, a.loc[1], "%s takes the accumulator tile whose registers it waits for", name);
+    if (opc != OP_MMA_WAIT) {
+      dg_error(s->c, a.loc[1], "%s takes only the number of stores left in flight", name);
+      return sv_err();
+    }
+    if (a.v[1].k != V_RT || a.v[1].v->type->kind != TY_TILE) {
+      dg_error(s->c, a.loc[1], "%s takes the accumulator tile whose registers it waits for, not %s", name,
+               sv_desc(s, a.v[1]));
       return sv_err();
     }
     acc = a.v[1].v;
@@ -502,6 +510,12 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
   if (!y->type->trans) {
     dg_error(s->c, a.loc[1], "operand b of mma_async must be an [N, K] buffer with K contiguous, passed as "
                              "b.trans() (N-contiguous B is not supported yet)");
+    return sv_err();
+  }
+  if (M != 64) {
+    dg_error(s->c, call->loc, "mma_async of [%d, %d] x [%d, %d]: a warpgroup's wgmma computes M = 64 rows (split the "
+                              "rows over tasks or replicas)",
+             M, K, K, N);
     return sv_err();
   }
   if (M % 64 || N % 8 || N > 256 || K % 16) {

@@ -526,6 +526,20 @@ static void check_arrives(Ctx *c, TBlock *b, bool pending) {
   }
 }
 
+/* An mma_async result is in flight until mma_wait: reading it is a race. */
+static void check_wgmma_reads(TOp *op, void *ud) {
+  Ctx *c = ud;
+  if (op->opc == OP_MMA_ASYNC || op->opc == OP_MMA_WAIT || op->opc == OP_YIELD || op->opc == OP_FOR ||
+      op->opc == OP_CONDITION || op->opc == OP_WHILE)
+    return;
+  for (int i = 0; i < op->nopnds; i++)
+    if (op->opnds[i]->def && op->opnds[i]->def->opc == OP_MMA_ASYNC) {
+      dg_error(c, op->loc, "this reads the accumulator of an mma_async that may still be running; wait for it "
+                           "first: acc = mma_wait(0, acc)");
+      return;
+    }
+}
+
 bool pass_run(Ctx *c, TModule *m) {
   for (int k = 0; k < m->kernels.len; k++) {
     TFunc *f = m->kernels.data[k];
@@ -533,6 +547,7 @@ bool pass_run(Ctx *c, TModule *m) {
     ax_analyze(c, f);
     plan_smem(c, f);
     check_arrives(c, f->body, false);
+    ir_walk(f->body, check_wgmma_reads, c);
     for (int round = 0; round < 4; round++) {
       assign_block(&p, f->body);
       p.changed = false;

@@ -236,7 +236,8 @@ bool sm_unify(S *s, SVal *a, SVal *b, Loc loc, const char *opname) {
   if (a->k == V_ERR || b->k == V_ERR) return false;
   for (int i = 0; i < 2; i++) {
     SVal *v = i ? b : a;
-    if (v->k != V_RT && !sv_is_const(*v)) {
+    if ((v->k != V_RT && !sv_is_const(*v)) ||
+        (v->k == V_RT && v->v->type->kind != TY_SCALAR && v->v->type->kind != TY_TILE)) {
       dg_error(s->c, loc, "'%s' needs a number or a tile, not %s", opname, sv_desc(s, *v));
       return false;
     }
@@ -810,6 +811,16 @@ static SVal expr_inner(S *s, Node *n) {
   case ND_IDENT: {
     Sym *y = lookup(s, n->name);
     if (y) {
+      if (y->kind == SYM_VAR && s->in_task && y->val.k == V_RT && y->val.v->type->kind == TY_TILE) {
+        bool inside = false;
+        for (Sym *z = s->scope; z && z != s->task_scope; z = z->next) inside |= z == y;
+        if (!inside) {
+          dg_error(s->c, n->loc, "'%s' is a register tile spread over the warps outside this task; compute it inside "
+                                 "the task (or pass it through shared memory)",
+                   n->name);
+          return sv_err();
+        }
+      }
       if (y->kind == SYM_VAR) return y->val;
       if (y->kind == SYM_CONST_DECL) return eval_const_decl(s, y);
       dg_error(s->c, n->loc, "'%s' is a function; call it with '%s(...)'", n->name, n->name);
@@ -887,6 +898,10 @@ static SVal expr_inner(S *s, Node *n) {
   case ND_CAST: {
     SVal a = sm_expr(s, n->lhs);
     if (a.k == V_ERR) return a;
+    if (a.k == V_RT && a.v->type->kind != TY_SCALAR && a.v->type->kind != TY_TILE) {
+      dg_error(s->c, n->loc, "'as' converts numbers and tiles, not %s", ty_str(s->c, a.v->type));
+      return sv_err();
+    }
     Type *t;
     Elem e;
     if (!type_expr(s, n->type, &t, &e)) return sv_err();
@@ -1185,6 +1200,12 @@ static void assigned_names(S *s, Node *n, Vec *out) {
 }
 
 static bool can_carry(S *s, SVal v, const char *name, Loc loc, const char *what) {
+  if (v.k == V_RT && (v.v->type->kind == TY_SMEM || v.v->type->kind == TY_BAR || v.v->type->kind == TY_TMA)) {
+    dg_error(s->c, loc, "variable '%s' holds %s and cannot change inside %s (index the ring with a variable slot "
+                        "instead: buf[slot])",
+             name, ty_str(s->c, v.v->type), what);
+    return false;
+  }
   if (v.k == V_RT || sv_is_const(v) || v.k == V_ERR) return true;
   dg_error(s->c, loc, "variable '%s' holds %s and cannot change inside %s", name, sv_desc(s, v), what);
   return false;
@@ -1577,6 +1598,7 @@ static void tasks_stmt(S *s, Node *n, St *st) {
     int saved_warps = s->warps;
     s->warps = (int)w;
     s->in_task = true;
+    s->task_scope = s->scope;
     block_stmts(s, t->body, st, false);
     s->in_task = false;
     s->warps = saved_warps;

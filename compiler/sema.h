@@ -62,6 +62,7 @@ typedef struct S {
   int unroll_depth; /* static_range nesting */
   long steps;       /* evaluation steps (compile-time work budget) */
   bool in_task;     /* inside a task of a `tasks` block */
+  Sym *task_scope;  /* the scope chain where the current task began */
   int depth;        /* evaluation recursion depth */
 } S;
 

@@ -305,9 +305,11 @@ static bool rt_line_tmabox(rt_parser *P) {
   if (!q) return false;
   if (q->kind != TILE_PARAM_TMA) return rt_perr(P, "parameter '%s' is not a tma parameter", q->name);
   int r, c, s;
-  if (!rt_number(P, P->tok[2], 1, 256, "box rows", &r) || !rt_number(P, P->tok[3], 1, 256, "box columns", &c) ||
-      strcmp(P->tok[4], "swizzle") != 0 || !rt_number(P, P->tok[5], 0, 128, "swizzle", &s))
+  if (!rt_number(P, P->tok[2], 1, 256, "box rows", &r) || !rt_number(P, P->tok[3], 1, 256, "box columns", &c))
     return false;
+  if (strcmp(P->tok[4], "swizzle") != 0) return rt_perr(P, "expected 'swizzle', got '%s'", P->tok[4]);
+  if (!rt_number(P, P->tok[5], 0, 128, "swizzle", &s)) return false;
+  if (q->box[0]) return rt_perr(P, "parameter '%s' has two tmabox lines", q->name);
   if (s != 0 && s != 32 && s != 64 && s != 128) return rt_perr(P, "swizzle %d is not 0, 32, 64 or 128", s);
   q->box[0] = r, q->box[1] = c, q->swizzle = s;
   return true;
@@ -319,7 +321,8 @@ static bool rt_line_multiple(rt_parser *P) {
   tile_param_info *q = rt_find_param(P, P->tok[1]);
   int v;
   if (!q || !rt_number(P, P->tok[2], 1, 1 << 20, "multiple", &v)) return false;
-  if (q->kind != TILE_PARAM_SCALAR) return rt_perr(P, "parameter '%s' is not a scalar", q->name);
+  if (q->kind != TILE_PARAM_SCALAR || q->dtype[0] == 'f' || q->dtype[0] == 'b')
+    return rt_perr(P, "parameter '%s' is not an integer scalar", q->name);
   q->multiple = v;
   return true;
 }
