@@ -335,7 +335,7 @@ static void test_meta_multiple_errors(void **state) {
   expect_parse_error(HEAD "param n scalar i32 4\nmultiple n 2097152\nend\n", "line 8:", "multiple");
   expect_parse_error(HEAD "param n scalar i32 4\nmultiple n -16\nend\n", "line 8:", "multiple");
   expect_parse_error(HEAD "param x ptr f32 16\nmultiple x 16\nend\n", "line 8:", "'x' is not an integer scalar");
-  expect_parse_error(HEAD "param a tma bf16 128\nmultiple a 16\nend\n", "line 8:", "'a' is not a scalar");
+  expect_parse_error(HEAD "param a tma bf16 128\nmultiple a 16\nend\n", "line 8:", "'a' is not an integer scalar");
 }
 
 /* ---- no GPU: a clean status ---- */
