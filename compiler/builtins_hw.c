@@ -213,10 +213,42 @@ SVal sm_slot(S *s, TValue *base, SVal idx, Loc loc) {
 
 /* view.slice(dim, offset, size): rows (dim 0) of any multiple of 8 rows for
  * swizzled views; columns (dim 1) by whole swizzle blocks. */
+/* x.slice(dim, offset, size) of a register tile: a compile-time window
+ * aligned to its size (e.g. 64 columns of a wgmma accumulator): the same
+ * registers, no data movement. */
+static SVal tile_slice(S *s, Node *call, BArgs *a) {
+  TValue *x = a->v[0].v;
+  int64_t dim, off, size;
+  if (!sm_const_int(s, a->v[1], a->loc[1], "the dimension", &dim) ||
+      !sm_const_int(s, a->v[2], a->loc[2], "the offset of a register-tile slice", &off) ||
+      !sm_const_int(s, a->v[3], a->loc[3], "the size", &size))
+    return sv_err();
+  int r = x->type->rank;
+  if (dim < 0 || dim >= r) {
+    dg_error(s->c, a->loc[1], "dimension %lld is out of range for %s", (long long)dim, ty_str(s->c, x->type));
+    return sv_err();
+  }
+  int n = x->type->shape[dim];
+  if (size < 1 || size > n || (size & (size - 1)) || off < 0 || off % size || off + size > n) {
+    dg_error(s->c, call->loc, "slice(%lld, %lld, %lld) of %s: the size must be a power of two and the offset a "
+                              "multiple of it inside the tile",
+             (long long)dim, (long long)off, (long long)size, ty_str(s->c, x->type));
+    return sv_err();
+  }
+  int shape[TC_MAX_RANK];
+  for (int i = 0; i < r; i++) shape[i] = x->type->shape[i];
+  shape[dim] = (int)size;
+  TOp *op = emit(s, OP_SLICE, call->loc, 1, &x, ty_tile(s->c, x->type->elem, r, shape));
+  op->axis = (int)dim;
+  op->ival = off;
+  return sv_rt(op->res[0]);
+}
+
 static SVal b_slice(S *s, Node *call, Node *self) {
   static const Spec sp = {{"view", "dim", "offset", "size"}, 4};
   BArgs a;
   if (!bind(s, call, self, "slice", &sp, &a)) return sv_err();
+  if (a.v[0].k == V_RT && a.v[0].v->type->kind == TY_TILE) return tile_slice(s, call, &a);
   TValue *v = view_arg(s, &a, 0, "slice", "the view");
   int64_t dim, size;
   if (!v || !sm_const_int(s, a.v[1], a.loc[1], "the dimension", &dim) ||

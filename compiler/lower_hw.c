@@ -315,6 +315,7 @@ bool lw_hw_op(Lw *L, TOp *op) {
   }
   case OP_SLICE: {
     TValue *v = op->opnds[0];
+    if (v->type->kind == TY_TILE) return lw_shape_op(L, op); /* register-tile window */
     if (op->nopnds == 1) { /* trans(): same bytes */
       set1(L, op->res[0], addr_of(L, v));
       return true;

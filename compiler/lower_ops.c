@@ -107,7 +107,7 @@ MlirValue lw_canonical_pred(Lw *L, const LinLayout *lin) {
 
 /* ---- coordinate maps between two layouts ---- */
 
-enum { MAP_ID, MAP_PROJECT, MAP_DROP, MAP_TRANS };
+enum { MAP_ID, MAP_PROJECT, MAP_DROP, MAP_TRANS, MAP_OFFSET };
 
 /* Map a destination coordinate to the source coordinate it reads. */
 static void map_coord(int kind, const int *arg, int drank, const int *dc, int *sc) {
@@ -124,6 +124,9 @@ static void map_coord(int kind, const int *arg, int drank, const int *dc, int *s
   case MAP_TRANS:
     sc[0] = dc[1];
     sc[1] = dc[0];
+    break;
+  case MAP_OFFSET: /* arg = (dim, offset); the offset applies to whole coordinates only */
+    memcpy(sc, dc, sizeof(int) * TC_MAX_RANK);
     break;
   }
 }
@@ -145,6 +148,7 @@ bool lw_gather(Lw *L, LV *src, const LinLayout *S, const LinLayout *D, int kind,
     int dc[TC_MAX_RANK];
     ly_reg_coord(D, r, dc);
     map_coord(kind, arg, D->rank, dc, sc);
+    if (kind == MAP_OFFSET) sc[arg[0]] += arg[1]; /* aligned: the bits do not overlap */
     idx[r] = ly_solve_reg(S, sc);
     if (idx[r] < 0 || idx[r] >= src->n) return false;
   }
@@ -381,10 +385,23 @@ bool lw_shape_op(Lw *L, TOp *op) {
     for (int d = 0; d < r->type->rank; d++) arg[d] = x->type->shape[d] == 1 && r->type->shape[d] != 1;
     break;
   case OP_TRANS: kind = MAP_TRANS; break;
+  case OP_SLICE:
+    kind = MAP_OFFSET;
+    arg[0] = op->axis;
+    arg[1] = (int)op->ival;
+    break;
   default: break;
   }
   LV *out = lw_new(L, 0);
-  if (!lw_gather(L, src, &S, &D, kind, arg, out)) out = smem_map(L, src, &S, &D, x->type->elem, kind, arg);
+  if (!lw_gather(L, src, &S, &D, kind, arg, out)) {
+    if (kind == MAP_OFFSET) {
+      dg_error(L->c, op->loc, "this slice of %s does not line up with the tile's registers (slice along a dimension "
+                              "whose layout repeats in registers, e.g. the columns of a wgmma accumulator)",
+               ty_str(L->c, x->type));
+      return false;
+    }
+    out = smem_map(L, src, &S, &D, x->type->elem, kind, arg);
+  }
   lw_set(r, out);
   return true;
 }

@@ -183,6 +183,9 @@ static void assign_op(P *p, TOp *op) {
   case OP_MMA_WAIT:
     if (r) set_layout(p, r, lay(op->opnds[0]));
     return;
+  case OP_SLICE: /* a register-tile window keeps the tile's (shape-agnostic) layout */
+    if (r && is_tile(r)) set_layout(p, r, lay(op->opnds[0]));
+    return;
   case OP_SMEM_LOAD:
     set_layout(p, r, default_for(p, r->type));
     return;

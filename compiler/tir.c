@@ -195,7 +195,10 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
   case OP_CAST: buf_printf(o, " to %s", ty_elem_str(c, op->to)); break;
   case OP_SMEM_ALLOC: buf_printf(o, " offset=%lld", (long long)op->ival); break;
   case OP_BAR_ALLOC: buf_printf(o, " offset=%lld arrive=%lld", (long long)op->ival, (long long)op->ival2); break;
-  case OP_SLICE: buf_printf(o, " dim=%d", op->axis); break;
+  case OP_SLICE:
+    if (op->res[0]->type->kind == TY_TILE) buf_printf(o, " dim=%d offset=%lld", op->axis, (long long)op->ival);
+    else buf_printf(o, " dim=%d", op->axis);
+    break;
   case OP_NAMED_BAR: buf_printf(o, " id=%lld threads=%lld", (long long)op->ival, (long long)op->ival2); break;
   case OP_TMA_STORE_WAIT:
   case OP_MMA_WAIT: buf_printf(o, " %lld", (long long)op->ival); break;

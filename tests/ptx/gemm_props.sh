@@ -7,7 +7,7 @@
 #     setmaxnreg per task (232 up, 40 down), .maxnreg, fence.proxy.async,
 #     .maxntid 384 (warps(12));
 #   - the metadata (tilec --emit=meta, and the copy embedded in the PTX as
-#     __tile_meta) has smem 214016 and the three tmabox lines;
+#     __tile_meta) has smem 230400 and the three tmabox lines;
 #   - ptxas -v: no spills, no stack frame;
 #   - sm_100a: the compile fails cleanly (exit 1, "not supported yet", no
 #     internal compiler error, no signal).
@@ -93,7 +93,7 @@ if ! "$TILEC" --arch=sm_90a --emit=meta -o "$meta" "$SRC" 2>"$tmp/err"; then
   cat "$tmp/err"
 else
   check_line gemm/meta "threads" "$meta" "threads 384"
-  check_line gemm/meta "shared memory (1024 B of mbarriers + 3 x 16 KB A + 3 x 32 KB B + 2 x 32 KB C)" "$meta" "smem 214016"
+  check_line gemm/meta "shared memory (1024 B of mbarriers + 4 x 16 KB A + 4 x 32 KB B + 4 x 8 KB C)" "$meta" "smem 230400"
   check_line gemm/meta "tmabox a" "$meta" "tmabox a 128 64 swizzle 128"
   check_line gemm/meta "tmabox b" "$meta" "tmabox b 256 64 swizzle 128"
   check_line gemm/meta "tmabox c" "$meta" "tmabox c 64 64 swizzle 128"
