@@ -258,8 +258,27 @@ static SVal b_slice(S *s, Node *call, Node *self) {
     dg_error(s->c, call->loc, "slice a view before transposing it");
     return sv_err();
   }
+  if (dim == 1) { /* whole swizzle blocks of columns */
+    int eb = ty_dtype_bytes((DType)v->type->elem.dt);
+    int per = v->type->swizzle ? v->type->swizzle / eb : v->type->shape[1];
+    int cols = v->type->shape[1];
+    if (a.v[2].k != V_INT || a.v[2].i < 0 || a.v[2].i % per || size % per || a.v[2].i + size > cols ||
+        (size & (size - 1))) {
+      dg_error(s->c, call->loc, "a column slice of %s takes whole %d-column swizzle blocks at a compile-time "
+                                "offset",
+               ty_str(s->c, v->type), per);
+      return sv_err();
+    }
+    TValue *off = int_arg(s, &a, 2, "slice", "the offset");
+    if (!off) return sv_err();
+    Type *t = ty_with_elem(s->c, v->type, v->type->elem);
+    t->shape[1] = (int)size;
+    TOp *op = emit(s, OP_SLICE, call->loc, 2, (TValue *[]){v, off}, t);
+    op->axis = 1;
+    return sv_rt(op->res[0]);
+  }
   if (dim != 0) {
-    dg_error(s->c, a.loc[1], "views are sliced along rows (dim 0); column slices are not supported yet");
+    dg_error(s->c, a.loc[1], "a view has two dimensions; slice along rows (0) or whole column blocks (1)");
     return sv_err();
   }
   int rows = v->type->shape[0];
@@ -539,11 +558,7 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
     dg_error(s->c, a.loc[0], "operand a of mma_async must be stored [M, K] with K contiguous (not transposed)");
     return sv_err();
   }
-  if (!y->type->trans) {
-    dg_error(s->c, a.loc[1], "operand b of mma_async must be an [N, K] buffer with K contiguous, passed as "
-                             "b.trans() (N-contiguous B is not supported yet)");
-    return sv_err();
-  }
+  bool b_mn = !y->type->trans; /* [K, N] stored with N contiguous (e.g. V in attention) */
   if (M != 64) {
     dg_error(s->c, call->loc, "mma_async of [%d, %d] x [%d, %d]: a warpgroup's wgmma computes M = 64 rows (split the "
                               "rows over tasks or replicas)",
@@ -557,10 +572,17 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
     return sv_err();
   }
   int eb = ty_dtype_bytes(dt);
-  if ((!a_regs && x->type->swizzle != 128) || y->type->swizzle != 128 || K * eb != 128) {
-    dg_error(s->c, call->loc, "mma_async reads K-major operands with a 128-byte swizzle and K = %d (one 128-byte "
-                              "row); got %s and %s",
+  bool a_ok = a_regs || (x->type->swizzle == 128 && K * eb == 128);
+  bool b_ok = y->type->swizzle == 128 && (b_mn ? (N * eb) % 128 == 0 : K * eb == 128);
+  if (!a_ok || !b_ok) {
+    dg_error(s->c, call->loc, "mma_async reads shared memory with a 128-byte swizzle: K-major operands are one "
+                              "128-byte row of K (K = %d), an N-contiguous b is whole 128-byte blocks of N; got %s "
+                              "and %s",
              128 / eb, ty_str(s->c, x->type), ty_str(s->c, y->type));
+    return sv_err();
+  }
+  if (!a_regs && K * eb != 128) {
+    dg_error(s->c, call->loc, "operand a of mma_async from shared memory covers K = %d (one 128-byte row)", 128 / eb);
     return sv_err();
   }
   if (!in_one_warpgroup(s, call->loc, "mma_async")) return sv_err();

@@ -105,15 +105,32 @@ static void try_wait(Lw *L, MlirValue bar, MlirValue phase) {
   lw_op(L, "nvvm.mbarrier.try_wait.parity", 3, ops, 0, NULL, 0, NULL);
 }
 
-/* wgmma smem descriptor: start address, leading/stride byte offsets, swizzle. */
-static MlirValue wgmma_desc(Lw *L, MlirValue addr) {
+/* wgmma smem descriptor: start address, leading/stride byte offsets,
+ * swizzle (layout type 1 = 128B, bits 62-63).
+ *   K-major: LBO unused (1), SBO = 1024 bytes between 8-row groups.
+ *   MN-major (N contiguous, transposed in wgmma's terms): LBO = bytes between
+ *   64-element column blocks of N (rows x 128), SBO = 1024 bytes between
+ *   8-row groups along K. */
+static MlirValue wgmma_desc_lbo(Lw *L, MlirValue addr, int64_t lbo) {
   MlirValue a = lw_cast(L, "llvm.ptrtoint", addr, L->i64);
   MlirValue start = lw_bin(L, "arith.shrui", lw_bin(L, "arith.andi", a, lw_int(L, L->i64, 0x3FFFF)),
                            lw_int(L, L->i64, 4));
-  /* K-major, 128-byte swizzle: LBO unused (1), SBO = 1024 bytes between
-   * 8-row groups, layout type 1 (128B) in bits 62-63 */
-  int64_t hi = (1ll << 16) | ((1024ll >> 4) << 32) | (1ll << 62);
+  int64_t hi = ((lbo >> 4) << 16) | ((1024ll >> 4) << 32) | (1ll << 62);
   return lw_bin(L, "arith.ori", start, lw_int(L, L->i64, hi));
+}
+static MlirValue wgmma_desc(Lw *L, MlirValue addr) { return wgmma_desc_lbo(L, addr, 16); }
+
+/* Is operand b [K, N] stored N-contiguous (MN-major)? */
+static bool b_mn_major(const TValue *b) { return !b->type->trans; }
+/* B descriptor and its per-k16 step (descriptor units of 16 bytes). */
+static MlirValue b_desc(Lw *L, TValue *b, int64_t *step) {
+  int eb = elem_bytes(b->type);
+  if (b_mn_major(b)) {
+    *step = (16 * 128) >> 4; /* 16 rows of K, 128 bytes each */
+    return wgmma_desc_lbo(L, addr_of(L, b), (int64_t)b->type->shape[0] * 128);
+  }
+  *step = (16 * eb) >> 4;
+  return wgmma_desc(L, addr_of(L, b));
 }
 
 /* wgmma with A in registers (mma.sync A fragments per warp), B in shared
@@ -127,7 +144,8 @@ static bool mma_regs_a(Lw *L, TOp *op) {
   int n = C->n;
   MlirType et = lw_elem_type(L, a->type->elem);
   const char *ty = a->type->elem.dt == DT_BF16 ? "bf16" : "f16";
-  MlirValue db = wgmma_desc(L, addr_of(L, b));
+  int64_t bstep;
+  MlirValue db = b_desc(L, b, &bstep);
   MlirType *ft = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)n);
   for (int i = 0; i < n; i++) ft[i] = L->f32;
   MlirType st = mlirLLVMStructTypeLiteralGet(L->mc, n, ft, false);
@@ -135,7 +153,8 @@ static bool mma_regs_a(Lw *L, TOp *op) {
   buf_printf(&text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n + 5,
              N, ty, ty);
   for (int i = 0; i < n; i++) buf_printf(&text, i ? ", $%d" : "$%d", i);
-  buf_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, 0; }", n, n + 1, n + 2, n + 3, n + 4);
+  buf_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d; }", n, n + 1, n + 2, n + 3, n + 4,
+             b_mn_major(b) ? 1 : 0);
   for (int i = 0; i < n; i++) buf_printf(&cons, i ? ",=f" : "=f");
   buf_puts(&cons, ",r,r,r,r,l,r");
   for (int i = 0; i < n; i++) buf_printf(&cons, ",%d", i);
@@ -144,7 +163,6 @@ static bool mma_regs_a(Lw *L, TOp *op) {
   memcpy(cur, C->v, sizeof(MlirValue) * (size_t)n);
   MlirValue one = lw_i32(L, 1);
   lw_op(L, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL);
-  int eb = elem_bytes(a->type);
   for (int k = 0; k < K / 16; k++) {
     for (int p = 0; p < 4; p++) {
       int j0 = 2 * p, j1 = 2 * p + 1, c0[TC_MAX_RANK] = {0}, c1[TC_MAX_RANK] = {0};
@@ -158,7 +176,7 @@ static bool mma_regs_a(Lw *L, TOp *op) {
       MlirValue v = lw_vec_build(L, lw_vec_type(et, 2), 2, (MlirValue[]){A->v[r0], A->v[r1]});
       args[p] = lw_cast(L, "llvm.bitcast", v, L->i32);
     }
-    MlirValue step = lw_int(L, L->i64, (k * 16 * eb) >> 4);
+    MlirValue step = lw_int(L, L->i64, k * bstep);
     args[4] = k ? lw_bin(L, "arith.addi", db, step) : db;
     args[5] = one;
     memcpy(args + 6, cur, sizeof(MlirValue) * (size_t)n);
@@ -198,13 +216,14 @@ static bool lower_mma_async(Lw *L, TOp *op) {
     s = lw_op1(L, "llvm.insertvalue", 2, (MlirValue[]){s, C->v[i]}, st, 1, &at);
   }
   lw_op(L, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL);
-  MlirValue da = wgmma_desc(L, addr_of(L, a)), db = wgmma_desc(L, addr_of(L, b));
+  int64_t bstep;
+  MlirValue da = wgmma_desc(L, addr_of(L, a)), db = b_desc(L, b, &bstep);
   const char *ty = a->type->elem.dt == DT_BF16 ? "#nvvm.wgmma_type<bf16>" : "#nvvm.wgmma_type<f16>";
   char shape[64];
   snprintf(shape, sizeof shape, "#nvvm.shape<m = 64, n = %d, k = 16>", N);
   MlirNamedAttribute at[10] = {
       lw_attr(L, "layoutA", lw_pattr(L, "#nvvm.mma_layout<row>")),
-      lw_attr(L, "layoutB", lw_pattr(L, "#nvvm.mma_layout<col>")),
+      lw_attr(L, "layoutB", lw_pattr(L, b_mn_major(b) ? "#nvvm.mma_layout<row>" : "#nvvm.mma_layout<col>")),
       lw_attr(L, "satfinite", lw_pattr(L, "#nvvm.mma_int_overflow<wrapped>")),
       lw_attr(L, "scaleA", lw_pattr(L, "#nvvm.wgmma_scale_in<one>")),
       lw_attr(L, "scaleB", lw_pattr(L, "#nvvm.wgmma_scale_in<one>")),
@@ -217,8 +236,8 @@ static bool lower_mma_async(Lw *L, TOp *op) {
   int eb = elem_bytes(a->type);
   for (int k = 0; k < K / 16; k++) {
     /* the next 16 columns of K start 32 bytes further (>> 4: +2) */
-    MlirValue step = lw_int(L, L->i64, (k * 16 * eb) >> 4);
-    MlirValue dak = k ? lw_bin(L, "arith.addi", da, step) : da, dbk = k ? lw_bin(L, "arith.addi", db, step) : db;
+    MlirValue step = lw_int(L, L->i64, (k * 16 * eb) >> 4), bst = lw_int(L, L->i64, k * bstep);
+    MlirValue dak = k ? lw_bin(L, "arith.addi", da, step) : da, dbk = k ? lw_bin(L, "arith.addi", db, bst) : db;
     s = lw_op1(L, "nvvm.wgmma.mma_async", 3, (MlirValue[]){s, dak, dbk}, st, 10, at);
   }
   LV *out = lw_new(L, C->n);
@@ -322,6 +341,13 @@ bool lw_hw_op(Lw *L, TOp *op) {
     }
     MlirValue off = lw_get(L, op->opnds[1])->v[0];
     int rowb = block_row_bytes(v->type);
+    if (op->axis == 1) { /* whole column blocks: each is rows x (block row) bytes */
+      int per_block = rowb / elem_bytes(v->type);
+      MlirValue blk = lw_bin(L, "arith.divui", off, lw_i32(L, per_block));
+      set1(L, op->res[0],
+           byte_gep(L, addr_of(L, v), lw_bin(L, "arith.muli", blk, lw_i32(L, v->type->shape[0] * rowb))));
+      return true;
+    }
     set1(L, op->res[0], byte_gep(L, addr_of(L, v), lw_bin(L, "arith.muli", off, lw_i32(L, rowb))));
     return true;
   }

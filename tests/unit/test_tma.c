@@ -162,7 +162,7 @@ static void expect_i32(const tile_kernel_info *k, const char *name, int multiple
 static void expect_gemm_kernel(const tile_kernel_info *k) {
   assert_string_equal(k->name, "gemm");
   assert_int_equal(k->threads, 384); /* warps(12) */
-  assert_int_equal(k->smem_bytes, 214016);
+  assert_int_equal(k->smem_bytes, 230400);
   assert_int_equal(k->cluster[0], 1);
   assert_int_equal(k->cluster[1], 1);
   assert_int_equal(k->cluster[2], 1);
@@ -190,7 +190,7 @@ static void test_gemm_meta_text(void **state) {
   assert_non_null(strstr(c.meta, "\ntmabox b 256 64 swizzle 128\n"));
   assert_non_null(strstr(c.meta, "\ntmabox c 64 64 swizzle 128\n"));
   assert_non_null(strstr(c.meta, "\nparam a tma bf16 128\n"));
-  assert_non_null(strstr(c.meta, "\nsmem 214016\n"));
+  assert_non_null(strstr(c.meta, "\nsmem 230400\n"));
   /* no `multiple` lines: M, N, K promise nothing */
   assert_null(strstr(c.meta, "\nmultiple "));
   /* the text embedded in the cubin is the same */

@@ -91,6 +91,70 @@ static void test_mma_regs_a(void) {
   report("wgmma A in registers (64x64x64)", !bad && sqrt(num / den) < 1e-5, d);
 }
 
+static double rel(const float *got, const double *ref, int n, int *bad) {
+  double num = 0, den = 0;
+  *bad = 0;
+  for (int i = 0; i < n; i++) {
+    if (!isfinite(got[i])) (*bad)++;
+    num += (got[i] - ref[i]) * (got[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return sqrt(num / den);
+}
+
+/* O = P @ V with V N-contiguous (MN-major B), S = Q @ K[:, 64:128]^T. */
+static void test_mma_mn(void) {
+  tile_kernel *k = kernel("mma_mn_major.cubin", "mma_mn");
+  if (!k) return;
+  static uint16_t P[64 * 64], V[64 * 128], Q[64 * 64], K[64 * 128];
+  static float O[64 * 128], Sg[64 * 64];
+  static double Or[64 * 128], Sr[64 * 64];
+  for (int i = 0; i < 64 * 64; i++) P[i] = f2bf(frand()), Q[i] = f2bf(frand());
+  for (int i = 0; i < 64 * 128; i++) V[i] = f2bf(frand()), K[i] = f2bf(frand());
+  tile_devptr dP, dV, dQ, dK, dO, dS;
+  CHECK(tile_malloc(&dP, sizeof P));
+  CHECK(tile_malloc(&dV, sizeof V));
+  CHECK(tile_malloc(&dQ, sizeof Q));
+  CHECK(tile_malloc(&dK, sizeof K));
+  CHECK(tile_malloc(&dO, sizeof O));
+  CHECK(tile_malloc(&dS, sizeof Sg));
+  CHECK(tile_memcpy_htod(dP, P, sizeof P));
+  CHECK(tile_memcpy_htod(dV, V, sizeof V));
+  CHECK(tile_memcpy_htod(dQ, Q, sizeof Q));
+  CHECK(tile_memcpy_htod(dK, K, sizeof K));
+  CHECK(tile_memset_d32(dO, 0x7fc00000u, 64 * 128));
+  CHECK(tile_memset_d32(dS, 0x7fc00000u, 64 * 64));
+  tile_tma_desc dv, dq, dk;
+  CHECK(tile_tma_desc_2d(&dv, k, 1, dV, 64, 128, 128));
+  CHECK(tile_tma_desc_2d(&dq, k, 2, dQ, 64, 64, 64));
+  CHECK(tile_tma_desc_2d(&dk, k, 3, dK, 64, 128, 128));
+  void *args[] = {&dP, &dv, &dq, &dk, &dO, &dS};
+  CHECK(tile_launch(k, 1, 1, 1, args, 6, NULL));
+  CHECK(tile_synchronize());
+  CHECK(tile_memcpy_dtoh(O, dO, sizeof O));
+  CHECK(tile_memcpy_dtoh(Sg, dS, sizeof Sg));
+  for (int i = 0; i < 64; i++)
+    for (int j = 0; j < 128; j++) {
+      double acc = 0;
+      for (int kk = 0; kk < 64; kk++) acc += (double)bf2f(P[i * 64 + kk]) * bf2f(V[kk * 128 + j]);
+      Or[i * 128 + j] = acc;
+    }
+  for (int i = 0; i < 64; i++)
+    for (int j = 0; j < 64; j++) {
+      double acc = 0;
+      for (int kk = 0; kk < 64; kk++) acc += (double)bf2f(Q[i * 64 + kk]) * bf2f(K[j * 128 + 64 + kk]);
+      Sr[i * 64 + j] = acc;
+    }
+  int bad;
+  char d[96];
+  double e = rel(O, Or, 64 * 128, &bad);
+  snprintf(d, sizeof d, "rel_err=%.2e nonfinite=%d", e, bad);
+  report("wgmma N-contiguous B (P @ V)", !bad && e < 1e-5, d);
+  e = rel(Sg, Sr, 64 * 64, &bad);
+  snprintf(d, sizeof d, "rel_err=%.2e nonfinite=%d", e, bad);
+  report("wgmma on a column block of K", !bad && e < 1e-5, d);
+}
+
 static void test_smem_roundtrip(int sw) {
   char file[64];
   snprintf(file, sizeof file, "smem_roundtrip.%d.cubin", sw);
@@ -204,6 +268,7 @@ int main(int argc, char **argv) {
   }
   srand(12345);
   test_mma_regs_a();
+  test_mma_mn();
   int sws[] = {0, 32, 64, 128};
   for (int i = 0; i < 4; i++) test_smem_roundtrip(sws[i]);
   test_tma_copy(64, 64);
