@@ -54,13 +54,13 @@ $(B)/gen/stdlib.c: $(DSL_FILES) scripts/embed.sh
 	sh scripts/embed.sh $@ $(DSL_FILES)
 
 # --- objects ------------------------------------------------------------------
-$(B)/obj/compiler/%.o: compiler/%.c compiler/tilec_int.h include/tile/tilec.h
+$(B)/obj/compiler/%.o: compiler/%.c $(wildcard compiler/*.h) include/tile/tilec.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(MLIR_INC) -c $< -o $@
 $(B)/obj/gen/%.o: $(B)/gen/%.c compiler/tilec_int.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-unused-function -c $< -o $@
-$(B)/obj/runtime/%.o: runtime/%.c include/tile/runtime.h $(wildcard runtime/*.h)
+$(B)/obj/runtime/%.o: runtime/%.c $(wildcard include/tile/*.h) $(wildcard runtime/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -133,7 +133,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/tile
 	install -m 755 $(B)/bin/tilec $(DESTDIR)$(PREFIX)/bin/tilec
 	install -m 644 $(B)/lib/libtilec.a $(B)/lib/libtilert.a $(B)/lib/libtilejit.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 include/tile/tilec.h include/tile/runtime.h $(DESTDIR)$(PREFIX)/include/tile/
+	install -m 644 include/tile/*.h $(DESTDIR)$(PREFIX)/include/tile/
 
 clean:
 	rm -rf build build-san build-fuzz

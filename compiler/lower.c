@@ -542,12 +542,19 @@ static void lower_tasks(Lw *L, TOp *op) {
     for (int j = 0; j < i; j++) first_rep += op->regions[j]->replicas;
     L->bar_id = lw_bin(L, "arith.addi", rep, lw_i32(L, 8 + first_rep));
     L->bar_threads = tb->warps * 32;
-    /* scratch: one slice per replica, its size patched once lowering knows it */
+    /* scratch: one slice per replica after the earlier tasks' slices, sized
+     * by what this task's own conversions need (patched once lowered), so a
+     * producer that converts nothing costs no shared memory */
     MlirValue stride = lw_i32(L, 0);
-    vec_push(&L->c->arena, &L->stride_consts, (void *)mlirOpResultGetOwner(stride).ptr);
-    MlirValue idx = lw_bin(L, "arith.muli", lw_bin(L, "arith.addi", rep, lw_i32(L, first_rep)), stride);
+    MlirValue idx = lw_bin(L, "arith.addi", lw_i32(L, L->task_scratch), lw_bin(L, "arith.muli", rep, stride));
     L->scratch = lw_gep(L, saved_scratch, idx, L->i8, L->ptr3);
+    int saved_max = L->smem_max;
+    L->smem_max = 0;
     lower_block(L, tb);
+    int task_stride = (L->smem_max + 127) & ~127;
+    mlirOperationSetAttributeByName(mlirOpResultGetOwner(stride), sref("value"), mlirIntegerAttrGet(L->i32, task_stride));
+    L->task_scratch += task_stride * tb->replicas;
+    L->smem_max = saved_max;
     lw_end_if(L, &body, active);
     L->entry = saved_entry;
     L->prologue_end = saved_pe;
@@ -705,7 +712,7 @@ static void lower_kernel(Lw *L, TFunc *f) {
   L->elect = lw_cmpi(L, CMPI_EQ, L->tid, lw_i32(L, 0));
   L->bar_id = (MlirValue){0};
   L->replica = L->task_warp = (MlirValue){0};
-  L->stride_consts = (Vec){0};
+  L->task_scratch = 0;
   /* marker: values that depend only on the thread are inserted before it */
   L->prologue_end = lw_op(L, "llvm.mlir.undef", 0, NULL, 1, &L->i32, 0, NULL);
   for (int i = 0; i < f->nparams; i++) {
@@ -715,24 +722,14 @@ static void lower_kernel(Lw *L, TFunc *f) {
   }
   L->smem_max = 0;
   lower_block(L, f->body);
-  /* each task replica's scratch is smem_max bytes (rounded to 128) */
-  int stride = (L->smem_max + 127) & ~127, groups = 1;
-  for (int i = 0; i < L->stride_consts.len; i++) {
-    MlirOperation cst = {L->stride_consts.data[i]};
-    mlirOperationSetAttributeByName(cst, sref("value"), mlirIntegerAttrGet(L->i32, stride));
-  }
-  if (f->has_tasks) {
-    groups = 0;
-    for (TOp *op = f->body->first; op; op = op->next)
-      if (op->opc == OP_TASKS)
-        for (int i = 0; i < op->nregions; i++) groups += op->regions[i]->replicas;
-    if (groups < 1) groups = 1;
-  }
-  f->smem_bytes = f->smem_static + (L->smem_max ? stride * groups : 0);
+  /* code outside tasks uses the scratch from offset 0 (it does not run
+   * while tasks do); task replicas use their own slices from offset 0 up */
+  int outside = (L->smem_max + 127) & ~127;
+  f->smem_bytes = f->smem_static + (outside > L->task_scratch ? outside : L->task_scratch);
   if (f->smem_bytes > 227 * 1024)
-    dg_error(L->c, f->loc, "kernel '%s' needs %d bytes of shared memory (%d allocated + %d x %d scratch for layout "
+    dg_error(L->c, f->loc, "kernel '%s' needs %d bytes of shared memory (%d allocated + %d scratch for layout "
                            "conversions); the limit is 232448",
-             f->name, f->smem_bytes, f->smem_static, groups, stride);
+             f->name, f->smem_bytes, f->smem_static, f->smem_bytes - f->smem_static);
 }
 
 static void add_global(Lw *L, const char *name, MlirType t, int addr_space, MlirAttribute value, bool constant,

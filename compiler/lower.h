@@ -35,7 +35,7 @@ typedef struct Lw {
   MlirValue replica;        /* the task replica's index (tasks), else null */
   MlirValue task_warp;      /* warp index inside the task replica */
   int smem_max;             /* bytes of scratch shared memory used (per group) */
-  Vec stride_consts;        /* constants to patch with the final scratch stride */
+  int task_scratch;         /* bytes of scratch taken by the task replicas lowered so far */
   TCoord *coords;
   MlirType i1, i8, i16, i32, i64, f16, bf16, f32, f64, ptr1, ptr3, vd;
 } Lw;

@@ -101,16 +101,20 @@ static const Layout *forced(const TValue *v) { return (const Layout *)v->aux; }
 
 static void assign_block(P *p, TBlock *b);
 
-/* Pick the layout for an elementwise op: an operand's that is not cheap to
- * recompute, else the first tile operand's. */
+/* Pick the layout for an elementwise op: an operand made by an op that
+ * fixes its layout (a load, dot, reduction, ...), else a loop-carried value
+ * (whose layout the loop pass can still change), else the first tile. */
 static const Layout *pick(P *p, TOp *op) {
-  const Layout *first = NULL;
+  const Layout *first = NULL, *carried = NULL;
   for (int i = 0; i < op->nopnds; i++) {
     TValue *v = op->opnds[i];
     if (!is_tile(v) || !lay(v)) continue;
     if (!first) first = lay(v);
-    if (!is_cheap(v, 0)) return lay(v);
+    if (is_cheap(v, 0)) continue;
+    if (v->def) return lay(v);
+    if (!carried) carried = lay(v);
   }
+  if (carried) return carried;
   return first ? first : default_for(p, op->res[0]->type);
 }
 
@@ -142,6 +146,15 @@ static void assign_op(P *p, TOp *op) {
   case OP_ATOMIC_ADD: {
     if (!is_tile(op->opnds[0])) return;
     const Layout *l = coalesced(p, op->opnds[0]);
+    /* A store of an MMA result whose rows are contiguous in memory writes
+     * straight from the accumulator registers (pairs of elements) instead of
+     * a round trip through shared memory: the epilogue of an attention
+     * kernel has no shared memory to spare. Wide stores of such tiles are
+     * what TMA store is for. */
+    TValue *val = op->nopnds > 1 ? op->opnds[1] : NULL;
+    if (op->opc == OP_STORE && val && is_tile(val) && !is_cheap(val, 0) && lay(val) && lay(val)->kind == LY_MMA &&
+        ax_get(c, op->opnds[0])->contig[val->type->rank - 1] >= 2)
+      l = lay(val);
     for (int i = 0; i < op->nopnds; i++) require(p, op, i, l);
     if (r) set_layout(p, r, l);
     return;

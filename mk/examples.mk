@@ -87,3 +87,27 @@ examples: $(B)/examples/gemm_simple.sm_90a.cubin
 .PHONY: prims
 prims: $(PRIM_CUBINS) $(B)/gpu/test_prims
 examples: prims
+
+# Jagged Flash Attention (examples/jagged_attention): one cubin per head dim
+# and variant (self, causal, broadcast-Q), all Hopper; the host API (jfa.c)
+# and its check/benchmark program.
+JFA_DIR := examples/jagged_attention
+JFA_SRC := $(JFA_DIR)/jfa_fwd.tile $(JFA_DIR)/jfa_common.tile
+JFA_VARIANTS := self causal bcast
+jfa_defs = $(if $(filter causal,$(1)),-D CAUSAL=true,)$(if $(filter bcast,$(1)),-D BCAST=true,)
+JFA_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
+define jfa_rules
+$(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) -o $$@ $(JFA_DIR)/jfa_fwd.tile
+$(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_SRC) $(B)/bin/tilec
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_fwd.tile
+endef
+$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_rules,$(d),$(v)))))
+$(B)/examples/jfa_host: $(JFA_DIR)/jfa_host.c $(JFA_DIR)/jfa.c $(JFA_DIR)/jfa.h examples/common/host.h $(B)/lib/libtilert.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(JFA_DIR)/jfa_host.c $(JFA_DIR)/jfa.c -o $@ $(B)/lib/libtilert.a $(LDLIBS) -lm
+.PHONY: jfa
+jfa: $(JFA_CUBINS) $(JFA_CUBINS:.cubin=.ptx) $(B)/examples/jfa_host
+examples: jfa

@@ -54,6 +54,14 @@ static void rt_cuda_describe(CUresult r, const char **name, const char **desc) {
   if (rt_cu.cuGetErrorString && rt_cu.cuGetErrorString(r, desc) != CUDA_SUCCESS) *desc = NULL;
 }
 
+tile_status tile_set_error(tile_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  rt_vformat(fmt, ap);
+  va_end(ap);
+  return s;
+}
+
 tile_status rt_cuda_fail(CUresult r, const char *what, ...) {
   char call[512];
   va_list ap;

@@ -34,6 +34,13 @@ typedef enum tile_status {
 const char *tile_status_name(tile_status s);
 /* Detailed message of the last failing call in this thread ("" if none). */
 const char *tile_last_error(void);
+/* Set this thread's message (printf-style) and return s: how libraries built
+ * on the runtime (the JFA host API, say) report their own argument errors. */
+tile_status tile_set_error(tile_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 typedef uint64_t tile_devptr;         /* a device address (CUdeviceptr) */
 typedef struct tile_stream_s *tile_stream; /* a CUstream; NULL = default stream */

@@ -115,6 +115,7 @@ seen=" "
 irs=""
 for f in "$ROOT"/examples/*/*.tile "$G"/ir/*.tile; do
   [ -f "$f" ] || continue
+  grep -q '^kernel ' "$f" || continue     # a library of functions (imported by kernels)
   base=$(basename "$f" .tile)
   case $seen in *" $base "*)
     fail "ir/$base" "two programs named $base.tile (examples/ and tests/golden/ir/)"

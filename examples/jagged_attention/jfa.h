@@ -1,0 +1,82 @@
+/* jfa.h - the host API of Jagged Flash Attention (forward): one call on
+ * device pointers, shaped like FlashAttention's varlen interface
+ * (q, k, v, cu_seqlens, max_seqlen, causal, softmax_scale).
+ *
+ *   jfa_lib *lib;
+ *   jfa_lib_open("build/examples", &lib);          // the tilec-built cubins
+ *   jfa_varlen_fwd(lib, &q, &k, &v, &o, &lse, cu_seqlens, batch,
+ *                  max_seqlen, causal, softmax_scale, stream);
+ *
+ * Every argument is checked before anything runs (dtypes, shapes, strides,
+ * 16-byte alignment for TMA, head dims, offsets monotonic and ending at the
+ * row count); bad input returns TILE_ERR_INVALID with a message in
+ * tile_last_error() and launches nothing.
+ *
+ * The kernel is persistent: the work, (sequence, head, 128-row query block)
+ * tiles, is scheduled on the host (tile/jagged.h) and needs the offsets on
+ * the host. A training loop that runs several passes over one batch builds
+ * a jfa_plan once (schedule + its upload) and calls jfa_plan_forward.
+ */
+#ifndef JFA_H
+#define JFA_H
+
+#include <stdint.h>
+
+#include "tile/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A strided device tensor (element strides, like torch.Tensor.stride()). */
+typedef struct jfa_tensor {
+  tile_devptr data;
+  const char *dtype; /* "bf16", "f32", ... */
+  int rank;
+  int64_t shape[4];
+  int64_t stride[4];
+} jfa_tensor;
+
+/* The kernels, from cubins built by tilec
+ * (DIR/jfa_fwd.d{64,128}.{self,causal,bcast}.sm_90a.cubin), each loaded on
+ * first use. */
+typedef struct jfa_lib jfa_lib;
+tile_status jfa_lib_open(const char *cubin_dir, jfa_lib **out);
+void jfa_lib_close(jfa_lib *lib);
+
+/* The shape of one forward problem. */
+typedef struct jfa_params {
+  int64_t batch;             /* B >= 0 (0: nothing to do) */
+  const void *cu_seqlens;    /* host, B+1 entries: the jagged offsets of K/V (and Q in self-attention) */
+  int cu_seqlens_64bit;      /* 0: int32_t, else int64_t */
+  int heads, head_dim;       /* head_dim 64 or 128 */
+  int causal;                /* self-attention only */
+  int64_t num_q;             /* > 0: broadcast-Q with a dense Q of num_q rows; 0: self-attention */
+  float softmax_scale;       /* 0: 1/sqrt(head_dim) */
+  int no_zigzag;             /* 1: natural tile order, round robin (to measure the scheduler) */
+  int num_ctas;              /* 0: one per SM */
+} jfa_params;
+
+typedef struct jfa_plan jfa_plan;
+tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out);
+void jfa_plan_destroy(jfa_plan *plan);
+/* Tiles, the largest per-CTA KV work and the total, for reports. */
+void jfa_plan_stats(const jfa_plan *plan, int64_t *ntiles, int64_t *max_cta_cost, int64_t *total_cost, int *ctas);
+
+/* Self-attention: q, k, v, o [total, H, D] bf16; lse [H, total] f32.
+ * Broadcast-Q: q [num_q, H, D]; k, v [total, H, D]; o [B, num_q, H, D];
+ * lse [B, H, num_q]. Rows may be strided (a multiple of 8 elements, for
+ * TMA); heads and head dims are contiguous. */
+tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v,
+                             const jfa_tensor *o, const jfa_tensor *lse, tile_stream stream);
+
+/* The one call (FlashAttention varlen's shape): plan, run, free the plan.
+ * max_seqlen (0: not checked) must be >= every sequence's length. */
+tile_status jfa_varlen_fwd(jfa_lib *lib, const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v,
+                           const jfa_tensor *o, const jfa_tensor *lse, const int32_t *cu_seqlens, int64_t batch,
+                           int64_t max_seqlen, int causal, float softmax_scale, tile_stream stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,513 @@
+/* jfa_host.c - checks and benchmarks Jagged Flash Attention (forward) on the
+ * GPU through the host API (jfa.h).
+ *
+ *   jfa_host --cubins DIR --check [--seed S]
+ *       every correctness case (empty sequences, length 1, ragged lengths,
+ *       one 32k sequence, B = 1, B = 20000, both head dims, causal or not,
+ *       broadcast-Q with num_q not a multiple of 64) against a float64
+ *       reference on sampled rows; outputs poisoned with NaN first and a
+ *       guard band after O checked untouched; plus the API's bad-input errors.
+ *   jfa_host --cubins DIR --bench SUITES_DIR [--only J1,J4] [--reps N]
+ *       TFLOP/s on ../shared/bench/suites (the shapes peers.py gives
+ *       PyTorch), with the zigzag scheduler on and off, and a sampled check.
+ *
+ * Exit status 0 only when every check passed. */
+#include <stdbool.h>
+
+#include "../common/host.h"
+#include "jfa.h"
+
+typedef struct Case {
+  const char *name;
+  int D, H, causal;
+  int64_t num_q;      /* broadcast-Q when > 0 */
+  int64_t B;
+  int64_t *len;       /* B lengths */
+} Case;
+
+typedef struct Data {
+  int64_t total, qrows, orows;
+  int32_t *off;
+  uint16_t *q, *k, *v, *o;
+  float *lse;
+  tile_devptr dq, dk, dv, dout, dlse;
+  size_t o_bytes, lse_count;
+} Data;
+
+enum { GUARD_ROWS = 3 };
+static const uint16_t GUARD = 0x7777;
+
+static double fwd_flops(const Case *c) {
+  double f = 0;
+  for (int64_t b = 0; b < c->B; b++) {
+    double L = (double)c->len[b];
+    f += c->num_q > 0 ? (double)c->num_q * L : c->causal ? L * (L + 1) / 2 : L * L;
+  }
+  return 4.0 * c->H * c->D * f;
+}
+
+static void fill_bf16(uint16_t *x, size_t n) {
+  /* random values in [-1, 1): a pool of 4096 rounded values indexed by a fast generator */
+  static uint16_t pool[4096];
+  static int init;
+  if (!init) {
+    for (int i = 0; i < 4096; i++) pool[i] = f2bf(rng_float(-1, 1));
+    init = 1;
+  }
+  uint64_t s = rng_next() | 1;
+  for (size_t i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x[i] = pool[(s >> 20) & 4095];
+  }
+}
+
+static void tensor3(jfa_tensor *t, tile_devptr p, const char *dt, int64_t a, int64_t b, int64_t c) {
+  memset(t, 0, sizeof *t);
+  t->data = p;
+  t->dtype = dt;
+  t->rank = 3;
+  t->shape[0] = a, t->shape[1] = b, t->shape[2] = c;
+  t->stride[2] = 1, t->stride[1] = c, t->stride[0] = b * c;
+}
+static void tensors(const Case *c, const Data *d, jfa_tensor *q, jfa_tensor *k, jfa_tensor *v, jfa_tensor *o,
+                    jfa_tensor *lse) {
+  tensor3(q, d->dq, "bf16", d->qrows, c->H, c->D);
+  tensor3(k, d->dk, "bf16", d->total, c->H, c->D);
+  tensor3(v, d->dv, "bf16", d->total, c->H, c->D);
+  if (c->num_q > 0) {
+    memset(o, 0, sizeof *o);
+    o->data = d->dout, o->dtype = "bf16", o->rank = 4;
+    o->shape[0] = c->B, o->shape[1] = c->num_q, o->shape[2] = c->H, o->shape[3] = c->D;
+    o->stride[3] = 1, o->stride[2] = c->D, o->stride[1] = (int64_t)c->H * c->D, o->stride[0] = c->num_q * o->stride[1];
+    tensor3(lse, d->dlse, "f32", c->B, c->H, c->num_q);
+  } else {
+    tensor3(o, d->dout, "bf16", d->total, c->H, c->D);
+    memset(lse, 0, sizeof *lse);
+    lse->data = d->dlse, lse->dtype = "f32", lse->rank = 2;
+    lse->shape[0] = c->H, lse->shape[1] = d->total;
+    lse->stride[1] = 1, lse->stride[0] = d->total;
+  }
+}
+
+static void data_make(const Case *c, Data *d) {
+  memset(d, 0, sizeof *d);
+  d->off = malloc((size_t)(c->B + 1) * sizeof *d->off);
+  d->off[0] = 0;
+  for (int64_t b = 0; b < c->B; b++) d->off[b + 1] = d->off[b] + (int32_t)c->len[b];
+  d->total = d->off[c->B];
+  d->qrows = c->num_q > 0 ? c->num_q : d->total;
+  d->orows = c->num_q > 0 ? c->B * c->num_q : d->total;
+  size_t row = (size_t)c->H * c->D;
+  size_t nq = (size_t)d->qrows * row, nkv = (size_t)d->total * row, no = (size_t)d->orows * row;
+  d->q = malloc(nq * 2 + 2);
+  d->k = malloc(nkv * 2 + 2);
+  d->v = malloc(nkv * 2 + 2);
+  d->o = malloc((no + GUARD_ROWS * row) * 2);
+  d->lse_count = (size_t)c->H * (c->num_q > 0 ? (size_t)(c->B * c->num_q) : (size_t)d->total);
+  d->lse = malloc(d->lse_count * 4 + 4);
+  fill_bf16(d->q, nq);
+  fill_bf16(d->k, nkv);
+  fill_bf16(d->v, nkv);
+  d->o_bytes = (no + GUARD_ROWS * row) * 2;
+  CHECK(tile_malloc(&d->dq, nq * 2 + 16));
+  CHECK(tile_malloc(&d->dk, nkv * 2 + 16));
+  CHECK(tile_malloc(&d->dv, nkv * 2 + 16));
+  CHECK(tile_malloc(&d->dout, d->o_bytes));
+  CHECK(tile_malloc(&d->dlse, d->lse_count * 4 + 16));
+  if (nq) CHECK(tile_memcpy_htod(d->dq, d->q, nq * 2));
+  if (nkv) CHECK(tile_memcpy_htod(d->dk, d->k, nkv * 2));
+  if (nkv) CHECK(tile_memcpy_htod(d->dv, d->v, nkv * 2));
+}
+
+static void poison(Data *d, size_t row) {
+  size_t no = (size_t)d->orows * row;
+  CHECK(tile_memset_d8(d->dout, 0xff, no * 2)); /* bf16 NaN */
+  uint32_t g = (uint32_t)GUARD << 16 | GUARD;
+  CHECK(tile_memset_d32(d->dout + no * 2, g, GUARD_ROWS * row / 2));
+  CHECK(tile_memset_d32(d->dlse, 0x7fc00000u, d->lse_count + 1)); /* f32 NaN, one past the end too */
+}
+
+static void data_free(Data *d) {
+  tile_free(d->dq);
+  tile_free(d->dk);
+  tile_free(d->dv);
+  tile_free(d->dout);
+  tile_free(d->dlse);
+  free(d->off);
+  free(d->q);
+  free(d->k);
+  free(d->v);
+  free(d->o);
+  free(d->lse);
+}
+
+/* float64 reference of query row i (of sequence b in self-attention, of the
+ * dense Q in broadcast-Q), head h; compares O and LSE. */
+static void check_row(const Case *c, const Data *d, int64_t b, int64_t i, int h, float scale, ErrStat *eo,
+                      ErrStat *el, long *lse_bad) {
+  int D = c->D;
+  size_t row = (size_t)c->H * D;
+  int64_t start = d->off[b], L = d->off[b + 1] - start;
+  int64_t qr = c->num_q > 0 ? i : start + i;
+  int64_t orow = c->num_q > 0 ? b * c->num_q + i : start + i;
+  int64_t lidx = c->num_q > 0 ? ((int64_t)b * c->H + h) * c->num_q + i : (int64_t)h * d->total + start + i;
+  int64_t nk = c->causal ? i + 1 : L;
+  double qv[128], acc[128] = {0};
+  for (int x = 0; x < D; x++) qv[x] = bf2f(d->q[(size_t)qr * row + (size_t)h * D + x]);
+  double *s = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *s), mx = -INFINITY;
+  for (int64_t j = 0; j < nk; j++) {
+    const uint16_t *kr = d->k + (size_t)(start + j) * row + (size_t)h * D;
+    double t = 0;
+    for (int x = 0; x < D; x++) t += qv[x] * bf2f(kr[x]);
+    s[j] = t * scale;
+    if (s[j] > mx) mx = s[j];
+  }
+  double sum = 0;
+  for (int64_t j = 0; j < nk; j++) {
+    double p = exp(s[j] - mx);
+    sum += p;
+    const uint16_t *vr = d->v + (size_t)(start + j) * row + (size_t)h * D;
+    for (int x = 0; x < D; x++) acc[x] += p * bf2f(vr[x]);
+  }
+  free(s);
+  for (int x = 0; x < D; x++) {
+    double ref = nk > 0 ? acc[x] / sum : 0.0;
+    err_add(eo, bf2f(d->o[(size_t)orow * row + (size_t)h * D + x]), ref);
+  }
+  float got = d->lse[lidx];
+  if (nk == 0) {
+    if (!(isinf(got) && got < 0)) (*lse_bad)++;
+  } else {
+    err_add(el, got, mx + log(sum));
+  }
+}
+
+/* Run the case once and check it; returns true when it passed. */
+static bool run_check(jfa_lib *lib, const Case *c, int quick) {
+  Data d;
+  data_make(c, &d);
+  size_t row = (size_t)c->H * c->D;
+  poison(&d, row);
+  jfa_params p = {0};
+  p.batch = c->B;
+  p.cu_seqlens = d.off;
+  p.heads = c->H;
+  p.head_dim = c->D;
+  p.causal = c->causal;
+  p.num_q = c->num_q;
+  jfa_plan *plan;
+  CHECK(jfa_plan_create(lib, &p, &plan));
+  jfa_tensor q, k, v, o, lse;
+  tensors(c, &d, &q, &k, &v, &o, &lse);
+  CHECK(jfa_plan_forward(plan, &q, &k, &v, &o, &lse, NULL));
+  CHECK(tile_synchronize());
+  CHECK(tile_memcpy_dtoh(d.o, d.dout, d.o_bytes));
+  CHECK(tile_memcpy_dtoh(d.lse, d.dlse, d.lse_count * 4 + 4));
+  /* every output written (no NaN left), the guard band untouched */
+  long unwritten = 0, guard = 0;
+  size_t no = (size_t)d.orows * row;
+  for (size_t i = 0; i < no; i++) unwritten += bf2f(d.o[i]) != bf2f(d.o[i]);
+  for (size_t i = 0; i < GUARD_ROWS * row; i++) guard += d.o[no + i] != GUARD;
+  for (size_t i = 0; i < d.lse_count; i++) unwritten += d.lse[i] != d.lse[i];
+  uint32_t past;
+  memcpy(&past, &d.lse[d.lse_count], 4);
+  guard += past != 0x7fc00000u;
+  /* the reference on sampled rows */
+  ErrStat eo = {0}, el = {0};
+  long lse_bad = 0, rows_checked = 0;
+  float scale = (float)(1.0 / sqrt((double)c->D));
+  int64_t nseq = quick ? 8 : 48, edge = quick ? 16 : 70, nrand = quick ? 8 : 40;
+  int64_t seq_step = c->B > nseq ? c->B / nseq : 1;
+  for (int64_t b = 0; b < c->B; b += seq_step) {
+    int64_t L = d.off[b + 1] - d.off[b];
+    int64_t nrows = c->num_q > 0 ? c->num_q : L;
+    /* all rows of short sequences; else the first and last `edge` and some random ones */
+    double work = (double)nrows * (double)(L + 1) * c->D;
+    int all = work < (quick ? 2e6 : 2e7);
+    for (int h = 0; h < c->H; h += (c->H > 2 ? c->H - 1 : 1)) {
+      if (all) {
+        for (int64_t i = 0; i < nrows; i++, rows_checked++) check_row(c, &d, b, i, h, scale, &eo, &el, &lse_bad);
+      } else {
+        for (int64_t i = 0; i < edge && i < nrows; i++, rows_checked++)
+          check_row(c, &d, b, i, h, scale, &eo, &el, &lse_bad);
+        for (int64_t i = nrows - edge > edge ? nrows - edge : edge; i < nrows; i++, rows_checked++)
+          check_row(c, &d, b, i, h, scale, &eo, &el, &lse_bad);
+        for (int r = 0; r < nrand; r++, rows_checked++)
+          check_row(c, &d, b, rng_int(0, nrows - 1), h, scale, &eo, &el, &lse_bad);
+      }
+    }
+  }
+  int64_t ntiles, maxc, totc;
+  int ctas;
+  jfa_plan_stats(plan, &ntiles, &maxc, &totc, &ctas);
+  jfa_plan_destroy(plan);
+  double ro = err_rel(&eo), rl = err_rel(&el);
+  bool ok = eo.bad == 0 && el.bad == 0 && ro <= 1e-2 && rl <= 1e-3 && !unwritten && !guard && !lse_bad;
+  printf("%-28s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s tiles=%-6lld checked=%-6ld O_err=%.2e LSE_err=%.2e "
+         "unwritten=%ld guard=%ld nonfinite=%ld %s\n",
+         c->name, (long long)c->B, (long long)d.total, c->D, c->H, c->causal ? "causal" : "",
+         c->num_q > 0 ? "bcast" : "", (long long)ntiles, rows_checked, ro, rl, unwritten, guard,
+         eo.bad + el.bad + lse_bad, ok ? "OK" : "FAIL");
+  data_free(&d);
+  return ok;
+}
+
+static int64_t *lens_random(int64_t B, int64_t lo, int64_t hi) {
+  int64_t *l = malloc((size_t)(B > 0 ? B : 1) * sizeof *l);
+  for (int64_t b = 0; b < B; b++) l[b] = rng_int(lo, hi);
+  return l;
+}
+static int64_t *lens_of(int n, const int64_t *v) {
+  int64_t *l = malloc((size_t)(n > 0 ? n : 1) * sizeof *l);
+  for (int i = 0; i < n; i++) l[i] = v[i];
+  return l;
+}
+
+/* ---- bad input: errors, no launch -------------------------------------- */
+static bool check_errors(jfa_lib *lib) {
+  bool ok = true;
+  int32_t off[4] = {0, 100, 90, 200};
+  jfa_params p = {0};
+  p.batch = 3;
+  p.cu_seqlens = off;
+  p.heads = 2;
+  p.head_dim = 128;
+  struct {
+    const char *what;
+    jfa_params p;
+    const char *want;
+  } bad[8];
+  int n = 0;
+  bad[n].what = "offsets not monotonic", bad[n].p = p, bad[n++].want = "offsets[";
+  int32_t good[4] = {0, 100, 150, 200};
+  p.cu_seqlens = good;
+  bad[n].what = "head_dim 96", bad[n].p = p, bad[n].p.head_dim = 96, bad[n++].want = "head_dim 96";
+  bad[n].what = "causal broadcast-Q", bad[n].p = p, bad[n].p.causal = 1, bad[n].p.num_q = 64, bad[n++].want = "causal";
+  bad[n].what = "heads 0", bad[n].p = p, bad[n].p.heads = 0, bad[n++].want = "heads";
+  int32_t notzero[4] = {5, 100, 150, 200};
+  bad[n].what = "offsets[0] != 0", bad[n].p = p, bad[n].p.cu_seqlens = notzero, bad[n++].want = "offsets[0]";
+  for (int i = 0; i < n; i++) {
+    jfa_plan *plan = NULL;
+    tile_status st = jfa_plan_create(lib, &bad[i].p, &plan);
+    bool good_err = st == TILE_ERR_INVALID && strstr(tile_last_error(), bad[i].want) && !plan;
+    printf("error: %-24s -> %s: %s %s\n", bad[i].what, tile_status_name(st), tile_last_error(), good_err ? "OK" : "FAIL");
+    ok &= good_err;
+  }
+  /* tensor checks on a valid plan: nothing is launched, so fake addresses do */
+  Case c = {"err", 128, 2, 0, 0, 3, NULL};
+  Data d = {0};
+  d.total = 200, d.qrows = 200, d.dq = d.dk = d.dv = d.dout = d.dlse = 0x100000;
+  jfa_plan *plan;
+  CHECK(jfa_plan_create(lib, &p, &plan));
+  struct {
+    const char *what, *want;
+    int field;
+  } tb[] = {{"q as f32", "q must be bf16", 0}, {"k misaligned", "not 16-byte aligned", 1},
+            {"v wrong rows", "v has shape", 2},   {"q row stride 1030", "rows must start 16 bytes apart", 3},
+            {"lse wrong rank", "lse must have 2", 4}, {"q heads strided", "contiguous", 5}};
+  for (size_t i = 0; i < sizeof tb / sizeof tb[0]; i++) {
+    jfa_tensor q, k, v, o, lse;
+    tensors(&c, &d, &q, &k, &v, &o, &lse);
+    switch (tb[i].field) {
+    case 0: q.dtype = "f32"; break;
+    case 1: k.data += 8; break;
+    case 2: v.shape[0] = 199; break;
+    case 3: q.stride[0] = 1030; break;
+    case 4: lse.rank = 3; break;
+    case 5: q.stride[1] = 256; break;
+    }
+    tile_status st = jfa_plan_forward(plan, &q, &k, &v, &o, &lse, NULL);
+    bool good_err = st == TILE_ERR_INVALID && strstr(tile_last_error(), tb[i].want);
+    printf("error: %-24s -> %s: %s %s\n", tb[i].what, tile_status_name(st), tile_last_error(), good_err ? "OK" : "FAIL");
+    ok &= good_err;
+  }
+  jfa_plan_destroy(plan);
+  return ok;
+}
+
+/* ---- benchmark ------------------------------------------------------------ */
+static double time_ms(jfa_plan *plan, const jfa_tensor *t, int reps) {
+  tile_event e0, e1;
+  CHECK(tile_event_create(&e0));
+  CHECK(tile_event_create(&e1));
+  for (int i = 0; i < 3; i++) CHECK(jfa_plan_forward(plan, &t[0], &t[1], &t[2], &t[3], &t[4], NULL));
+  float *ms = malloc((size_t)reps * sizeof *ms);
+  for (int i = 0; i < reps; i++) {
+    CHECK(tile_event_record(e0, NULL));
+    CHECK(jfa_plan_forward(plan, &t[0], &t[1], &t[2], &t[3], &t[4], NULL));
+    CHECK(tile_event_record(e1, NULL));
+    CHECK(tile_event_elapsed_ms(&ms[i], e0, e1));
+  }
+  for (int i = 1; i < reps; i++)
+    for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) {
+      float x = ms[j];
+      ms[j] = ms[j - 1];
+      ms[j - 1] = x;
+    }
+  double med = ms[reps / 2];
+  free(ms);
+  tile_event_destroy(e0);
+  tile_event_destroy(e1);
+  return med;
+}
+
+static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int reps) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/suites.json", dir);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "cannot open %s\n", path);
+    return false;
+  }
+  static char js[1 << 16];
+  size_t n = fread(js, 1, sizeof js - 1, f);
+  js[n] = 0;
+  fclose(f);
+  bool ok = true;
+  printf("%-5s %-34s %10s %10s %10s %8s %10s\n", "suite", "shape", "ms", "TFLOP/s", "no-zigzag", "gain", "max/avg");
+  /* a minimal reader for the flat objects of suites.json */
+  for (char *o = strchr(js, '{'); o; o = strchr(o + 1, '{')) {
+    char *end = strchr(o, '}');
+    if (!end) break;
+    *end = 0;
+    char name[32] = "", mode[32] = "self", lf[128] = "";
+    long heads = 0, hd = 0, nq = 0;
+    int causal = 0;
+    char *s;
+    if ((s = strstr(o, "\"name\""))) sscanf(strchr(s + 6, '"') + 1, "%31[^\"]", name);
+    if ((s = strstr(o, "\"mode\""))) sscanf(strchr(s + 6, '"') + 1, "%31[^\"]", mode);
+    if ((s = strstr(o, "\"lengths_file\""))) sscanf(strchr(s + 14, '"') + 1, "%127[^\"]", lf);
+    if ((s = strstr(o, "\"heads\""))) heads = strtol(strchr(s, ':') + 1, NULL, 10);
+    if ((s = strstr(o, "\"head_dim\""))) hd = strtol(strchr(s, ':') + 1, NULL, 10);
+    if ((s = strstr(o, "\"num_q\""))) nq = strtol(strchr(s, ':') + 1, NULL, 10);
+    if ((s = strstr(o, "\"causal\""))) causal = strstr(s, "true") && strstr(s, "true") < strchr(s, ',') ? 1 : 0;
+    o = end;
+    if (only && !strstr(only, name)) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, lf);
+    FILE *lfp = fopen(path, "rb");
+    if (!lfp) {
+      fprintf(stderr, "cannot open %s\n", path);
+      ok = false;
+      continue;
+    }
+    int64_t cap = 1024, B = 0, *len = malloc((size_t)cap * sizeof *len);
+    long x;
+    while (fscanf(lfp, "%ld", &x) == 1) {
+      if (B == cap) len = realloc(len, (size_t)(cap *= 2) * sizeof *len);
+      len[B++] = x;
+    }
+    fclose(lfp);
+    Case c = {name, (int)hd, (int)heads, causal, !strcmp(mode, "broadcast_q") ? nq : 0, B, len};
+    Data d;
+    data_make(&c, &d);
+    jfa_tensor t[5];
+    tensors(&c, &d, &t[0], &t[1], &t[2], &t[3], &t[4]);
+    jfa_params p = {0};
+    p.batch = B;
+    p.cu_seqlens = d.off;
+    p.heads = c.H;
+    p.head_dim = c.D;
+    p.causal = c.causal;
+    p.num_q = c.num_q;
+    jfa_plan *zz, *rr;
+    CHECK(jfa_plan_create(lib, &p, &zz));
+    p.no_zigzag = 1;
+    CHECK(jfa_plan_create(lib, &p, &rr));
+    double flops = fwd_flops(&c);
+    double t_rr = time_ms(rr, t, reps), t_zz = time_ms(zz, t, reps);
+    int64_t ntiles, maxc, totc;
+    int ctas;
+    jfa_plan_stats(zz, &ntiles, &maxc, &totc, &ctas);
+    char shape[64];
+    snprintf(shape, sizeof shape, "B=%lld H=%d D=%d%s%s", (long long)B, c.H, c.D, c.causal ? " causal" : "",
+             c.num_q ? " bcast" : "");
+    printf("%-5s %-34s %10.4f %10.1f %10.1f %7.3fx %10.3f\n", name, shape, t_zz, flops / t_zz / 1e9,
+           flops / t_rr / 1e9, t_rr / t_zz, (double)maxc * ctas / (double)(totc ? totc : 1));
+    fflush(stdout);
+    jfa_plan_destroy(zz);
+    jfa_plan_destroy(rr);
+    data_free(&d);
+    /* and a sampled correctness check of the same suite */
+    ok &= run_check(lib, &c, 1);
+    free(len);
+  }
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  const char *cubins = NULL, *suites = NULL, *only = NULL;
+  int check = 0, small = 0, reps = 20;
+  uint64_t seed = 1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--cubins") && i + 1 < argc) cubins = argv[++i];
+    else if (!strcmp(argv[i], "--check")) check = 1;
+    else if (!strcmp(argv[i], "--small")) small = 1; /* a few small cases (for compute-sanitizer) */
+    else if (!strcmp(argv[i], "--bench") && i + 1 < argc) suites = argv[++i];
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+    else {
+      fprintf(stderr, "usage: %s --cubins DIR (--check [--small] | --bench SUITES_DIR [--only J1,J2] [--reps N]) [--seed S]\n",
+              argv[0]);
+      return 2;
+    }
+  }
+  if (!cubins || (!check && !suites)) {
+    fprintf(stderr, "%s: give --cubins DIR and --check or --bench DIR\n", argv[0]);
+    return 2;
+  }
+  if (reps < 1) reps = 1;
+  rng_state = 0x9E3779B97F4A7C15ull ^ (seed * 0xBF58476D1CE4E5B9ull);
+  CHECK(tile_init(0));
+  jfa_lib *lib;
+  CHECK(jfa_lib_open(cubins, &lib));
+  bool ok = true;
+  if (check) {
+    ok &= check_errors(lib);
+    static const int64_t mixed[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0};
+    static const int64_t one32k[] = {32768};
+    static const int64_t b1[] = {777};
+    static const int64_t allempty[] = {0, 0, 0};
+    for (int D = 64; D <= 128 && small; D += 64) {
+      Case cs[] = {
+          {"mixed (empty, 1, 127..1000)", D, 2, 1, 0, 12, lens_of(12, mixed)},
+          {"bcast nq=70", D, 2, 0, 70, 4, lens_random(4, 0, 300)},
+      };
+      for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        ok &= run_check(lib, &cs[i], 1);
+        free(cs[i].len);
+      }
+    }
+    for (int D = 64; D <= 128 && !small; D += 64) {
+      for (int causal = 0; causal <= 1; causal++) {
+        Case cs[] = {
+            {"mixed (empty, 1, 127..1000)", D, 3, causal, 0, 12, lens_of(12, mixed)},
+            {"B=1 len=777", D, 2, causal, 0, 1, lens_of(1, b1)},
+            {"random B=40 len 0..2000", D, 4, causal, 0, 40, lens_random(40, 0, 2000)},
+            {"B=20000 len 0..40", D, 2, causal, 0, 20000, lens_random(20000, 0, 40)},
+            {"one 32k sequence", D, 2, causal, 0, 1, lens_of(1, one32k)},
+            {"all empty", D, 2, causal, 0, 3, lens_of(3, allempty)},
+        };
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+          ok &= run_check(lib, &cs[i], 0);
+          free(cs[i].len);
+        }
+      }
+      Case bq[] = {
+          {"bcast nq=200 mixed", D, 3, 0, 200, 12, lens_of(12, mixed)},
+          {"bcast nq=1 B=5", D, 2, 0, 1, 5, lens_random(5, 0, 700)},
+          {"bcast nq=333 B=300", D, 2, 0, 333, 300, lens_random(300, 0, 600)},
+      };
+      for (size_t i = 0; i < sizeof bq / sizeof bq[0]; i++) {
+        ok &= run_check(lib, &bq[i], 0);
+        free(bq[i].len);
+      }
+    }
+  }
+  if (suites) ok &= bench_suites(lib, suites, only, reps);
+  jfa_lib_close(lib);
+  printf("%s\n", ok ? "ALL OK" : "SOME CHECKS FAILED");
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,93 @@
+/* jagged.h - host-side scheduling of jagged attention tiles over a
+ * persistent kernel's CTAs (Jagged Flash Attention, technique 3).
+ *
+ * A jagged batch packs B sequences back to back; offsets[b]..offsets[b+1]
+ * are the rows of sequence b.  The work of the attention forward pass is the
+ * set of tiles (b, h, m): sequence b, head h, query block m (BLOCK_M query
+ * rows).  The scheduler enumerates them, gives each a cost (the number of
+ * BLOCK_N-wide KV blocks it visits, causal-aware), sorts them by cost,
+ * descending, and deals them to `num_ctas` per-CTA work lists in zigzag
+ * (boustrophedon) order, so every CTA of the persistent kernel gets about the
+ * same amount of KV work.  docs/runtime.md ("Jagged tile scheduling") has the
+ * cost model and the layout the kernel reads.
+ *
+ * Pure host code: no driver, no GPU.  Errors are TILE_ERR_INVALID (or
+ * TILE_ERR_NOMEM) with a message in tile_last_error().
+ */
+#ifndef TILE_JAGGED_H
+#define TILE_JAGGED_H
+
+#include <stdint.h>
+
+#include "tile/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TILE_JAGGED_MAX_BATCH 10000000          /* B <= 10^7 */
+#define TILE_JAGGED_MAX_TILES (INT32_MAX / 4)   /* 4 int32 per tile, indexed in int32 */
+#define TILE_JAGGED_MAX_CTAS (1 << 20)
+
+typedef struct tile_jagged_params {
+  int64_t batch;         /* B, 1 .. TILE_JAGGED_MAX_BATCH */
+  const void *offsets;   /* B+1 entries: offsets[0] = 0, non-decreasing */
+  int offsets_are_64bit; /* 0: int32_t offsets, else int64_t */
+  int heads;             /* >= 1 */
+  int block_m, block_n;  /* query / KV block rows: powers of two, 16 .. 256 */
+  int causal;            /* self-attention only: query i sees keys j <= i */
+  int64_t num_q;         /* broadcast-Q: rows of the dense Q shared by every sequence; 0 = self-attention */
+  int num_ctas;          /* work lists to build (one per CTA of the persistent grid), 1 .. TILE_JAGGED_MAX_CTAS */
+  int zigzag;            /* 1: sort by cost, descending (ties in (b, h, m) order), deal in zigzag;
+                            0: natural (b, h, m) order, round robin (the baseline) */
+} tile_jagged_params;
+
+/* Work lists, all CTAs in one array: CTA c runs tiles cta_start[c] ..
+ * cta_start[c+1]-1, in that order; tile i is work[4*i .. 4*i+3] =
+ * {b, h, m, cost}.  Both arrays are malloc'ed (never NULL after a successful
+ * build, even with no tiles); copy 16 * ntiles and 4 * (num_ctas + 1) bytes
+ * to the device. */
+typedef struct tile_jagged_schedule {
+  int32_t *work;        /* 4 x ntiles: {b, h, m, cost} */
+  int32_t *cta_start;   /* num_ctas + 1 prefix offsets into work, in tiles */
+  int64_t ntiles;       /* tiles in all lists */
+  int64_t total_cost;   /* sum of all tile costs (KV blocks) */
+  int64_t max_cta_cost; /* the largest per-CTA sum of costs: the makespan */
+  int64_t max_tile_cost; /* the largest cost of one tile */
+  int num_ctas;
+  int64_t work_cap, cta_cap; /* capacity of work (tiles) and cta_start (entries), kept by rebuild */
+} tile_jagged_schedule;
+
+/* Validate p (and its offsets), enumerate, cost, sort and deal the tiles.
+ * On failure *out is zeroed (tile_jagged_schedule_free on it is a no-op).
+ *
+ * Cost of tile (b, h, m), in KV blocks of block_n rows:
+ *   self-attention, L = offsets[b+1] - offsets[b], query rows
+ *   [m*block_m, e), e = min((m+1)*block_m, L):
+ *     non-causal: cdiv(L, block_n);  causal: (e-1)/block_n + 1
+ *   broadcast-Q (num_q > 0): cdiv(num_q, block_m) tiles per (b, h), each of
+ *   cost cdiv(L, block_n).
+ * Empty sequences: in self-attention they have no rows, hence no tiles.  In
+ * broadcast-Q mode an empty KV sequence still has num_q output rows, so its
+ * tiles are emitted with cost 0 (the kernel must write O = 0 and LSE = -inf
+ * for them); they sort last. */
+tile_status tile_jagged_schedule_build(const tile_jagged_params *p, tile_jagged_schedule *out);
+/* The same into a schedule from an earlier build or rebuild (or a zeroed
+ * one), reusing its arrays when they are large enough: a training loop that
+ * schedules every batch then pays no page faults for the work list, which
+ * dominate a fresh build of millions of tiles.  On failure *s is freed and
+ * zeroed. */
+tile_status tile_jagged_schedule_rebuild(const tile_jagged_params *p, tile_jagged_schedule *s);
+/* Free the arrays and zero *s.  NULL and zeroed schedules are fine. */
+void tile_jagged_schedule_free(tile_jagged_schedule *s);
+
+/* Check a jagged offsets array of batch+1 entries (int64_t when is64, else
+ * int32_t): offsets[0] = 0, non-decreasing, and offsets[batch] = total_rows
+ * (not checked when total_rows < 0).  The message names the first bad index
+ * and its values. */
+tile_status tile_jagged_check_offsets(const void *offsets, int64_t batch, int is64, int64_t total_rows);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,326 @@
+/* jagged.c - the host-side tile scheduler of Jagged Flash Attention
+ * (include/tile/jagged.h; docs/runtime.md, "Jagged tile scheduling").
+ *
+ * A tile's cost depends on (b, m) only, and never decreases with m, so the
+ * tiles of one cost in one sequence are a run of query blocks m_lo..m_hi (for
+ * every head).  The scheduler sorts these runs ("segments": one per sequence
+ * when not causal, at most one per query block when causal), not the tiles:
+ *   1. validate: count tiles and segments, find the largest cost, reject
+ *      what would overflow int32;
+ *   2. list the segments in natural (b, m) order and sort them by cost,
+ *      descending, with a stable counting sort (a qsort on unique (cost,
+ *      index) keys when costs are far above the segment count: enormous KV
+ *      sequences against few query blocks);
+ *   3. walk the sorted segments, each as "for h: for m" -- which is the
+ *      (b, h, m) tie order -- and deal the tiles in that order: rank k lands
+ *      in pass p = k / num_ctas at lane r = k % num_ctas, which is CTA r on
+ *      even passes and CTA num_ctas-1-r on odd ones, at position p of that
+ *      CTA's list.  List lengths are known in advance, so every tile is
+ *      written once, straight to its final slot, and consecutive ranks write
+ *      num_ctas sequential streams (cache friendly).
+ * Without zigzag, step 2 is skipped and the tiles are dealt round robin in
+ * natural order.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+#include "tile/jagged.h"
+
+/* ---- offsets ---- */
+
+static inline int64_t off_at(const void *o, int is64, int64_t i) {
+  return is64 ? ((const int64_t *)o)[i] : (int64_t)((const int32_t *)o)[i];
+}
+
+tile_status tile_jagged_check_offsets(const void *offsets, int64_t batch, int is64, int64_t total_rows) {
+  if (!offsets) return rt_fail(TILE_ERR_INVALID, "jagged offsets: the offsets pointer is NULL");
+  if (batch < 1 || batch > TILE_JAGGED_MAX_BATCH)
+    return rt_fail(TILE_ERR_INVALID, "jagged offsets: batch %lld is out of range (1 to %d sequences)",
+                   (long long)batch, TILE_JAGGED_MAX_BATCH);
+  int64_t first = off_at(offsets, is64, 0);
+  if (first != 0)
+    return rt_fail(TILE_ERR_INVALID, "jagged offsets: offsets[0] is %lld, must be 0", (long long)first);
+  int64_t prev = 0;
+  for (int64_t i = 1; i <= batch; i++) {
+    int64_t v = off_at(offsets, is64, i);
+    if (v < prev)
+      return rt_fail(TILE_ERR_INVALID,
+                     "jagged offsets decrease at index %lld: offsets[%lld] = %lld > offsets[%lld] = %lld "
+                     "(sequence %lld would have a negative length)",
+                     (long long)i, (long long)(i - 1), (long long)prev, (long long)i, (long long)v,
+                     (long long)(i - 1));
+    prev = v;
+  }
+  if (total_rows >= 0 && prev != total_rows)
+    return rt_fail(TILE_ERR_INVALID,
+                   "jagged offsets: offsets[%lld] (the end of the last sequence) is %lld, but the tensor has %lld rows",
+                   (long long)batch, (long long)prev, (long long)total_rows);
+  return TILE_OK;
+}
+
+/* ---- the cost model ---- */
+
+typedef struct jctx {
+  const void *off;
+  int is64;
+  int lm, ln;  /* log2 of block_m, block_n */
+  int causal;
+  int64_t nqb; /* broadcast-Q: query blocks per (b, h); 0 in self-attention */
+} jctx;
+
+static inline int64_t seq_len(const jctx *c, int64_t b) {
+  return off_at(c->off, c->is64, b + 1) - off_at(c->off, c->is64, b);
+}
+
+/* Query blocks of sequence b, of L rows (0: no tiles). */
+static inline int64_t seq_blocks(const jctx *c, int64_t L) {
+  return c->nqb ? c->nqb : (L + (((int64_t)1 << c->lm) - 1)) >> c->lm;
+}
+
+/* KV blocks visited by query block m of a sequence of L rows. */
+static inline int64_t tile_cost(const jctx *c, int64_t L, int64_t m) {
+  if (!c->causal) return (L + (((int64_t)1 << c->ln) - 1)) >> c->ln;
+  int64_t e = (m + 1) << c->lm;
+  if (e > L) e = L;
+  return ((e - 1) >> c->ln) + 1;
+}
+
+static int pow2_block(int v) { return v >= 16 && v <= 256 && (v & (v - 1)) == 0; }
+
+/* Query blocks m_lo..m_hi of sequence b, all of one cost. */
+typedef struct segment {
+  int32_t b, m_lo, m_hi, cost;
+} segment;
+
+/* The segments of the batch in natural (b, m) order.  SEG_COUNT: pos[cost]++
+ * for each; SEG_LIST: dst[0], dst[1], ...; SEG_SCATTER: dst[pos[cost]++].
+ * Returns the number of segments. */
+enum { SEG_COUNT, SEG_LIST, SEG_SCATTER };
+
+static int64_t list_segments(const jctx *c, int64_t B, int mode, segment *dst, int64_t *pos) {
+  int64_t ns = 0;
+  for (int64_t b = 0; b < B; b++) {
+    int64_t L = seq_len(c, b);
+    int64_t nb = seq_blocks(c, L);
+    if (nb == 0) continue;
+    int64_t lo = 0, cost = tile_cost(c, L, 0);
+    for (int64_t m = c->causal ? 1 : nb; m <= nb; m++) {
+      int64_t next = m < nb ? tile_cost(c, L, m) : -1;
+      if (next == cost) continue;
+      segment s = {(int32_t)b, (int32_t)lo, (int32_t)(m - 1), (int32_t)cost};
+      if (mode == SEG_COUNT) pos[cost]++;
+      else if (mode == SEG_LIST) dst[ns] = s;
+      else dst[pos[cost]++] = s;
+      ns++;
+      lo = m;
+      cost = next;
+    }
+  }
+  return ns;
+}
+
+/* ---- dealing ---- */
+
+typedef struct dealer {
+  int32_t *work;
+  const int32_t *start;
+  int64_t *cta_cost;
+  int64_t total;
+  int64_t p; /* the next rank is p * n + r: pass p, lane r */
+  int r;
+  int n, zig;
+} dealer;
+
+/* Deal tiles (b, h, m_lo..m_hi), h = h0..h1-1, at the next ranks.  The state
+ * lives in locals: the int32 stores into work could alias the dealer's fields. */
+static inline void deal_segment(dealer *d, const segment *s, int h0, int h1) {
+  int32_t *const work = d->work;
+  const int32_t *const start = d->start;
+  int64_t *const cta_cost = d->cta_cost;
+  const int n = d->n, zig = d->zig;
+  const int32_t b = s->b, m_lo = s->m_lo, m_hi = s->m_hi, cost = s->cost;
+  int64_t p = d->p;
+  int r = d->r;
+  for (int h = h0; h < h1; h++)
+    for (int32_t m = m_lo; m <= m_hi; m++) {
+      int c = (zig && (p & 1)) ? n - 1 - r : r;
+      int32_t *t = work + 4 * (start[c] + p);
+      t[0] = b;
+      t[1] = h;
+      t[2] = m;
+      t[3] = cost;
+      cta_cost[c] += cost;
+      if (++r == n) {
+        r = 0;
+        p++;
+      }
+    }
+  d->p = p;
+  d->r = r;
+  d->total += (int64_t)cost * (h1 - h0) * (m_hi - m_lo + 1);
+}
+
+static int key_cmp(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+void tile_jagged_schedule_free(tile_jagged_schedule *s) {
+  if (!s) return;
+  free(s->work);
+  free(s->cta_start);
+  memset(s, 0, sizeof *s);
+}
+
+/* Build into out, reusing its arrays when they are large enough. */
+static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out) {
+  out->ntiles = out->total_cost = out->max_cta_cost = out->max_tile_cost = 0;
+  out->num_ctas = 0;
+  if (!p) return rt_fail(TILE_ERR_INVALID, "tile_jagged_schedule_build: NULL parameters");
+  if (p->batch < 1 || p->batch > TILE_JAGGED_MAX_BATCH)
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: batch %lld is out of range (1 to %d sequences)",
+                   (long long)p->batch, TILE_JAGGED_MAX_BATCH);
+  if (p->heads < 1) return rt_fail(TILE_ERR_INVALID, "jagged schedule: heads is %d, must be at least 1", p->heads);
+  if (!pow2_block(p->block_m) || !pow2_block(p->block_n))
+    return rt_fail(TILE_ERR_INVALID,
+                   "jagged schedule: block_m = %d, block_n = %d: each must be a power of two from 16 to 256",
+                   p->block_m, p->block_n);
+  if (p->num_ctas < 1 || p->num_ctas > TILE_JAGGED_MAX_CTAS)
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: num_ctas is %d, must be 1 to %d", p->num_ctas,
+                   TILE_JAGGED_MAX_CTAS);
+  if (p->num_q < 0)
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: num_q is %lld (0 = self-attention, > 0 = broadcast-Q rows)",
+                   (long long)p->num_q);
+  if (p->causal && p->num_q > 0)
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: causal masking is defined for self-attention only "
+                                     "(num_q must be 0 when causal is set)");
+  tile_status st = tile_jagged_check_offsets(p->offsets, p->batch, p->offsets_are_64bit, -1);
+  if (st != TILE_OK) return st;
+
+  jctx c = {p->offsets, p->offsets_are_64bit != 0, __builtin_ctz((unsigned)p->block_m),
+            __builtin_ctz((unsigned)p->block_n), p->causal != 0, 0};
+  if (p->num_q > 0) {
+    c.nqb = (p->num_q + p->block_m - 1) / p->block_m;
+    if (c.nqb > TILE_JAGGED_MAX_TILES)
+      return rt_fail(TILE_ERR_INVALID, "jagged schedule: num_q = %lld gives %lld query blocks per (sequence, head), "
+                                       "more than the %d tiles a schedule can hold",
+                     (long long)p->num_q, (long long)c.nqb, TILE_JAGGED_MAX_TILES);
+  }
+  const int n = p->num_ctas, H = p->heads, zig = p->zigzag != 0;
+  const int64_t B = p->batch;
+
+  /* 1. Count tiles and (an upper bound of) segments, find the largest cost. */
+  int64_t ntiles = 0, nseg = 0, maxcost = 0;
+  for (int64_t b = 0; b < B; b++) {
+    int64_t L = seq_len(&c, b);
+    int64_t nb = seq_blocks(&c, L);
+    if (nb == 0) continue;
+    if (nb > TILE_JAGGED_MAX_TILES || (ntiles += nb * H) > TILE_JAGGED_MAX_TILES)
+      return rt_fail(TILE_ERR_INVALID,
+                     "jagged schedule: more than %d tiles (reached at sequence %lld of %lld rows, %lld query blocks "
+                     "x %d heads): tile indices would overflow int32; use larger blocks or split the batch",
+                     TILE_JAGGED_MAX_TILES, (long long)b, (long long)L, (long long)nb, H);
+    int64_t cmin = tile_cost(&c, L, 0), cmax = tile_cost(&c, L, nb - 1); /* costs never decrease with m */
+    if (cmax > INT32_MAX)
+      return rt_fail(TILE_ERR_INVALID,
+                     "jagged schedule: sequence %lld has %lld KV rows, %lld blocks of %d: the tile cost overflows int32",
+                     (long long)b, (long long)L, (long long)cmax, p->block_n);
+    if (cmax > maxcost) maxcost = cmax;
+    nseg += cmax - cmin + 1 < nb ? cmax - cmin + 1 : nb;
+  }
+
+  if (!out->cta_start || out->cta_cap < n + 1) {
+    free(out->cta_start);
+    out->cta_start = malloc(((size_t)n + 1) * sizeof(int32_t));
+    out->cta_cap = out->cta_start ? n + 1 : 0;
+  }
+  if (!out->work || out->work_cap < ntiles || out->work_cap < 1) {
+    int64_t cap = ntiles ? ntiles : 1;
+    free(out->work);
+    out->work = malloc((size_t)cap * 4 * sizeof(int32_t));
+    out->work_cap = out->work ? cap : 0;
+  }
+  int64_t *cta_cost = calloc((size_t)n, sizeof(int64_t));
+  segment *seg = malloc((size_t)(nseg ? nseg : 1) * sizeof *seg);
+  int64_t *pos = NULL;
+  if (!out->cta_start || !out->work || !cta_cost || !seg) goto nomem;
+  out->num_ctas = n;
+  out->ntiles = ntiles;
+
+  /* List lengths: P full passes, then R tiles in pass P (left to right, or
+   * right to left when zigzag and P is odd). */
+  {
+    int64_t P = ntiles / n, R = ntiles % n;
+    int flip = zig && (P & 1);
+    out->cta_start[0] = 0;
+    for (int i = 0; i < n; i++) {
+      int extra = flip ? i >= n - R : i < R;
+      out->cta_start[i + 1] = (int32_t)(out->cta_start[i] + P + extra);
+    }
+  }
+
+  dealer d = {out->work, out->cta_start, cta_cost, 0, 0, 0, n, zig};
+  if (!zig) {
+    /* Baseline: natural (b, h, m) order, round robin.  A causal sequence has
+     * several segments: deal all of them for head 0, then for head 1, ... */
+    int64_t ns = list_segments(&c, B, SEG_LIST, seg, NULL);
+    for (int64_t i = 0, j; i < ns; i = j) {
+      for (j = i + 1; j < ns && seg[j].b == seg[i].b; j++) {}
+      for (int h = 0; h < H; h++)
+        for (int64_t k = i; k < j; k++) deal_segment(&d, &seg[k], h, h + 1);
+    }
+  } else if (maxcost <= nseg + (1 << 16)) {
+    /* 2, 3. Counting sort, highest cost first; ties keep natural order. */
+    pos = calloc((size_t)maxcost + 1, sizeof *pos);
+    if (!pos) goto nomem;
+    list_segments(&c, B, SEG_COUNT, NULL, pos);
+    int64_t run = 0;
+    for (int64_t cost = maxcost; cost >= 0; cost--) {
+      int64_t cnt = pos[cost];
+      pos[cost] = run;
+      run += cnt;
+    }
+    int64_t ns = list_segments(&c, B, SEG_SCATTER, seg, pos);
+    for (int64_t i = 0; i < ns; i++) deal_segment(&d, &seg[i], 0, H);
+  } else {
+    /* 2, 3'. Few segments with huge costs: sort unique (cost, index) keys. */
+    int64_t ns = list_segments(&c, B, SEG_LIST, seg, NULL);
+    uint64_t *keys = malloc((size_t)(ns ? ns : 1) * sizeof *keys);
+    if (!keys) goto nomem;
+    for (int64_t i = 0; i < ns; i++) keys[i] = (uint64_t)(INT32_MAX - seg[i].cost) << 32 | (uint64_t)i;
+    qsort(keys, (size_t)ns, sizeof *keys, key_cmp);
+    for (int64_t i = 0; i < ns; i++) deal_segment(&d, &seg[keys[i] & 0xffffffffu], 0, H);
+    free(keys);
+  }
+
+  out->total_cost = d.total;
+  out->max_tile_cost = maxcost;
+  for (int i = 0; i < n; i++)
+    if (cta_cost[i] > out->max_cta_cost) out->max_cta_cost = cta_cost[i];
+  free(cta_cost);
+  free(seg);
+  free(pos);
+  return TILE_OK;
+
+nomem:
+  free(cta_cost);
+  free(seg);
+  free(pos);
+  return rt_fail(TILE_ERR_NOMEM, "jagged schedule: out of memory for %lld tiles over %d CTAs", (long long)ntiles, n);
+}
+
+tile_status tile_jagged_schedule_build(const tile_jagged_params *p, tile_jagged_schedule *out) {
+  if (!out) return rt_fail(TILE_ERR_INVALID, "tile_jagged_schedule_build: NULL output schedule");
+  memset(out, 0, sizeof *out);
+  tile_status st = build(p, out);
+  if (st != TILE_OK) tile_jagged_schedule_free(out);
+  return st;
+}
+
+tile_status tile_jagged_schedule_rebuild(const tile_jagged_params *p, tile_jagged_schedule *s) {
+  if (!s) return rt_fail(TILE_ERR_INVALID, "tile_jagged_schedule_rebuild: NULL schedule");
+  tile_status st = build(p, s);
+  if (st != TILE_OK) tile_jagged_schedule_free(s);
+  return st;
+}

@@ -1,0 +1,33 @@
+#!/bin/sh
+# tests/gpu/jfa.sh - Jagged Flash Attention on the GPU: the correctness
+# cases, compute-sanitizer on small ones, the benchmark suites, and the peers
+# (PyTorch's jagged paths) in the same run. Build here with `make gpu-bundle`,
+# run on the GPU machine with B=build-gpu carried:
+#   B=build-gpu OUT=$OUT sh tests/gpu/jfa.sh [check] [san] [bench] [peers]
+B=${B:-build}
+OUT=${OUT:-/tmp/jfa-out}
+mkdir -p "$OUT"
+steps=${*:-check san bench peers}
+rc=0
+export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
+for s in $steps; do
+  case $s in
+  check)
+    echo "== jfa: correctness"
+    "$B/examples/jfa_host" --cubins "$B/examples" --check 2>&1 | tee "$OUT/jfa_check.txt" || rc=1 ;;
+  san)
+    for tool in memcheck racecheck synccheck; do
+      echo "== jfa: compute-sanitizer $tool (small cases)"
+      compute-sanitizer --tool $tool --error-exitcode 9 "$B/examples/jfa_host" --cubins "$B/examples" --check --small \
+        >"$OUT/jfa_san_$tool.txt" 2>&1
+      r=$?; tail -n 3 "$OUT/jfa_san_$tool.txt"; [ $r = 0 ] || { echo "sanitizer $tool: exit $r"; rc=1; }
+    done ;;
+  bench)
+    echo "== jfa: benchmark suites"
+    "$B/examples/jfa_host" --cubins "$B/examples" --bench "$B/shared-bench/suites" 2>&1 | tee "$OUT/jfa_bench.txt" || rc=1 ;;
+  peers)
+    echo "== peers (PyTorch) on the same suites"
+    python3 "$B/shared-bench/peers.py" "$B/shared-bench/suites" --json "$OUT/peers.json" 2>&1 | tee "$OUT/peers.txt" || rc=1 ;;
+  esac
+done
+exit $rc
