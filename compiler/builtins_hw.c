@@ -387,28 +387,40 @@ static SVal b_bar_op(S *s, Node *call, Node *self, Opcode opc, const char *name)
   return (SVal){.k = V_VOID};
 }
 
-static SVal b_named_barrier(S *s, Node *call, Node *self) {
+/* named_barrier(id, threads) waits (bar.sync); named_barrier_arrive(id,
+ * threads) arrives without waiting (bar.arrive): what two warpgroups use to
+ * take turns. The id is 1..7, a constant or a runtime i32 (then it must be
+ * 1..7 at run time: ping-pong picks its partner's id from replica_id()); the
+ * thread count is a constant. */
+static SVal b_named_barrier(S *s, Node *call, Node *self, bool arrive) {
   static const Spec sp = {{"id", "threads"}, 2};
+  const char *name = arrive ? "named_barrier_arrive" : "named_barrier";
   BArgs a;
-  if (!bind(s, call, self, "named_barrier", &sp, &a)) return sv_err();
-  int64_t id, th;
-  if (!sm_const_int(s, a.v[0], a.loc[0], "the barrier id", &id) ||
-      !sm_const_int(s, a.v[1], a.loc[1], "the thread count", &th))
-    return sv_err();
-  if (id < 1 || id > 7) {
-    dg_error(s->c, a.loc[0], "named barrier ids are 1 to 7 (0 is the whole CTA's, 8 to 15 belong to tasks: use "
-                             "task_barrier()), not %lld",
-             (long long)id);
-    return sv_err();
+  if (!bind(s, call, self, name, &sp, &a)) return sv_err();
+  int64_t id = -1, th;
+  TValue *dyn = NULL;
+  if (a.v[0].k == V_INT) {
+    if (!sm_const_int(s, a.v[0], a.loc[0], "the barrier id", &id)) return sv_err();
+    if (id < 1 || id > 7) {
+      dg_error(s->c, a.loc[0], "named barrier ids are 1 to 7 (0 is the whole CTA's, 8 to 15 belong to tasks: use "
+                               "task_barrier()), not %lld",
+               (long long)id);
+      return sv_err();
+    }
+  } else {
+    dyn = int_arg(s, &a, 0, name, "the barrier id");
+    if (!dyn) return sv_err();
   }
+  if (!sm_const_int(s, a.v[1], a.loc[1], "the thread count", &th)) return sv_err();
   if (th < 32 || th % 32 || th > s->kf->warps * 32) {
-    dg_error(s->c, a.loc[1], "named_barrier of %lld threads: a multiple of 32 between 32 and the kernel's %d threads",
+    dg_error(s->c, a.loc[1], "%s of %lld threads: a multiple of 32 between 32 and the kernel's %d threads", name,
              (long long)th, s->kf->warps * 32);
     return sv_err();
   }
-  TOp *op = emit(s, OP_NAMED_BAR, call->loc, 0, NULL, NULL);
-  op->ival = id;
+  TOp *op = emit(s, OP_NAMED_BAR, call->loc, dyn ? 1 : 0, dyn ? &dyn : NULL, NULL);
+  op->ival = dyn ? -1 : id;
   op->ival2 = th;
+  op->pred = arrive;
   return (SVal){.k = V_VOID};
 }
 
@@ -614,7 +626,8 @@ bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out) {
   else if (!strcmp(name, "barrier_expect")) *out = b_bar_op(s, call, self, OP_BAR_EXPECT, name);
   else if (!strcmp(name, "barrier_arrive")) *out = b_bar_op(s, call, self, OP_BAR_ARRIVE, name);
   else if (!strcmp(name, "barrier_wait")) *out = b_bar_op(s, call, self, OP_BAR_WAIT, name);
-  else if (!strcmp(name, "named_barrier")) *out = b_named_barrier(s, call, self);
+  else if (!strcmp(name, "named_barrier")) *out = b_named_barrier(s, call, self, false);
+  else if (!strcmp(name, "named_barrier_arrive")) *out = b_named_barrier(s, call, self, true);
   else if (!strcmp(name, "tma_load")) *out = b_tma(s, call, self, true);
   else if (!strcmp(name, "tma_store")) *out = b_tma(s, call, self, false);
   else if (!strcmp(name, "tma_store_wait")) *out = b_wait_n(s, call, self, OP_TMA_STORE_WAIT, name);

@@ -58,7 +58,14 @@ MlirValue lw_float(Lw *L, MlirType t, double v) {
   return lw_op1(L, "arith.constant", 0, NULL, t, 1, &a);
 }
 
+/* Float adds, subtracts and multiplies may be contracted into fused
+ * multiply-adds (as nvcc's default --fmad=true and Triton do): LLVM's NVPTX
+ * backend otherwise emits mul.rn/add.rn, which ptxas must not fuse. */
 MlirValue lw_bin(Lw *L, const char *name, MlirValue a, MlirValue b) {
+  if (!strcmp(name, "arith.addf") || !strcmp(name, "arith.subf") || !strcmp(name, "arith.mulf")) {
+    MlirNamedAttribute fm = lw_attr(L, "fastmath", lw_pattr(L, "#arith.fastmath<contract>"));
+    return lw_op1(L, name, 2, (MlirValue[]){a, b}, mlirValueGetType(a), 1, &fm);
+  }
   return lw_op1(L, name, 2, (MlirValue[]){a, b}, mlirValueGetType(a), 0, NULL);
 }
 
@@ -225,10 +232,10 @@ static MlirValue math_f32(Lw *L, Opcode opc, MlirValue x, DType dt) {
   switch (opc) {
   case OP_EXP: {
     MlirValue k = lw_float(L, L->f32, 1.4426950408889634);
-    r = lw_intrin(L, "llvm.nvvm.ex2.approx.f32", 1, (MlirValue[]){lw_bin(L, "arith.mulf", x, k)}, L->f32);
+    r = lw_intrin(L, "llvm.nvvm.ex2.approx.ftz.f32", 1, (MlirValue[]){lw_bin(L, "arith.mulf", x, k)}, L->f32);
     break;
   }
-  case OP_EXP2: r = lw_intrin(L, "llvm.nvvm.ex2.approx.f32", 1, &x, L->f32); break;
+  case OP_EXP2: r = lw_intrin(L, "llvm.nvvm.ex2.approx.ftz.f32", 1, &x, L->f32); break;
   case OP_LOG: {
     MlirValue l2 = lw_intrin(L, "llvm.nvvm.lg2.approx.f", 1, &x, L->f32);
     r = lw_bin(L, "arith.mulf", l2, lw_float(L, L->f32, 0.6931471805599453));
@@ -331,6 +338,21 @@ static void lower_elementwise(Lw *L, TOp *op) {
       dg_ice(L->c, op->loc, "%s: operand %d has %d registers, result %d", ir_opname(op->opc), i, in[i]->n, n);
       return;
     }
+  }
+  /* f32 -> bf16/f16 two registers at a time: one cvt.rn.bf16x2.f32 per pair,
+   * already packed the way mma operands (P of attention) take them */
+  DType to = (DType)op->to.dt;
+  if (op->opc == OP_CAST && op->opnds[0]->type->elem.dt == DT_F32 && (to == DT_BF16 || to == DT_F16) && n % 2 == 0 &&
+      in[0]->n == n) {
+    MlirType et = lw_elem_type(L, op->to), v2f = lw_vec_type(L->f32, 2), v2h = lw_vec_type(et, 2);
+    for (int r = 0; r < n; r += 2) {
+      MlirValue v = lw_vec_build(L, v2f, 2, (MlirValue[]){in[0]->v[r], in[0]->v[r + 1]});
+      MlirValue h = lw_cast(L, "arith.truncf", v, v2h);
+      out->v[r] = lw_vec_extract(L, h, 0, et);
+      out->v[r + 1] = lw_vec_extract(L, h, 1, et);
+    }
+    lw_set(op->res[0], out);
+    return;
   }
   for (int r = 0; r < n; r++) {
     MlirValue a[4];

@@ -376,8 +376,9 @@ bool lw_hw_op(Lw *L, TOp *op) {
     if (op->ival == 0) { /* task_barrier(): the task replica's own */
       lw_barrier(L);
     } else {
-      MlirValue args[2] = {lw_i32(L, op->ival), lw_i32(L, op->ival2)};
-      lw_asm(L, "bar.sync $0, $1;", "r,r", 2, args, (MlirType){0}, true);
+      MlirValue id = op->nopnds ? lw_get(L, op->opnds[0])->v[0] : lw_i32(L, op->ival);
+      MlirValue args[2] = {id, lw_i32(L, op->ival2)};
+      lw_asm(L, op->pred ? "bar.arrive $0, $1;" : "bar.sync $0, $1;", "r,r", 2, args, (MlirType){0}, true);
     }
     return true;
   case OP_FENCE_ASYNC: {

@@ -532,7 +532,7 @@ static void plan_smem(Ctx *c, TFunc *f) {
 static void check_arrives(Ctx *c, TBlock *b, bool pending) {
   for (TOp *op = b->first; op; op = op->next) {
     if (op->opc == OP_SMEM_STORE) pending = true;
-    if (op->opc == OP_NAMED_BAR) pending = false;
+    if (op->opc == OP_NAMED_BAR && !op->pred) pending = false; /* bar.arrive orders nothing for this thread */
     if (op->opc == OP_BAR_ARRIVE && pending) {
       dg_error(c, op->loc, "barrier_arrive after smem_store without task_barrier(): only one elected thread "
                            "arrives, so the other threads' stores are not ordered before the arrival");

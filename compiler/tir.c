@@ -199,7 +199,11 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
     if (op->res[0]->type->kind == TY_TILE) buf_printf(o, " dim=%d offset=%lld", op->axis, (long long)op->ival);
     else buf_printf(o, " dim=%d", op->axis);
     break;
-  case OP_NAMED_BAR: buf_printf(o, " id=%lld threads=%lld", (long long)op->ival, (long long)op->ival2); break;
+  case OP_NAMED_BAR:
+    if (op->nopnds) buf_printf(o, " threads=%lld", (long long)op->ival2);
+    else buf_printf(o, " id=%lld threads=%lld", (long long)op->ival, (long long)op->ival2);
+    if (op->pred) buf_printf(o, " arrive");
+    break;
   case OP_TMA_STORE_WAIT:
   case OP_MMA_WAIT: buf_printf(o, " %lld", (long long)op->ival); break;
   default: break;

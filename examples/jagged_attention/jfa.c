@@ -120,7 +120,7 @@ static tile_status check_tensor(const char *name, const jfa_tensor *t, const cha
                           (unsigned long long)t->data);
   if (tma && (t->stride[0] * eb) % 16)
     return tile_set_error(TILE_ERR_INVALID,
-                          "jfa: %s rows must start 16 bytes apart for TMA (row stride %lld elements of %d bytes)",
+                          "jfa: %s rows must start 16 bytes apart (row stride %lld elements of %d bytes)",
                           name, (long long)t->stride[0], eb);
   if (!t->data && t->shape[0] > 0) return tile_set_error(TILE_ERR_INVALID, "jfa: %s has a NULL data pointer", name);
   return TILE_OK;
@@ -237,12 +237,12 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
   if ((st = check_tensor("k", k, "bf16", 3, kvs, 1)) != TILE_OK) return st;
   if ((st = check_tensor("v", v, "bf16", 3, kvs, 1)) != TILE_OK) return st;
   if (bcast) {
-    if ((st = check_tensor("o", o, "bf16", 4, os, 0)) != TILE_OK) return st;
+    if ((st = check_tensor("o", o, "bf16", 4, os, 1)) != TILE_OK) return st;
     if ((st = check_tensor("lse", lse, "f32", 3, ls_b, 0)) != TILE_OK) return st;
     if (o->shape[0] > 1 && o->stride[0] != NQ * o->stride[1])
       return tile_set_error(TILE_ERR_INVALID, "jfa: o's batch stride must be num_q x its row stride");
   } else {
-    if ((st = check_tensor("o", o, "bf16", 3, qs, 0)) != TILE_OK) return st;
+    if ((st = check_tensor("o", o, "bf16", 3, qs, 1)) != TILE_OK) return st;
     if ((st = check_tensor("lse", lse, "f32", 2, ls_self, 0)) != TILE_OK) return st;
   }
   if (plan->sched.ntiles == 0) return TILE_OK; /* an empty batch, or only empty sequences */

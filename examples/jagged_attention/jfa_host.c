@@ -328,29 +328,37 @@ static bool check_errors(jfa_lib *lib) {
 }
 
 /* ---- benchmark ------------------------------------------------------------ */
-static double time_ms(jfa_plan *plan, const jfa_tensor *t, int reps) {
+/* Median launch times of two plans, measured interleaved (a, b, a, b, ...)
+ * so that clock and thermal drift hits both alike. */
+static void time_pair(jfa_plan *pa, jfa_plan *pb, const jfa_tensor *t, int reps, double *ma, double *mb) {
   tile_event e0, e1;
   CHECK(tile_event_create(&e0));
   CHECK(tile_event_create(&e1));
-  for (int i = 0; i < 3; i++) CHECK(jfa_plan_forward(plan, &t[0], &t[1], &t[2], &t[3], &t[4], NULL));
-  float *ms = malloc((size_t)reps * sizeof *ms);
-  for (int i = 0; i < reps; i++) {
-    CHECK(tile_event_record(e0, NULL));
-    CHECK(jfa_plan_forward(plan, &t[0], &t[1], &t[2], &t[3], &t[4], NULL));
-    CHECK(tile_event_record(e1, NULL));
-    CHECK(tile_event_elapsed_ms(&ms[i], e0, e1));
-  }
-  for (int i = 1; i < reps; i++)
-    for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) {
-      float x = ms[j];
-      ms[j] = ms[j - 1];
-      ms[j - 1] = x;
+  jfa_plan *plans[2] = {pa, pb};
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < 2; k++) CHECK(jfa_plan_forward(plans[k], &t[0], &t[1], &t[2], &t[3], &t[4], NULL));
+  float *ms = malloc((size_t)reps * 2 * sizeof *ms);
+  for (int i = 0; i < reps; i++)
+    for (int k = 0; k < 2; k++) {
+      CHECK(tile_event_record(e0, NULL));
+      CHECK(jfa_plan_forward(plans[k], &t[0], &t[1], &t[2], &t[3], &t[4], NULL));
+      CHECK(tile_event_record(e1, NULL));
+      CHECK(tile_event_elapsed_ms(&ms[k * reps + i], e0, e1));
     }
-  double med = ms[reps / 2];
+  for (int k = 0; k < 2; k++) {
+    float *m = ms + k * reps;
+    for (int i = 1; i < reps; i++)
+      for (int j = i; j > 0 && m[j] < m[j - 1]; j--) {
+        float x = m[j];
+        m[j] = m[j - 1];
+        m[j - 1] = x;
+      }
+  }
+  *ma = ms[reps / 2];
+  *mb = ms[reps + reps / 2];
   free(ms);
   tile_event_destroy(e0);
   tile_event_destroy(e1);
-  return med;
 }
 
 static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int reps) {
@@ -416,7 +424,8 @@ static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int re
     p.no_zigzag = 1;
     CHECK(jfa_plan_create(lib, &p, &rr));
     double flops = fwd_flops(&c);
-    double t_rr = time_ms(rr, t, reps), t_zz = time_ms(zz, t, reps);
+    double t_zz, t_rr;
+    time_pair(zz, rr, t, reps, &t_zz, &t_rr);
     int64_t ntiles, maxc, totc;
     int ctas;
     jfa_plan_stats(zz, &ntiles, &maxc, &totc, &ctas);
