@@ -95,14 +95,18 @@ JFA_DIR := examples/jagged_attention
 JFA_SRC := $(JFA_DIR)/jfa_fwd.tile $(JFA_DIR)/jfa_common.tile
 JFA_VARIANTS := self causal bcast
 jfa_defs = $(if $(filter causal,$(1)),-D CAUSAL=true,)$(if $(filter bcast,$(1)),-D BCAST=true,)
+# K/V ring depth: 3 stages for D = 128 (what fits beside Q), 4 for D = 64.
+# (A double-buffered Q with a 2-stage ring, -D QB=2 -D STAGES=2, measured
+# slower on every D = 128 suite and equal on J3: docs/perf.md.)
+jfa_pipe = -D STAGES=$(if $(filter 64,$(1)),4,3)
 JFA_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
 define jfa_rules
 $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec
 	@mkdir -p $$(dir $$@)
-	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) -o $$@ $(JFA_DIR)/jfa_fwd.tile
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) $(call jfa_pipe,$(1)) -o $$@ $(JFA_DIR)/jfa_fwd.tile
 $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_SRC) $(B)/bin/tilec
 	@mkdir -p $$(dir $$@)
-	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_fwd.tile
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_fwd.tile
 endef
 $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_rules,$(d),$(v)))))
 $(B)/examples/jfa_host: $(JFA_DIR)/jfa_host.c $(JFA_DIR)/jfa.c $(JFA_DIR)/jfa.h examples/common/host.h $(B)/lib/libtilert.a

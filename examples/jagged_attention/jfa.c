@@ -175,9 +175,6 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   plan->p = *p;
   plan->p.cu_seqlens = NULL; /* not kept: the caller's memory */
   plan->total = total;
-  int variant = p->num_q > 0 ? V_BCAST : p->causal ? V_CAUSAL : V_SELF;
-  st = get_kernel(lib, p->head_dim, variant, &plan->k);
-  if (st != TILE_OK) goto fail;
 
   tile_jagged_params jp = {0};
   jp.batch = p->batch;
@@ -195,6 +192,9 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     if (st != TILE_OK) goto fail;
   }
   plan->ctas = jp.num_ctas;
+  int variant = p->num_q > 0 ? V_BCAST : p->causal ? V_CAUSAL : V_SELF;
+  st = get_kernel(lib, p->head_dim, variant, &plan->k);
+  if (st != TILE_OK) goto fail;
   /* offsets as int32 for the kernel */
   int32_t *off32 = malloc((size_t)(p->batch + 1) * sizeof *off32);
   if (!off32) {

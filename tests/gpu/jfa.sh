@@ -27,7 +27,7 @@ for s in $steps; do
     "$B/examples/jfa_host" --cubins "$B/examples" --bench "$B/shared-bench/suites" 2>&1 | tee "$OUT/jfa_bench.txt" || rc=1 ;;
   peers)
     echo "== peers (PyTorch) on the same suites"
-    python3 "$B/shared-bench/peers.py" "$B/shared-bench/suites" --json "$OUT/peers.json" 2>&1 | tee "$OUT/peers.txt" || rc=1 ;;
+    python3 "$B/shared-bench/peers.py" "$B/shared-bench/suites" ${PEERS:+--peers $PEERS} --json "$OUT/peers.json" 2>&1 | tee "$OUT/peers.txt" || rc=1 ;;
   esac
 done
 exit $rc
