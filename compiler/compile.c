@@ -304,6 +304,24 @@ const void *tilec_result_output(const tilec_result *r, size_t *len) {
 const char *tilec_result_metadata(const tilec_result *r) { return r && r->c.meta.data ? r->c.meta.data : NULL; }
 double tilec_result_seconds(const tilec_result *r) { return r ? r->seconds : 0; }
 
+/* sources[0] is the main source; the rest are imports, embedded or read */
+int tilec_result_num_imports(const tilec_result *r) {
+  int n = 0;
+  for (int i = 1; r && i < r->c.sources.len; i++) n += !((Source *)r->c.sources.data[i])->builtin;
+  return n;
+}
+
+const char *tilec_result_import(const tilec_result *r, int i, const char **text, size_t *len) {
+  for (int k = 1; r && i >= 0 && k < r->c.sources.len; k++) {
+    const Source *s = r->c.sources.data[k];
+    if (s->builtin || i--) continue;
+    if (text) *text = s->text;
+    if (len) *len = s->len;
+    return s->name;
+  }
+  return NULL;
+}
+
 void tilec_result_free(tilec_result *r) {
   if (!r) return;
   buf_free(&r->out);

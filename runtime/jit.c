@@ -4,7 +4,7 @@
  * The cache key is the SHA-256 of a sequence of length-prefixed fields (each
  * field: its length as 8 bytes little endian, then its bytes):
  *
- *   "tile-jit-key-1"                 format tag (bump when this list changes)
+ *   "tile-jit-key-2"                 format tag (bump when this list or the entry changes)
  *   tilec_version()
  *   tilec_assembler_version()        "ptxas 13.0.88", ...
  *   arch                             opts->arch or the device's ("sm_90a")
@@ -14,6 +14,12 @@
  *   name, value                      caller's order), two fields per define
  *   filename                         it lands in the cubin's line table
  *   source bytes
+ *
+ * Imported files are not in the key (they are only known once compiled): an
+ * entry's payload is a manifest of the files `import` read, each with the
+ * SHA-256 of the text compiled, followed by the cubin.  A hit whose imported
+ * files no longer hash the same is a miss: recompiled and stored again.
+ *   "TJDEPS01" | u32 count | count x (u32 path length | path | SHA-256[32]) | cubin
  *
  * Errors go through rt_fail (rt.h, error.c) into tile_last_error().  A broken
  * cache never fails a compile: lookup errors count as misses and failing
@@ -30,7 +36,8 @@
 #include "tile/runtime.h"
 #include "tile/tilec.h"
 
-#define JIT_KEY_TAG "tile-jit-key-1"
+#define JIT_KEY_TAG "tile-jit-key-2"
+#define DEPS_MAGIC "TJDEPS01"
 #define JIT_PATH_MAX 4096
 
 /* Everything one compile request needs, derived from the caller's options. */
@@ -190,8 +197,17 @@ static tile_status compile_fail(const jit_req *q, tilec_status st, const tilec_r
                  (int)st);
 }
 
-/* Run the compiler; on success *cubin is a malloc'ed copy of the cubin. */
-static tile_status run_compiler(const jit_req *q, void **cubin, size_t *size) {
+static void put_u32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint32_t get_u32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Run the compiler; on success *entry is a malloc'ed cache payload (the
+ * manifest of imported files, then the cubin) and the cubin is
+ * entry[*off .. *off + *size). */
+static tile_status run_compiler(const jit_req *q, uint8_t **entry, size_t *off, size_t *size) {
   tilec_result *r = NULL;
   tilec_status st = tilec_compile(q->filename, q->source, q->len, &q->copts, &r);
   if (!r) return rt_fail(TILE_ERR_NOMEM, "tile_jit: out of memory in the compiler");
@@ -204,30 +220,103 @@ static tile_status run_compiler(const jit_req *q, void **cubin, size_t *size) {
   size_t n = 0;
   const void *out = tilec_result_output(r, &n);
   tile_status s = TILE_OK;
+  int ndeps = tilec_result_num_imports(r);
+  size_t man = 8 + 4;
+  for (int i = 0; i < ndeps; i++) man += 4 + strlen(tilec_result_import(r, i, NULL, NULL)) + TC_SHA256_SIZE;
   if (!out || n == 0) {
     s = rt_fail(TILE_ERR_COMPILE, "%s: error: the compiler produced no cubin", q->filename);
-  } else if (!(*cubin = malloc(n))) {
+  } else if (!(*entry = malloc(man + n))) {
     s = rt_fail(TILE_ERR_NOMEM, "tile_jit: out of memory (%zu-byte cubin)", n);
   } else {
-    memcpy(*cubin, out, n);
+    uint8_t *p = *entry;
+    memcpy(p, DEPS_MAGIC, 8);
+    put_u32(p + 8, (uint32_t)ndeps);
+    p += 12;
+    for (int i = 0; i < ndeps; i++) {
+      const char *text;
+      size_t len;
+      const char *path = tilec_result_import(r, i, &text, &len);
+      size_t pl = strlen(path);
+      put_u32(p, (uint32_t)pl);
+      memcpy(p + 4, path, pl);
+      tc_sha256(text, len, p + 4 + pl);
+      p += 4 + pl + TC_SHA256_SIZE;
+    }
+    memcpy(p, out, n);
+    *off = man;
     *size = n;
   }
   tilec_result_free(r);
   return s;
 }
 
+/* Does the file at path still hash to sha? */
+static int dep_unchanged(const char *path, const uint8_t *sha) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  tc_sha256_ctx c;
+  tc_sha256_init(&c);
+  uint8_t buf[16384], got[TC_SHA256_SIZE];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, f)) > 0) tc_sha256_update(&c, buf, k);
+  int err = ferror(f);
+  fclose(f);
+  tc_sha256_final(&c, got);
+  return !err && !memcmp(got, sha, TC_SHA256_SIZE);
+}
+
+/* Check an entry's manifest against the files on disk. Returns TC_HIT with
+ * *off at the cubin, TC_MISS when an imported file changed (or is gone),
+ * TC_CORRUPT when the manifest does not parse. */
+static int check_deps(const uint8_t *e, size_t size, size_t *off) {
+  if (size < 12 || memcmp(e, DEPS_MAGIC, 8)) return TC_CORRUPT;
+  uint32_t n = get_u32(e + 8);
+  size_t p = 12;
+  for (uint32_t i = 0; i < n; i++) {
+    if (size - p < 4) return TC_CORRUPT;
+    uint32_t pl = get_u32(e + p);
+    if (pl == 0 || pl > JIT_PATH_MAX || size - p - 4 < (size_t)pl + TC_SHA256_SIZE) return TC_CORRUPT;
+    char path[JIT_PATH_MAX + 1];
+    memcpy(path, e + p + 4, pl);
+    path[pl] = 0;
+    if (memchr(path, 0, pl)) return TC_CORRUPT;
+    if (!dep_unchanged(path, e + p + 4 + pl)) {
+      verbose("imported file %s changed since the entry was compiled", path);
+      return TC_MISS;
+    }
+    p += 4 + (size_t)pl + TC_SHA256_SIZE;
+  }
+  if (p >= size) return TC_CORRUPT; /* no cubin */
+  *off = p;
+  return TC_HIT;
+}
+
 /* ---- cache ------------------------------------------------------------------- */
 
-/* Look the key up.  Returns TC_HIT (cubin filled), TC_MISS or TC_CORRUPT;
- * lookup errors are reported as misses. */
+/* Look the key up.  Returns TC_HIT (cubin filled, a malloc'ed copy),
+ * TC_MISS (also when an imported file changed) or TC_CORRUPT; lookup errors
+ * are reported as misses. */
 static int cache_get(const char *dir, const char *key, void **cubin, size_t *size) {
   char err[1024];
-  int rc = tc_cache_lookup(dir, key, cubin, size, err, sizeof err);
+  void *entry = NULL;
+  size_t esize = 0, off = 0;
+  int rc = tc_cache_lookup(dir, key, &entry, &esize, err, sizeof err);
   if (rc == TC_ERROR) {
     verbose("cache lookup failed, compiling: %s", err);
     return TC_MISS;
   }
   if (rc == TC_CORRUPT) verbose("%s; recompiling", err);
+  if (rc != TC_HIT) return rc;
+  rc = check_deps(entry, esize, &off);
+  if (rc == TC_CORRUPT) verbose("cache entry %s: bad import manifest; recompiling", key);
+  if (rc == TC_HIT) {
+    if (!(*cubin = malloc(esize - off))) rc = TC_MISS;
+    else {
+      memcpy(*cubin, (uint8_t *)entry + off, esize - off);
+      *size = esize - off;
+    }
+  }
+  free(entry);
   return rc;
 }
 
@@ -270,12 +359,17 @@ static tile_status jit_cubin(const jit_req *q, void **cubin, size_t *size, tile_
     }
     st->cache_rebuilt = rc == TC_CORRUPT; /* cleared below if the store fails */
   }
-  tile_status s = run_compiler(q, cubin, size);
+  uint8_t *entry = NULL;
+  size_t off = 0;
+  tile_status s = run_compiler(q, &entry, &off, size);
   if (s != TILE_OK) {
     st->cache_rebuilt = 0;
     return s;
   }
-  if (use_cache && cache_put(q, dir, st->key, *cubin, *size) != 0) st->cache_rebuilt = 0;
+  if (use_cache && cache_put(q, dir, st->key, entry, off + *size) != 0) st->cache_rebuilt = 0;
+  /* hand back the cubin alone */
+  memmove(entry, entry + off, *size);
+  *cubin = entry;
   verbose("compiled %s (%s), %zu bytes", st->key, q->filename, *size);
   return TILE_OK;
 }

@@ -81,6 +81,12 @@ const void *tilec_result_output(const tilec_result *r, size_t *len);
 /* Kernel metadata text (see docs/metadata.md); available once lowering ran
  * (emit >= MLIR: the shared-memory size is known only then), else NULL. */
 const char *tilec_result_metadata(const tilec_result *r);
+/* The files `import` read from disk (neither the main source nor the
+ * embedded standard library), in the order read: the path and the exact
+ * text that was compiled. What a cache of compiled kernels checks to notice
+ * that an imported file changed. NULL when i is out of range. */
+int tilec_result_num_imports(const tilec_result *r);
+const char *tilec_result_import(const tilec_result *r, int i, const char **text, size_t *len);
 /* Seconds spent in each stage, for -v / benchmarking. */
 double tilec_result_seconds(const tilec_result *r);
 void tilec_result_free(tilec_result *r);

@@ -1,7 +1,7 @@
 /* test_jit.c - tile_jit_compile_cubin end to end: compiles a real kernel with
  * the in-process compiler for sm_90a (no GPU needed) and checks the cache
  * behaviour: miss then hit, keys that follow the defines, repair of a corrupt
- * entry, no_cache, many threads at once, and compile errors. */
+ * entry, edited imports, no_cache, many threads at once, and compile errors. */
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -145,6 +145,53 @@ static void test_corrupt_entry_rebuilt(void **state) {
   free(c3);
 }
 
+static void write_text(const char *path, const char *text) {
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  assert_int_equal(fwrite(text, 1, strlen(text), fp), strlen(text));
+  fclose(fp);
+}
+
+/* The key holds the main source only; the entry remembers the imported
+ * files' hashes, so editing (or removing) an imported file is a miss. */
+static void test_import_change_recompiles(void **state) {
+  fixture *f = *state;
+  static const char MAIN[] = "import \"lib.tile\";\n"
+                             "kernel k(out: *f32) warps(4) {\n"
+                             "    store(out + arange(0, 128), value() + zeros([128], f32));\n"
+                             "}\n";
+  char main_path[4200], lib_path[4200];
+  snprintf(main_path, sizeof main_path, "%s/main.tile", f->dir);
+  snprintf(lib_path, sizeof lib_path, "%s/lib.tile", f->dir);
+  write_text(lib_path, "fn value() { return 1.0; }\n");
+  tile_jit_options o = f->opts;
+  char cache[4200];
+  snprintf(cache, sizeof cache, "%s/cache", f->dir);
+  o.cache_dir = cache;
+  void *c[5] = {0};
+  size_t n[5] = {0};
+  tile_jit_stats st[5];
+  for (int i = 0; i < 2; i++)
+    assert_int_equal(tile_jit_compile_cubin(main_path, MAIN, strlen(MAIN), &o, &c[i], &n[i], &st[i]), TILE_OK);
+  assert_int_equal(st[0].cache_hit, 0);
+  assert_int_equal(st[1].cache_hit, 1);
+  write_text(lib_path, "fn value() { return 2.0; }\n");
+  for (int i = 2; i < 4; i++)
+    assert_int_equal(tile_jit_compile_cubin(main_path, MAIN, strlen(MAIN), &o, &c[i], &n[i], &st[i]), TILE_OK);
+  assert_string_equal(st[2].key, st[0].key); /* same key, ... */
+  assert_int_equal(st[2].cache_hit, 0);      /* ... but the import changed */
+  assert_int_equal(st[3].cache_hit, 1);
+  assert_true(n[2] != n[0] || memcmp(c[2], c[0], n[0]) != 0);
+  assert_int_equal(n[2], n[3]);
+  assert_memory_equal(c[2], c[3], n[2]);
+  /* the import gone: a compile error, not the stale entry */
+  assert_int_equal(unlink(lib_path), 0);
+  assert_int_equal(tile_jit_compile_cubin(main_path, MAIN, strlen(MAIN), &o, &c[4], &n[4], &st[4]),
+                   TILE_ERR_COMPILE);
+  assert_non_null(strstr(tile_last_error(), "cannot find 'lib.tile'"));
+  for (int i = 0; i < 5; i++) free(c[i]);
+}
+
 static void test_no_cache(void **state) {
   fixture *f = *state;
   char nodir[4200];
@@ -265,6 +312,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_miss_then_hit, setup, teardown),
     cmocka_unit_test_setup_teardown(test_define_changes_key, setup, teardown),
     cmocka_unit_test_setup_teardown(test_corrupt_entry_rebuilt, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_import_change_recompiles, setup, teardown),
     cmocka_unit_test_setup_teardown(test_no_cache, setup, teardown),
     cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
     cmocka_unit_test_setup_teardown(test_compile_error, setup, teardown),
