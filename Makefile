@@ -137,3 +137,6 @@ install: all
 
 clean:
 	rm -rf build build-san build-fuzz
+
+# the JFA host API's checks are unit-tested from its source (no GPU)
+$(B)/tests/test_jfa_api: examples/jagged_attention/jfa.c examples/jagged_attention/jfa.h

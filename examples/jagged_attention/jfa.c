@@ -144,10 +144,8 @@ void jfa_plan_destroy(jfa_plan *plan) {
   free(plan);
 }
 
-tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
-  if (!out) return tile_set_error(TILE_ERR_INVALID, "jfa_plan_create: out is NULL");
-  *out = NULL;
-  if (!lib || !p) return tile_set_error(TILE_ERR_INVALID, "jfa_plan_create: lib or params is NULL");
+tile_status jfa_check_params(const jfa_params *p, int64_t *total_rows) {
+  if (!p) return tile_set_error(TILE_ERR_INVALID, "jfa: params is NULL");
   if (p->head_dim != 64 && p->head_dim != 128)
     return tile_set_error(TILE_ERR_INVALID, "jfa: head_dim %d is not supported (64 or 128)", p->head_dim);
   if (p->heads < 1) return tile_set_error(TILE_ERR_INVALID, "jfa: heads must be >= 1, not %d", p->heads);
@@ -159,7 +157,16 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     return tile_set_error(TILE_ERR_INVALID, "jfa: broadcast-Q attention (num_q > 0) has no causal mask");
   if (!(p->softmax_scale >= 0) || isinf(p->softmax_scale))
     return tile_set_error(TILE_ERR_INVALID, "jfa: softmax_scale must be finite and >= 0 (0: 1/sqrt(head_dim))");
+  if (p->num_ctas < 0 || p->num_ctas > TILE_JAGGED_MAX_CTAS)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: num_ctas %d out of range 0..%d", p->num_ctas, TILE_JAGGED_MAX_CTAS);
   if (!p->cu_seqlens) return tile_set_error(TILE_ERR_INVALID, "jfa: cu_seqlens is NULL");
+  if (p->batch == 0) { /* an empty batch: nothing to do, nothing launched */
+    if (offset_at(p, 0) != 0)
+      return tile_set_error(TILE_ERR_INVALID, "jagged offsets: offsets[0] is %lld, must be 0",
+                            (long long)offset_at(p, 0));
+    if (total_rows) *total_rows = 0;
+    return TILE_OK;
+  }
   tile_status st = tile_jagged_check_offsets(p->cu_seqlens, p->batch, p->cu_seqlens_64bit, -1);
   if (st != TILE_OK) return st;
   int64_t total = offset_at(p, p->batch);
@@ -168,6 +175,17 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
       (p->num_q > 0 && p->batch * p->num_q > INT32_MAX - 2 * BLOCK_M) || (int64_t)p->heads * p->head_dim > INT32_MAX / 2)
     return tile_set_error(TILE_ERR_INVALID, "jfa: the batch is too large for 32-bit row indices (%lld rows)",
                           (long long)total);
+  if (total_rows) *total_rows = total;
+  return TILE_OK;
+}
+
+tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
+  if (!out) return tile_set_error(TILE_ERR_INVALID, "jfa_plan_create: out is NULL");
+  *out = NULL;
+  int64_t total;
+  tile_status st = jfa_check_params(p, &total);
+  if (st != TILE_OK) return st;
+  if (!lib) return tile_set_error(TILE_ERR_INVALID, "jfa_plan_create: lib is NULL");
 
   jfa_plan *plan = calloc(1, sizeof *plan);
   if (!plan) return tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
@@ -224,11 +242,10 @@ void jfa_plan_stats(const jfa_plan *plan, int64_t *ntiles, int64_t *max_cta_cost
   if (ctas) *ctas = plan->ctas;
 }
 
-tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v,
-                             const jfa_tensor *o, const jfa_tensor *lse, tile_stream stream) {
-  if (!plan) return tile_set_error(TILE_ERR_INVALID, "jfa_plan_forward: plan is NULL");
-  const jfa_params *p = &plan->p;
-  int64_t H = p->heads, D = p->head_dim, T = plan->total, B = p->batch, NQ = p->num_q;
+tile_status jfa_check_tensors(const jfa_params *p, int64_t total_rows, const jfa_tensor *q, const jfa_tensor *k,
+                              const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse) {
+  if (!p) return tile_set_error(TILE_ERR_INVALID, "jfa: params is NULL");
+  int64_t H = p->heads, D = p->head_dim, T = total_rows, B = p->batch, NQ = p->num_q;
   int bcast = NQ > 0;
   int64_t qs[3] = {bcast ? NQ : T, H, D}, kvs[3] = {T, H, D};
   int64_t os[4] = {B, NQ, H, D}, ls_self[2] = {H, T}, ls_b[3] = {B, H, NQ};
@@ -245,13 +262,25 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
     if ((st = check_tensor("o", o, "bf16", 3, qs, 1)) != TILE_OK) return st;
     if ((st = check_tensor("lse", lse, "f32", 2, ls_self, 0)) != TILE_OK) return st;
   }
+  if ((bcast ? o->stride[1] : o->stride[0]) > INT32_MAX)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: o's row stride is too large");
+  return TILE_OK;
+}
+
+tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v,
+                             const jfa_tensor *o, const jfa_tensor *lse, tile_stream stream) {
+  if (!plan) return tile_set_error(TILE_ERR_INVALID, "jfa_plan_forward: plan is NULL");
+  const jfa_params *p = &plan->p;
+  int64_t H = p->heads, D = p->head_dim, T = plan->total, NQ = p->num_q;
+  int bcast = NQ > 0;
+  tile_status st = jfa_check_tensors(p, T, q, k, v, o, lse);
+  if (st != TILE_OK) return st;
   if (plan->sched.ntiles == 0) return TILE_OK; /* an empty batch, or only empty sequences */
 
   int64_t o_stride64 = bcast ? o->stride[1] : o->stride[0];
-  if (o_stride64 > INT32_MAX) return tile_set_error(TILE_ERR_INVALID, "jfa: o's row stride is too large");
   tile_tma_desc dq, dk, dv;
   uint64_t cols = (uint64_t)(H * D);
-  if ((st = tile_tma_desc_2d(&dq, plan->k, 0, q->data, (uint64_t)qs[0], cols, (uint64_t)q->stride[0])) != TILE_OK)
+  if ((st = tile_tma_desc_2d(&dq, plan->k, 0, q->data, (uint64_t)q->shape[0], cols, (uint64_t)q->stride[0])) != TILE_OK)
     return st;
   if ((st = tile_tma_desc_2d(&dk, plan->k, 1, k->data, (uint64_t)T, cols, (uint64_t)k->stride[0])) != TILE_OK)
     return st;

@@ -57,6 +57,11 @@ typedef struct jfa_params {
   int num_ctas;              /* 0: one per SM */
 } jfa_params;
 
+/* The checks jfa_plan_create and jfa_plan_forward run first, on their own
+ * (no GPU needed): TILE_OK, or TILE_ERR_INVALID with the message set.
+ * total_rows receives cu_seqlens[batch]. */
+tile_status jfa_check_params(const jfa_params *p, int64_t *total_rows);
+
 typedef struct jfa_plan jfa_plan;
 tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out);
 void jfa_plan_destroy(jfa_plan *plan);
@@ -69,6 +74,9 @@ void jfa_plan_stats(const jfa_plan *plan, int64_t *ntiles, int64_t *max_cta_cost
  * TMA); heads and head dims are contiguous. */
 tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v,
                              const jfa_tensor *o, const jfa_tensor *lse, tile_stream stream);
+
+tile_status jfa_check_tensors(const jfa_params *p, int64_t total_rows, const jfa_tensor *q, const jfa_tensor *k,
+                              const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse);
 
 /* The one call (FlashAttention varlen's shape): plan, run, free the plan.
  * max_seqlen (0: not checked) must be >= every sequence's length. */

@@ -498,6 +498,7 @@ int main(int argc, char **argv) {
             {"B=20000 len 0..40", D, 2, causal, 0, 20000, lens_random(20000, 0, 40)},
             {"one 32k sequence", D, 2, causal, 0, 1, lens_of(1, one32k)},
             {"all empty", D, 2, causal, 0, 3, lens_of(3, allempty)},
+            {"empty batch (B=0)", D, 2, causal, 0, 0, lens_of(0, allempty)},
         };
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
           ok &= run_check(lib, &cs[i], 0);
