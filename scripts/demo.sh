@@ -5,7 +5,9 @@
 #   2. the head of every stage of vector_add (tokens, ast, tir, mlir, llvm,
 #      ptx) and its kernel metadata;
 #   3. on a machine with an NVIDIA GPU, each example host run against its
-#      float64 reference, from the cubin and through the JIT; without one,
+#      float64 reference, from the cubin and through the JIT, and on Hopper
+#      the GEMM and Jagged Flash Attention (checks, then the benchmark
+#      suites when ../shared/bench/suites or $JFA_SUITES exists); without one,
 #      a "no GPU: skipping the runs" message (exit status 0 all the same).
 # Exit status: 0, or 1 when a compile or a GPU run failed.
 # Environment: B (build folder, default build), DEMO_LINES (lines of each
@@ -103,6 +105,22 @@ for e in $EXAMPLES; do
     echo "FAILED: $e (JIT)"; fail=1
   fi
 done
+# Hopper only: the warp-specialized GEMM and Jagged Flash Attention
+if [ "$arch" = sm_90a ]; then
+  echo "--- gemm (persistent, warp-specialized; --bench times 8192^3)"
+  "$B/examples/gemm_host" --cubin "$B/examples/gemm.sm_90a.cubin" --trials 3 || { echo "FAILED: gemm"; fail=1; }
+  "$B/examples/gemm_host" --cubin "$B/examples/gemm.sm_90a.cubin" --size 8192 --size 8192 --size 8192 --bench \
+    || { echo "FAILED: gemm 8192"; fail=1; }
+  echo "--- Jagged Flash Attention: correctness cases (docs/jfa.md)"
+  "$B/examples/jfa_host" --cubins "$B/examples" --check || { echo "FAILED: jfa"; fail=1; }
+  suites=${JFA_SUITES:-../shared/bench/suites}
+  if [ -f "$suites/suites.json" ]; then
+    echo "--- Jagged Flash Attention: benchmark suites ($suites)"
+    "$B/examples/jfa_host" --cubins "$B/examples" --bench "$suites" || { echo "FAILED: jfa bench"; fail=1; }
+  fi
+else
+  echo "(gemm and jagged attention are Hopper kernels: not run on $arch)"
+fi
 echo
 [ $fail -eq 0 ] && echo "demo: every example matched its reference" || echo "demo: SOME RUNS FAILED"
 exit $fail
