@@ -6,13 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-typedef struct Spec {
-  const char *names[8];
-  int nreq;
-} Spec;
-
-/* Bind positional and keyword arguments (self first for method calls). */
-static bool bind_args(S *s, Node *call, Node *self, const char *fname, const Spec *sp, BArgs *a) {
+bool sm_bind_args(S *s, Node *call, Node *self, const char *fname, const Spec *sp, BArgs *a) {
   memset(a, 0, sizeof *a);
   int n = 0;
   while (n < 8 && sp->names[n]) n++;
@@ -76,7 +70,7 @@ static bool dtype_arg(S *s, BArgs *a, int i, Elem *out, const char *fname) {
 static SVal b_program_id(S *s, Node *call, Node *self, Opcode opc, const char *name) {
   static const Spec sp = {{"axis"}, 0};
   BArgs a;
-  if (!bind_args(s, call, self, name, &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, name, &sp, &a)) return sv_err();
   int64_t axis = 0;
   if (a.given[0] && !sm_const_int(s, a.v[0], a.loc[0], "the axis", &axis)) return sv_err();
   if (axis < 0 || axis > 2) {
@@ -92,7 +86,7 @@ static SVal b_program_id(S *s, Node *call, Node *self, Opcode opc, const char *n
 static SVal b_arange(S *s, Node *call, Node *self) {
   static const Spec sp = {{"start", "end"}, 2};
   BArgs a;
-  if (!bind_args(s, call, self, "arange", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "arange", &sp, &a)) return sv_err();
   int64_t lo, hi;
   if (!sm_const_int(s, a.v[0], a.loc[0], "the start of arange", &lo) ||
       !sm_const_int(s, a.v[1], a.loc[1], "the end of arange", &hi))
@@ -124,7 +118,7 @@ static SVal b_full(S *s, Node *call, Node *self, bool zeros) {
   static const Spec spf = {{"shape", "value", "dtype"}, 2};
   const char *name = zeros ? "zeros" : "full";
   BArgs a;
-  if (!bind_args(s, call, self, name, zeros ? &spz : &spf, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, name, zeros ? &spz : &spf, &a)) return sv_err();
   int rank, shape[TC_MAX_RANK];
   if (!sm_shape_list(s, a.v[0], a.loc[0], ar_printf(&s->c->arena, "the shape of %s", name), &rank, shape))
     return sv_err();
@@ -151,7 +145,7 @@ static SVal b_full(S *s, Node *call, Node *self, bool zeros) {
 static SVal b_load(S *s, Node *call, Node *self) {
   static const Spec sp = {{"ptr", "mask", "other"}, 1};
   BArgs a;
-  if (!bind_args(s, call, self, "load", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "load", &sp, &a)) return sv_err();
   TValue *p = a.v[0].k == V_RT ? a.v[0].v : NULL;
   if (!p || p->type->elem.dt != DT_PTR) {
     dg_error(s->c, a.loc[0], "load needs a pointer or a tile of pointers, not %s", sv_desc(s, a.v[0]));
@@ -221,7 +215,7 @@ static SVal b_store_like(S *s, Node *call, Node *self, bool atomic) {
   static const Spec sp = {{"ptr", "value", "mask"}, 2};
   const char *name = atomic ? "atomic_add" : "store";
   BArgs a;
-  if (!bind_args(s, call, self, name, &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, name, &sp, &a)) return sv_err();
   TValue *p = a.v[0].k == V_RT ? a.v[0].v : NULL;
   if (!p || p->type->elem.dt != DT_PTR) {
     dg_error(s->c, a.loc[0], "%s needs a pointer or a tile of pointers, not %s", name, sv_desc(s, a.v[0]));
@@ -290,7 +284,7 @@ static SVal b_store_like(S *s, Node *call, Node *self, bool atomic) {
 static SVal b_dot(S *s, Node *call, Node *self) {
   static const Spec sp = {{"a", "b", "acc"}, 2};
   BArgs a;
-  if (!bind_args(s, call, self, "dot", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "dot", &sp, &a)) return sv_err();
   TValue *x = tile_arg(s, a.v[0], a.loc[0], "dot", "a"), *y = x ? tile_arg(s, a.v[1], a.loc[1], "dot", "b") : NULL;
   if (!x || !y) return sv_err();
   if (rank_of(x) != 2 || rank_of(y) != 2) {
@@ -352,7 +346,7 @@ static SVal reduce_axis(S *s, TValue *v, int axis, RedKind k, Loc loc) {
 static SVal b_reduce(S *s, Node *call, Node *self, RedKind k, const char *name) {
   static const Spec sp = {{"x", "axis"}, 1};
   BArgs a;
-  if (!bind_args(s, call, self, name, &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, name, &sp, &a)) return sv_err();
   TValue *v = tile_arg(s, a.v[0], a.loc[0], name, "x");
   if (!v) return sv_err();
   if (rank_of(v) == 0) {
@@ -387,7 +381,7 @@ static SVal b_minmax(S *s, Node *call, Node *self, bool is_max) {
   if (nargs == 1 || has_axis) return b_reduce(s, call, self, is_max ? RED_MAX : RED_MIN, name);
   static const Spec sp = {{"a", "b"}, 2};
   BArgs a;
-  if (!bind_args(s, call, self, name, &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, name, &sp, &a)) return sv_err();
   SVal x = a.v[0], y = a.v[1];
   if (sv_is_const(x) && sv_is_const(y)) {
     bool fl = x.k == V_FLOAT || y.k == V_FLOAT;
@@ -406,7 +400,7 @@ static SVal b_minmax(S *s, Node *call, Node *self, bool is_max) {
 static SVal b_where(S *s, Node *call, Node *self) {
   static const Spec sp = {{"cond", "a", "b"}, 3};
   BArgs a;
-  if (!bind_args(s, call, self, "where", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "where", &sp, &a)) return sv_err();
   if (a.v[0].k == V_BOOL) return a.v[0].i ? a.v[1] : a.v[2];
   TValue *c = tile_arg(s, a.v[0], a.loc[0], "where", "the condition");
   if (!c) return sv_err();
@@ -434,7 +428,7 @@ static SVal b_where(S *s, Node *call, Node *self) {
 static SVal b_fma(S *s, Node *call, Node *self) {
   static const Spec sp = {{"a", "b", "c"}, 3};
   BArgs a;
-  if (!bind_args(s, call, self, "fma", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "fma", &sp, &a)) return sv_err();
   SVal x = a.v[0], y = a.v[1], z = a.v[2];
   if (sv_is_const(x) && sv_is_const(y) && sv_is_const(z)) {
     double f[3];
@@ -456,7 +450,7 @@ static SVal b_range(S *s, Node *call, Node *self, bool is_static) {
   const char *name = is_static ? "static_range" : "range";
   static const Spec sp = {{"start", "end", "step"}, 1};
   BArgs a;
-  if (!bind_args(s, call, self, name, &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, name, &sp, &a)) return sv_err();
   SVal r = {.k = V_RANGE, .is_static = is_static, .n = 3};
   r.items = ar_alloc(&s->c->arena, sizeof(SVal) * 3);
   if (!a.given[1]) {
@@ -473,7 +467,7 @@ static SVal b_range(S *s, Node *call, Node *self, bool is_static) {
 static SVal b_blocked(S *s, Node *call, Node *self) {
   static const Spec sp = {{"spt", "tpw", "wpc", "order"}, 4};
   BArgs a;
-  if (!bind_args(s, call, self, "blocked", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "blocked", &sp, &a)) return sv_err();
   int v[4][TC_MAX_RANK], rank = -1;
   static const char *what[] = {"spt (elements per thread)", "tpw (threads per warp)", "wpc (warps per CTA)",
                                "order"};
@@ -527,7 +521,7 @@ static SVal b_blocked(S *s, Node *call, Node *self) {
 static SVal b_convert_layout(S *s, Node *call, Node *self) {
   static const Spec sp = {{"x", "layout"}, 2};
   BArgs a;
-  if (!bind_args(s, call, self, "convert_layout", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "convert_layout", &sp, &a)) return sv_err();
   TValue *v = tile_arg(s, a.v[0], a.loc[0], "convert_layout", "x");
   if (!v) return sv_err();
   if (rank_of(v) == 0) {
@@ -552,7 +546,7 @@ static SVal b_convert_layout(S *s, Node *call, Node *self) {
 static SVal b_trans(S *s, Node *call, Node *self) {
   static const Spec sp = {{"x"}, 1};
   BArgs a;
-  if (!bind_args(s, call, self, "trans", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "trans", &sp, &a)) return sv_err();
   if (a.v[0].k == V_RT && a.v[0].v->type->kind == TY_SMEM) return sm_view_trans(s, a.v[0].v, call->loc);
   TValue *v = tile_arg(s, a.v[0], a.loc[0], "trans", "x");
   if (!v) return sv_err();
@@ -567,7 +561,7 @@ static SVal b_trans(S *s, Node *call, Node *self) {
 static SVal b_expand_dims(S *s, Node *call, Node *self) {
   static const Spec sp = {{"x", "axis"}, 2};
   BArgs a;
-  if (!bind_args(s, call, self, "expand_dims", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "expand_dims", &sp, &a)) return sv_err();
   TValue *v = tile_arg(s, a.v[0], a.loc[0], "expand_dims", "x");
   int64_t axis;
   if (!v || !sm_const_int(s, a.v[1], a.loc[1], "the axis", &axis)) return sv_err();
@@ -594,7 +588,7 @@ static SVal b_expand_dims(S *s, Node *call, Node *self) {
 static SVal b_broadcast_to(S *s, Node *call, Node *self) {
   static const Spec sp = {{"x", "shape"}, 2};
   BArgs a;
-  if (!bind_args(s, call, self, "broadcast_to", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "broadcast_to", &sp, &a)) return sv_err();
   TValue *v = tile_arg(s, a.v[0], a.loc[0], "broadcast_to", "x");
   int rank, shape[TC_MAX_RANK];
   if (!v || !sm_shape_list(s, a.v[1], a.loc[1], "the shape", &rank, shape)) return sv_err();
@@ -605,7 +599,7 @@ static SVal b_broadcast_to(S *s, Node *call, Node *self) {
 static SVal b_static_assert(S *s, Node *call, Node *self) {
   static const Spec sp = {{"cond", "msg"}, 1};
   BArgs a;
-  if (!bind_args(s, call, self, "static_assert", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "static_assert", &sp, &a)) return sv_err();
   if (a.given[1] && a.v[1].k != V_STR) {
     dg_error(s->c, a.loc[1], "the message of static_assert must be a string");
     return sv_err();
@@ -624,7 +618,7 @@ static SVal b_static_assert(S *s, Node *call, Node *self) {
 static SVal b_cast(S *s, Node *call, Node *self) {
   static const Spec sp = {{"x", "dtype"}, 2};
   BArgs a;
-  if (!bind_args(s, call, self, "cast", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "cast", &sp, &a)) return sv_err();
   Elem e;
   if (!dtype_arg(s, &a, 1, &e, "cast")) return sv_err();
   TValue *v = tile_arg(s, a.v[0], a.loc[0], "cast", "x");
@@ -636,7 +630,7 @@ static SVal b_cast(S *s, Node *call, Node *self) {
 static SVal b_math1(S *s, Node *call, Node *self, Opcode opc, const char *name) {
   static const Spec sp = {{"x"}, 1};
   BArgs a;
-  if (!bind_args(s, call, self, name, &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, name, &sp, &a)) return sv_err();
   return sm_unary_math(s, opc, a.v[0], call->loc, name);
 }
 

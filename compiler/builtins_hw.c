@@ -5,50 +5,6 @@
 #include "sema.h"
 #include <string.h>
 
-typedef struct Spec {
-  const char *names[8];
-  int nreq;
-} Spec;
-
-/* (shared with builtins.c through sema.h would be nicer; the binder is small) */
-static bool bind(S *s, Node *call, Node *self, const char *fname, const Spec *sp, BArgs *a) {
-  memset(a, 0, sizeof *a);
-  int n = 0;
-  while (n < 8 && sp->names[n]) n++;
-  int pos = 0, total = call->nlist + (self ? 1 : 0);
-  for (int i = 0; i < total; i++) {
-    Node *arg = self ? (i == 0 ? self : call->list[i - 1]) : call->list[i];
-    int slot = -1;
-    if (arg->argname) {
-      for (int j = 0; j < n; j++)
-        if (!strcmp(sp->names[j], arg->argname)) slot = j;
-      if (slot < 0) {
-        dg_error(s->c, arg->loc, "'%s' has no parameter named '%s'", fname, arg->argname);
-        return false;
-      }
-    } else if ((slot = pos++) >= n) {
-      dg_error(s->c, arg->loc, "'%s' takes at most %d argument%s", fname, n, n == 1 ? "" : "s");
-      return false;
-    }
-    if (a->given[slot]) {
-      dg_error(s->c, arg->loc, "argument '%s' of '%s' is given twice", sp->names[slot], fname);
-      return false;
-    }
-    a->given[slot] = true;
-    a->loc[slot] = arg->loc;
-    a->v[slot] = sm_expr(s, arg);
-    if (a->v[slot].k == V_ERR) return false;
-  }
-  for (int j = 0; j < sp->nreq; j++)
-    if (!a->given[j]) {
-      dg_error(s->c, call->loc, "'%s' needs argument '%s'", fname, sp->names[j]);
-      return false;
-    }
-  for (int j = 0; j < n; j++)
-    if (!a->given[j]) a->loc[j] = call->loc;
-  return true;
-}
-
 static bool is_kind(SVal v, TypeKind k) { return v.k == V_RT && v.v->type->kind == k; }
 
 static TValue *view_arg(S *s, BArgs *a, int i, const char *fname, const char *what) {
@@ -112,7 +68,7 @@ static int default_swizzle(int inner_bytes) {
 static SVal b_smem(S *s, Node *call, Node *self) {
   static const Spec sp = {{"dtype", "shape", "buffers", "swizzle"}, 2};
   BArgs a;
-  if (!bind(s, call, self, "smem", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "smem", &sp, &a)) return sv_err();
   if (a.v[0].k != V_DTYPE || a.v[0].elem.dt == DT_PTR || a.v[0].elem.dt == DT_BOOL) {
     dg_error(s->c, a.loc[0], "smem needs a number dtype such as bf16, not %s", sv_desc(s, a.v[0]));
     return sv_err();
@@ -165,7 +121,7 @@ static SVal b_smem(S *s, Node *call, Node *self) {
 static SVal b_mbarrier(S *s, Node *call, Node *self) {
   static const Spec sp = {{"count", "arrive"}, 1};
   BArgs a;
-  if (!bind(s, call, self, "mbarrier", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "mbarrier", &sp, &a)) return sv_err();
   int64_t n, arrive = 1;
   if (!sm_const_int(s, a.v[0], a.loc[0], "the number of mbarriers", &n)) return sv_err();
   if (a.given[1] && !sm_const_int(s, a.v[1], a.loc[1], "the arrive count", &arrive)) return sv_err();
@@ -247,7 +203,7 @@ static SVal tile_slice(S *s, Node *call, BArgs *a) {
 static SVal b_slice(S *s, Node *call, Node *self) {
   static const Spec sp = {{"view", "dim", "offset", "size"}, 4};
   BArgs a;
-  if (!bind(s, call, self, "slice", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "slice", &sp, &a)) return sv_err();
   if (a.v[0].k == V_RT && a.v[0].v->type->kind == TY_TILE) return tile_slice(s, call, &a);
   TValue *v = view_arg(s, &a, 0, "slice", "the view");
   int64_t dim, size;
@@ -326,7 +282,7 @@ SVal sm_view_trans(S *s, TValue *v, Loc loc) {
 static SVal b_smem_load(S *s, Node *call, Node *self) {
   static const Spec sp = {{"view"}, 1};
   BArgs a;
-  if (!bind(s, call, self, "smem_load", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "smem_load", &sp, &a)) return sv_err();
   TValue *v = view_arg(s, &a, 0, "smem_load", "the view");
   if (!v) return sv_err();
   if (v->type->trans) {
@@ -340,7 +296,7 @@ static SVal b_smem_load(S *s, Node *call, Node *self) {
 static SVal b_smem_store(S *s, Node *call, Node *self) {
   static const Spec sp = {{"view", "value"}, 2};
   BArgs a;
-  if (!bind(s, call, self, "smem_store", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "smem_store", &sp, &a)) return sv_err();
   TValue *v = view_arg(s, &a, 0, "smem_store", "the view");
   if (!v) return sv_err();
   if (v->type->trans) {
@@ -364,7 +320,7 @@ static SVal b_bar_op(S *s, Node *call, Node *self, Opcode opc, const char *name)
   static const Spec sp2w = {{"bar", "phase"}, 2};
   BArgs a;
   const Spec *sp = opc == OP_BAR_ARRIVE ? &sp1 : opc == OP_BAR_EXPECT ? &sp2e : &sp2w;
-  if (!bind(s, call, self, name, sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, name, sp, &a)) return sv_err();
   TValue *b = bar_arg(s, &a, 0, name);
   if (!b) return sv_err();
   TValue *ops[2] = {b, NULL};
@@ -396,7 +352,7 @@ static SVal b_named_barrier(S *s, Node *call, Node *self, bool arrive) {
   static const Spec sp = {{"id", "threads"}, 2};
   const char *name = arrive ? "named_barrier_arrive" : "named_barrier";
   BArgs a;
-  if (!bind(s, call, self, name, &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, name, &sp, &a)) return sv_err();
   int64_t id = -1, th;
   TValue *dyn = NULL;
   if (a.v[0].k == V_INT) {
@@ -469,7 +425,7 @@ static SVal b_tma(S *s, Node *call, Node *self, bool load) {
   static const Spec sps = {{"desc", "coords", "src"}, 3};
   const char *name = load ? "tma_load" : "tma_store";
   BArgs a;
-  if (!bind(s, call, self, name, load ? &spl : &sps, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, name, load ? &spl : &sps, &a)) return sv_err();
   if (!is_kind(a.v[0], TY_TMA)) {
     dg_error(s->c, a.loc[0], "'%s' needs a TMA descriptor parameter (declared like 'a: tma<bf16, [128, 64]>'), not %s",
              name, sv_desc(s, a.v[0]));
@@ -496,7 +452,7 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
     dg_error(s->c, call->loc, "mma_wait on %s (tcgen05 completion through mbarriers) is not supported yet", s->c->arch);
     return sv_err();
   }
-  if (!bind(s, call, self, name, &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, name, &sp, &a)) return sv_err();
   int64_t n = 0;
   if (a.given[0] && !sm_const_int(s, a.v[0], a.loc[0], "the number of groups left in flight", &n)) return sv_err();
   if (n < 0 || n > 7) {
@@ -535,7 +491,7 @@ static bool in_one_warpgroup(S *s, Loc loc, const char *name) {
 static SVal b_mma_async(S *s, Node *call, Node *self) {
   static const Spec sp = {{"a", "b", "acc"}, 3};
   BArgs a;
-  if (!bind(s, call, self, "mma_async", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, "mma_async", &sp, &a)) return sv_err();
   if (s->c->sm != 90) {
     dg_error(s->c, call->loc, "mma_async on %s lowers to tcgen05.mma, which is not supported yet", s->c->arch);
     return sv_err();

@@ -91,11 +91,21 @@ bool sm_shape_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shap
 bool sm_unify(S *s, SVal *a, SVal *b, Loc loc, const char *opname);
 
 /* Builtins */
+/* A builtin's parameters: their names, the first nreq required. */
+typedef struct Spec {
+  const char *names[8];
+  int nreq;
+} Spec;
+
 typedef struct BArgs {
   SVal v[8];
   bool given[8];
   Loc loc[8];
 } BArgs;
+/* Bind a call's positional and keyword arguments (self first for method
+ * calls) to sp's parameters, evaluating each; reports unknown, repeated,
+ * surplus and missing arguments. Unset slots get the call's location. */
+bool sm_bind_args(S *s, Node *call, Node *self, const char *fname, const Spec *sp, BArgs *a);
 /* Returns true if `name` is a builtin (result in *out, errors reported). */
 bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out);
 SVal sm_expr(S *s, Node *n);
