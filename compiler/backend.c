@@ -131,6 +131,22 @@ static bool read_file(const char *path, Buf *out) {
   return !out->failed;
 }
 
+/* ptxas succeeds but says the kernel lost performance (e.g. C7520: every
+ * wgmma serialized): a silent 30% slowdown unless the user hears of it. */
+static void perf_warnings(Ctx *c, const Buf *log) {
+  const char *p = log->data;
+  while (p && *p) {
+    const char *e = strchr(p, '\n');
+    int n = e ? (int)(e - p) : (int)strlen(p);
+    if (memmem(p, (size_t)n, "Performance Loss", 16)) {
+      const char *q = memmem(p, (size_t)n, "(C", 2);
+      if (q) n -= (int)(q - p), p = q;
+      dg_warning(c, (Loc){0}, "ptxas: %.*s", n, p);
+    }
+    p = e ? e + 1 : NULL;
+  }
+}
+
 static bool assemble_ptxas(Ctx *c, const Buf *ptx, Buf *cubin) {
   char pbuf[4096];
   const char *ptxas = find_ptxas(c, pbuf, sizeof pbuf);
@@ -168,6 +184,7 @@ static bool assemble_ptxas(Ctx *c, const Buf *ptx, Buf *cubin) {
     int rc = run_capture(argv, &log);
     if (rc == 0 && read_file(out, cubin)) {
       ok = true;
+      perf_warnings(c, &log);
     } else {
       /* keep the PTX so the failure can be reproduced */
       char keep[4200];

@@ -133,6 +133,29 @@ static MlirValue b_desc(Lw *L, TValue *b, int64_t *step) {
   return wgmma_desc(L, addr_of(L, b));
 }
 
+/* An empty asm that "rewrites" the registers a wgmma batch reads (A
+ * fragments, accumulators), placed just before wgmma.fence: whatever
+ * computes them (conversions of P, rescaling of O) is then finished before
+ * the fence. Without it LLVM may sink that arithmetic past the fence, ptxas
+ * then injects warpgroup.arrive before each wgmma, and where it cannot
+ * prove those convergent it serializes every wgmma of the kernel (C7520). */
+static void fence_operands(Lw *L, MlirValue *v, int n) {
+  for (int b0 = 0; b0 < n; b0 += 120) {
+    int m = n - b0 < 120 ? n - b0 : 120;
+    Buf cons = {0};
+    MlirType *ft = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)m);
+    for (int i = 0; i < m; i++) {
+      ft[i] = mlirValueGetType(v[b0 + i]);
+      buf_printf(&cons, "%s=%s", i ? "," : "", mlirTypeEqual(ft[i], L->f32) ? "f" : "r");
+    }
+    for (int i = 0; i < m; i++) buf_printf(&cons, ",%d", i);
+    MlirType st = m == 1 ? ft[0] : mlirLLVMStructTypeLiteralGet(L->mc, m, ft, false);
+    MlirValue r = lw_asm(L, "// wgmma operands", cons.data, m, v + b0, st, true);
+    buf_free(&cons);
+    for (int i = 0; i < m; i++) v[b0 + i] = m == 1 ? r : lw_extract(L, r, i, ft[i]);
+  }
+}
+
 /* wgmma with A in registers (mma.sync A fragments per warp), B in shared
  * memory: the NVVM op takes descriptors only, so this one is PTX. */
 static bool mma_regs_a(Lw *L, TOp *op) {
@@ -162,7 +185,9 @@ static bool mma_regs_a(Lw *L, TOp *op) {
   MlirValue *cur = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)n);
   memcpy(cur, C->v, sizeof(MlirValue) * (size_t)n);
   MlirValue one = lw_i32(L, 1);
-  lw_op(L, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL);
+  /* every A word first, then the operand fence, then wgmma.fence */
+  int nw = 4 * (K / 16);
+  MlirValue *ops = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)(nw + n));
   for (int k = 0; k < K / 16; k++) {
     for (int p = 0; p < 4; p++) {
       int j0 = 2 * p, j1 = 2 * p + 1, c0[TC_MAX_RANK] = {0}, c1[TC_MAX_RANK] = {0};
@@ -174,8 +199,15 @@ static bool mma_regs_a(Lw *L, TOp *op) {
         return false;
       }
       MlirValue v = lw_vec_build(L, lw_vec_type(et, 2), 2, (MlirValue[]){A->v[r0], A->v[r1]});
-      args[p] = lw_cast(L, "llvm.bitcast", v, L->i32);
+      ops[4 * k + p] = lw_cast(L, "llvm.bitcast", v, L->i32);
     }
+  }
+  memcpy(ops + nw, cur, sizeof(MlirValue) * (size_t)n);
+  fence_operands(L, ops, nw + n);
+  memcpy(cur, ops + nw, sizeof(MlirValue) * (size_t)n);
+  lw_op(L, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL);
+  for (int k = 0; k < K / 16; k++) {
+    memcpy(args, ops + 4 * k, sizeof(MlirValue) * 4);
     MlirValue step = lw_int(L, L->i64, k * bstep);
     args[4] = k ? lw_bin(L, "arith.addi", db, step) : db;
     args[5] = one;
@@ -208,12 +240,15 @@ static bool lower_mma_async(Lw *L, TOp *op) {
   MlirType *ft = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)C->n);
   for (int i = 0; i < C->n; i++) ft[i] = L->f32;
   MlirType st = mlirLLVMStructTypeLiteralGet(L->mc, C->n, ft, false);
+  MlirValue *cv = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)C->n);
+  memcpy(cv, C->v, sizeof(MlirValue) * (size_t)C->n);
+  fence_operands(L, cv, C->n);
   MlirValue s = lw_op1(L, "llvm.mlir.undef", 0, NULL, st, 0, NULL);
   for (int i = 0; i < C->n; i++) {
     char pos[32];
     snprintf(pos, sizeof pos, "array<i64: %d>", i);
     MlirNamedAttribute at = lw_attr(L, "position", lw_pattr(L, pos));
-    s = lw_op1(L, "llvm.insertvalue", 2, (MlirValue[]){s, C->v[i]}, st, 1, &at);
+    s = lw_op1(L, "llvm.insertvalue", 2, (MlirValue[]){s, cv[i]}, st, 1, &at);
   }
   lw_op(L, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL);
   int64_t bstep;

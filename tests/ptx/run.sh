@@ -104,7 +104,11 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
       # the KV loop: checked in the SASS on the GPU machine); more is a regression
       sp=$(sed -n 's/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p' "$tmp/ptxas.log" | head -n 1)
       n=$((n+1))
-      if [ "${sp:-999}" -gt 32 ]; then echo "FAIL $name: ptxas spills ${sp:-?} bytes (> 32)"; fail=$((fail+1)); fi
+      if [ "${sp:-999}" -gt 48 ]; then echo "FAIL $name: ptxas spills ${sp:-?} bytes (> 48)"; fail=$((fail+1)); fi
+      # ptxas must not have to inject warpgroup.arrive (C7519) nor serialize
+      # the wgmmas (C7520: every MMA waited for, about 13% on J2)
+      check_not "$name" "ptxas injects no warpgroup.arrive" "$tmp/ptxas.log" "C7519"
+      check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7520|Performance Loss"
     fi
   fi
 done
@@ -113,6 +117,22 @@ if "$TILEC" --arch=sm_100a -D D=128 -o "$tmp/j.cubin" "$J" 2> "$tmp/err"; then
   echo "FAIL jfa/sm_100a: expected a 'not supported yet' diagnostic"; fail=$((fail+1))
 elif ! grep -q "error: mma_async on sm_100a lowers to tcgen05.mma, which is not supported yet" "$tmp/err"; then
   echo "FAIL jfa/sm_100a: unexpected diagnostic"; cat "$tmp/err"; fail=$((fail+1))
+fi
+
+# tilec passes on what ptxas says about lost performance as a warning (a
+# stand-in ptxas that reports C7520 and writes an empty cubin)
+cat > "$tmp/fake-ptxas" <<'SH'
+#!/bin/sh
+out=; while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+: > "$out"
+echo "ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async instructions are serialized due to a test in the function 'k'"
+SH
+chmod +x "$tmp/fake-ptxas"
+n=$((n+1))
+if ! "$TILEC" --ptxas="$tmp/fake-ptxas" -o "$tmp/va.cubin" examples/vector_add/vector_add.tile 2> "$tmp/err"; then
+  echo "FAIL ptxas warning: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+elif ! grep -q "warning: ptxas: (C7520) Potential Performance Loss: wgmma.mma_async instructions are serialized" "$tmp/err"; then
+  echo "FAIL ptxas warning: C7520 not reported"; cat "$tmp/err"; fail=$((fail+1))
 fi
 
 echo "ptx property checks: $((n-fail))/$n passed"
