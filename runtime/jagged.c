@@ -10,7 +10,10 @@
  *   2. list the segments in natural (b, m) order and sort them by cost,
  *      descending, with a stable counting sort (a qsort on unique (cost,
  *      index) keys when costs are far above the segment count: enormous KV
- *      sequences against few query blocks);
+ *      sequences against few query blocks); causal: sort the sequences by
+ *      their heaviest tile instead, keep each sequence's tiles together,
+ *      heaviest first, and deal them to the least-loaded CTA (L2 reuse of
+ *      its K/V and a makespan within one tile of the mean; deal_causal);
  *   3. walk the sorted segments, each as "for h: for m" -- which is the
  *      (b, h, m) tie order -- and deal the tiles in that order: rank k lands
  *      in pass p = k / num_ctas at lane r = k % num_ctas, which is CTA r on
@@ -173,6 +176,84 @@ void tile_jagged_schedule_free(tile_jagged_schedule *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* Causal schedules (zigzag on) are sequence-major: the sequences sorted by
+ * their heaviest tile, descending (ties in natural order), each dealt whole,
+ * heaviest query blocks first, all heads of a query block together.  A
+ * causal sequence's tiles span every cost from 1 to its maximum; sorting the
+ * tiles by cost would scatter a sequence over the whole run and fetch its K/V
+ * from DRAM again for each cost.  Dealt together, its tiles run at about the
+ * same time and share K/V in L2 (9% faster on J2, docs/perf.md).  Since the
+ * costs in this order are not monotonic, zigzag passes would balance them
+ * poorly; each tile goes instead to the CTA with the least work so far
+ * (ties: the lowest index), which keeps every CTA within one tile of the
+ * mean (Graham's list-scheduling bound) and keeps the tiles dealt together
+ * running together. */
+typedef struct causal_order {
+  const segment *seg;
+  const int64_t *first; /* first[g] .. first[g+1]-1: the segments of sequence group g */
+  const uint64_t *keys; /* groups in dealing order (low 32 bits: g) */
+  int64_t ng;
+  int H;
+} causal_order;
+
+/* The least-loaded CTA: a tournament tree over the CTAs' loads.  Node i
+ * (1 <= i < P) holds the load and index of the better of its children
+ * (less load, ties: lower index); leaf P + c is CTA c, leaves past num_ctas
+ * hold INT64_MAX.  Taking a tile updates one leaf-to-root path: log2(n)
+ * compare-and-copy steps on adjacent entries. */
+typedef struct ltree {
+  int64_t *load; /* 2 * P entries */
+  int32_t *idx;  /* 2 * P entries */
+  int P;
+} ltree;
+
+static void lt_init(ltree *t, int n) {
+  for (int i = 0; i < t->P; i++) t->load[t->P + i] = i < n ? 0 : INT64_MAX, t->idx[t->P + i] = i;
+  for (int i = t->P - 1; i >= 1; i--) { /* equal loads: the left child (lower index) wins */
+    int w = t->load[2 * i + 1] < t->load[2 * i] ? 2 * i + 1 : 2 * i;
+    t->load[i] = t->load[w], t->idx[i] = t->idx[w];
+  }
+}
+
+static inline int32_t lt_take(ltree *t, int64_t cost) {
+  int32_t c = t->idx[1];
+  int i = t->P + c;
+  t->load[i] += cost;
+  for (i >>= 1; i >= 1; i >>= 1) {
+    int l = 2 * i, r = l + 1;
+    int w = (t->load[r] < t->load[l] || (t->load[r] == t->load[l] && t->idx[r] < t->idx[l])) ? r : l;
+    t->load[i] = t->load[w], t->idx[i] = t->idx[w];
+  }
+  return c;
+}
+
+/* Walk the tiles in dealing order.  cta == NULL is not allowed; with
+ * t != NULL each tile is given to the least-loaded CTA and its choice
+ * recorded in cta[k] (and counted in pos[]); with t == NULL the recorded
+ * choices place the tiles at work[4 * pos[c]++].  Returns the total cost. */
+static int64_t deal_causal(const causal_order *o, ltree *t, int32_t *cta, int32_t *work, int32_t *pos) {
+  int64_t total = 0, k = 0;
+  for (int64_t g = 0; g < o->ng; g++) {
+    int64_t gi = (int64_t)(o->keys[g] & 0xffffffffu);
+    for (int64_t q = o->first[gi + 1] - 1; q >= o->first[gi]; q--) {
+      const segment *s = &o->seg[q];
+      for (int32_t m = s->m_hi; m >= s->m_lo; m--)
+        for (int h = 0; h < o->H; h++, k++) {
+          total += s->cost;
+          if (t) {
+            int32_t c = lt_take(t, s->cost);
+            cta[k] = c;
+            pos[c]++;
+            continue;
+          }
+          int32_t *w = work + 4 * (int64_t)pos[cta[k]]++;
+          w[0] = s->b, w[1] = h, w[2] = m, w[3] = s->cost;
+        }
+    }
+  }
+  return total;
+}
+
 /* Build into out, reusing its arrays when they are large enough. */
 static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out) {
   out->ntiles = out->total_cost = out->max_cta_cost = out->max_tile_cost = 0;
@@ -270,6 +351,38 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
       for (int h = 0; h < H; h++)
         for (int64_t k = i; k < j; k++) deal_segment(&d, &seg[k], h, h + 1);
     }
+  } else if (c.causal) {
+    /* 2'', 3''. Causal: sequence-major, dealt greedily (see deal_causal). */
+    int64_t ns = list_segments(&c, B, SEG_LIST, seg, NULL);
+    uint64_t *keys = malloc((size_t)(ns ? ns : 1) * sizeof *keys);
+    int64_t *first = malloc((size_t)(ns + 1) * sizeof *first);
+    int P = 1;
+    while (P < n) P <<= 1;
+    int32_t *fill = calloc((size_t)n, sizeof *fill), *idx = malloc((size_t)2 * P * sizeof *idx);
+    int64_t *load = malloc((size_t)2 * P * sizeof *load);
+    int32_t *cta = malloc((size_t)(ntiles ? ntiles : 1) * sizeof *cta);
+    if (!keys || !first || !fill || !idx || !load || !cta) {
+      free(keys), free(first), free(fill), free(idx), free(load), free(cta);
+      goto nomem;
+    }
+    int64_t ng = 0;
+    for (int64_t i = 0, j; i < ns; i = j, ng++) {
+      for (j = i + 1; j < ns && seg[j].b == seg[i].b; j++) {}
+      first[ng] = i; /* a sequence's segments: ascending m, ascending cost */
+      keys[ng] = (uint64_t)(INT32_MAX - seg[j - 1].cost) << 32 | (uint64_t)ng;
+    }
+    first[ng] = ns;
+    qsort(keys, (size_t)ng, sizeof *keys, key_cmp);
+    causal_order o = {seg, first, keys, ng, H};
+    ltree t = {load, idx, P};
+    lt_init(&t, n);
+    deal_causal(&o, &t, cta, NULL, fill); /* choose (and count) */
+    out->cta_start[0] = 0;
+    for (int i = 0; i < n; i++) out->cta_start[i + 1] = out->cta_start[i] + fill[i];
+    memcpy(fill, out->cta_start, (size_t)n * sizeof *fill);
+    d.total = deal_causal(&o, NULL, cta, out->work, fill); /* place */
+    memcpy(cta_cost, load + P, (size_t)n * sizeof *load);
+    free(keys), free(first), free(fill), free(idx), free(load), free(cta);
   } else if (maxcost <= nseg + (1 << 16)) {
     /* 2, 3. Counting sort, highest cost first; ties keep natural order. */
     pos = calloc((size_t)maxcost + 1, sizeof *pos);

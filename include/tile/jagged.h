@@ -8,7 +8,9 @@
  * BLOCK_N-wide KV blocks it visits, causal-aware), sorts them by cost,
  * descending, and deals them to `num_ctas` per-CTA work lists in zigzag
  * (boustrophedon) order, so every CTA of the persistent kernel gets about the
- * same amount of KV work.  docs/runtime.md ("Jagged tile scheduling") has the
+ * same amount of KV work.  Causal batches are dealt sequence-major instead
+ * (sequences by their heaviest tile, each one's tiles together, heaviest
+ * first, each to the least-loaded CTA) so a sequence's K/V is shared in L2.  docs/runtime.md ("Jagged tile scheduling") has the
  * cost model and the layout the kernel reads.
  *
  * Pure host code: no driver, no GPU.  Errors are TILE_ERR_INVALID (or
@@ -38,7 +40,8 @@ typedef struct tile_jagged_params {
   int causal;            /* self-attention only: query i sees keys j <= i */
   int64_t num_q;         /* broadcast-Q: rows of the dense Q shared by every sequence; 0 = self-attention */
   int num_ctas;          /* work lists to build (one per CTA of the persistent grid), 1 .. TILE_JAGGED_MAX_CTAS */
-  int zigzag;            /* 1: sort by cost, descending (ties in (b, h, m) order), deal in zigzag;
+  int zigzag;            /* 1: sort by cost, descending (ties in (b, h, m) order), deal in zigzag
+                            (causal: sequence-major, least-loaded CTA; docs/runtime.md);
                             0: natural (b, h, m) order, round robin (the baseline) */
 } tile_jagged_params;
 

@@ -6,7 +6,9 @@
  *   - random batches (self, causal, broadcast-Q; int32 and int64 offsets;
  *     empty sequences; more CTAs than tiles) against a brute-force reference:
  *     the same lists tile for tile, every tile exactly once, costs
- *     non-increasing in the global dealing order, the reported totals;
+ *     non-increasing in the global dealing order (causal: sequence-major,
+ *     each tile to the least-loaded CTA, within one tile of the mean), the
+ *     reported totals;
  *   - empty sequences (no tiles in self mode, cost-0 tiles in broadcast-Q);
  *   - the qsort path for costs far above the tile count;
  *   - bad parameters and offsets rejected with messages;
@@ -79,13 +81,24 @@ static int64_t ref_cost(int64_t Lkv, int64_t q1, int bn, int causal) {
 
 typedef struct rtile {
   int32_t b, h, m, cost;
-  int64_t idx; /* natural index */
+  int64_t idx;     /* natural index */
+  int32_t seqcost; /* the heaviest tile of its sequence */
 } rtile;
 
 static int rtile_cmp(const void *a, const void *b) {
   const rtile *x = a, *y = b;
   if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
   return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Causal: sequences by their heaviest tile (descending, then in order), a
+ * sequence's tiles by query block (descending), then head. */
+static int rtile_causal_cmp(const void *a, const void *b) {
+  const rtile *x = a, *y = b;
+  if (x->seqcost != y->seqcost) return x->seqcost > y->seqcost ? -1 : 1;
+  if (x->b != y->b) return x->b < y->b ? -1 : 1;
+  if (x->m != y->m) return x->m > y->m ? -1 : 1;
+  return x->h < y->h ? -1 : x->h > y->h;
 }
 
 /* The reference schedule: enumerate, sort (or not), deal pass by pass. */
@@ -103,11 +116,16 @@ static void ref_schedule(const tile_jagged_params *p, int32_t **work_out, int32_
         if (nt == cap) t = realloc(t, (size_t)(cap *= 2) * sizeof *t);
         int64_t q1 = (m + 1) * p->block_m < rows ? (m + 1) * p->block_m : rows;
         t[nt] = (rtile){(int32_t)b, h, (int32_t)m, (int32_t)ref_cost(L, q1, p->block_n, p->causal),
-                        nt};
+                        nt, 0};
         nt++;
       }
   }
-  if (p->zigzag) qsort(t, (size_t)nt, sizeof *t, rtile_cmp);
+  for (int64_t i = 0, j; i < nt; i = j) { /* the heaviest tile of each sequence */
+    int32_t mx = 0;
+    for (j = i; j < nt && t[j].b == t[i].b; j++) mx = t[j].cost > mx ? t[j].cost : mx;
+    for (int64_t k = i; k < j; k++) t[k].seqcost = mx;
+  }
+  if (p->zigzag) qsort(t, (size_t)nt, sizeof *t, p->causal ? rtile_causal_cmp : rtile_cmp);
   int n = p->num_ctas;
   int64_t *cnt = calloc((size_t)n, sizeof *cnt), *load = calloc((size_t)n, sizeof *load);
   int *cta_of = malloc((size_t)(nt ? nt : 1) * sizeof *cta_of);
@@ -115,6 +133,11 @@ static void ref_schedule(const tile_jagged_params *p, int32_t **work_out, int32_
     int64_t pass = k / n;
     int r = (int)(k % n);
     int c = (p->zigzag && pass % 2 == 1) ? n - 1 - r : r;
+    if (p->zigzag && p->causal) { /* causal: the least-loaded CTA, ties to the lowest index */
+      c = 0;
+      for (int i = 1; i < n; i++)
+        if (load[i] < load[c]) c = i;
+    }
     cta_of[k] = c;
     cnt[c]++;
     load[c] += t[k].cost;
@@ -165,13 +188,16 @@ static void check_against_ref(const tile_jagged_params *p, const tile_jagged_sch
   assert_memory_equal(s->cta_start, rs, (size_t)(p->num_ctas + 1) * sizeof(int32_t));
   if (rnt) assert_memory_equal(s->work, rw, (size_t)rnt * 4 * sizeof(int32_t));
   /* Independently of the reference: costs non-increasing in dealing order
-   * (zigzag), every tile exactly once (set equality after sorting). */
+   * (zigzag, not causal), every tile exactly once (set equality after
+   * sorting); causal zigzag: within one tile of the mean (Graham). */
   int64_t maxc = 0;
   for (int64_t k = 0; k < s->ntiles; k++) {
-    const int32_t *w = dealt(s, k, p->zigzag);
+    const int32_t *w = (p->zigzag && p->causal) ? s->work + 4 * k : dealt(s, k, p->zigzag);
     if (w[3] > maxc) maxc = w[3];
-    if (p->zigzag && k) assert_true(dealt(s, k - 1, 1)[3] >= w[3]);
+    if (p->zigzag && !p->causal && k) assert_true(dealt(s, k - 1, 1)[3] >= w[3]);
   }
+  if (p->zigzag && p->causal)
+    assert_true(s->max_cta_cost <= (s->total_cost + p->num_ctas - 1) / p->num_ctas + s->max_tile_cost);
   assert_int_equal(s->max_tile_cost, maxc);
   if (rnt) {
     int32_t *a = malloc((size_t)rnt * 16), *b = malloc((size_t)rnt * 16);
@@ -586,7 +612,8 @@ static void test_huge_batch(void **state) {
       if (sum > mk) mk = sum;
     }
     assert_int_equal(mk, s.max_cta_cost);
-    for (int64_t k = 1; k < s.ntiles; k++) assert_true(dealt(&s, k - 1, 1)[3] >= dealt(&s, k, 1)[3]);
+    if (!causal) /* causal schedules are sequence-major, dealt to the least-loaded CTA */
+      for (int64_t k = 1; k < s.ntiles; k++) assert_true(dealt(&s, k - 1, 1)[3] >= dealt(&s, k, 1)[3]);
     tile_jagged_schedule_free(&s), tile_jagged_schedule_free(&base);
   }
   free(len), free(o64), free(o32);
