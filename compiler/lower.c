@@ -184,6 +184,23 @@ LV *lw_new(Lw *L, int n) {
 
 void lw_set(TValue *v, LV *lv) { v->lw = lv; }
 
+/* Remember a shared-memory allocation made outside tasks (see lower_tasks). */
+void lw_note_smem(Lw *L, TValue *v, int off) {
+  if (L->replica.ptr) return; /* made inside a task: already task-local */
+  if (L->nsmem_vals == L->smem_cap) {
+    int cap = L->smem_cap ? 2 * L->smem_cap : 16;
+    TValue **nv = ar_alloc(&L->c->arena, sizeof(TValue *) * (size_t)cap);
+    int *no = ar_alloc(&L->c->arena, sizeof(int) * (size_t)cap);
+    if (L->nsmem_vals) {
+      memcpy(nv, L->smem_vals, sizeof(TValue *) * (size_t)L->nsmem_vals);
+      memcpy(no, L->smem_offs, sizeof(int) * (size_t)L->nsmem_vals);
+    }
+    L->smem_vals = nv, L->smem_offs = no, L->smem_cap = cap;
+  }
+  L->smem_vals[L->nsmem_vals] = v;
+  L->smem_offs[L->nsmem_vals++] = off;
+}
+
 LV *lw_get(Lw *L, TValue *v) {
   if (!v->lw) {
     dg_ice(L->c, v->def ? v->def->loc : (Loc){0}, "value %%%d used before it was lowered", v->id);
@@ -564,12 +581,30 @@ static void lower_tasks(Lw *L, TOp *op) {
     for (int j = 0; j < i; j++) first_rep += op->regions[j]->replicas;
     L->bar_id = lw_bin(L, "arith.addi", rep, lw_i32(L, 8 + first_rep));
     L->bar_threads = tb->warps * 32;
+    /* The task's own copy of the shared-memory base address, and of every
+     * kernel-level buffer and mbarrier address derived from it. Shared by
+     * all tasks, the base is one register live across the whole kernel and
+     * ptxas keeps it (and the ring-slot and descriptor arithmetic on it)
+     * off the uniform datapath: with it R2UR moves per wgmma and divergence
+     * bookkeeping around every mbarrier wait, 6% of the JFA KV loop. An
+     * opaque mov per task keeps the address a short-lived constant. */
+    MlirValue saved_smem = L->smem;
+    L->smem = lw_cast(L, "llvm.inttoptr", lw_asm(L, "mov.u64 $0, tile_smem;", "=l", 0, NULL, L->i64, true), L->ptr3);
+    LV **saved_vals = ar_alloc(&L->c->arena, sizeof(LV *) * (size_t)(L->nsmem_vals ? L->nsmem_vals : 1));
+    int nsaved = L->nsmem_vals;
+    for (int j = 0; j < nsaved; j++) {
+      TValue *sv = L->smem_vals[j];
+      saved_vals[j] = sv->lw;
+      LV *lv = lw_new(L, 1);
+      lv->v[0] = lw_gep(L, L->smem, lw_i32(L, L->smem_offs[j]), L->i8, L->ptr3);
+      lw_set(sv, lv);
+    }
     /* scratch: one slice per replica after the earlier tasks' slices, sized
      * by what this task's own conversions need (patched once lowered), so a
      * producer that converts nothing costs no shared memory */
     MlirValue stride = lw_i32(L, 0);
     MlirValue idx = lw_bin(L, "arith.addi", lw_i32(L, L->task_scratch), lw_bin(L, "arith.muli", rep, stride));
-    L->scratch = lw_gep(L, saved_scratch, idx, L->i8, L->ptr3);
+    L->scratch = lw_gep(L, lw_gep(L, L->smem, lw_i32(L, L->kf->smem_static), L->i8, L->ptr3), idx, L->i8, L->ptr3);
     int saved_max = L->smem_max;
     L->smem_max = 0;
     lower_block(L, tb);
@@ -577,6 +612,8 @@ static void lower_tasks(Lw *L, TOp *op) {
     mlirOperationSetAttributeByName(mlirOpResultGetOwner(stride), sref("value"), mlirIntegerAttrGet(L->i32, task_stride));
     L->task_scratch += task_stride * tb->replicas;
     L->smem_max = saved_max;
+    for (int j = 0; j < nsaved; j++) lw_set(L->smem_vals[j], saved_vals[j]);
+    L->smem = saved_smem;
     lw_end_if(L, &body, active);
     L->entry = saved_entry;
     L->prologue_end = saved_pe;
@@ -727,7 +764,14 @@ static void lower_kernel(Lw *L, TFunc *f) {
   /* prologue: thread ids and the shared-memory base */
   L->tid = sreg(L, "nvvm.read.ptx.sreg.tid.x");
   L->lane = lw_bin(L, "arith.andi", L->tid, lw_i32(L, 31));
-  L->warp = lw_bin(L, "arith.shrui", L->tid, lw_i32(L, 5));
+  /* the warp index through redux.sync: REDUX writes a uniform register, so
+   * ptxas knows the warp index -- and the task replica, its named barrier
+   * and every loop bound computed from them -- is warp-uniform. Without it
+   * a causal kernel's KV loop bound (which depends on the replica's first
+   * query row) left the whole loop off the uniform datapath. Volatile, so
+   * it stays here at the entry, where every lane of every warp is active. */
+  L->warp = lw_asm(L, "redux.sync.min.u32 $0, $1, -1;", "=r,r", 1,
+                   (MlirValue[]){lw_bin(L, "arith.shrui", L->tid, lw_i32(L, 5))}, L->i32, true);
   MlirNamedAttribute g = lw_attr(L, "global_name", mlirFlatSymbolRefAttrGet(L->mc, sref("tile_smem")));
   L->smem = lw_op1(L, "llvm.mlir.addressof", 0, NULL, L->ptr3, 1, &g);
   L->scratch = lw_gep(L, L->smem, lw_i32(L, f->smem_static), L->i8, L->ptr3);

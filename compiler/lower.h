@@ -36,6 +36,9 @@ typedef struct Lw {
   MlirValue task_warp;      /* warp index inside the task replica */
   int smem_max;             /* bytes of scratch shared memory used (per group) */
   int task_scratch;         /* bytes of scratch taken by the task replicas lowered so far */
+  TValue **smem_vals;       /* kernel-level shared-memory allocations (buffers, mbarriers) ... */
+  int *smem_offs;           /* ... and their byte offsets: re-derived inside each task */
+  int nsmem_vals, smem_cap;
   TCoord *coords;
   MlirType i1, i8, i16, i32, i64, f16, bf16, f32, f64, ptr1, ptr3, vd;
 } Lw;
@@ -69,6 +72,7 @@ MlirType lw_vec_type(MlirType elem, int n);
 LV *lw_get(Lw *L, TValue *v);
 LV *lw_new(Lw *L, int n);
 void lw_set(TValue *v, LV *lv);
+void lw_note_smem(Lw *L, TValue *v, int off);
 bool lw_linear(Lw *L, const TValue *v, LinLayout *out);
 
 /* layout machinery (lower_ops.c) */

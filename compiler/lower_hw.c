@@ -339,10 +339,12 @@ bool lw_hw_op(Lw *L, TOp *op) {
   switch (op->opc) {
   case OP_SMEM_ALLOC:
     set1(L, op->res[0], byte_gep(L, L->smem, lw_i32(L, op->ival)));
+    lw_note_smem(L, op->res[0], op->ival);
     return true;
   case OP_BAR_ALLOC: {
     MlirValue base = byte_gep(L, L->smem, lw_i32(L, op->ival));
     set1(L, op->res[0], base);
+    lw_note_smem(L, op->res[0], op->ival);
     IfScope sc;
     elected(L, &sc);
     for (int i = 0; i < op->res[0]->type->nbuf; i++) {

@@ -203,6 +203,32 @@ else
   fi
 fi
 
+# nvdisasm, for the tests only (tests/ptx/sass_props.sh checks the SASS of
+# the Hopper kernels): the toolkit's, else NVIDIA's PyPI wheel in
+# build/cuda-pypi-tools.  Optional: without it those checks say SKIP.
+NVDIS_REQ=${TILE_NVDISASM_PYPI:-nvidia-cuda-nvdisasm>=13,<14}
+TOOLS_DIR=$B/cuda-pypi-tools
+have_nvdisasm() {
+  for c in "${TILE_NVDISASM:-}" "${CUDA_HOME:+$CUDA_HOME/bin/nvdisasm}" /usr/local/cuda/bin/nvdisasm \
+           "$(command -v nvdisasm 2> /dev/null || true)"; do
+    [ -n "$c" ] && [ -x "$c" ] && return 0
+  done
+  [ -d "$TOOLS_DIR" ] && [ -n "$(find "$TOOLS_DIR" -path '*/bin/nvdisasm' -type f 2> /dev/null | head -1)" ]
+}
+if ! have_nvdisasm; then
+  if [ $check -eq 1 ]; then
+    info "optional: nvdisasm (would pip install '$NVDIS_REQ' into $TOOLS_DIR for the SASS checks)"
+  elif "$PYTHON" -m pip --version > /dev/null 2>&1; then
+    say "installing nvdisasm for the SASS checks: pip install --target $TOOLS_DIR '$NVDIS_REQ'"
+    mkdir -p "$B"
+    PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore \
+      "$PYTHON" -m pip install -q --no-deps --no-input --target "$TOOLS_DIR" "$NVDIS_REQ" ||
+      say "warning: could not install $NVDIS_REQ: the SASS checks will be skipped"
+  else
+    say "note: no pip: the SASS checks (nvdisasm) will be skipped"
+  fi
+fi
+
 if [ $check -eq 1 ]; then
   [ $status -eq 0 ] && info "everything present"
   exit $status

@@ -10,7 +10,7 @@ for t in "$B"/tests/test_*; do
   echo "== $(basename "$t")"
   if ! "$t"; then echo "FAILED: $t"; fail=1; fi
 done
-for s in tests/golden/run.sh tests/ptx/run.sh tests/ptx/gemm_props.sh; do
+for s in tests/golden/run.sh tests/ptx/run.sh tests/ptx/gemm_props.sh tests/ptx/sass_props.sh; do
   [ -f "$s" ] || continue
   echo "== $s"
   if ! B=$B sh "$s"; then echo "FAILED: $s"; fail=1; fi

@@ -100,11 +100,11 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
     if ! "$PTXAS" -arch=sm_90a -v "$ptx" -o "$tmp/$name.cubin" > "$tmp/ptxas.log" 2>&1; then
       echo "FAIL $name: ptxas failed"; cat "$tmp/ptxas.log"; fail=$((fail+1))
     else
-      # a few words are spilled in the per-tile set-up at D = 128 (none in
-      # the KV loop: checked in the SASS on the GPU machine); more is a regression
+      # no spills (since the warp index is known warp-uniform: before, the
+      # per-tile set-up at D = 128 spilled 16-40 bytes)
       sp=$(sed -n 's/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p' "$tmp/ptxas.log" | head -n 1)
       n=$((n+1))
-      if [ "${sp:-999}" -gt 48 ]; then echo "FAIL $name: ptxas spills ${sp:-?} bytes (> 48)"; fail=$((fail+1)); fi
+      if [ "${sp:-999}" -gt 0 ]; then echo "FAIL $name: ptxas spills ${sp:-?} bytes"; fail=$((fail+1)); fi
       # ptxas must not have to inject warpgroup.arrive (C7519) nor serialize
       # the wgmmas (C7520: every MMA waited for, about 13% on J2)
       check_not "$name" "ptxas injects no warpgroup.arrive" "$tmp/ptxas.log" "C7519"
