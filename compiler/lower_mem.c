@@ -173,6 +173,15 @@ bool lw_load_op(Lw *L, TOp *op) {
     LV *out = lw_new(L, 1);
     if (!masked) out->v[0] = lw_load(L, P->v[0], et, eb);
     else pred_load(L, P->v[0], Mk->v[0], 1, et, eb, &O->v[0], &out->v[0]);
+    /* Scalars are warp-uniform in Tile (all control flow on them is), but
+     * ptxas cannot know it of a loaded value: through redux.sync (REDUX
+     * writes a uniform register) it does, and loops and branches on work
+     * items and sequence bounds keep the kernel's address and barrier
+     * arithmetic on the uniform datapath (tests/ptx/sass_props.sh).
+     * Volatile: LLVM must not sink it into an elected-thread region (a TMA
+     * coordinate), where redux.sync over the full warp would hang. */
+    if (mlirTypeEqual(mlirValueGetType(out->v[0]), L->i32))
+      out->v[0] = lw_asm(L, "redux.sync.min.u32 $0, $1, -1;", "=r,r", 1, &out->v[0], L->i32, true);
     lw_set(r, out);
     return true;
   }

@@ -155,6 +155,13 @@ static void assign_op(P *p, TOp *op) {
     if (op->opc == OP_STORE && val && is_tile(val) && !is_cheap(val, 0) && lay(val) && lay(val)->kind == LY_MMA &&
         ax_get(c, op->opnds[0])->contig[val->type->rank - 1] >= 2)
       l = lay(val);
+    /* A small vector reduced from an MMA result (an attention kernel's row
+     * statistics, LSE) is stored from the registers that hold it, one
+     * owner per element, instead of through shared memory and two
+     * barriers to coalesce a few hundred bytes. */
+    if (op->opc == OP_STORE && val && is_tile(val) && !is_cheap(val, 0) && lay(val) && lay(val)->kind == LY_SLICE &&
+        lay(val)->parent->kind == LY_MMA && ty_numel(val->type) <= 32 * p->warps)
+      l = lay(val);
     for (int i = 0; i < op->nopnds; i++) require(p, op, i, l);
     if (r) set_layout(p, r, l);
     return;

@@ -56,9 +56,10 @@ $(B)/examples/examples_jit_static.xz: $(B)/examples/examples_jit_static
 # `make gpu-bundle`, then run tests/gpu/run.sh with B=build-gpu, carrying build-gpu.
 GPU_B := build-gpu
 .PHONY: gpu-bundle
-gpu-bundle: examples jit-static prims
+gpu-bundle: examples jit-static prims jfa-ab
 	rm -rf $(GPU_B) && mkdir -p $(GPU_B)/examples $(GPU_B)/tests $(GPU_B)/bin
 	cp $(B)/examples/*_host $(B)/examples/*.sm_90a.cubin $(B)/examples/examples_jit_static.xz $(GPU_B)/examples/
+	cp -r $(B)/examples/ab $(GPU_B)/examples/
 	mkdir -p $(GPU_B)/shared-bench && cp -r ../shared/bench/. $(GPU_B)/shared-bench/ 2>/dev/null || true
 	mkdir -p $(GPU_B)/lib $(GPU_B)/tests/prims && cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 $(GPU_B)/lib/
 	cp $(B)/gpu/test_prims $(GPU_B)/tests/ && cp $(B)/tests/prims/*.cubin $(GPU_B)/tests/prims/
@@ -115,3 +116,18 @@ $(B)/examples/jfa_host: $(JFA_DIR)/jfa_host.c $(JFA_DIR)/jfa.c $(JFA_DIR)/jfa.h 
 .PHONY: jfa
 jfa: $(JFA_CUBINS) $(JFA_CUBINS:.cubin=.ptx) $(B)/examples/jfa_host
 examples: jfa
+
+# Kernel options not on by default, built for an A/B run beside the default
+# kernel (tests/gpu/jfa.sh ab): $(B)/examples/ab/NAME/ holds all six cubins.
+JFA_AB := skip_idle:SKIP_IDLE=true kv_first:KV_FIRST=true
+jfa_ab_name = $(word 1,$(subst :, ,$(1)))
+jfa_ab_flags = $(addprefix -D ,$(subst +, ,$(word 2,$(subst :, ,$(1)))))
+define jfa_ab_rules
+$(B)/examples/ab/$(call jfa_ab_name,$(1))/jfa_fwd.d$(2).$(3).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(2) $(call jfa_defs,$(3)) $(call jfa_pipe,$(2)) $(call jfa_ab_flags,$(1)) -o $$@ $(JFA_DIR)/jfa_fwd.tile
+endef
+$(foreach a,$(JFA_AB),$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_ab_rules,$(a),$(d),$(v))))))
+JFA_AB_CUBINS := $(foreach a,$(JFA_AB),$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(B)/examples/ab/$(call jfa_ab_name,$(a))/jfa_fwd.d$(d).$(v).sm_90a.cubin)))
+.PHONY: jfa-ab
+jfa-ab: $(JFA_AB_CUBINS)

@@ -3,7 +3,8 @@
 # cases, compute-sanitizer on small ones, the benchmark suites, and the peers
 # (PyTorch's jagged paths) in the same run. Build here with `make gpu-bundle`,
 # run on the GPU machine with B=build-gpu carried:
-#   B=build-gpu OUT=$OUT sh tests/gpu/jfa.sh [check] [san] [bench] [peers]
+#   B=build-gpu OUT=$OUT sh tests/gpu/jfa.sh [check] [san] [bench] [peers] [ab]
+# (ab: the default kernel beside each option built by `make jfa-ab`)
 B=${B:-build}
 OUT=${OUT:-/tmp/jfa-out}
 mkdir -p "$OUT"
@@ -25,6 +26,17 @@ for s in $steps; do
   bench)
     echo "== jfa: benchmark suites"
     "$B/examples/jfa_host" --cubins "$B/examples" --bench "$B/shared-bench/suites" 2>&1 | tee "$OUT/jfa_bench.txt" || rc=1 ;;
+  ab)
+    # the default kernel, then each option of $B/examples/ab/* (make jfa-ab),
+    # in one run: every suite's time and sampled correctness
+    echo "== jfa: A/B of the kernel options (same run)"
+    for d in "$B/examples" "$B"/examples/ab/*; do
+      [ -d "$d" ] || continue
+      name=$(basename "$d"); [ "$d" = "$B/examples" ] && name=default
+      "$B/examples/jfa_host" --cubins "$d" --bench "$B/shared-bench/suites" > "$OUT/jfa_ab_$name.txt" 2>&1 || rc=1
+      grep -E "^(J[0-9]|D8k) " "$OUT/jfa_ab_$name.txt" | grep -v "checked=" | sed "s/^/$name /"
+      grep -q "ALL OK" "$OUT/jfa_ab_$name.txt" || { echo "$name: a sampled check FAILED"; rc=1; }
+    done ;;
   peers)
     echo "== peers (PyTorch) on the same suites"
     python3 "$B/shared-bench/peers.py" "$B/shared-bench/suites" ${PEERS:+--peers $PEERS} --json "$OUT/peers.json" 2>&1 | tee "$OUT/peers.txt" || rc=1 ;;
