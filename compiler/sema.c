@@ -2269,6 +2269,14 @@ bool sm_build(Ctx *c, Program *p, TModule *m) {
     if (!found) dg_plain(c, "-D %s: no kernel has a constant parameter named '%s'", c->opts.defines[d].name,
                          c->opts.defines[d].name);
   }
+  /* Every constant of the user's files is checked, used or not (a typed
+   * constant whose value does not fit its type is an error even before a
+   * kernel reads it); generic functions stay checked where they are used. */
+  for (int i = 0; i < p->consts.len && !dg_too_many(c); i++) {
+    ConstDecl *d = p->consts.data[i];
+    Sym *y = global_find(&s, d->name);
+    if (y && y->kind == SYM_CONST_DECL && y->decl == d && !d->loc.src->builtin) eval_const_decl(&s, y);
+  }
   int nk = 0;
   for (int i = 0; i < p->funcs.len && !dg_too_many(c); i++) {
     Func *f = p->funcs.data[i];
