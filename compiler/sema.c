@@ -1064,6 +1064,34 @@ static SVal check_type(S *s, SVal v, TypeExpr *te, Loc loc, const char *what) {
   return v;
 }
 
+/* A compile-time value given a declared scalar type (a typed constant or
+ * `const` parameter): it stays a compile-time value, converted or checked
+ * against the type. `what` names it in messages. */
+static SVal typed_const(S *s, SVal v, TypeExpr *type, Loc loc, const char *what) {
+  Type *t;
+  Elem e;
+  if (!type_expr(s, type, &t, &e)) return sv_err();
+  if (t->kind != TY_SCALAR || e.dt == DT_PTR) {
+    dg_error(s->c, type->loc, "a constant has a scalar type such as i32 or f32");
+    return sv_err();
+  }
+  if (ty_is_float((DType)e.dt)) return sv_float(v.k == V_FLOAT ? v.f : (double)v.i, (DType)e.dt);
+  if (e.dt == DT_BOOL) {
+    if (v.k == V_BOOL) return v;
+    dg_error(s->c, loc, "%s is declared bool but is %s", what, sv_desc(s, v));
+    return sv_err();
+  }
+  if (v.k == V_FLOAT) {
+    dg_error(s->c, loc, "%s is declared %s but its value %g is not an integer", what, ty_dtype_name((DType)e.dt), v.f);
+    return sv_err();
+  }
+  if (v.k == V_BOOL) {
+    dg_error(s->c, loc, "%s is declared %s but is %s", what, ty_dtype_name((DType)e.dt), sv_desc(s, v));
+    return sv_err();
+  }
+  return fold_typed(s, sv_int(v.i, DT_VOID), (DType)e.dt, loc);
+}
+
 static SVal eval_const_decl(S *s, Sym *y) {
   if (y->state == 2) return y->val;
   if (y->state == 1) {
@@ -1085,31 +1113,8 @@ static SVal eval_const_decl(S *s, Sym *y) {
     dg_error(s->c, y->decl->value->loc, "the value of constant '%s' is not known at compile time", y->name);
     v = sv_err();
   }
-  if (y->decl->type && sv_is_const(v)) {
-    Type *t;
-    Elem e;
-    if (type_expr(s, y->decl->type, &t, &e)) {
-      if (t->kind != TY_SCALAR || e.dt == DT_PTR) {
-        dg_error(s->c, y->decl->type->loc, "a constant has a scalar type such as i32 or f32");
-        v = sv_err();
-      } else if (ty_is_float((DType)e.dt)) {
-        v = sv_float(v.k == V_FLOAT ? v.f : (double)v.i, (DType)e.dt);
-      } else if (e.dt == DT_BOOL) {
-        if (v.k != V_BOOL) {
-          dg_error(s->c, y->decl->value->loc, "constant '%s' is declared bool but is %s", y->name, sv_desc(s, v));
-          v = sv_err();
-        }
-      } else if (v.k == V_FLOAT) {
-        dg_error(s->c, y->decl->value->loc, "constant '%s' is declared %s but its value %g is not an integer",
-                 y->name, ty_dtype_name((DType)e.dt), v.f);
-        v = sv_err();
-      } else {
-        v = fold_typed(s, sv_int(v.i, DT_VOID), (DType)e.dt, y->decl->value->loc);
-      }
-    } else {
-      v = sv_err();
-    }
-  }
+  if (y->decl->type && sv_is_const(v))
+    v = typed_const(s, v, y->decl->type, y->decl->value->loc, ar_printf(&s->c->arena, "constant '%s'", y->name));
   s->scope = saved;
   y->val = v;
   y->state = 2;
@@ -1844,9 +1849,16 @@ static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
       s->scope = saved;
       return sv_err();
     }
-    if (f->params[j].type)
+    if (f->params[j].type && f->params[j].is_const && sv_is_const(v))
+      v = typed_const(s, v, f->params[j].type, locs[j],
+                      ar_printf(&s->c->arena, "argument '%s' of '%s'", f->params[j].name, f->name));
+    else if (f->params[j].type)
       v = check_type(s, v, f->params[j].type, locs[j], ar_printf(&s->c->arena, "argument '%s' of '%s'",
                                                                   f->params[j].name, f->name));
+    if (v.k == V_ERR) {
+      s->scope = saved;
+      return sv_err();
+    }
     bind(s, f->params[j].name, v);
   }
   s->inline_depth++;
