@@ -80,16 +80,20 @@ check() {
 }
 
 J=examples/jagged_attention/jfa_fwd.tile
-for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; do
-  set -- $v
-  d=$1; kind=$2; defs="-D D=$d -D STAGES=$([ $d = 64 ] && echo 4 || echo 3)"
-  [ $kind = causal ] && defs="$defs -D CAUSAL=true"
-  [ $kind = bcast ] && defs="$defs -D BCAST=true"
-  if ! "$TILEC" $defs -o "$tmp/j.cubin" "$J" 2> "$tmp/err"; then
-    echo "FAIL jfa.d$d.$kind: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
-  fi
-  # the unmasked KV loop: S = Q K^T (D/16 k-steps) and P V (BN/16 = 8)
-  check "jfa.d$d.$kind (SASS)" "$tmp/j.cubin" $((d / 16 + 8)) 20
+# the default kernels, and with every option of `make jfa-ab` on
+for opts in "" "-D SKIP_IDLE=true -D KV_FIRST=true -D LSUM_MMA=true"; do
+  for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; do
+    set -- $v
+    d=$1; kind=$2; defs="-D D=$d -D STAGES=$([ $d = 64 ] && echo 4 || echo 3) $opts"
+    [ $kind = causal ] && defs="$defs -D CAUSAL=true"
+    [ $kind = bcast ] && defs="$defs -D BCAST=true"
+    name=jfa.d$d.$kind${opts:+ (all options)}
+    if ! "$TILEC" $defs -o "$tmp/j.cubin" "$J" 2> "$tmp/err"; then
+      echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+    fi
+    # the unmasked KV loop: S = Q K^T (D/16 k-steps) and P V (BN/16 = 8)
+    check "$name (SASS)" "$tmp/j.cubin" $((d / 16 + 8)) 20
+  done
 done
 if "$TILEC" -o "$tmp/g.cubin" examples/gemm/gemm.tile 2> "$tmp/err"; then
   check "gemm (SASS)" "$tmp/g.cubin" 4 4
