@@ -12,6 +12,8 @@ B=${B:-build-gpu}
 OUT=${OUT:-/tmp/gpu-full}
 BUDGET=${BUDGET:-540}
 STEPS=${STEPS:-check bench peers ab san}
+# the best peer of every suite (../shared/gpu.md): FA2 varlen, dense cuDNN
+export PEERS=${PEERS:-varlen,dense}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
 t0=$(date +%s)
