@@ -33,6 +33,9 @@ for s in $steps; do
     for d in "$B/examples" "$B"/examples/ab/*; do
       [ -d "$d" ] || continue
       name=$(basename "$d"); [ "$d" = "$B/examples" ] && name=default
+      # the short edge cases first (empty, length 1, 64, 65, 127.., broadcast nq=70)
+      "$B/examples/jfa_host" --cubins "$d" --check --small > "$OUT/jfa_ab_${name}_check.txt" 2>&1 ||
+        { echo "$name: the small correctness cases FAILED"; grep FAIL "$OUT/jfa_ab_${name}_check.txt" | head -3; rc=1; }
       "$B/examples/jfa_host" --cubins "$d" --bench "$B/shared-bench/suites" > "$OUT/jfa_ab_$name.txt" 2>&1 || rc=1
       grep -E "^(J[0-9]|D8k) " "$OUT/jfa_ab_$name.txt" | grep -v "checked=" | sed "s/^/$name /"
       grep -q "ALL OK" "$OUT/jfa_ab_$name.txt" || { echo "$name: a sampled check FAILED"; rc=1; }
