@@ -303,11 +303,30 @@ static bool run_pipeline(Ctx *c, MlirContext mc, MlirModule mod, DiagCapture *dc
   return ok;
 }
 
+/* Every inline asm of ours is convergent: bar.sync/bar.arrive, the wgmma
+ * fence/commit/wait, redux.sync, elect and shuffles are warp- or CTA-wide
+ * collectives whose threads must reach the same instruction. MLIR's
+ * llvm.inline_asm has no way to say so, and without it LLVM's optimizer
+ * may sink one into both arms of a branch that only one elected thread
+ * takes (a bar.sync after an mbarrier arrive: the warp then reaches two
+ * different bar.sync instructions and the kernel hangs). The call-site
+ * attribute forbids that; the NVVM intrinsics carry it already. */
+static void mark_asm_convergent(LLVMModuleRef lm, LLVMContextRef lc) {
+  unsigned kind = LLVMGetEnumAttributeKindForName("convergent", 10);
+  LLVMAttributeRef conv = LLVMCreateEnumAttribute(lc, kind, 0);
+  for (LLVMValueRef f = LLVMGetFirstFunction(lm); f; f = LLVMGetNextFunction(f))
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
+        if (LLVMGetInstructionOpcode(i) == LLVMCall && LLVMIsAInlineAsm(LLVMGetCalledValue(i)))
+          LLVMAddCallSiteAttribute(i, LLVMAttributeFunctionIndex, conv);
+}
+
 static bool to_llvm(Ctx *c, MlirModule mod, tilec_emit emit, BackendOut *out, DiagCapture *dc) {
   LLVMContextRef lc = LLVMContextCreate();
   LLVMModuleRef lm = mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(mod), lc);
   bool ok = lm != NULL;
   if (!ok) dg_ice(c, (Loc){0}, "translation to LLVM IR failed:\n%s", dc->text.data ? dc->text.data : "");
+  if (ok) mark_asm_convergent(lm, lc);
   LLVMTargetMachineRef tm = NULL;
   if (ok) {
     const char *triple = "nvptx64-nvidia-cuda";

@@ -468,6 +468,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (reps < 1) reps = 1;
+  setvbuf(stdout, NULL, _IOLBF, 0); /* a run cut short (a hang, a timeout) still shows its lines */
   rng_state = 0x9E3779B97F4A7C15ull ^ (seed * 0xBF58476D1CE4E5B9ull);
   CHECK(tile_init(0));
   jfa_lib *lib;

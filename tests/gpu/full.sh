@@ -22,12 +22,13 @@ J=$(mktemp -d)
 rc=0
 for s in $STEPS; do
   echo "== jfa $s (t=$(elapsed)s)"
-  B=$B OUT=$J sh tests/gpu/jfa.sh $s > "$J/step_$s.out" 2>&1
-  r=$?
-  grep -v "checked=\|DeprecationWarning\|create_block_mask\|^\s*$" "$J/step_$s.out" | tail -40
+  # printed as it goes (a step cut short still shows its lines), the logs
+  # re-packed after every step (what is in $OUT comes back even on a timeout)
+  B=$B OUT=$J sh tests/gpu/jfa.sh $s 2>&1 | tee "$J/step_$s.out" | grep --line-buffered -v "checked=\|DeprecationWarning\|create_block_mask\|^\s*$"
+  r=${PIPESTATUS[0]}
   [ $r = 0 ] || { echo "jfa $s: exit $r"; rc=1; }
+  tar -C "$J" -czf "$OUT/jfa_logs.tgz" . 2>/dev/null
 done
-tar -C "$J" -czf "$OUT/jfa_logs.tgz" . 2>/dev/null
 G=$(mktemp -d)
 left=$(( BUDGET - $(elapsed) ))
 if [ $left -ge 60 ]; then

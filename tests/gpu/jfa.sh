@@ -15,28 +15,38 @@ for s in $steps; do
   case $s in
   check)
     echo "== jfa: correctness"
-    "$B/examples/jfa_host" --cubins "$B/examples" --check 2>&1 | tee "$OUT/jfa_check.txt" || rc=1 ;;
+    timeout ${TCHECK_ALL:-150} "$B/examples/jfa_host" --cubins "$B/examples" --check 2>&1 | tee "$OUT/jfa_check.txt" || rc=1 ;;
   san)
     for tool in memcheck racecheck synccheck; do
       echo "== jfa: compute-sanitizer $tool (small cases)"
-      compute-sanitizer --tool $tool --error-exitcode 9 "$B/examples/jfa_host" --cubins "$B/examples" --check --small \
+      timeout ${TSAN:-150} compute-sanitizer --tool $tool --error-exitcode 9 "$B/examples/jfa_host" --cubins "$B/examples" --check --small \
         >"$OUT/jfa_san_$tool.txt" 2>&1
       r=$?; tail -n 3 "$OUT/jfa_san_$tool.txt"; [ $r = 0 ] || { echo "sanitizer $tool: exit $r"; rc=1; }
     done ;;
   bench)
     echo "== jfa: benchmark suites"
-    "$B/examples/jfa_host" --cubins "$B/examples" --bench "$B/shared-bench/suites" 2>&1 | tee "$OUT/jfa_bench.txt" || rc=1 ;;
+    timeout ${TBENCH:-90} "$B/examples/jfa_host" --cubins "$B/examples" --bench "$B/shared-bench/suites" 2>&1 | tee "$OUT/jfa_bench.txt" || rc=1 ;;
   ab)
     # the default kernel, then each option of $B/examples/ab/* (make jfa-ab),
-    # in one run: every suite's time and sampled correctness
+    # in one run: every suite's time and sampled correctness. Each run has a
+    # time limit (a kernel option that deadlocks must not eat the device
+    # call): TCHECK seconds for the small cases, TBENCH for the suites.
     echo "== jfa: A/B of the kernel options (same run)"
-    for d in "$B/examples" "$B"/examples/ab/*; do
+    opts=$(ls -d "$B"/examples/ab/* 2>/dev/null | grep -v '/all$'; ls -d "$B"/examples/ab/all 2>/dev/null)
+    for d in "$B/examples" $opts; do
       [ -d "$d" ] || continue
       name=$(basename "$d"); [ "$d" = "$B/examples" ] && name=default
       # the short edge cases first (empty, length 1, 64, 65, 127.., broadcast nq=70)
-      "$B/examples/jfa_host" --cubins "$d" --check --small > "$OUT/jfa_ab_${name}_check.txt" 2>&1 ||
-        { echo "$name: the small correctness cases FAILED"; grep FAIL "$OUT/jfa_ab_${name}_check.txt" | head -3; rc=1; }
-      "$B/examples/jfa_host" --cubins "$d" --bench "$B/shared-bench/suites" > "$OUT/jfa_ab_$name.txt" 2>&1 || rc=1
+      timeout ${TCHECK:-40} "$B/examples/jfa_host" --cubins "$d" --check --small > "$OUT/jfa_ab_${name}_check.txt" 2>&1
+      r=$?
+      if [ $r != 0 ]; then
+        echo "$name: the small correctness cases FAILED (exit $r$([ $r = 124 ] && echo ', timed out: a hang'))"
+        grep FAIL "$OUT/jfa_ab_${name}_check.txt" | head -3; tail -n 2 "$OUT/jfa_ab_${name}_check.txt"; rc=1
+        continue
+      fi
+      timeout ${TBENCH:-90} "$B/examples/jfa_host" --cubins "$d" --bench "$B/shared-bench/suites" > "$OUT/jfa_ab_$name.txt" 2>&1
+      r=$?
+      [ $r = 0 ] || { echo "$name: bench exit $r$([ $r = 124 ] && echo ', timed out: a hang')"; rc=1; }
       grep -E "^(J[0-9]|D8k) " "$OUT/jfa_ab_$name.txt" | grep -v "checked=" | sed "s/^/$name /"
       grep -q "ALL OK" "$OUT/jfa_ab_$name.txt" || { echo "$name: a sampled check FAILED"; rc=1; }
     done ;;

@@ -76,6 +76,7 @@ check() {
   [ "$7" -ge "$4" ] || msg="$msg $7 uniform-datapath instructions (want >= $4: ptxas lost warp-uniformity);"
   [ "$8" -eq 0 ] || msg="$msg $8 BSSY/BSYNC/WARPSYNC (divergence bookkeeping);"
   [ "$9" -eq 0 ] || msg="$msg $9 LDL/STL in the kernel (spills);"
+  [ -n "${VERBOSE:-}" ] && echo "$1: main loop $5 instructions, $6 HGMMA, $7 uniform-datapath, $9 spill instructions"
   if [ -n "$msg" ]; then echo "FAIL $1: main loop of $5 instructions:$msg"; fail=$((fail+1)); fi
 }
 
