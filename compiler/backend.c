@@ -321,12 +321,30 @@ static void mark_asm_convergent(LLVMModuleRef lm, LLVMContextRef lc) {
           LLVMAddCallSiteAttribute(i, LLVMAttributeFunctionIndex, conv);
 }
 
+/* The tasks of a kernel name the shared-memory base in inline asm
+ * (`mov.u64 %r, tile_smem`, lower.c), which LLVM does not see as a use: in
+ * a kernel with no other shared memory it would delete the global and
+ * ptxas would meet an unknown symbol. llvm.used keeps it. */
+static void keep_smem_global(LLVMModuleRef lm, LLVMContextRef lc) {
+  LLVMValueRef g = LLVMGetNamedGlobal(lm, "tile_smem");
+  if (!g) return;
+  LLVMTypeRef pt = LLVMPointerTypeInContext(lc, 0);
+  LLVMValueRef e = LLVMConstAddrSpaceCast(g, pt);
+  LLVMValueRef used = LLVMAddGlobal(lm, LLVMArrayType2(pt, 1), "llvm.used");
+  LLVMSetLinkage(used, LLVMAppendingLinkage);
+  LLVMSetSection(used, "llvm.metadata");
+  LLVMSetInitializer(used, LLVMConstArray2(pt, &e, 1));
+}
+
 static bool to_llvm(Ctx *c, MlirModule mod, tilec_emit emit, BackendOut *out, DiagCapture *dc) {
   LLVMContextRef lc = LLVMContextCreate();
   LLVMModuleRef lm = mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(mod), lc);
   bool ok = lm != NULL;
   if (!ok) dg_ice(c, (Loc){0}, "translation to LLVM IR failed:\n%s", dc->text.data ? dc->text.data : "");
-  if (ok) mark_asm_convergent(lm, lc);
+  if (ok) {
+    mark_asm_convergent(lm, lc);
+    keep_smem_global(lm, lc);
+  }
   LLVMTargetMachineRef tm = NULL;
   if (ok) {
     const char *triple = "nvptx64-nvidia-cuda";

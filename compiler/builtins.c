@@ -373,6 +373,29 @@ static SVal b_reduce(S *s, Node *call, Node *self, RedKind k, const char *name) 
   return reduce_axis(s, v, (int)axis, k, call->loc);
 }
 
+/* any(x) / all(x): whether some / every element of a bool tile is true, as
+ * one scalar that every thread holds (one barrier reduction across the
+ * CTA, or across the task replica inside a task). */
+static SVal b_vote(S *s, Node *call, Node *self, bool is_any) {
+  const char *name = is_any ? "any" : "all";
+  static const Spec sp = {{"x"}, 1};
+  BArgs a;
+  if (!sm_bind_args(s, call, self, name, &sp, &a)) return sv_err();
+  if (sv_is_const(a.v[0])) {
+    if (a.v[0].k == V_BOOL) return a.v[0];
+  } else if (a.v[0].k == V_RT && a.v[0].v->type->elem.dt == DT_BOOL) {
+    TValue *v = a.v[0].v;
+    if (rank_of(v) == 0) return a.v[0];
+    TOp *op = ir_op(s->c, OP_REDUCE, call->loc, 1, &v, 1, (Type *[]){ty_tile(s->c, v->type->elem, 0, NULL)});
+    op->axis = -1;
+    op->pred = is_any ? RED_ANY : RED_ALL;
+    ir_append(s->blk, op);
+    return sv_rt(op->res[0]);
+  }
+  dg_error(s->c, a.loc[0], "%s needs a bool tile (a comparison), not %s", name, sv_desc(s, a.v[0]));
+  return sv_err();
+}
+
 static SVal b_minmax(S *s, Node *call, Node *self, bool is_max) {
   const char *name = is_max ? "max" : "min";
   int nargs = call->nlist + (self ? 1 : 0);
@@ -660,6 +683,8 @@ bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out) {
   else if (!strcmp(name, "sum")) *out = b_reduce(s, call, self, RED_SUM, "sum");
   else if (!strcmp(name, "max")) *out = b_minmax(s, call, self, true);
   else if (!strcmp(name, "min")) *out = b_minmax(s, call, self, false);
+  else if (!strcmp(name, "any")) *out = b_vote(s, call, self, true);
+  else if (!strcmp(name, "all")) *out = b_vote(s, call, self, false);
   else if (!strcmp(name, "where")) *out = b_where(s, call, self);
   else if (!strcmp(name, "fma")) *out = b_fma(s, call, self);
   else if (!strcmp(name, "range")) *out = b_range(s, call, self, false);

@@ -453,7 +453,37 @@ static bool pure_basis(const int *b, int rank, int *dim) {
   return nz <= 1;
 }
 
+/* any()/all(): OR/AND of this thread's elements, then one barrier
+ * reduction (bar.red.or/and.pred) over the threads that run this code: the
+ * task replica's named barrier inside a task, else barrier 0 (the CTA).
+ * Duplicated elements (broadcast layouts) do not change an OR or an AND.
+ * The result goes through redux.sync (a uniform register) so that ptxas
+ * knows a branch on it is warp-uniform (no BSSY/BSYNC around it). */
+static bool lw_vote(Lw *L, TOp *op) {
+  TValue *x = op->opnds[0];
+  bool any = op->pred == RED_ANY;
+  LV *src = lw_get(L, x);
+  MlirValue v = src->v[0];
+  for (int i = 1; i < src->n; i++) v = lw_bin(L, any ? "arith.ori" : "arith.andi", v, src->v[i]);
+  MlirValue w = lw_cast(L, "arith.extui", v, L->i32), r;
+  if (mlirValueIsNull(L->bar_id)) {
+    r = lw_asm(L, any ? "{ .reg .pred p, q; setp.ne.b32 p, $1, 0; bar.red.or.pred q, 0, p; selp.b32 $0, 1, 0, q; redux.sync.min.u32 $0, $0, -1; }"
+                      : "{ .reg .pred p, q; setp.ne.b32 p, $1, 0; bar.red.and.pred q, 0, p; selp.b32 $0, 1, 0, q; redux.sync.min.u32 $0, $0, -1; }",
+               "=r,r", 1, &w, L->i32, true);
+  } else {
+    MlirValue args[3] = {w, L->bar_id, lw_i32(L, L->bar_threads)};
+    r = lw_asm(L, any ? "{ .reg .pred p, q; setp.ne.b32 p, $1, 0; bar.red.or.pred q, $2, $3, p; selp.b32 $0, 1, 0, q; redux.sync.min.u32 $0, $0, -1; }"
+                      : "{ .reg .pred p, q; setp.ne.b32 p, $1, 0; bar.red.and.pred q, $2, $3, p; selp.b32 $0, 1, 0, q; redux.sync.min.u32 $0, $0, -1; }",
+               "=r,r,r,r", 3, args, L->i32, true);
+  }
+  LV *out = lw_new(L, 1);
+  out->v[0] = lw_cmpi(L, CMPI_NE, r, lw_i32(L, 0));
+  lw_set(op->res[0], out);
+  return true;
+}
+
 bool lw_reduce(Lw *L, TOp *op) {
+  if (op->pred == RED_ANY || op->pred == RED_ALL) return lw_vote(L, op);
   TValue *x = op->opnds[0], *r = op->res[0];
   int axis = op->axis;
   RedKind kind = (RedKind)op->pred;

@@ -384,7 +384,9 @@ typedef enum Opcode {
 } Opcode;
 
 typedef enum CmpPred { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } CmpPred;
-typedef enum RedKind { RED_SUM, RED_MAX, RED_MIN } RedKind;
+/* RED_ANY/RED_ALL: any()/all() of a bool tile, always over every element
+ * (axis -1) to one uniform scalar */
+typedef enum RedKind { RED_SUM, RED_MAX, RED_MIN, RED_ANY, RED_ALL } RedKind;
 
 typedef struct TOp TOp;
 typedef struct TBlock TBlock;

@@ -171,7 +171,7 @@ static void indent(Buf *o, int d) {
 }
 
 static const char *cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-static const char *red_names[] = {"sum", "max", "min"};
+static const char *red_names[] = {"sum", "max", "min", "any", "all"};
 
 static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
   indent(o, d);

@@ -119,7 +119,8 @@ examples: jfa
 
 # Kernel options not on by default, built for an A/B run beside the default
 # kernel (tests/gpu/jfa.sh ab): $(B)/examples/ab/NAME/ holds all six cubins.
-JFA_AB := skip_idle:SKIP_IDLE=true kv_first:KV_FIRST=true lsum_mma:LSUM_MMA=true all:SKIP_IDLE=true+KV_FIRST=true+LSUM_MMA=true
+JFA_AB := skip_idle:SKIP_IDLE=true kv_first:KV_FIRST=true lsum_mma:LSUM_MMA=true lazy:LAZY_RESCALE=true \
+  lazy_skip:LAZY_RESCALE=true+SKIP_IDLE=true lazy_skip_kvf:LAZY_RESCALE=true+SKIP_IDLE=true+KV_FIRST=true
 jfa_ab_name = $(word 1,$(subst :, ,$(1)))
 jfa_ab_flags = $(addprefix -D ,$(subst +, ,$(word 2,$(subst :, ,$(1)))))
 define jfa_ab_rules

@@ -82,15 +82,15 @@ check() {
 
 J=examples/jagged_attention/jfa_fwd.tile
 # the default kernels, and with every option of `make jfa-ab` on
-for opts in "" "-D SKIP_IDLE=true -D KV_FIRST=true -D LSUM_MMA=true"; do
+for opts in "" "-D LAZY_RESCALE=true" "-D SKIP_IDLE=true -D KV_FIRST=true -D LSUM_MMA=true -D LAZY_RESCALE=true"; do
   for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; do
     set -- $v
     d=$1; kind=$2; defs="-D D=$d -D STAGES=$([ $d = 64 ] && echo 4 || echo 3) $opts"
     [ $kind = causal ] && defs="$defs -D CAUSAL=true"
     [ $kind = bcast ] && defs="$defs -D BCAST=true"
-    name=jfa.d$d.$kind${opts:+ (all options)}
+    name=jfa.d$d.$kind${opts:+ ($opts)}
     if ! "$TILEC" $defs -o "$tmp/j.cubin" "$J" 2> "$tmp/err"; then
-      echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+      n=$((n+1)); echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
     fi
     # the unmasked KV loop: S = Q K^T (D/16 k-steps) and P V (BN/16 = 8)
     check "$name (SASS)" "$tmp/j.cubin" $((d / 16 + 8)) 20

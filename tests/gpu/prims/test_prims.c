@@ -5,6 +5,10 @@
  *   tma_copy        TMA load + TMA store of odd-sized matrices (edges clipped)
  *   tasks_default   a producer task and a default task with two replicas
  *   cluster_rank    clusters of two CTAs
+ *   vote_rows       any()/all() over a row per program (barrier 0), as
+ *                   values, as `if` conditions, in a `while` condition
+ *   vote_tasks      any()/all() in a 4-warp task with two replicas
+ *   vote_tasks_mixed  any()/all() in a 1-warp task beside a 4-warp task x2
  * usage: test_prims DIR   (DIR holds NAME.cubin; smem_roundtrip.SW.cubin)
  * Prints one line per check; exit status 0 only if all pass. */
 #include <math.h>
@@ -256,6 +260,171 @@ static void test_cluster_rank(void) {
   report("cluster(2,1,1): cluster_rank()", bad == 0, bad ? "wrong ranks" : "ranks 0,1,0,1,...");
 }
 
+/* any()/all(): rows (or a task group's part of one) are filled around the
+ * threshold t; the expected votes are computed from the filled data. */
+enum { V_NONE, V_NONE_EQ, V_ALL, V_ONE_ABOVE, V_ONE_BELOW, V_ONE_EQ, V_RANDOM };
+static float above(float t) { return t + 0.01f + (float)rand() / (float)RAND_MAX * 1.5f; }
+static float below(float t) { return t - 0.01f - (float)rand() / (float)RAND_MAX * 1.5f; }
+static void vote_fill(float *x, int n, float t, int kind, int pos) {
+  for (int i = 0; i < n; i++) {
+    switch (kind) {
+    case V_NONE: x[i] = below(t); break;
+    case V_NONE_EQ: x[i] = i % 3 ? below(t) : t; break; /* equal to t is not above */
+    case V_ALL: x[i] = above(t); break;
+    case V_ONE_ABOVE: x[i] = i == pos ? t + 0.5f + (float)pos / 32.0f : below(t); break;
+    case V_ONE_BELOW: x[i] = i == pos ? below(t) : above(t); break;
+    case V_ONE_EQ: x[i] = i == pos ? t : above(t); break;
+    default: x[i] = rand() % 2 ? above(t) : below(t); break;
+    }
+  }
+}
+static void vote_ref(const float *x, int n, float t, int *any, int *all) {
+  *any = 0;
+  *all = 1;
+  for (int i = 0; i < n; i++) {
+    if (x[i] > t) *any = 1;
+    else *all = 0;
+  }
+}
+static const char *vote_kind_name[] = {"none", "none(some == t)", "all", "one above", "one below", "one == t", "random"};
+
+#define CHECK_RET(call, rv)                                                                           \
+  do {                                                                                                \
+    tile_status st_ = (call);                                                                         \
+    if (st_ != TILE_OK) {                                                                             \
+      printf("FAIL %s:%d %s: %s\n", __FILE__, __LINE__, #call, tile_last_error());                     \
+      failures++;                                                                                     \
+      return rv;                                                                                      \
+    }                                                                                                 \
+  } while (0)
+
+/* Launches k(x, t, out, held) on `grid` programs with out and held poisoned;
+ * copies both back. Returns 0 when something failed (already reported). */
+static int vote_launch(tile_kernel *k, unsigned grid, const float *x, size_t nx, float t, int *out, size_t nout,
+                       int *held, size_t nheld) {
+  tile_devptr dx, dout, dheld;
+  CHECK_RET(tile_malloc(&dx, nx * sizeof *x), 0);
+  CHECK_RET(tile_malloc(&dout, nout * sizeof *out), 0);
+  CHECK_RET(tile_malloc(&dheld, nheld * sizeof *held), 0);
+  CHECK_RET(tile_memcpy_htod(dx, x, nx * sizeof *x), 0);
+  CHECK_RET(tile_memset_d32(dout, 0xdeadbeefu, nout), 0);
+  CHECK_RET(tile_memset_d32(dheld, 0xdeadbeefu, nheld), 0);
+  void *args[] = {&dx, &t, &dout, &dheld};
+  CHECK_RET(tile_launch(k, grid, 1, 1, args, 4, NULL), 0);
+  CHECK_RET(tile_synchronize(), 0);
+  CHECK_RET(tile_memcpy_dtoh(out, dout, nout * sizeof *out), 0);
+  CHECK_RET(tile_memcpy_dtoh(held, dheld, nheld * sizeof *held), 0);
+  tile_free(dx);
+  tile_free(dout);
+  tile_free(dheld);
+  return 1;
+}
+
+/* vote_rows: one 256-element row per program, warps(4). Rows with no
+ * element above t, all above, exactly one above or exactly one not above
+ * (at positions in every warp, both elements of a thread, and element 255:
+ * the last lane of the last warp in the layout tilec picks), elements equal
+ * to t, and random rows. */
+static void test_vote_rows(float t) {
+  tile_kernel *k = kernel("vote_rows.cubin", "vote_rows");
+  if (!k) return;
+  enum { N = 256, MAXROWS = 64 };
+  static const int pos[] = {0, 1, 2, 31, 62, 63, 64, 65, 127, 128, 190, 191, 192, 193, 253, 254, 255};
+  int npos = (int)(sizeof pos / sizeof pos[0]);
+  int kind[MAXROWS], at[MAXROWS], rows = 0;
+  kind[rows] = V_NONE, at[rows++] = -1;
+  kind[rows] = V_NONE_EQ, at[rows++] = -1;
+  kind[rows] = V_ALL, at[rows++] = -1;
+  for (int j = 0; j < npos; j++) kind[rows] = V_ONE_ABOVE, at[rows++] = pos[j];
+  for (int j = 0; j < npos; j++) kind[rows] = V_ONE_BELOW, at[rows++] = pos[j];
+  kind[rows] = V_ONE_EQ, at[rows++] = 0;
+  kind[rows] = V_ONE_EQ, at[rows++] = 100;
+  kind[rows] = V_ONE_EQ, at[rows++] = 255;
+  while (rows < 48) kind[rows] = V_RANDOM, at[rows++] = -1;
+  static float X[MAXROWS * N], W[N];
+  static int out[MAXROWS * 4], held[MAXROWS * N];
+  for (int r = 0; r < rows; r++) vote_fill(X + r * N, N, t, kind[r], at[r]);
+  if (!vote_launch(k, (unsigned)rows, X, (size_t)rows * N, t, out, (size_t)rows * 4, held, (size_t)rows * N)) return;
+  int bad_vote = 0, bad_loop = 0, bad_held = 0, shown = 0;
+  for (int r = 0; r < rows; r++) {
+    int any, all, n = 0;
+    vote_ref(X + r * N, N, t, &any, &all);
+    /* while any(w > t) { w = w - 1.0; } in f32, as the kernel does it */
+    memcpy(W, X + r * N, sizeof W);
+    for (;;) {
+      int a2, l2;
+      vote_ref(W, N, t, &a2, &l2);
+      if (!a2) break;
+      for (int i = 0; i < N; i++) W[i] = W[i] - 1.0f;
+      n++;
+    }
+    int *o = out + r * 4, wrong = o[0] != any || o[1] != all || o[2] != any + 2 * all, hw = 0;
+    for (int i = 0; i < N; i++) hw += held[r * N + i] != any + 2 * all;
+    bad_vote += wrong;
+    bad_loop += o[3] != n;
+    bad_held += hw != 0;
+    if ((wrong || o[3] != n || hw) && shown++ < 4)
+      printf("  row %d (%s at %d): any=%d all=%d if=%d loops=%d, %d of 256 held wrong; expected %d %d %d %d\n", r,
+             vote_kind_name[kind[r]], at[r], o[0], o[1], o[2], o[3], hw, any, all, any + 2 * all, n);
+  }
+  char what[64], d[96];
+  snprintf(what, sizeof what, "any/all per row (t=%g)", t);
+  snprintf(d, sizeof d, "%d of %d rows wrong (values or if)", bad_vote, rows);
+  report(what, bad_vote == 0, d);
+  snprintf(what, sizeof what, "while any(): iterations (t=%g)", t);
+  snprintf(d, sizeof d, "%d of %d rows wrong", bad_loop, rows);
+  report(what, bad_loop == 0, d);
+  snprintf(what, sizeof what, "any/all held by every thread (t=%g)", t);
+  snprintf(d, sizeof d, "%d of %d rows with a wrong thread", bad_held, rows);
+  report(what, bad_held == 0, d);
+}
+
+/* Groups voting side by side in one CTA (task replicas, or different
+ * tasks): G groups per program, group g reads x[(p * G + g) * 128 ...]
+ * (len[g] elements of it) and writes out[q * 2 ..], held[q * 128 ...].
+ * Neighbouring groups get kinds with different results, so a barrier
+ * reduction that mixes groups shows. */
+static void test_vote_groups(const char *file, const char *name, const char *what0, int G, const int *len, float t) {
+  tile_kernel *k = kernel(file, name);
+  if (!k) return;
+  enum { S = 128, PROGS = 48, MAXQ = PROGS * 3 };
+  static float X[MAXQ * S];
+  static int out[MAXQ * 2], held[MAXQ * S], kind[MAXQ], at[MAXQ];
+  static const int kinds[] = {V_NONE, V_ONE_ABOVE, V_ALL, V_ONE_BELOW, V_NONE_EQ, V_ONE_EQ, V_RANDOM};
+  int nq = PROGS * G;
+  for (int q = 0; q < nq; q++) {
+    int p = q / G, g = q % G, n = len[g];
+    /* program p: group g gets kind (p + g) % 4 of the first four for most
+     * programs (none / one above / all / one below: neighbours differ), a
+     * later kind for the last ones; positions sweep the group */
+    kind[q] = p < PROGS - 6 ? kinds[(p + g) % 4] : kinds[4 + (p + g) % 3];
+    at[q] = (p * 5 + g * 37 + (p % 3 == 0 ? n - 1 : 0)) % n;
+    if (p % 7 == 0) at[q] = n - 1; /* the last lane of the last warp */
+    if (kind[q] != V_ONE_ABOVE && kind[q] != V_ONE_BELOW && kind[q] != V_ONE_EQ) at[q] = -1;
+    vote_fill(X + q * S, n, t, kind[q], at[q]);
+    /* what the group must not read: the opposite of its first element */
+    for (int i = n; i < S; i++) X[q * S + i] = X[q * S] > t ? below(t) : above(t);
+  }
+  if (!vote_launch(k, PROGS, X, (size_t)nq * S, t, out, (size_t)nq * 2, held, (size_t)nq * S)) return;
+  int bad = 0, bad_held = 0, shown = 0;
+  for (int q = 0; q < nq; q++) {
+    int any, all, hw = 0, n = len[q % G];
+    vote_ref(X + q * S, n, t, &any, &all);
+    for (int i = 0; i < n; i++) hw += held[q * S + i] != any + 2 * all;
+    for (int i = n; i < S; i++) hw += held[q * S + i] != (int)0xdeadbeefu; /* not written */
+    int wrong = out[q * 2] != any || out[q * 2 + 1] != all;
+    bad += wrong;
+    bad_held += hw != 0;
+    if ((wrong || hw) && shown++ < 4)
+      printf("  program %d group %d (%s at %d): any=%d all=%d, %d of %d held wrong; expected %d %d\n", q / G, q % G,
+             vote_kind_name[kind[q]], at[q], out[q * 2], out[q * 2 + 1], hw, n, any, all);
+  }
+  char what[80], d[96];
+  snprintf(what, sizeof what, "%s (t=%g)", what0, t);
+  snprintf(d, sizeof d, "%d of %d groups wrong, %d with a wrong thread", bad, nq, bad_held);
+  report(what, bad == 0 && bad_held == 0, d);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -276,6 +445,14 @@ int main(int argc, char **argv) {
   test_tma_copy(1, 8);
   test_tasks_default();
   test_cluster_rank();
+  static const int halves[] = {128, 128}, mixed[] = {32, 128, 128};
+  float ts[] = {0.25f, -3.0f};
+  for (int i = 0; i < 2; i++) {
+    test_vote_rows(ts[i]);
+    test_vote_groups("vote_tasks.cubin", "vote_tasks", "any/all in task replicas x2", 2, halves, ts[i]);
+    test_vote_groups("vote_tasks_mixed.cubin", "vote_tasks_mixed", "any/all in a 1-warp task + task x2", 3, mixed,
+                     ts[i]);
+  }
   printf("%s\n", failures ? "PRIMITIVE TESTS FAILED" : "PRIMITIVE TESTS PASSED");
   return failures ? 1 : 0;
 }
