@@ -446,7 +446,7 @@ static SVal b_tma(S *s, Node *call, Node *self, bool load) {
 }
 
 static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name) {
-  static const Spec sp = {{"pending", "acc"}, 0};
+  static const Spec sp = {{"pending", "acc", "after"}, 0};
   BArgs a;
   if (opc == OP_MMA_WAIT && s->c->sm != 90) {
     dg_error(s->c, call->loc, "mma_wait on %s (tcgen05 completion through mbarriers) is not supported yet", s->c->arch);
@@ -472,8 +472,28 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
     }
     acc = a.v[1].v;
   }
-  TOp *op = emit(s, opc, call->loc, acc ? 1 : 0, &acc, acc ? acc->type : NULL);
+  /* after = x: a scheduling hint, "do not wait before x is computed" (see
+   * lower_hw.c); x is a run-time value, best a small one (row statistics) */
+  TValue *after = NULL;
+  if (a.given[2]) {
+    if (opc != OP_MMA_WAIT) {
+      dg_error(s->c, a.loc[2], "%s takes only the number of stores left in flight", name);
+      return sv_err();
+    }
+    if (a.v[2].k != V_RT || a.v[2].v->type->elem.dt == DT_PTR) {
+      dg_error(s->c, a.loc[2], "after = takes a number or a tile of numbers computed at run time, not %s",
+               sv_desc(s, a.v[2]));
+      return sv_err();
+    }
+    after = a.v[2].v;
+  }
+  TValue *ops[2];
+  int nops = 0;
+  if (acc) ops[nops++] = acc;
+  if (after) ops[nops++] = after;
+  TOp *op = emit(s, opc, call->loc, nops, ops, acc ? acc->type : NULL);
   op->ival = n;
+  op->ival2 = after ? nops : 0; /* 1 + the index of `after` */
   return acc ? sv_rt(op->res[0]) : (SVal){.k = V_VOID};
 }
 

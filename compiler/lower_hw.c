@@ -283,6 +283,45 @@ static bool lower_mma_async(Lw *L, TOp *op) {
 
 /* After wgmma.wait_group, tie the accumulator registers to the wait so
  * nothing reads them earlier (an empty asm that "rewrites" them). */
+/* mma_wait(n, acc, after = x): wgmma.wait_group behind a branch on a
+ * warp-uniform value made from x. ptxas schedules WARPGROUP.DEPBAR as early
+ * as it can: in an attention loop it lands before the softmax that the PTX
+ * puts ahead of it, and the softmax no longer overlaps the P V wgmmas in
+ * flight. A branch that depends on x (through redux.sync, so it is uniform
+ * and needs no divergence bookkeeping) keeps the wait after x. The branch
+ * is never taken in practice (x's bits would have to OR-reduce to one NaN
+ * pattern), and when it is, it only runs a membar and the same wait. */
+static void wait_after(Lw *L, TValue *x, int n) {
+  LV *v = lw_get(L, x);
+  MlirValue bits = (MlirValue){0};
+  for (int i = 0; i < v->n; i++) {
+    MlirValue e = v->v[i];
+    MlirType t = mlirValueGetType(e);
+    MlirValue w;
+    if (mlirTypeEqual(t, L->i32)) w = e;
+    else if (mlirTypeEqual(t, L->f32)) w = lw_cast(L, "llvm.bitcast", e, L->i32);
+    else if (mlirTypeIsAFloat(t)) {
+      unsigned wd = mlirFloatTypeGetWidth(t);
+      MlirType it = mlirIntegerTypeGet(L->mc, wd);
+      w = lw_cast(L, "llvm.bitcast", e, it);
+      w = wd < 32 ? lw_cast(L, "arith.extui", w, L->i32) : lw_cast(L, "arith.trunci", w, L->i32);
+    } else if (mlirTypeIsAInteger(t)) {
+      unsigned wd = mlirIntegerTypeGetWidth(t);
+      w = wd < 32 ? lw_cast(L, "arith.extui", e, L->i32) : lw_cast(L, "arith.trunci", e, L->i32);
+    } else {
+      continue;
+    }
+    bits = mlirValueIsNull(bits) ? w : lw_bin(L, "arith.ori", bits, w);
+  }
+  if (mlirValueIsNull(bits)) bits = lw_i32(L, 0);
+  char text[400];
+  snprintf(text, sizeof text,
+           "{ .reg .pred p; .reg .b32 t; redux.sync.min.u32 t, $0, -1; setp.eq.u32 p, t, 2143289345; "
+           "@p bra.uni RARE; bra.uni BACK; RARE: membar.cta; BACK: wgmma.wait_group.sync.aligned %d; }",
+           n);
+  lw_asm(L, text, "r", 1, &bits, (MlirType){0}, true);
+}
+
 static void tie_registers(Lw *L, TValue *in, TValue *outv) {
   LV *src = lw_get(L, in);
   int n = src->n;
@@ -440,8 +479,12 @@ bool lw_hw_op(Lw *L, TOp *op) {
   case OP_MMA_ASYNC: return lower_mma_async(L, op);
   case OP_MMA_COMMIT: lw_op(L, "nvvm.wgmma.commit.group.sync.aligned", 0, NULL, 0, NULL, 0, NULL); return true;
   case OP_MMA_WAIT: {
-    MlirNamedAttribute at = lw_attr(L, "group", mlirIntegerAttrGet(L->i64, op->ival));
-    lw_op(L, "nvvm.wgmma.wait.group.sync.aligned", 0, NULL, 0, NULL, 1, &at);
+    if (op->ival2) {
+      wait_after(L, op->opnds[op->ival2 - 1], (int)op->ival);
+    } else {
+      MlirNamedAttribute at = lw_attr(L, "group", mlirIntegerAttrGet(L->i64, op->ival));
+      lw_op(L, "nvvm.wgmma.wait.group.sync.aligned", 0, NULL, 0, NULL, 1, &at);
+    }
     if (op->nres) tie_registers(L, op->opnds[0], op->res[0]);
     return true;
   }

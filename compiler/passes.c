@@ -552,6 +552,13 @@ static void check_arrives(Ctx *c, TBlock *b, bool pending) {
 /* An mma_async result is in flight until mma_wait: reading it is a race. */
 static void check_wgmma_reads(TOp *op, void *ud) {
   Ctx *c = ud;
+  if (op->opc == OP_MMA_WAIT && op->ival2) { /* after = x: x is read before the wait */
+    TValue *x = op->opnds[op->ival2 - 1];
+    if (x->def && x->def->opc == OP_MMA_ASYNC)
+      dg_error(c, op->loc, "after = names the accumulator of an mma_async that may still be running; it is read "
+                           "before this wait");
+    return;
+  }
   if (op->opc == OP_MMA_ASYNC || op->opc == OP_MMA_WAIT || op->opc == OP_YIELD || op->opc == OP_FOR ||
       op->opc == OP_CONDITION || op->opc == OP_WHILE)
     return;

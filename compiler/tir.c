@@ -205,7 +205,7 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
     if (op->pred) buf_printf(o, " arrive");
     break;
   case OP_TMA_STORE_WAIT:
-  case OP_MMA_WAIT: buf_printf(o, " %lld", (long long)op->ival); break;
+  case OP_MMA_WAIT: buf_printf(o, " %lld%s", (long long)op->ival, op->ival2 ? " after" : ""); break;
   default: break;
   }
   for (int i = 0; i < op->nopnds; i++) {

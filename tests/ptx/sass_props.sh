@@ -55,12 +55,17 @@ for i, s in enumerate(ins):
                 best = body
 spills = sum(1 for x in ins if re.search(r'\b(LDL|STL)\b', x))
 if best is None:
-    print(0, 0, 0, 0, spills)
+    print(0, 0, 0, 0, spills, 0)
 else:
     op = lambda x: x.split()[1] if x.startswith('@') else x.split()[0]
+    # whether every exp2 of the loop comes before its last wgmma wait (the
+    # softmax overlaps the P V in flight)
+    ex = [i for i, x in enumerate(best) if 'MUFU.EX2' in x]
+    wt = [i for i, x in enumerate(best) if 'WARPGROUP.DEPBAR.LE gsb0, 0x0' in x]
+    ordered = int(bool(ex) and bool(wt) and max(ex) < max(wt))
     print(len(best), sum('HGMMA' in x for x in best),
           sum(1 for x in best if re.match(r'U[A-Z]', op(x))),
-          sum(1 for x in best if op(x).split('.')[0] in ('BSSY', 'BSYNC', 'WARPSYNC')), spills)
+          sum(1 for x in best if op(x).split('.')[0] in ('BSSY', 'BSYNC', 'WARPSYNC')), spills, ordered)
 PY
 
 # check NAME CUBIN HGMMA_MIN UNIFORM_MIN
@@ -70,19 +75,20 @@ check() {
     echo "FAIL $1: nvdisasm failed"; cat "$tmp/err"; fail=$((fail+1)); return
   fi
   set -- "$1" "$2" "$3" "$4" $(python3 "$tmp/loop.py" "$tmp/k.sass" "$3")
-  # $5 len, $6 hgmma, $7 uniform, $8 bssy, $9 spills
+  # $5 len, $6 hgmma, $7 uniform, $8 bssy, $9 spills, ${10} softmax before the P V wait
   if [ "$5" -eq 0 ]; then echo "FAIL $1: no loop with $3 wgmmas found"; fail=$((fail+1)); return; fi
   msg=""
   [ "$7" -ge "$4" ] || msg="$msg $7 uniform-datapath instructions (want >= $4: ptxas lost warp-uniformity);"
   [ "$8" -eq 0 ] || msg="$msg $8 BSSY/BSYNC/WARPSYNC (divergence bookkeeping);"
   [ "$9" -eq 0 ] || msg="$msg $9 LDL/STL in the kernel (spills);"
-  [ -n "${VERBOSE:-}" ] && echo "$1: main loop $5 instructions, $6 HGMMA, $7 uniform-datapath, $9 spill instructions"
+  case $1 in *ORDER_WAIT*) [ "${10}" = 1 ] || msg="$msg the P V wait (DEPBAR gsb0 0x0) is not after the softmax exp2s;" ;; esac
+  [ -n "${VERBOSE:-}" ] && echo "$1: main loop $5 instructions, $6 HGMMA, $7 uniform-datapath, $9 spill instructions, softmax before the P V wait: ${10}"
   if [ -n "$msg" ]; then echo "FAIL $1: main loop of $5 instructions:$msg"; fail=$((fail+1)); fi
 }
 
 J=examples/jagged_attention/jfa_fwd.tile
 # the default kernels, and with every option of `make jfa-ab` on
-for opts in "" "-D LAZY_RESCALE=true" "-D SKIP_IDLE=true -D KV_FIRST=true -D LSUM_MMA=true -D LAZY_RESCALE=true"; do
+for opts in "" "-D LAZY_RESCALE=true" "-D ORDER_WAIT=true" "-D SKIP_IDLE=true -D KV_FIRST=true -D LSUM_MMA=true -D LAZY_RESCALE=true"; do
   for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; do
     set -- $v
     d=$1; kind=$2; defs="-D D=$d -D STAGES=$([ $d = 64 ] && echo 4 || echo 3) $opts"
