@@ -303,22 +303,40 @@ static bool run_pipeline(Ctx *c, MlirContext mc, MlirModule mod, DiagCapture *dc
   return ok;
 }
 
-/* Every inline asm of ours is convergent: bar.sync/bar.arrive, the wgmma
- * fence/commit/wait, redux.sync, elect and shuffles are warp- or CTA-wide
- * collectives whose threads must reach the same instruction. MLIR's
- * llvm.inline_asm has no way to say so, and without it LLVM's optimizer
- * may sink one into both arms of a branch that only one elected thread
- * takes (a bar.sync after an mbarrier arrive: the warp then reaches two
- * different bar.sync instructions and the kernel hangs). The call-site
- * attribute forbids that; the NVVM intrinsics carry it already. */
+/* The inline asm that is a warp- or CTA-wide collective is convergent:
+ * bar.sync/bar.arrive/bar.red, the wgmma fence/commit/wait (and the empty
+ * asm that pins wgmma operands), redux.sync, elect, shuffles, votes, the
+ * mbarrier waits, setmaxnreg. MLIR's llvm.inline_asm has no way to say so,
+ * and without it LLVM's optimizer may sink one into both arms of a branch
+ * that only one elected thread takes (a bar.sync after an mbarrier arrive:
+ * the warp then reaches two different bar.sync instructions and the kernel
+ * hangs). The call-site attribute forbids that; the NVVM intrinsics carry
+ * it already. Per-thread asm (a predicated load, a mov) stays free, so
+ * loops around it can still be unrolled. */
+static bool asm_is_collective(const char *t, size_t n) {
+  static const char *const keys[] = {"bar.", "barrier", ".sync", "wgmma", "mbarrier.try_wait", "mbarrier.test_wait",
+                                     "setmaxnreg", "elect", ".aligned"};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    size_t kl = strlen(keys[k]);
+    for (size_t i = 0; i + kl <= n; i++)
+      if (!memcmp(t + i, keys[k], kl)) return true;
+  }
+  return false;
+}
+
 static void mark_asm_convergent(LLVMModuleRef lm, LLVMContextRef lc) {
   unsigned kind = LLVMGetEnumAttributeKindForName("convergent", 10);
   LLVMAttributeRef conv = LLVMCreateEnumAttribute(lc, kind, 0);
   for (LLVMValueRef f = LLVMGetFirstFunction(lm); f; f = LLVMGetNextFunction(f))
     for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
-      for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
-        if (LLVMGetInstructionOpcode(i) == LLVMCall && LLVMIsAInlineAsm(LLVMGetCalledValue(i)))
-          LLVMAddCallSiteAttribute(i, LLVMAttributeFunctionIndex, conv);
+      for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
+        if (LLVMGetInstructionOpcode(i) != LLVMCall) continue;
+        LLVMValueRef callee = LLVMGetCalledValue(i);
+        if (!LLVMIsAInlineAsm(callee)) continue;
+        size_t n = 0;
+        const char *t = LLVMGetInlineAsmAsmString(callee, &n);
+        if (t && asm_is_collective(t, n)) LLVMAddCallSiteAttribute(i, LLVMAttributeFunctionIndex, conv);
+      }
 }
 
 /* The tasks of a kernel name the shared-memory base in inline asm

@@ -480,7 +480,8 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
       dg_error(s->c, a.loc[2], "%s takes only the number of stores left in flight", name);
       return sv_err();
     }
-    if (a.v[2].k != V_RT || a.v[2].v->type->elem.dt == DT_PTR) {
+    if (a.v[2].k != V_RT || (a.v[2].v->type->kind != TY_SCALAR && a.v[2].v->type->kind != TY_TILE) ||
+        a.v[2].v->type->elem.dt == DT_PTR) {
       dg_error(s->c, a.loc[2], "after = takes a number or a tile of numbers computed at run time, not %s",
                sv_desc(s, a.v[2]));
       return sv_err();

@@ -290,7 +290,8 @@ static bool lower_mma_async(Lw *L, TOp *op) {
  * flight. A branch that depends on x (through redux.sync, so it is uniform
  * and needs no divergence bookkeeping) keeps the wait after x. The branch
  * is never taken in practice (x's bits would have to OR-reduce to one NaN
- * pattern), and when it is, it only runs a membar and the same wait. */
+ * pattern), and when it is, it only runs a membar and the same wait. The
+ * labels start with '$' (written $$ in asm), which no Tile name can. */
 static void wait_after(Lw *L, TValue *x, int n) {
   LV *v = lw_get(L, x);
   MlirValue bits = (MlirValue){0};
@@ -317,7 +318,8 @@ static void wait_after(Lw *L, TValue *x, int n) {
   char text[400];
   snprintf(text, sizeof text,
            "{ .reg .pred p; .reg .b32 t; redux.sync.min.u32 t, $0, -1; setp.eq.u32 p, t, 2143289345; "
-           "@p bra.uni RARE; bra.uni BACK; RARE: membar.cta; BACK: wgmma.wait_group.sync.aligned %d; }",
+           "@p bra.uni $$tile_rare; bra.uni $$tile_back; $$tile_rare: membar.cta; "
+           "$$tile_back: wgmma.wait_group.sync.aligned %d; }",
            n);
   lw_asm(L, text, "r", 1, &bits, (MlirType){0}, true);
 }

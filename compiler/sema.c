@@ -2255,6 +2255,15 @@ bool sm_build(Ctx *c, Program *p, TModule *m) {
     y->fn = f;
     global_add(&s, y);
   }
+  /* A kernel is a PTX symbol: it must not be spelled like a label or a
+   * global of the generated code (ptxas would reject the PTX). */
+  static const char *const ptx_names[] = {"tile_smem", "__tile_meta", "LAB_WAIT", "DONE", NULL};
+  for (int i = 0; i < p->funcs.len; i++) {
+    Func *f = p->funcs.data[i];
+    for (int k = 0; f->is_kernel && ptx_names[k]; k++)
+      if (!strcmp(f->name, ptx_names[k]))
+        dg_error(c, f->loc, "a kernel cannot be named '%s': the generated PTX uses that name", f->name);
+  }
   for (int i = 0; i < p->consts.len && !dg_too_many(c); i++) {
     ConstDecl *d = p->consts.data[i];
     Sym *y = global_find(&s, d->name);

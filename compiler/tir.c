@@ -205,11 +205,12 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
     if (op->pred) buf_printf(o, " arrive");
     break;
   case OP_TMA_STORE_WAIT:
-  case OP_MMA_WAIT: buf_printf(o, " %lld%s", (long long)op->ival, op->ival2 ? " after" : ""); break;
+  case OP_MMA_WAIT: buf_printf(o, " %lld", (long long)op->ival); break;
   default: break;
   }
   for (int i = 0; i < op->nopnds; i++) {
     buf_puts(o, i ? ", " : " ");
+    if (op->opc == OP_MMA_WAIT && op->ival2 == i + 1) buf_puts(o, "after=");
     pr_val(o, op->opnds[i]);
   }
   if (op->opc == OP_LOAD || op->opc == OP_STORE || op->opc == OP_ATOMIC_ADD) {
