@@ -4,7 +4,8 @@
 # (PyTorch's jagged paths) in the same run. Build here with `make gpu-bundle`,
 # run on the GPU machine with B=build-gpu carried:
 #   B=build-gpu OUT=$OUT sh tests/gpu/jfa.sh [check] [san] [bench] [peers] [ab]
-# (ab: the default kernel beside each option built by `make jfa-ab`)
+# (ab: the default kernel beside each option built by `make jfa-ab`;
+#  AB="order_wait skip_idle" runs only those)
 B=${B:-build}
 OUT=${OUT:-/tmp/jfa-out}
 mkdir -p "$OUT"
@@ -32,7 +33,12 @@ for s in $steps; do
     # time limit (a kernel option that deadlocks must not eat the device
     # call): TCHECK seconds for the small cases, TBENCH for the suites.
     echo "== jfa: A/B of the kernel options (same run)"
-    opts=$(ls -d "$B"/examples/ab/* 2>/dev/null | grep -v '/all$'; ls -d "$B"/examples/ab/all 2>/dev/null)
+    # AB="name1 name2" picks options (default: every folder of $B/examples/ab)
+    if [ -n "${AB:-}" ]; then
+      opts=""; for a in $AB; do opts="$opts $B/examples/ab/$a"; done
+    else
+      opts=$(ls -d "$B"/examples/ab/* 2>/dev/null | grep -v '/all$'; ls -d "$B"/examples/ab/all 2>/dev/null)
+    fi
     for d in "$B/examples" $opts; do
       [ -d "$d" ] || continue
       name=$(basename "$d"); [ "$d" = "$B/examples" ] && name=default
