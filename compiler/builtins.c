@@ -608,6 +608,35 @@ static SVal b_expand_dims(S *s, Node *call, Node *self) {
   return sv_rt(op->res[0]);
 }
 
+/* scale_rows(x, f) = x * f[:, None] for a 2-D float tile x and one factor
+ * per row; a warp whose factors are all exactly 1 skips the multiplies (an
+ * attention kernel's O rescale, where most blocks leave the max alone). */
+static SVal b_scale_rows(S *s, Node *call, Node *self) {
+  static const Spec sp = {{"x", "f"}, 2};
+  BArgs a;
+  if (!sm_bind_args(s, call, self, "scale_rows", &sp, &a)) return sv_err();
+  TValue *x = tile_arg(s, a.v[0], a.loc[0], "scale_rows", "x");
+  TValue *f = tile_arg(s, a.v[1], a.loc[1], "scale_rows", "f");
+  if (!x || !f) return sv_err();
+  if (rank_of(x) != 2 || !ty_is_float((DType)x->type->elem.dt)) {
+    dg_error(s->c, a.loc[0], "scale_rows scales a 2-D float tile, not %s", ty_str(s->c, x->type));
+    return sv_err();
+  }
+  if (rank_of(f) != 1 || f->type->shape[0] != x->type->shape[0] || f->type->elem.dt != x->type->elem.dt) {
+    dg_error(s->c, a.loc[1], "scale_rows of %s needs one %s factor per row (%s[%d]), not %s", ty_str(s->c, x->type),
+             ty_dtype_name((DType)x->type->elem.dt), ty_dtype_name((DType)x->type->elem.dt), x->type->shape[0],
+             ty_str(s->c, f->type));
+    return sv_err();
+  }
+  int shape[2] = {f->type->shape[0], 1};
+  TOp *e = ir_op(s->c, OP_EXPAND_DIMS, call->loc, 1, &f, 1, (Type *[]){ty_tile(s->c, f->type->elem, 2, shape)});
+  e->axis = 1;
+  ir_append(s->blk, e);
+  SVal r = sm_binary(s, TK_STAR, sv_rt(x), sv_rt(e->res[0]), call->loc);
+  if (r.k == V_RT && r.v->def && r.v->def->opc == OP_MUL) r.v->def->flags |= OPF_SKIP_ONES;
+  return r;
+}
+
 static SVal b_broadcast_to(S *s, Node *call, Node *self) {
   static const Spec sp = {{"x", "shape"}, 2};
   BArgs a;
@@ -694,6 +723,7 @@ bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out) {
   else if (!strcmp(name, "trans")) *out = b_trans(s, call, self);
   else if (!strcmp(name, "expand_dims")) *out = b_expand_dims(s, call, self);
   else if (!strcmp(name, "broadcast_to")) *out = b_broadcast_to(s, call, self);
+  else if (!strcmp(name, "scale_rows")) *out = b_scale_rows(s, call, self);
   else if (!strcmp(name, "static_assert")) *out = b_static_assert(s, call, self);
   else if (!strcmp(name, "cast")) *out = b_cast(s, call, self);
   else if (!strcmp(name, "num_warps")) {

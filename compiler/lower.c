@@ -345,6 +345,48 @@ static MlirValue elementwise(Lw *L, TOp *op, MlirValue *a) {
   }
 }
 
+static MlirBlock new_block(Lw *L, int n, const MlirType *types);
+static MlirOperation make_region_op(Lw *L, const char *name, int nopnd, MlirValue *opnds, int nres, MlirType *res,
+                                    int nreg, MlirBlock *blocks);
+
+/* x * f with OPF_SKIP_ONES (scale_rows): when every factor this warp holds is
+ * exactly 1 the warp skips the multiplies. The test is one redux.sync (a
+ * uniform register, so the branch needs no divergence bookkeeping); the
+ * factors of a row broadcast are the same registers, so LLVM compares each
+ * distinct one once. */
+static void skip_ones_mul(Lw *L, TOp *op, LV **in, int n, LV *out) {
+  MlirType et = lw_elem_type(L, op->res[0]->type->elem);
+  MlirValue one = lw_float(L, et, 1.0);
+  MlirNamedAttribute oeq = lw_attr(L, "predicate", mlirIntegerAttrGet(L->i64, 1));
+  MlirValue all = (MlirValue){0};
+  for (int r = 0; r < n; r++) {
+    MlirValue f = in[1]->v[in[1]->n == 1 ? 0 : r];
+    MlirValue eq = lw_op1(L, "arith.cmpf", 2, (MlirValue[]){f, one}, L->i1, 1, &oeq);
+    all = mlirValueIsNull(all) ? eq : lw_bin(L, "arith.andi", all, eq);
+  }
+  MlirValue w = lw_cast(L, "arith.extui", all, L->i32);
+  MlirValue u = lw_asm(L, "redux.sync.min.u32 $0, $1, -1;", "=r,r", 1, &w, L->i32, true);
+  MlirValue skip = lw_cmpi(L, CMPI_NE, u, lw_i32(L, 0));
+  MlirType *ts = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)n);
+  for (int r = 0; r < n; r++) ts[r] = et;
+  MlirBlock blocks[2], saved = L->blk;
+  blocks[0] = new_block(L, 0, NULL); /* all ones: x as it is */
+  L->blk = blocks[0];
+  lw_op(L, "scf.yield", n, in[0]->v, 0, NULL, 0, NULL);
+  blocks[1] = new_block(L, 0, NULL);
+  L->blk = blocks[1];
+  MlirValue *prod = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)n);
+  for (int r = 0; r < n; r++) {
+    MlirValue a[2] = {in[0]->v[in[0]->n == 1 ? 0 : r], in[1]->v[in[1]->n == 1 ? 0 : r]};
+    prod[r] = elementwise(L, op, a);
+  }
+  lw_op(L, "scf.yield", n, prod, 0, NULL, 0, NULL);
+  L->blk = saved;
+  MlirOperation mop = make_region_op(L, "scf.if", 1, &skip, n, ts, 2, blocks);
+  for (int r = 0; r < n; r++) out->v[r] = mlirOperationGetResult(mop, r);
+  lw_set(op->res[0], out);
+}
+
 static void lower_elementwise(Lw *L, TOp *op) {
   int n = nregs_of(L, op->res[0]);
   LV *out = lw_new(L, n);
@@ -369,6 +411,10 @@ static void lower_elementwise(Lw *L, TOp *op) {
       out->v[r + 1] = lw_vec_extract(L, h, 1, et);
     }
     lw_set(op->res[0], out);
+    return;
+  }
+  if ((op->flags & OPF_SKIP_ONES) && op->opc == OP_MUL && n > 1) {
+    skip_ones_mul(L, op, in, n, out);
     return;
   }
   for (int r = 0; r < n; r++) {

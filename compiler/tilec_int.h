@@ -438,7 +438,9 @@ struct TOp {
   void *aux;
 };
 
-enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16 };
+/* OPF_SKIP_ONES (a float mul, from scale_rows): a warp whose factors are all
+ * exactly 1 skips the multiplies */
+enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16, OPF_SKIP_ONES = 32 };
 
 typedef struct TParam {
   const char *name;

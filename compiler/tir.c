@@ -213,6 +213,7 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
     if (op->opc == OP_MMA_WAIT && op->ival2 == i + 1) buf_puts(o, "after=");
     pr_val(o, op->opnds[i]);
   }
+  if (op->flags & OPF_SKIP_ONES) buf_puts(o, " skip_ones");
   if (op->opc == OP_LOAD || op->opc == OP_STORE || op->opc == OP_ATOMIC_ADD) {
     if (op->flags & OPF_MASK) buf_puts(o, " masked");
     if (op->flags & OPF_OTHER) buf_puts(o, " other");
