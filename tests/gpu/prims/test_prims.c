@@ -9,6 +9,11 @@
  *                   values, as `if` conditions, in a `while` condition
  *   vote_tasks      any()/all() in a 4-warp task with two replicas
  *   vote_tasks_mixed  any()/all() in a 1-warp task beside a 4-warp task x2
+ *   scale_rows      scale_rows(x, f) = x * f[:, None] on 64 x 64 (and
+ *   scale_rows_wide 64 x 128; scale_rows_rowmax: f from a row max): a warp
+ *                   whose factors are all 1 skips the multiplies; all ones,
+ *                   one factor != 1 at every row, 1 + ulp, -1/0/-0/NaN/inf
+ *                   factors, mixed row groups
  * usage: test_prims DIR   (DIR holds NAME.cubin; smem_roundtrip.SW.cubin)
  * Prints one line per check; exit status 0 only if all pass. */
 #include <math.h>
@@ -425,6 +430,184 @@ static void test_vote_groups(const char *file, const char *name, const char *wha
   report(what, bad == 0 && bad_held == 0, d);
 }
 
+/* scale_rows(x, f) = x * f[:, None]: program p scales its [64, N] block of x
+ * by its 64 factors (warps(4)); a warp whose factors are all exactly 1 skips
+ * the multiplies and keeps x as it is. Programs are grouped into checks by
+ * how their factors are set. Every row of x holds a few special values (NaN
+ * with payloads, signalling NaN, +-inf, -0, denormals, +-FLT_MAX) among
+ * random ones. Expected: x * f[r] in f32 on the host (mul.f32 is the same
+ * IEEE multiply, denormals kept), bit for bit, except that any NaN matches
+ * any NaN; for all-ones programs x itself, bit for bit, NaN payloads and all
+ * (nothing may be multiplied there). With frowmax the kernel takes its
+ * factors as max(fm[r, 0..63]) over a [64, 64] block that repeats f[r] along
+ * each row (f in the row layout of x, as a reduction leaves it), else as a
+ * plain [64] load. */
+enum { SR_ONES, SR_RANDOM, SR_ONE_ROW, SR_ONE_ULP, SR_ONE_SPECIAL, SR_GROUPS, SR_RANDOM_SPECIAL, SR_NCHECKS };
+static const char *sr_check_name[SR_NCHECKS] = {
+    "all factors 1 (x bit for bit)", "random factors", "one factor != 1, at each row", "one factor 1+ulp, at each row",
+    "one -1/0/-0/NaN/inf/1-ulp",     "1 in row groups, rest random", "random, with -1/0/-0/NaN/inf"};
+static const uint32_t sr_special[] = {
+    0x7fc12345u, /* NaN with a payload */
+    0xffc00001u, /* negative NaN */
+    0x7f800001u, /* signalling NaN */
+    0x7f800000u, 0xff800000u, /* +-inf */
+    0x80000000u, 0x00000000u, /* -0, +0 */
+    0x00000001u, 0x807fffffu, /* denormals */
+    0x7f7fffffu, 0xff7fffffu, /* +-FLT_MAX */
+    0x00800000u, 0x3f800000u, /* FLT_MIN, 1 */
+};
+static uint32_t f2u(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+static float u2f(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static float sr_factor(void) { /* random, never 1 */
+  float v;
+  do v = ldexpf(frand(), rand() % 8 - 3);
+  while (v == 1.0f);
+  return v;
+}
+/* row groups for SR_GROUPS: row r gets factor 1 where sr_group(g, r) holds
+ * (halves, even/odd, rows (r >> 1) & 3 == k and r & 3 == k (one warp's rows
+ * in the 64 x 64 and the 64 x 128 layouts tilec picks now) and their
+ * complements, half-warp row groups) */
+enum { SR_NGROUPS = 23 };
+static int sr_group(int g, int r, char *name, size_t n) {
+  int k = g & 3, in;
+  const char *what;
+  switch (g < 20 ? g / 4 : g) {
+  case 0: /* g = 0..3 */
+    in = g == 0 ? r < 32 : g == 1 ? r >= 32 : g == 2 ? r % 2 == 0 : r % 2 == 1;
+    what = g == 0 ? "r < 32" : g == 1 ? "r >= 32" : g == 2 ? "r even" : "r odd";
+    snprintf(name, n, "1 where %s", what);
+    return in;
+  case 1: snprintf(name, n, "1 where (r>>1)&3 == %d", k); return ((r >> 1) & 3) == k;
+  case 2: snprintf(name, n, "1 where r&3 == %d", k); return (r & 3) == k;
+  case 3: snprintf(name, n, "1 where (r>>1)&3 != %d", k); return ((r >> 1) & 3) != k;
+  case 4: snprintf(name, n, "1 where r&3 != %d", k); return (r & 3) != k;
+  case 20: snprintf(name, n, "1 where r&15 < 8"); return (r & 15) < 8;
+  case 21: snprintf(name, n, "1 where r&15 >= 8"); return (r & 15) >= 8;
+  default: snprintf(name, n, "1 where r&16 == 0"); return (r & 16) == 0;
+  }
+}
+
+static void test_scale_rows(const char *file, const char *name, int N, int frowmax) {
+  tile_kernel *k = kernel(file, name);
+  if (!k) return;
+  enum { M = 64, MAXP = 256 };
+  static const int sp_pos[] = {0, 7, 8, 15, 16, 31, 32, 63};
+  const float sp_val[] = {-1.0f, 0.0f, -0.0f, NAN, INFINITY, nextafterf(1.0f, 0.0f)};
+  const float rs_val[] = {-1.0f, 0.0f, -0.0f, NAN, INFINITY};
+  int nsp = (int)(sizeof sp_val / sizeof sp_val[0]), nrs = (int)(sizeof rs_val / sizeof rs_val[0]);
+  static float F[MAXP * M];
+  static int check[MAXP];
+  static char desc[MAXP][48];
+  int P = 0;
+  for (int i = 0; i < 3; i++, P++) {
+    check[P] = SR_ONES, snprintf(desc[P], sizeof desc[P], "all 1");
+    for (int r = 0; r < M; r++) F[P * M + r] = 1.0f;
+  }
+  for (int i = 0; i < 4; i++, P++) {
+    check[P] = SR_RANDOM, snprintf(desc[P], sizeof desc[P], "random");
+    for (int r = 0; r < M; r++) F[P * M + r] = sr_factor();
+  }
+  for (int pos = 0; pos < M; pos++, P++) { /* every row: each is some warp's */
+    check[P] = SR_ONE_ROW;
+    for (int r = 0; r < M; r++) F[P * M + r] = r == pos ? sr_factor() : 1.0f;
+    snprintf(desc[P], sizeof desc[P], "1 but f[%d] = %g", pos, F[P * M + pos]);
+  }
+  for (int pos = 0; pos < M; pos++, P++) {
+    check[P] = SR_ONE_ULP, snprintf(desc[P], sizeof desc[P], "1 but f[%d] = 1+ulp", pos);
+    for (int r = 0; r < M; r++) F[P * M + r] = r == pos ? nextafterf(1.0f, 2.0f) : 1.0f;
+  }
+  for (int j = 0; j < (int)(sizeof sp_pos / sizeof sp_pos[0]); j++)
+    for (int v = 0; v < nsp; v++, P++) {
+      check[P] = SR_ONE_SPECIAL;
+      snprintf(desc[P], sizeof desc[P], "1 but f[%d] = %.9g", sp_pos[j], sp_val[v]);
+      for (int r = 0; r < M; r++) F[P * M + r] = r == sp_pos[j] ? sp_val[v] : 1.0f;
+    }
+  for (int g = 0; g < SR_NGROUPS; g++, P++) {
+    check[P] = SR_GROUPS;
+    for (int r = 0; r < M; r++) F[P * M + r] = sr_group(g, r, desc[P], sizeof desc[P]) ? 1.0f : sr_factor();
+  }
+  for (int i = 0; i < 4; i++, P++) {
+    check[P] = SR_RANDOM_SPECIAL, snprintf(desc[P], sizeof desc[P], "random, specials from row %d", i * 13 + 3);
+    for (int r = 0; r < M; r++) F[P * M + r] = sr_factor();
+    for (int v = 0; v < nrs; v++) F[P * M + (i * 13 + 3 + v * 11) % M] = rs_val[v];
+  }
+  if (P > MAXP) {
+    printf("FAIL scale_rows: %d programs, room for %d\n", P, MAXP);
+    failures++;
+    return;
+  }
+  size_t nx = (size_t)P * M * N;
+  float *X = malloc(nx * sizeof *X), *O = malloc(nx * sizeof *O);
+  int nspec = (int)(sizeof sr_special / sizeof sr_special[0]);
+  for (int p = 0; p < P; p++)
+    for (int r = 0; r < M; r++) {
+      float *row = X + ((size_t)p * M + r) * N;
+      for (int c = 0; c < N; c++) row[c] = ldexpf(frand(), rand() % 40 - 20);
+      for (int j = 0; j < 4; j++) row[(r * 7 + j * 17 + p) % N] = u2f(sr_special[(r * 3 + j + p) % nspec]);
+    }
+  size_t nf = (size_t)P * M * (frowmax ? 64 : 1);
+  float *FA = malloc(nf * sizeof *FA); /* what the kernel reads as f */
+  for (size_t i = 0; i < nf; i++) FA[i] = F[frowmax ? i / 64 : i];
+  tile_devptr dx, df, dout;
+  CHECK(tile_malloc(&dx, nx * sizeof *X));
+  CHECK(tile_malloc(&df, nf * sizeof *FA));
+  CHECK(tile_malloc(&dout, nx * sizeof *O));
+  CHECK(tile_memcpy_htod(dx, X, nx * sizeof *X));
+  CHECK(tile_memcpy_htod(df, FA, nf * sizeof *FA));
+  CHECK(tile_memset_d32(dout, 0xdeadbeefu, nx));
+  void *args[] = {&dx, &df, &dout};
+  CHECK(tile_launch(k, (unsigned)P, 1, 1, args, 3, NULL));
+  CHECK(tile_synchronize());
+  CHECK(tile_memcpy_dtoh(O, dout, nx * sizeof *O));
+  char tag[32];
+  snprintf(tag, sizeof tag, "%dx%d%s", M, N, frowmax ? " f=rowmax" : "");
+  int progs[SR_NCHECKS] = {0}, bad_progs[SR_NCHECKS] = {0}, shown[SR_NCHECKS] = {0};
+  long bad[SR_NCHECKS] = {0}, unwritten[SR_NCHECKS] = {0}, payload[SR_NCHECKS] = {0};
+  for (int p = 0; p < P; p++) {
+    int ch = check[p], strict = ch == SR_ONES;
+    long b = 0;
+    progs[ch]++;
+    for (int r = 0; r < M; r++)
+      for (int c = 0; c < N; c++) {
+        size_t i = ((size_t)p * M + r) * N + c;
+        float f = F[p * M + r];
+        uint32_t xb = f2u(X[i]), got = f2u(O[i]), want = strict ? xb : f2u(X[i] * f);
+        if (got == want || (!strict && isnan(u2f(got)) && isnan(u2f(want)))) continue;
+        b++;
+        unwritten[ch] += got == 0xdeadbeefu;
+        payload[ch] += isnan(u2f(got)) && isnan(u2f(want)); /* strict only */
+        if (shown[ch]++ < 4)
+          printf("  %s program %d (%s): [%d][%d] x=%.9g (0x%08x) f=%.9g (0x%08x): got %.9g (0x%08x), expected "
+                 "%.9g (0x%08x)\n",
+                 tag, p, desc[p], r, c, X[i], xb, f, f2u(f), O[i], got, u2f(want), want);
+      }
+    bad[ch] += b;
+    bad_progs[ch] += b != 0;
+  }
+  for (int ch = 0; ch < SR_NCHECKS; ch++) {
+    char what[96], d[128];
+    snprintf(what, sizeof what, "scale_rows %s: %s", tag, sr_check_name[ch]);
+    snprintf(d, sizeof d, "%d of %d programs wrong, %ld elements (%ld unwritten%s)", bad_progs[ch], progs[ch],
+             bad[ch], unwritten[ch], ch == SR_ONES && payload[ch] ? ", some NaN payloads changed" : "");
+    report(what, bad_progs[ch] == 0 && progs[ch] > 0, d);
+  }
+  tile_free(dx);
+  tile_free(df);
+  tile_free(dout);
+  free(X);
+  free(O);
+  free(FA);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -453,6 +636,9 @@ int main(int argc, char **argv) {
     test_vote_groups("vote_tasks_mixed.cubin", "vote_tasks_mixed", "any/all in a 1-warp task + task x2", 3, mixed,
                      ts[i]);
   }
+  test_scale_rows("scale_rows.cubin", "scale_rows_k", 64, 0);
+  test_scale_rows("scale_rows_wide.cubin", "scale_rows_wide_k", 128, 0);
+  test_scale_rows("scale_rows_rowmax.cubin", "scale_rows_rowmax_k", 64, 1);
   printf("%s\n", failures ? "PRIMITIVE TESTS FAILED" : "PRIMITIVE TESTS PASSED");
   return failures ? 1 : 0;
 }
