@@ -361,7 +361,7 @@ static void time_pair(jfa_plan *pa, jfa_plan *pb, const jfa_tensor *t, int reps,
   tile_event_destroy(e1);
 }
 
-static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int reps) {
+static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int reps, int allocs) {
   char path[1024];
   snprintf(path, sizeof path, "%s/suites.json", dir);
   FILE *f = fopen(path, "rb");
@@ -408,36 +408,47 @@ static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int re
     }
     fclose(lfp);
     Case c = {name, (int)hd, (int)heads, causal, !strcmp(mode, "broadcast_q") ? nq : 0, B, len};
-    Data d;
-    data_make(&c, &d);
-    jfa_tensor t[5];
-    tensors(&c, &d, &t[0], &t[1], &t[2], &t[3], &t[4]);
-    jfa_params p = {0};
-    p.batch = B;
-    p.cu_seqlens = d.off;
-    p.heads = c.H;
-    p.head_dim = c.D;
-    p.causal = c.causal;
-    p.num_q = c.num_q;
-    jfa_plan *zz, *rr;
-    CHECK(jfa_plan_create(lib, &p, &zz));
-    p.no_zigzag = 1;
-    CHECK(jfa_plan_create(lib, &p, &rr));
-    double flops = fwd_flops(&c);
-    double t_zz, t_rr;
-    time_pair(zz, rr, t, reps, &t_zz, &t_rr);
-    int64_t ntiles, maxc, totc;
-    int ctas;
-    jfa_plan_stats(zz, &ntiles, &maxc, &totc, &ctas);
-    char shape[64];
-    snprintf(shape, sizeof shape, "B=%lld H=%d D=%d%s%s", (long long)B, c.H, c.D, c.causal ? " causal" : "",
-             c.num_q ? " bcast" : "");
-    printf("%-5s %-34s %10.4f %10.1f %10.1f %7.3fx %10.3f\n", name, shape, t_zz, flops / t_zz / 1e9,
-           flops / t_rr / 1e9, t_rr / t_zz, (double)maxc * ctas / (double)(totc ? totc : 1));
-    fflush(stdout);
-    jfa_plan_destroy(zz);
-    jfa_plan_destroy(rr);
-    data_free(&d);
+    /* --allocs N: the same suite N times, each on fresh buffers placed
+     * differently (a spacer of a few MB allocated first): does the time
+     * depend on where the tensors land? (J2 was bimodal between processes) */
+    for (int a = 0; a < allocs; a++) {
+      tile_devptr spacer = 0;
+      if (a > 0) CHECK(tile_malloc(&spacer, (size_t)a * (3u << 20) + 4096));
+      Data d;
+      data_make(&c, &d);
+      jfa_tensor t[5];
+      tensors(&c, &d, &t[0], &t[1], &t[2], &t[3], &t[4]);
+      jfa_params p = {0};
+      p.batch = B;
+      p.cu_seqlens = d.off;
+      p.heads = c.H;
+      p.head_dim = c.D;
+      p.causal = c.causal;
+      p.num_q = c.num_q;
+      jfa_plan *zz, *rr;
+      CHECK(jfa_plan_create(lib, &p, &zz));
+      p.no_zigzag = 1;
+      CHECK(jfa_plan_create(lib, &p, &rr));
+      double flops = fwd_flops(&c);
+      double t_zz, t_rr;
+      time_pair(zz, rr, t, reps, &t_zz, &t_rr);
+      int64_t ntiles, maxc, totc;
+      int ctas;
+      jfa_plan_stats(zz, &ntiles, &maxc, &totc, &ctas);
+      char shape[64];
+      snprintf(shape, sizeof shape, "B=%lld H=%d D=%d%s%s", (long long)B, c.H, c.D, c.causal ? " causal" : "",
+               c.num_q ? " bcast" : "");
+      char label[40];
+      if (allocs > 1) snprintf(label, sizeof label, "%s#%d", name, a);
+      else snprintf(label, sizeof label, "%s", name);
+      printf("%-5s %-34s %10.4f %10.1f %10.1f %7.3fx %10.3f\n", label, shape, t_zz, flops / t_zz / 1e9,
+             flops / t_rr / 1e9, t_rr / t_zz, (double)maxc * ctas / (double)(totc ? totc : 1));
+      fflush(stdout);
+      jfa_plan_destroy(zz);
+      jfa_plan_destroy(rr);
+      data_free(&d);
+      if (spacer) tile_free(spacer);
+    }
     /* and a sampled correctness check of the same suite */
     ok &= run_check(lib, &c, 1);
     free(len);
@@ -447,7 +458,7 @@ static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int re
 
 int main(int argc, char **argv) {
   const char *cubins = NULL, *suites = NULL, *only = NULL;
-  int check = 0, small = 0, reps = 20;
+  int check = 0, small = 0, reps = 20, allocs = 1;
   uint64_t seed = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--cubins") && i + 1 < argc) cubins = argv[++i];
@@ -456,9 +467,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--bench") && i + 1 < argc) suites = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--allocs") && i + 1 < argc) allocs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
     else {
-      fprintf(stderr, "usage: %s --cubins DIR (--check [--small] | --bench SUITES_DIR [--only J1,J2] [--reps N]) [--seed S]\n",
+      fprintf(stderr, "usage: %s --cubins DIR (--check [--small] | --bench SUITES_DIR [--only J1,J2] [--reps N] [--allocs N]) [--seed S]\n",
               argv[0]);
       return 2;
     }
@@ -517,7 +529,8 @@ int main(int argc, char **argv) {
       }
     }
   }
-  if (suites) ok &= bench_suites(lib, suites, only, reps);
+  if (allocs < 1) allocs = 1;
+  if (suites) ok &= bench_suites(lib, suites, only, reps, allocs);
   jfa_lib_close(lib);
   printf("%s\n", ok ? "ALL OK" : "SOME CHECKS FAILED");
   return ok ? 0 : 1;
