@@ -549,12 +549,44 @@ static void check_arrives(Ctx *c, TBlock *b, bool pending) {
   }
 }
 
+/* Whether v is an mma_async result not yet through mma_wait: made by
+ * mma_async, or carried by a loop / an if whose yielded (or initial) value
+ * is. Depth-limited: loop-carried values refer to themselves. */
+static bool in_flight(const TValue *v, int depth) {
+  if (depth > 8 || !v) return false;
+  const TOp *d = v->def;
+  if (d) {
+    if (d->opc == OP_MMA_ASYNC) return true;
+    if (d->opc == OP_FOR) {
+      const TOp *y = d->regions[0]->last;
+      return (y && y->opc == OP_YIELD && v->index < y->nopnds && in_flight(y->opnds[v->index], depth + 1)) ||
+             (3 + v->index < d->nopnds && in_flight(d->opnds[3 + v->index], depth + 1));
+    }
+    if (d->opc == OP_IF) {
+      for (int r = 0; r < d->nregions; r++) {
+        const TOp *y = d->regions[r]->last;
+        if (y && y->opc == OP_YIELD && v->index < y->nopnds && in_flight(y->opnds[v->index], depth + 1)) return true;
+      }
+    }
+    return false;
+  }
+  const TBlock *b = v->block;
+  const TOp *p = b ? b->parent : NULL;
+  if (p && p->opc == OP_FOR && b == p->regions[0] && v->index >= 1) {
+    int k = v->index - 1;
+    const TOp *y = b->last;
+    return (3 + k < p->nopnds && in_flight(p->opnds[3 + k], depth + 1)) ||
+           (y && y->opc == OP_YIELD && k < y->nopnds && in_flight(y->opnds[k], depth + 1));
+  }
+  return false;
+}
+
 /* An mma_async result is in flight until mma_wait: reading it is a race. */
 static void check_wgmma_reads(TOp *op, void *ud) {
   Ctx *c = ud;
   if (op->opc == OP_MMA_WAIT && op->ival2) { /* after = x: x is read before the wait */
     TValue *x = op->opnds[op->ival2 - 1];
-    if (x->def && x->def->opc == OP_MMA_ASYNC)
+    if (in_flight(x, 0))
       dg_error(c, op->loc, "after = names the accumulator of an mma_async that may still be running; it is read "
                            "before this wait");
     return;
@@ -563,7 +595,7 @@ static void check_wgmma_reads(TOp *op, void *ud) {
       op->opc == OP_CONDITION || op->opc == OP_WHILE)
     return;
   for (int i = 0; i < op->nopnds; i++)
-    if (op->opnds[i]->def && op->opnds[i]->def->opc == OP_MMA_ASYNC) {
+    if (in_flight(op->opnds[i], 0)) {
       dg_error(c, op->loc, "this reads the accumulator of an mma_async that may still be running; wait for it "
                            "first: acc = mma_wait(0, acc)");
       return;
