@@ -314,6 +314,48 @@ static SVal b_smem_store(S *s, Node *call, Node *self) {
   return (SVal){.k = V_VOID};
 }
 
+/* smem_read(view, r, c): element (r, c) of a shared-memory view as a scalar
+ * (every thread reads it); smem_write(view, r, c, x): one thread of the
+ * group (the one that arrives on mbarriers) writes it. What a producer
+ * hands its consumers beside a TMA load: written before barrier_expect,
+ * read after barrier_wait on the same mbarrier. */
+static SVal b_smem_elem(S *s, Node *call, Node *self, bool write) {
+  static const Spec spr = {{"view", "row", "col"}, 3};
+  static const Spec spw = {{"view", "row", "col", "value"}, 4};
+  const char *name = write ? "smem_write" : "smem_read";
+  BArgs a;
+  if (!sm_bind_args(s, call, self, name, write ? &spw : &spr, &a)) return sv_err();
+  TValue *v = view_arg(s, &a, 0, name, "the view");
+  if (!v) return sv_err();
+  if (v->type->trans || v->type->rank != 2) {
+    dg_error(s->c, a.loc[0], "%s needs a 2-D view that is not transposed, not %s", name, ty_str(s->c, v->type));
+    return sv_err();
+  }
+  TValue *r = int_arg(s, &a, 1, name, "the row");
+  TValue *c = int_arg(s, &a, 2, name, "the column");
+  if (!r || !c) return sv_err();
+  for (int k = 1; k <= 2; k++)
+    if (a.v[k].k == V_INT && (a.v[k].i < 0 || a.v[k].i >= v->type->shape[k - 1])) {
+      dg_error(s->c, a.loc[k], "%s %lld is outside %s", k == 1 ? "row" : "column", (long long)a.v[k].i,
+               ty_str(s->c, v->type));
+      return sv_err();
+    }
+  Elem e = v->type->elem;
+  if (!write) return sv_rt(emit(s, OP_SMEM_READ, call->loc, 3, (TValue *[]){v, r, c}, ty_scalar(s->c, e))->res[0]);
+  TValue *x = NULL;
+  if (sv_is_const(a.v[3])) {
+    x = sm_rt_as(s, a.v[3], e, a.loc[3]);
+    if (!x) return sv_err(); /* sm_rt_as said why */
+  } else if (a.v[3].k == V_RT && a.v[3].v->type->kind == TY_SCALAR && ty_elem_eq(a.v[3].v->type->elem, e)) x = a.v[3].v;
+  if (!x) {
+    dg_error(s->c, a.loc[3], "smem_write into %s needs a scalar of dtype %s, not %s", ty_str(s->c, v->type),
+             ty_dtype_name((DType)e.dt), sv_desc(s, a.v[3]));
+    return sv_err();
+  }
+  emit(s, OP_SMEM_WRITE, call->loc, 4, (TValue *[]){v, r, c, x}, NULL);
+  return (SVal){.k = V_VOID};
+}
+
 static SVal b_bar_op(S *s, Node *call, Node *self, Opcode opc, const char *name) {
   static const Spec sp1 = {{"bar"}, 1};
   static const Spec sp2e = {{"bar", "bytes"}, 2};
@@ -599,6 +641,8 @@ bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out) {
   else if (!strcmp(name, "mbarrier")) *out = b_mbarrier(s, call, self);
   else if (!strcmp(name, "slice")) *out = b_slice(s, call, self);
   else if (!strcmp(name, "smem_load")) *out = b_smem_load(s, call, self);
+  else if (!strcmp(name, "smem_read")) *out = b_smem_elem(s, call, self, false);
+  else if (!strcmp(name, "smem_write")) *out = b_smem_elem(s, call, self, true);
   else if (!strcmp(name, "smem_store")) *out = b_smem_store(s, call, self);
   else if (!strcmp(name, "barrier_expect")) *out = b_bar_op(s, call, self, OP_BAR_EXPECT, name);
   else if (!strcmp(name, "barrier_arrive")) *out = b_bar_op(s, call, self, OP_BAR_ARRIVE, name);

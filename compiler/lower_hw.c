@@ -431,6 +431,27 @@ bool lw_hw_op(Lw *L, TOp *op) {
   }
   case OP_SMEM_LOAD: return smem_move(L, op, false);
   case OP_SMEM_STORE: return smem_move(L, op, true);
+  case OP_SMEM_READ:
+  case OP_SMEM_WRITE: {
+    TValue *view = op->opnds[0];
+    MlirValue r = lw_get(L, op->opnds[1])->v[0], c = lw_get(L, op->opnds[2])->v[0];
+    MlirValue p = byte_gep(L, addr_of(L, view), elem_offset(L, view->type, r, c));
+    int eb = elem_bytes(view->type);
+    if (op->opc == OP_SMEM_WRITE) {
+      IfScope sc;
+      elected(L, &sc);
+      lw_store(L, lw_get(L, op->opnds[3])->v[0], p, eb);
+      lw_end_if(L, &sc, L->elect);
+      return true;
+    }
+    MlirValue x = lw_load(L, p, lw_elem_type(L, view->type->elem), eb);
+    /* the same value in every thread; through redux.sync (as scalar global
+     * loads) so that ptxas keeps what is derived from it uniform */
+    if (mlirTypeEqual(mlirValueGetType(x), L->i32))
+      x = lw_asm(L, "redux.sync.min.u32 $0, $1, -1;", "=r,r", 1, &x, L->i32, true);
+    set1(L, op->res[0], x);
+    return true;
+  }
   case OP_BAR_EXPECT: {
     IfScope sc;
     elected(L, &sc);

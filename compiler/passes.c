@@ -443,7 +443,7 @@ static void zero_uses(TOp *op, void *ud) {
 static bool has_effects(const TOp *op) {
   switch (op->opc) {
   case OP_STORE: case OP_ATOMIC_ADD: case OP_FOR: case OP_IF: case OP_WHILE: case OP_CONDITION: case OP_YIELD:
-  case OP_RETURN: case OP_SMEM_STORE: case OP_BAR_EXPECT: case OP_BAR_ARRIVE: case OP_BAR_WAIT: case OP_NAMED_BAR:
+  case OP_RETURN: case OP_SMEM_STORE: case OP_SMEM_WRITE: case OP_BAR_EXPECT: case OP_BAR_ARRIVE: case OP_BAR_WAIT: case OP_NAMED_BAR:
   case OP_FENCE_ASYNC: case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_STORE_WAIT: case OP_MMA_ASYNC:
   case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_TASKS: case OP_BAR_ALLOC:
     return true;
@@ -505,15 +505,28 @@ static void verify_op(TOp *op, void *ud) {
 typedef struct Plan {
   Ctx *c;
   int64_t off;
-  bool bars;
+  int phase; /* 0: mbarriers, 1: small unswizzled buffers, 2: the rest */
 } Plan;
+
+enum { OPF_PLACED = 1 << 20 }; /* plan_op: an smem_alloc already given its offset */
 
 static void plan_op(TOp *op, void *ud) {
   Plan *pl = ud;
-  if (pl->bars && op->opc == OP_BAR_ALLOC) {
+  if (pl->phase == 0 && op->opc == OP_BAR_ALLOC) {
     op->ival = pl->off;
     pl->off += 8 * op->res[0]->type->nbuf;
-  } else if (!pl->bars && op->opc == OP_SMEM_ALLOC) {
+  } else if (pl->phase == 1 && op->opc == OP_SMEM_ALLOC && !op->res[0]->type->swizzle) {
+    /* a small unswizzled buffer (scalars a producer hands its consumers)
+     * goes in the gap between the mbarriers and the first 1024-byte
+     * boundary, where it costs nothing */
+    int64_t at = (pl->off + 15) & ~(int64_t)15;
+    int64_t bytes = ((op->ival2 + 15) & ~(int64_t)15) * op->res[0]->type->nbuf;
+    if (at + bytes <= 1024) {
+      op->ival = at;
+      op->flags |= OPF_PLACED;
+      pl->off = at + bytes;
+    }
+  } else if (pl->phase == 2 && op->opc == OP_SMEM_ALLOC && !(op->flags & OPF_PLACED)) {
     pl->off = (pl->off + 1023) & ~(int64_t)1023;
     op->ival = pl->off;
     int64_t slot = op->res[0]->type->swizzle ? (op->ival2 + 1023) & ~(int64_t)1023 : (op->ival2 + 15) & ~(int64_t)15;
@@ -522,10 +535,8 @@ static void plan_op(TOp *op, void *ud) {
 }
 
 static void plan_smem(Ctx *c, TFunc *f) {
-  Plan pl = {c, 0, true};
-  ir_walk(f->body, plan_op, &pl);
-  pl.bars = false;
-  ir_walk(f->body, plan_op, &pl);
+  Plan pl = {c, 0, 0};
+  for (pl.phase = 0; pl.phase < 3; pl.phase++) ir_walk(f->body, plan_op, &pl);
   f->smem_static = (int)((pl.off + 127) & ~(int64_t)127);
   if (pl.off > SMEM_LIMIT)
     dg_error(c, f->loc, "kernel '%s' allocates %lld bytes of shared memory; an SM gives a CTA at most %d (227 KB)",

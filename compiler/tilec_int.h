@@ -374,6 +374,8 @@ typedef enum Opcode {
   OP_SLOT,        /* buf[i] / bars[i] */
   OP_SLICE,       /* view.slice(dim, off, size): axis = dim */
   OP_SMEM_LOAD, OP_SMEM_STORE,
+  OP_SMEM_READ,   /* one element of a view, as a scalar every thread reads */
+  OP_SMEM_WRITE,  /* one element of a view, written by the group's elected thread */
   OP_BAR_EXPECT, OP_BAR_ARRIVE, OP_BAR_WAIT, OP_NAMED_BAR, OP_FENCE_ASYNC,
   OP_TMA_LOAD, OP_TMA_STORE, OP_TMA_STORE_WAIT,
   OP_MMA_ASYNC, OP_MMA_COMMIT, OP_MMA_WAIT,

@@ -23,6 +23,7 @@ static const char *opnames[OP_COUNT] = {
     [OP_IF] = "if", [OP_WHILE] = "while", [OP_CONDITION] = "condition", [OP_YIELD] = "yield",
     [OP_RETURN] = "return", [OP_SMEM_ALLOC] = "smem_alloc", [OP_BAR_ALLOC] = "mbarrier_alloc", [OP_SLOT] = "slot",
     [OP_SLICE] = "slice", [OP_SMEM_LOAD] = "smem_load", [OP_SMEM_STORE] = "smem_store",
+    [OP_SMEM_READ] = "smem_read", [OP_SMEM_WRITE] = "smem_write",
     [OP_BAR_EXPECT] = "barrier_expect", [OP_BAR_ARRIVE] = "barrier_arrive", [OP_BAR_WAIT] = "barrier_wait",
     [OP_NAMED_BAR] = "named_barrier", [OP_FENCE_ASYNC] = "fence_async_shared", [OP_TMA_LOAD] = "tma_load",
     [OP_TMA_STORE] = "tma_store", [OP_TMA_STORE_WAIT] = "tma_store_wait", [OP_MMA_ASYNC] = "mma_async",
