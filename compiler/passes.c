@@ -547,16 +547,21 @@ static void plan_smem(Ctx *c, TFunc *f) {
  * memory by the other threads of the group must be ordered before it by a
  * task_barrier()/named_barrier(). A straight-line store-then-arrive is a
  * race the compiler can see. */
-static void check_arrives(Ctx *c, TBlock *b, bool pending) {
+static void check_arrives(Ctx *c, TBlock *b, int pending) {
   for (TOp *op = b->first; op; op = op->next) {
-    if (op->opc == OP_SMEM_STORE) pending = true;
-    if (op->opc == OP_NAMED_BAR && !op->pred) pending = false; /* bar.arrive orders nothing for this thread */
+    if (op->opc == OP_SMEM_STORE) pending = OP_SMEM_STORE;
+    if (op->opc == OP_SMEM_READ && !pending) pending = OP_SMEM_READ;
+    if (op->opc == OP_NAMED_BAR && !op->pred) pending = 0; /* bar.arrive orders nothing for this thread */
     if (op->opc == OP_BAR_ARRIVE && pending) {
-      dg_error(c, op->loc, "barrier_arrive after smem_store without task_barrier(): only one elected thread "
-                           "arrives, so the other threads' stores are not ordered before the arrival");
-      pending = false;
+      if (pending == OP_SMEM_STORE)
+        dg_error(c, op->loc, "barrier_arrive after smem_store without task_barrier(): only one elected thread "
+                             "arrives, so the other threads' stores are not ordered before the arrival");
+      else
+        dg_error(c, op->loc, "barrier_arrive after smem_read without task_barrier(): only one elected thread "
+                             "arrives, so the other threads may still be reading when the buffer is released");
+      pending = 0;
     }
-    for (int r = 0; r < op->nregions; r++) check_arrives(c, op->regions[r], op->opc == OP_TASKS ? false : pending);
+    for (int r = 0; r < op->nregions; r++) check_arrives(c, op->regions[r], op->opc == OP_TASKS ? 0 : pending);
   }
 }
 
@@ -619,7 +624,7 @@ bool pass_run(Ctx *c, TModule *m) {
     P p = {.c = c, .f = f, .warps = f->warps};
     ax_analyze(c, f);
     plan_smem(c, f);
-    check_arrives(c, f->body, false);
+    check_arrives(c, f->body, 0);
     ir_walk(f->body, check_wgmma_reads, c);
     for (int round = 0; round < 4; round++) {
       assign_block(&p, f->body);

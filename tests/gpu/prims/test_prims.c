@@ -14,12 +14,22 @@
  *                   whose factors are all 1 skips the multiplies; all ones,
  *                   one factor != 1 at every row, 1 + ulp, -1/0/-0/NaN/inf
  *                   factors, mixed row groups
+ *   smem_scalars    smem_write/smem_read: a 1-warp producer task hands 4 i32
+ *                   scalars per item to a 4-warp consumer task x2 through a
+ *                   3-slot ring beside mbarriers (1000 items per program);
+ *                   every value of every item for both replicas, and held
+ *                   by every thread (task_barrier() before the consumers'
+ *                   arrival: tilec requires it after smem_read)
+ *   smem_scalars_f32  the same with f32 (NaN payloads, -0, inf, denormals)
+ *                   through a 2-slot ring, bit for bit
  * usage: test_prims DIR   (DIR holds NAME.cubin; smem_roundtrip.SW.cubin)
  * Prints one line per check; exit status 0 only if all pass. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "tile/runtime.h"
 
 static int failures;
@@ -608,6 +618,192 @@ static void test_scale_rows(const char *file, const char *name, int N, int frowm
   free(FA);
 }
 
+/* smem_write / smem_read (smem_scalars.tile, smem_scalars_f32.tile): a 1-warp
+ * producer task hands NV scalars per item to a 4-warp consumer task with two
+ * replicas through a ring of a small smem buffer, beside the mbarriers
+ * `ready` (arrive = 1) and `freed` (arrive = 2). Program p runs n items;
+ * consumer replica r of program p stores, for item i and value k,
+ * q = (p * 2 + r) * n + i:
+ *   out[q * NV + k]                one store per replica (all threads, one value)
+ *   held[(q * NV + k) * 128 + t]   the value as the thread storing element t holds it
+ * Both are poisoned with SS_POISON (no expected value equals it) and
+ * compared bit for bit with want[(p * n + i) * NV + k]. A kernel that hangs
+ * (a barrier never completes) is caught by an alarm. */
+#define SS_POISON 0xdeadbeefu
+static const char *watchdog_what;
+static void watchdog(int sig) {
+  (void)sig;
+  char msg[160];
+  int len = snprintf(msg, sizeof msg, "FAIL %s: no result after 60 s (a barrier that never completes?)\n",
+                     watchdog_what ? watchdog_what : "?");
+  if (write(1, msg, (size_t)len) < 0) _exit(3);
+  _exit(1);
+}
+/* "item j's value" when a wrong value is, at the same position, the value
+ * of exactly one item j near i (a ring slot read before it was written, or
+ * after it was overwritten) */
+static void ss_whose(const uint32_t *want, int p, int n, int NV, int i, int k, uint32_t got, char *buf, size_t cap) {
+  buf[0] = 0;
+  if (got == SS_POISON) {
+    snprintf(buf, cap, " (unwritten)");
+    return;
+  }
+  int found = -1, count = 0;
+  for (int j = i - 6; j <= i + 6; j++)
+    if (j >= 0 && j < n && want[((size_t)p * n + j) * NV + k] == got) found = j, count++;
+  if (count == 1) snprintf(buf, cap, " (item %d's value)", found);
+}
+static void ss_show(int isf, uint32_t u, char *buf, size_t cap) {
+  if (isf) snprintf(buf, cap, "%.9g (0x%08x)", u2f(u), u);
+  else snprintf(buf, cap, "%d (0x%08x)", (int32_t)u, u);
+}
+static void ss_check(const char *what, int P, int n, int NV, const char *const *posname, int isf, const uint32_t *want,
+                     const uint32_t *out, const uint32_t *held) {
+  long bad = 0, unwritten = 0, bad_held_vals = 0, bad_threads = 0;
+  int shown = 0, shown_held = 0, items_bad = 0, items_bad_held = 0;
+  for (int p = 0; p < P; p++)
+    for (int i = 0; i < n; i++) {
+      int item_bad = 0, item_bad_held = 0;
+      for (int r = 0; r < 2; r++)
+        for (int k = 0; k < NV; k++) {
+          size_t q = ((size_t)(p * 2 + r) * n + i) * NV + k;
+          uint32_t w = want[((size_t)p * n + i) * NV + k], g = out[q];
+          char gs[48], ws[48], whose[40];
+          if (g != w) {
+            bad++, item_bad = 1;
+            unwritten += g == SS_POISON;
+            if (shown++ < 4) {
+              ss_show(isf, g, gs, sizeof gs), ss_show(isf, w, ws, sizeof ws);
+              ss_whose(want, p, n, NV, i, k, g, whose, sizeof whose);
+              printf("  %s: program %d item %d replica %d %s: got %s%s, expected %s\n", what, p, i, r, posname[k], gs,
+                     whose, ws);
+            }
+          }
+          int nt = 0, t0 = -1;
+          for (int t = 0; t < 128; t++)
+            if (held[q * 128 + t] != w) nt++, t0 = t0 < 0 ? t : t0;
+          if (nt) {
+            bad_held_vals++, bad_threads += nt, item_bad_held = 1;
+            if (shown_held++ < 4) {
+              uint32_t g0 = held[q * 128 + t0];
+              ss_show(isf, g0, gs, sizeof gs), ss_show(isf, w, ws, sizeof ws);
+              ss_whose(want, p, n, NV, i, k, g0, whose, sizeof whose);
+              printf("  %s: program %d item %d replica %d %s: %d of 128 threads wrong, thread %d holds %s%s, "
+                     "expected %s\n",
+                     what, p, i, r, posname[k], nt, t0, gs, whose, ws);
+            }
+          }
+        }
+      items_bad += item_bad, items_bad_held += item_bad_held;
+    }
+  char w1[96], d[128];
+  snprintf(w1, sizeof w1, "%s: values", what);
+  snprintf(d, sizeof d, "%ld of %ld wrong (%ld unwritten), in %d of %d items", bad, (long)P * n * 2 * NV, unwritten,
+           items_bad, P * n);
+  report(w1, bad == 0, d);
+  snprintf(w1, sizeof w1, "%s: held by every thread", what);
+  snprintf(d, sizeof d, "%ld of %ld values with a wrong thread (%ld threads), in %d items", bad_held_vals,
+           (long)P * n * 2 * NV, bad_threads, items_bad_held);
+  report(w1, bad_held_vals == 0, d);
+}
+/* Launches k(in, out, held, n) on P programs, out/held poisoned; copies
+ * them back. 0 when something failed (already reported). */
+static int ss_launch(tile_kernel *k, const char *what, int P, int n, const void *in, size_t in_bytes, uint32_t *out,
+                     size_t nout, uint32_t *held, size_t nheld) {
+  tile_devptr din, dout, dheld;
+  CHECK_RET(tile_malloc(&din, in_bytes), 0);
+  CHECK_RET(tile_malloc(&dout, nout * 4), 0);
+  CHECK_RET(tile_malloc(&dheld, nheld * 4), 0);
+  CHECK_RET(tile_memcpy_htod(din, in, in_bytes), 0);
+  CHECK_RET(tile_memset_d32(dout, SS_POISON, nout), 0);
+  CHECK_RET(tile_memset_d32(dheld, SS_POISON, nheld), 0);
+  void *args[] = {&din, &dout, &dheld, &n};
+  watchdog_what = what;
+  fflush(stdout); /* the watchdog leaves with _exit: nothing may stay buffered */
+  signal(SIGALRM, watchdog);
+  alarm(60);
+  tile_status st = tile_launch(k, (unsigned)P, 1, 1, args, 4, NULL);
+  if (st == TILE_OK) st = tile_synchronize();
+  alarm(0);
+  if (st != TILE_OK) {
+    printf("FAIL %s: launch: %s\n", what, tile_last_error());
+    failures++;
+    return 0;
+  }
+  CHECK_RET(tile_memcpy_dtoh(out, dout, nout * 4), 0);
+  CHECK_RET(tile_memcpy_dtoh(held, dheld, nheld * 4), 0);
+  tile_free(din);
+  tile_free(dout);
+  tile_free(dheld);
+  return 1;
+}
+
+/* i32: item i of program p (w = work[p * n + i], |w| < 2^29 so nothing
+ * overflows): (0,0) = w, (1,7) = i * 7 + 3, (1,0) = -1000000 - i,
+ * (0,5) = w * 3 - i. */
+static void test_smem_scalars(const char *name, const char *what) {
+  tile_kernel *k = kernel("smem_scalars.cubin", name);
+  if (!k) return;
+  enum { P = 8, N = 1000, NV = 4 };
+  static const char *const pos[NV] = {"(0,0) = work[i]", "(1,7) = i*7+3", "(1,0) = -1000000-i", "(0,5) = work[i]*3-i"};
+  static const int32_t specials[] = {0, -1, 1, -(1 << 29) + 1, (1 << 29) - 1, 3, -3};
+  int32_t *work = malloc(sizeof(int32_t) * P * N);
+  uint32_t *want = malloc(sizeof(uint32_t) * P * N * NV), *out = malloc(sizeof(uint32_t) * P * 2 * N * NV),
+           *held = malloc(sizeof(uint32_t) * P * 2 * N * NV * 128);
+  for (int j = 0; j < P * N; j++) {
+    int i = j % N;
+    int32_t w = j % 97 < 7 ? specials[j % 97]
+                           : (int32_t)((((uint32_t)rand() << 12) ^ (uint32_t)rand()) % (1u << 30)) - (1 << 29);
+    work[j] = w;
+    want[(size_t)j * NV + 0] = (uint32_t)w;
+    want[(size_t)j * NV + 1] = (uint32_t)(i * 7 + 3);
+    want[(size_t)j * NV + 2] = (uint32_t)(-1000000 - i);
+    want[(size_t)j * NV + 3] = (uint32_t)(w * 3 - i);
+  }
+  if (ss_launch(k, what, P, N, work, sizeof(int32_t) * P * N, out, (size_t)P * 2 * N * NV, held,
+                (size_t)P * 2 * N * NV * 128))
+    ss_check(what, P, N, NV, pos, 0, want, out, held);
+  free(work);
+  free(want);
+  free(out);
+  free(held);
+}
+
+/* f32, bit for bit: item i of program p (j = p * n + i): (0,1) = x[j*4],
+ * (1,0) = x[j*4+1], (2,3) = x[j*4+2], (3,2) = x[j*4+3], (3,3) = i * -0.5f,
+ * (1,3) = -0.0. Every third x is a special value (NaN payloads, signalling
+ * NaNs, +-inf, +-0, denormals, +-FLT_MAX), at every position in turn. */
+static void test_smem_scalars_f32(void) {
+  const char *what = "smem_write/read f32, 2-slot ring";
+  tile_kernel *k = kernel("smem_scalars_f32.cubin", "smem_scalars_f32");
+  if (!k) return;
+  enum { P = 4, N = 1000, NV = 6 };
+  static const char *const pos[NV] = {"(0,1) = x[4j]",   "(1,0) = x[4j+1]",   "(2,3) = x[4j+2]",
+                                      "(3,2) = x[4j+3]", "(3,3) = i * -0.5", "(1,3) = -0.0"};
+  static const uint32_t specials[] = {0x7fc12345u, 0xffc00001u, 0x7f800001u, 0x7fbfffffu, 0x7f800000u,
+                                      0xff800000u, 0x80000000u, 0x00000000u, 0x00000001u, 0x807fffffu,
+                                      0x7f7fffffu, 0xff7fffffu, 0x7fffffffu, 0xffffffffu};
+  int nspec = (int)(sizeof specials / sizeof specials[0]);
+  float *x = malloc(sizeof(float) * P * N * 4);
+  uint32_t *want = malloc(sizeof(uint32_t) * P * N * NV), *out = malloc(sizeof(uint32_t) * P * 2 * N * NV),
+           *held = malloc(sizeof(uint32_t) * P * 2 * N * NV * 128);
+  for (int e = 0; e < P * N * 4; e++)
+    x[e] = e % 3 == 0 ? u2f(specials[(e / 3) % nspec]) : ldexpf(frand(), rand() % 40 - 20);
+  for (int j = 0; j < P * N; j++) {
+    int i = j % N;
+    for (int c = 0; c < 4; c++) want[(size_t)j * NV + c] = f2u(x[j * 4 + c]);
+    want[(size_t)j * NV + 4] = f2u((float)i * -0.5f);
+    want[(size_t)j * NV + 5] = 0x80000000u;
+  }
+  if (ss_launch(k, what, P, N, x, sizeof(float) * P * N * 4, out, (size_t)P * 2 * N * NV, held,
+                (size_t)P * 2 * N * NV * 128))
+    ss_check(what, P, N, NV, pos, 1, want, out, held);
+  free(x);
+  free(want);
+  free(out);
+  free(held);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -639,6 +835,8 @@ int main(int argc, char **argv) {
   test_scale_rows("scale_rows.cubin", "scale_rows_k", 64, 0);
   test_scale_rows("scale_rows_wide.cubin", "scale_rows_wide_k", 128, 0);
   test_scale_rows("scale_rows_rowmax.cubin", "scale_rows_rowmax_k", 64, 1);
+  test_smem_scalars("smem_scalars", "smem_write/read i32, 3-slot ring");
+  test_smem_scalars_f32();
   printf("%s\n", failures ? "PRIMITIVE TESTS FAILED" : "PRIMITIVE TESTS PASSED");
   return failures ? 1 : 0;
 }
