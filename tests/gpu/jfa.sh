@@ -3,7 +3,7 @@
 # cases, compute-sanitizer on small ones, the benchmark suites, and the peers
 # (PyTorch's jagged paths) in the same run. Build here with `make gpu-bundle`,
 # run on the GPU machine with B=build-gpu carried:
-#   B=build-gpu OUT=$OUT sh tests/gpu/jfa.sh [check] [san] [bench] [peers] [ab]
+#   B=build-gpu OUT=$OUT sh tests/gpu/jfa.sh [check] [san] [bench] [peers] [ab] [alloc]
 # (ab: the default kernel beside each option built by `make jfa-ab`;
 #  AB="order_wait skip_idle" runs only those)
 B=${B:-build}
@@ -56,6 +56,12 @@ for s in $steps; do
       grep -E "^(J[0-9]|D8k) " "$OUT/jfa_ab_$name.txt" | grep -v "checked=" | sed "s/^/$name /"
       grep -q "ALL OK" "$OUT/jfa_ab_$name.txt" || { echo "$name: a sampled check FAILED"; rc=1; }
     done ;;
+  alloc)
+    # J2 on eight differently placed buffer sets in one process (was bimodal
+    # between processes: is it where the tensors land?)
+    echo "== jfa: J2 with the buffers placed eight ways"
+    timeout ${TBENCH:-90} "$B/examples/jfa_host" --cubins "$B/examples" --bench "$B/shared-bench/suites" --only J2 \
+      --allocs 8 2>&1 | grep -v "checked=" | tee "$OUT/jfa_alloc.txt" || rc=1 ;;
   peers)
     echo "== peers (PyTorch) on the same suites"
     python3 "$B/shared-bench/peers.py" "$B/shared-bench/suites" ${PEERS:+--peers $PEERS} --json "$OUT/peers.json" 2>&1 | tee "$OUT/peers.txt" || rc=1 ;;
