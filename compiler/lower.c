@@ -53,6 +53,10 @@ MlirValue lw_int(Lw *L, MlirType t, int64_t v) {
 
 MlirValue lw_i32(Lw *L, int64_t v) { return lw_int(L, L->i32, v); }
 
+MlirValue lw_warp_uniform(Lw *L, MlirValue x) {
+  return lw_asm(L, "redux.sync.min.u32 $0, $1, -1;", "=r,r", 1, &x, L->i32, true);
+}
+
 MlirValue lw_float(Lw *L, MlirType t, double v) {
   MlirNamedAttribute a = lw_attr(L, "value", mlirFloatAttrDoubleGet(L->mc, t, v));
   return lw_op1(L, "arith.constant", 0, NULL, t, 1, &a);
@@ -365,7 +369,7 @@ static void skip_ones_mul(Lw *L, TOp *op, LV **in, int n, LV *out) {
     all = mlirValueIsNull(all) ? eq : lw_bin(L, "arith.andi", all, eq);
   }
   MlirValue w = lw_cast(L, "arith.extui", all, L->i32);
-  MlirValue u = lw_asm(L, "redux.sync.min.u32 $0, $1, -1;", "=r,r", 1, &w, L->i32, true);
+  MlirValue u = lw_warp_uniform(L, w);
   MlirValue skip = lw_cmpi(L, CMPI_NE, u, lw_i32(L, 0));
   MlirType *ts = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)n);
   for (int r = 0; r < n; r++) ts[r] = et;
@@ -816,8 +820,7 @@ static void lower_kernel(Lw *L, TFunc *f) {
    * a causal kernel's KV loop bound (which depends on the replica's first
    * query row) left the whole loop off the uniform datapath. Volatile, so
    * it stays here at the entry, where every lane of every warp is active. */
-  L->warp = lw_asm(L, "redux.sync.min.u32 $0, $1, -1;", "=r,r", 1,
-                   (MlirValue[]){lw_bin(L, "arith.shrui", L->tid, lw_i32(L, 5))}, L->i32, true);
+  L->warp = lw_warp_uniform(L, lw_bin(L, "arith.shrui", L->tid, lw_i32(L, 5)));
   MlirNamedAttribute g = lw_attr(L, "global_name", mlirFlatSymbolRefAttrGet(L->mc, sref("tile_smem")));
   L->smem = lw_op1(L, "llvm.mlir.addressof", 0, NULL, L->ptr3, 1, &g);
   L->scratch = lw_gep(L, L->smem, lw_i32(L, f->smem_static), L->i8, L->ptr3);

@@ -58,6 +58,9 @@ MlirValue lw_cmpi(Lw *L, int pred, MlirValue a, MlirValue b); /* arith.cmpi pred
 MlirValue lw_select(Lw *L, MlirValue c, MlirValue a, MlirValue b);
 MlirValue lw_cast(Lw *L, const char *name, MlirValue v, MlirType to);
 MlirValue lw_intrin(Lw *L, const char *intrin, int n, const MlirValue *args, MlirType res);
+/* x (i32) through redux.sync.min over the full warp: the same value, in a
+ * register ptxas knows is warp-uniform. Every lane must be active. */
+MlirValue lw_warp_uniform(Lw *L, MlirValue x);
 MlirValue lw_asm(Lw *L, const char *text, const char *constraints, int n, const MlirValue *args, MlirType res,
                  bool side_effects);
 MlirValue lw_extract(Lw *L, MlirValue agg, int i, MlirType t);

@@ -448,7 +448,7 @@ bool lw_hw_op(Lw *L, TOp *op) {
     /* the same value in every thread; through redux.sync (as scalar global
      * loads) so that ptxas keeps what is derived from it uniform */
     if (mlirTypeEqual(mlirValueGetType(x), L->i32))
-      x = lw_asm(L, "redux.sync.min.u32 $0, $1, -1;", "=r,r", 1, &x, L->i32, true);
+      x = lw_warp_uniform(L, x);
     set1(L, op->res[0], x);
     return true;
   }

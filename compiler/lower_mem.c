@@ -181,7 +181,7 @@ bool lw_load_op(Lw *L, TOp *op) {
      * Volatile: LLVM must not sink it into an elected-thread region (a TMA
      * coordinate), where redux.sync over the full warp would hang. */
     if (mlirTypeEqual(mlirValueGetType(out->v[0]), L->i32))
-      out->v[0] = lw_asm(L, "redux.sync.min.u32 $0, $1, -1;", "=r,r", 1, &out->v[0], L->i32, true);
+      out->v[0] = lw_warp_uniform(L, out->v[0]);
     lw_set(r, out);
     return true;
   }
