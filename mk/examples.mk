@@ -120,8 +120,7 @@ examples: jfa
 # Kernel options not on by default, built for an A/B run beside the default
 # kernel (tests/gpu/jfa.sh ab): $(B)/examples/ab/NAME/ holds all six cubins.
 JFA_AB := skip_idle:SKIP_IDLE=true kv_first:KV_FIRST=true lsum_mma:LSUM_MMA=true lazy:LAZY_RESCALE=true \
-  order_wait:ORDER_WAIT=true order_wait_skip:ORDER_WAIT=true+SKIP_IDLE=true lazy_rows:LAZY_ROWS=true \
-  lazy_rows_order:LAZY_ROWS=true+ORDER_WAIT=true tile_info:TILE_INFO=true
+  order_wait:ORDER_WAIT=true lazy_rows:LAZY_ROWS=true no_tile_info:TILE_INFO=false
 jfa_ab_name = $(word 1,$(subst :, ,$(1)))
 jfa_ab_flags = $(addprefix -D ,$(subst +, ,$(word 2,$(subst :, ,$(1)))))
 define jfa_ab_rules
