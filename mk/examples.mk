@@ -59,7 +59,7 @@ GPU_B := build-gpu
 gpu-bundle: examples jit-static prims jfa-ab
 	rm -rf $(GPU_B) && mkdir -p $(GPU_B)/examples $(GPU_B)/tests $(GPU_B)/bin
 	cp $(B)/examples/*_host $(B)/examples/*.sm_90a.cubin $(B)/examples/examples_jit_static.xz $(GPU_B)/examples/
-	cp -r $(B)/examples/ab $(GPU_B)/examples/
+	mkdir -p $(GPU_B)/examples/ab $(foreach a,$(JFA_AB),&& cp -r $(B)/examples/ab/$(call jfa_ab_name,$(a)) $(GPU_B)/examples/ab/)
 	mkdir -p $(GPU_B)/shared-bench && cp -r ../shared/bench/. $(GPU_B)/shared-bench/ 2>/dev/null || true
 	mkdir -p $(GPU_B)/lib $(GPU_B)/tests/prims && cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 $(GPU_B)/lib/
 	cp $(B)/gpu/test_prims $(GPU_B)/tests/ && cp $(B)/tests/prims/*.cubin $(GPU_B)/tests/prims/
@@ -96,10 +96,12 @@ JFA_DIR := examples/jagged_attention
 JFA_SRC := $(JFA_DIR)/jfa_fwd.tile $(JFA_DIR)/jfa_common.tile
 JFA_VARIANTS := self causal bcast
 jfa_defs = $(if $(filter causal,$(1)),-D CAUSAL=true,)$(if $(filter bcast,$(1)),-D BCAST=true,)
-# K/V ring depth: 3 stages for D = 128 (what fits beside Q), 4 for D = 64.
-# (A double-buffered Q with a 2-stage ring, -D QB=2 -D STAGES=2, measured
-# slower on every D = 128 suite and equal on J3: docs/perf.md.)
-jfa_pipe = -D STAGES=$(if $(filter 64,$(1)),4,3)
+# K/V ring depth: 3 stages for D = 128 (what fits beside one Q), 4 for
+# D = 64 with a double-buffered Q (QB = 2: the next tile's Q loads while
+# this one finishes; J3 +4.8% in an interleaved A/B, docs/perf.md). At
+# D = 128 two Q buffers fit only beside a 2-stage ring, measured slower on
+# every D = 128 suite (docs/perf.md).
+jfa_pipe = $(if $(filter 64,$(1)),-D STAGES=4 -D QB=2,-D STAGES=3)
 JFA_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
 define jfa_rules
 $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec
@@ -110,25 +112,45 @@ $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_SRC) $(B)/bin/tilec
 	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_fwd.tile
 endef
 $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_rules,$(d),$(v)))))
+# the second kernel of a split forward pass (jfa_combine.tile): self and
+# broadcast-Q layouts (causal schedules are never split)
+JFA_COMBINE := $(foreach d,64 128,$(foreach v,self bcast,$(B)/examples/jfa_combine.d$(d).$(v).sm_90a.cubin))
+define jfa_combine_rules
+$(B)/examples/jfa_combine.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/jfa_combine.tile $(JFA_DIR)/jfa_common.tile $(B)/bin/tilec
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) -o $$@ $(JFA_DIR)/jfa_combine.tile
+$(B)/examples/jfa_combine.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/jfa_combine.tile $(JFA_DIR)/jfa_common.tile $(B)/bin/tilec
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_combine.tile
+endef
+$(foreach d,64 128,$(foreach v,self bcast,$(eval $(call jfa_combine_rules,$(d),$(v)))))
 $(B)/examples/jfa_host: $(JFA_DIR)/jfa_host.c $(JFA_DIR)/jfa.c $(JFA_DIR)/jfa.h examples/common/host.h $(B)/lib/libtilert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(JFA_DIR)/jfa_host.c $(JFA_DIR)/jfa.c -o $@ $(B)/lib/libtilert.a $(LDLIBS) -lm
 .PHONY: jfa
-jfa: $(JFA_CUBINS) $(JFA_CUBINS:.cubin=.ptx) $(B)/examples/jfa_host
+jfa: $(JFA_CUBINS) $(JFA_CUBINS:.cubin=.ptx) $(JFA_COMBINE) $(JFA_COMBINE:.cubin=.ptx) $(B)/examples/jfa_host
 examples: jfa
 
 # Kernel options not on by default, built for an A/B run beside the default
 # kernel (tests/gpu/jfa.sh ab): $(B)/examples/ab/NAME/ holds all six cubins.
 JFA_AB := skip_idle:SKIP_IDLE=true kv_first:KV_FIRST=true lsum_mma:LSUM_MMA=true lazy:LAZY_RESCALE=true \
-  order_wait:ORDER_WAIT=true lazy_rows:LAZY_ROWS=true no_tile_info:TILE_INFO=false
+  order_wait:ORDER_WAIT=true lazy_rows:LAZY_ROWS=true no_tile_info:TILE_INFO=false qb1_d64:QB=1@64
 jfa_ab_name = $(word 1,$(subst :, ,$(1)))
-jfa_ab_flags = $(addprefix -D ,$(subst +, ,$(word 2,$(subst :, ,$(1)))))
+# NAME:FLAG+FLAG...; FLAG@64 applies at head dim 64 only
+jfa_ab_flags = $(addprefix -D ,$(foreach f,$(subst +, ,$(word 2,$(subst :, ,$(1)))),$(if $(findstring @,$(f)),$(if $(filter $(2),$(word 2,$(subst @, ,$(f)))),$(word 1,$(subst @, ,$(f)))),$(f))))
 define jfa_ab_rules
 $(B)/examples/ab/$(call jfa_ab_name,$(1))/jfa_fwd.d$(2).$(3).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec
 	@mkdir -p $$(dir $$@)
-	$(B)/bin/tilec -D D=$(2) $(call jfa_defs,$(3)) $(call jfa_pipe,$(2)) $(call jfa_ab_flags,$(1)) -o $$@ $(JFA_DIR)/jfa_fwd.tile
+	$(B)/bin/tilec -D D=$(2) $(call jfa_defs,$(3)) $(call jfa_pipe,$(2)) $(call jfa_ab_flags,$(1),$(2)) -o $$@ $(JFA_DIR)/jfa_fwd.tile
 endef
 $(foreach a,$(JFA_AB),$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_ab_rules,$(a),$(d),$(v))))))
-JFA_AB_CUBINS := $(foreach a,$(JFA_AB),$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(B)/examples/ab/$(call jfa_ab_name,$(a))/jfa_fwd.d$(d).$(v).sm_90a.cubin)))
+JFA_AB_CUBINS := $(foreach a,$(JFA_AB),$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(B)/examples/ab/$(call jfa_ab_name,$(a))/jfa_fwd.d$(d).$(v).sm_90a.cubin))) \
+  $(foreach a,$(JFA_AB),$(patsubst $(B)/examples/%,$(B)/examples/ab/$(call jfa_ab_name,$(a))/%,$(JFA_COMBINE)))
+define jfa_ab_copy
+$(B)/examples/ab/$(1)/$(notdir $(2)): $(2)
+	@mkdir -p $$(dir $$@)
+	cp $$< $$@
+endef
+$(foreach a,$(JFA_AB),$(foreach c,$(JFA_COMBINE),$(eval $(call jfa_ab_copy,$(call jfa_ab_name,$(a)),$(c)))))
 .PHONY: jfa-ab
 jfa-ab: $(JFA_AB_CUBINS)

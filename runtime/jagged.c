@@ -207,8 +207,9 @@ typedef struct ltree {
   int P;
 } ltree;
 
-static void lt_init(ltree *t, int n) {
-  for (int i = 0; i < t->P; i++) t->load[t->P + i] = i < n ? 0 : INT64_MAX, t->idx[t->P + i] = i;
+/* CTA c starts at loads[c] (NULL: every CTA at 0). */
+static void lt_init_loads(ltree *t, int n, const int64_t *loads) {
+  for (int i = 0; i < t->P; i++) t->load[t->P + i] = i < n ? (loads ? loads[i] : 0) : INT64_MAX, t->idx[t->P + i] = i;
   for (int i = t->P - 1; i >= 1; i--) { /* equal loads: the left child (lower index) wins */
     int w = t->load[2 * i + 1] < t->load[2 * i] ? 2 * i + 1 : 2 * i;
     t->load[i] = t->load[w], t->idx[i] = t->idx[w];
@@ -375,7 +376,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
     qsort(keys, (size_t)ng, sizeof *keys, key_cmp);
     causal_order o = {seg, first, keys, ng, H};
     ltree t = {load, idx, P};
-    lt_init(&t, n);
+    lt_init_loads(&t, n, NULL);
     deal_causal(&o, &t, cta, NULL, fill); /* choose (and count) */
     out->cta_start[0] = 0;
     for (int i = 0; i < n; i++) out->cta_start[i + 1] = out->cta_start[i] + fill[i];
@@ -435,5 +436,185 @@ tile_status tile_jagged_schedule_rebuild(const tile_jagged_params *p, tile_jagge
   if (!s) return rt_fail(TILE_ERR_INVALID, "tile_jagged_schedule_rebuild: NULL schedule");
   tile_status st = build(p, s);
   if (st != TILE_OK) tile_jagged_schedule_free(s);
+  return st;
+}
+
+/* ---- tail splitting (tile/jagged.h, tile_jagged_split_tail) ---- */
+
+void tile_jagged_split_free(tile_jagged_split *o) {
+  if (!o) return;
+  free(o->work);
+  free(o->cta_start);
+  free(o->combine);
+  memset(o, 0, sizeof *o);
+}
+
+static tile_status split_alloc(tile_jagged_split *o, int64_t nitems, int n, int64_t ncombine) {
+  o->work = malloc((size_t)(nitems ? nitems : 1) * 8 * sizeof(int32_t));
+  o->cta_start = malloc(((size_t)n + 1) * sizeof(int32_t));
+  o->combine = malloc((size_t)(ncombine ? ncombine : 1) * 8 * sizeof(int32_t));
+  if (o->work && o->cta_start && o->combine) return TILE_OK;
+  tile_jagged_split_free(o);
+  return rt_fail(TILE_ERR_NOMEM, "jagged split: out of memory for %lld work items", (long long)nitems);
+}
+
+static inline void put_item(int32_t *w, const int32_t *tile, int32_t kb, int32_t ke, int32_t part) {
+  w[0] = tile[0], w[1] = tile[1], w[2] = tile[2], w[3] = kb, w[4] = ke, w[5] = part, w[6] = 0, w[7] = 0;
+}
+
+/* The schedule's own lists in the 8-int format, nothing split. */
+static tile_status split_none(const tile_jagged_schedule *s, tile_jagged_split *o) {
+  tile_status st = split_alloc(o, s->ntiles, s->num_ctas, 0);
+  if (st != TILE_OK) return st;
+  for (int64_t i = 0; i < s->ntiles; i++) put_item(o->work + 8 * i, s->work + 4 * i, 0, s->work[4 * i + 3], -1);
+  memcpy(o->cta_start, s->cta_start, ((size_t)s->num_ctas + 1) * sizeof(int32_t));
+  o->nitems = s->ntiles;
+  o->num_ctas = s->num_ctas;
+  o->max_cta_cost = s->max_cta_cost;
+  return TILE_OK;
+}
+
+/* A piece of a tail tile: KV blocks [kb, ke) of tail tile t (its k-th). */
+typedef struct piece {
+  int32_t size, t, k, cta;
+} piece;
+
+static int piece_cmp(const void *a, const void *b) {
+  const piece *x = a, *y = b; /* larger first, then tile, then piece: deterministic */
+  if (x->size != y->size) return x->size > y->size ? -1 : 1;
+  if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  return (x->k > y->k) - (x->k < y->k);
+}
+
+tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagged_schedule *s,
+                                   const tile_jagged_split_params *sp, tile_jagged_split *out) {
+  if (!out) return rt_fail(TILE_ERR_INVALID, "tile_jagged_split_tail: NULL output");
+  memset(out, 0, sizeof *out);
+  if (!p || !s) return rt_fail(TILE_ERR_INVALID, "tile_jagged_split_tail: NULL parameters or schedule");
+  if (s->num_ctas < 1 || s->num_ctas != p->num_ctas || !s->cta_start || !s->work)
+    return rt_fail(TILE_ERR_INVALID, "jagged split: the schedule was not built with these parameters "
+                                     "(num_ctas %d, schedule's %d)", p->num_ctas, s->num_ctas);
+  if (sp && (sp->min_piece < 1 || sp->piece_overhead < 0 || sp->max_parts < 0))
+    return rt_fail(TILE_ERR_INVALID, "jagged split: min_piece must be >= 1, piece_overhead and max_parts >= 0 "
+                                     "(got %d, %d, %d)", sp->min_piece, sp->piece_overhead, sp->max_parts);
+  const int n = s->num_ctas;
+  const int64_t P = s->ntiles / n, R = s->ntiles % n;
+  /* only the zigzag, non-causal deal leaves its lightest tiles in one last
+   * partial pass, at position P of R lists */
+  if (!sp || sp->max_parts == 0 || !p->zigzag || p->causal || R == 0) return split_none(s, out);
+
+  int64_t *load = calloc((size_t)n, sizeof *load);
+  int32_t *tail = malloc((size_t)R * sizeof *tail); /* work index of each tail tile, in rank order */
+  int32_t *kof = malloc((size_t)R * sizeof *kof);   /* pieces of each */
+  int32_t *first = malloc((size_t)R * sizeof *first); /* its first partial slot, or -1 (not split) */
+  int Pw = 1;
+  while (Pw < n) Pw <<= 1;
+  int64_t *tl = malloc((size_t)2 * Pw * sizeof *tl);
+  int32_t *ti = malloc((size_t)2 * Pw * sizeof *ti);
+  piece *pc = NULL;
+  tile_status st = TILE_OK;
+  if (!load || !tail || !kof || !first || !tl || !ti) goto nomem;
+  for (int c = 0; c < n; c++)
+    for (int64_t i = s->cta_start[c]; i < s->cta_start[c] + P; i++) load[c] += s->work[4 * i + 3];
+  for (int64_t r = 0; r < R; r++) {
+    int c = (P & 1) ? n - 1 - (int)r : (int)r;
+    if (s->cta_start[c + 1] - s->cta_start[c] != P + 1) { /* not the layout build() makes */
+      st = rt_fail(TILE_ERR_INVALID, "jagged split: the schedule was not built with these parameters");
+      goto done;
+    }
+    tail[r] = s->cta_start[c] + (int32_t)P;
+  }
+  /* pieces per tail tile: spread the R tiles over all n CTAs, each piece at
+   * least min_piece blocks, at most max_parts partial slots in all */
+  int64_t k_each = n / R, parts, npieces;
+  for (;; k_each--) {
+    parts = npieces = 0;
+    for (int64_t r = 0; r < R; r++) {
+      int64_t cost = s->work[4 * (int64_t)tail[r] + 3], k = cost / sp->min_piece;
+      if (k > k_each) k = k_each;
+      if (k < 1) k = 1;
+      kof[r] = (int32_t)k;
+      npieces += k;
+      if (k > 1) parts += k;
+    }
+    if (parts <= sp->max_parts || k_each <= 1) break;
+  }
+  if (parts == 0) {
+    st = split_none(s, out);
+    goto done;
+  }
+  pc = malloc((size_t)npieces * sizeof *pc);
+  if (!pc) goto nomem;
+  {
+    int64_t q = 0;
+    for (int64_t r = 0; r < R; r++) {
+      int64_t cost = s->work[4 * (int64_t)tail[r] + 3], k = kof[r];
+      for (int64_t j = 0; j < k; j++)
+        pc[q++] = (piece){(int32_t)((j + 1) * cost / k - j * cost / k), (int32_t)r, (int32_t)j, 0};
+    }
+  }
+  qsort(pc, (size_t)npieces, sizeof *pc, piece_cmp);
+  /* largest piece first, each to the least-loaded CTA */
+  ltree t = {tl, ti, Pw};
+  lt_init_loads(&t, n, load);
+  for (int64_t i = 0; i < npieces; i++) {
+    int64_t extra = kof[pc[i].t] > 1 ? sp->piece_overhead : 0;
+    pc[i].cta = lt_take(&t, pc[i].size + extra);
+  }
+  int64_t m1 = 0;
+  for (int c = 0; c < n; c++)
+    if (t.load[Pw + c] > m1) m1 = t.load[Pw + c];
+  if (m1 * 100 > s->max_cta_cost * 99) { /* under 1% better: not worth a second kernel */
+    st = split_none(s, out);
+    goto done;
+  }
+  int64_t ncomb = 0;
+  for (int64_t r = 0; r < R; r++) ncomb += kof[r] > 1;
+  int64_t nitems = P * n + npieces;
+  if (nitems > TILE_JAGGED_MAX_TILES) {
+    st = split_none(s, out);
+    goto done;
+  }
+  if ((st = split_alloc(out, nitems, n, ncomb)) != TILE_OK) goto done;
+  /* list lengths: P whole tiles, then the pieces given to the CTA */
+  memset(load, 0, (size_t)n * sizeof *load); /* reused: pieces per CTA, then fill positions */
+  for (int64_t i = 0; i < npieces; i++) load[pc[i].cta]++;
+  out->cta_start[0] = 0;
+  for (int c = 0; c < n; c++) out->cta_start[c + 1] = out->cta_start[c] + (int32_t)(P + load[c]);
+  for (int c = 0; c < n; c++) {
+    for (int64_t i = 0; i < P; i++) {
+      const int32_t *w = s->work + 4 * (s->cta_start[c] + i);
+      put_item(out->work + 8 * ((int64_t)out->cta_start[c] + i), w, 0, w[3], -1);
+    }
+    load[c] = out->cta_start[c] + P;
+  }
+  /* partial slots: tail tiles in rank order, pieces in KV order */
+  int64_t slot = 0, e = 0;
+  for (int64_t r = 0; r < R; r++) {
+    int32_t k = kof[r];
+    first[r] = k > 1 ? (int32_t)slot : -1;
+    if (k > 1) {
+      const int32_t *w = s->work + 4 * (int64_t)tail[r];
+      int32_t *ce = out->combine + 8 * e++;
+      ce[0] = w[0], ce[1] = w[1], ce[2] = w[2], ce[3] = (int32_t)slot, ce[4] = k, ce[5] = ce[6] = ce[7] = 0;
+      slot += k;
+    }
+  }
+  for (int64_t i = 0; i < npieces; i++) {
+    const int32_t *w = s->work + 4 * (int64_t)tail[pc[i].t];
+    int64_t cost = w[3], k = kof[pc[i].t];
+    int32_t kb = (int32_t)(pc[i].k * cost / k), ke = (int32_t)((pc[i].k + 1) * cost / k);
+    put_item(out->work + 8 * load[pc[i].cta]++, w, kb, ke, k > 1 ? first[pc[i].t] + pc[i].k : -1);
+  }
+  out->nitems = nitems;
+  out->nparts = slot;
+  out->ncombine = ncomb;
+  out->num_ctas = n;
+  out->max_cta_cost = m1;
+  goto done;
+nomem:
+  st = rt_fail(TILE_ERR_NOMEM, "jagged split: out of memory for %lld tiles over %d CTAs", (long long)s->ntiles, n);
+done:
+  free(load), free(tail), free(kof), free(first), free(tl), free(ti), free(pc);
   return st;
 }

@@ -18,6 +18,8 @@ struct jfa_lib {
   char dir[1024];
   tile_module *mod[2][NVARIANT]; /* [head_dim 64 / 128][variant] */
   tile_kernel *kern[2][NVARIANT];
+  tile_module *cmod[2][2];       /* jfa_combine: [head_dim 64 / 128][self / bcast] */
+  tile_kernel *ckern[2][2];
   int sm_count;
 };
 
@@ -28,7 +30,10 @@ struct jfa_plan {
   int64_t total;     /* rows of K/V (offsets[B]) */
   int ctas;
   tile_jagged_schedule sched;
-  tile_devptr d_offsets, d_work, d_cta_start; /* int32 copies on the device */
+  tile_jagged_split split; /* the work lists the kernel runs: sched, its tail maybe split */
+  tile_kernel *combine;    /* when split.ncombine > 0 */
+  tile_devptr d_offsets, d_work, d_cta_start, d_combine; /* int32 copies on the device */
+  tile_devptr d_part_o, d_part_lse;                      /* the pieces' partial outputs */
 };
 
 tile_status jfa_lib_open(const char *cubin_dir, jfa_lib **out) {
@@ -53,29 +58,48 @@ tile_status jfa_lib_open(const char *cubin_dir, jfa_lib **out) {
 
 void jfa_lib_close(jfa_lib *lib) {
   if (!lib) return;
-  for (int d = 0; d < 2; d++)
+  for (int d = 0; d < 2; d++) {
     for (int v = 0; v < NVARIANT; v++)
       if (lib->mod[d][v]) tile_module_unload(lib->mod[d][v]);
+    for (int v = 0; v < 2; v++)
+      if (lib->cmod[d][v]) tile_module_unload(lib->cmod[d][v]);
+  }
   free(lib);
 }
 
-static tile_status get_kernel(jfa_lib *lib, int head_dim, int variant, tile_kernel **k) {
-  int d = head_dim == 128;
-  if (!lib->kern[d][variant]) {
+/* Kernel `name` of DIR/NAME.dD.VARIANT.sm_90a.cubin, loaded into *mod, *kern on first use. */
+static tile_status load_kernel(const jfa_lib *lib, const char *name, int head_dim, const char *variant,
+                               tile_module **mod, tile_kernel **kern) {
+  if (!*kern) {
     char path[1200];
-    snprintf(path, sizeof path, "%s/jfa_fwd.d%d.%s.sm_90a.cubin", lib->dir, head_dim, variant_name[variant]);
+    snprintf(path, sizeof path, "%s/%s.d%d.%s.sm_90a.cubin", lib->dir, name, head_dim, variant);
     tile_module *m;
     tile_status st = tile_module_load_file(path, &m);
     if (st != TILE_OK) return st;
-    st = tile_module_get_kernel(m, "jfa_fwd", &lib->kern[d][variant]);
+    st = tile_module_get_kernel(m, name, kern);
     if (st != TILE_OK) {
       tile_module_unload(m);
       return st;
     }
-    lib->mod[d][variant] = m;
+    *mod = m;
   }
-  *k = lib->kern[d][variant];
   return TILE_OK;
+}
+
+static tile_status get_kernel(jfa_lib *lib, int head_dim, int variant, tile_kernel **k) {
+  int d = head_dim == 128;
+  tile_status st = load_kernel(lib, "jfa_fwd", head_dim, variant_name[variant], &lib->mod[d][variant],
+                               &lib->kern[d][variant]);
+  *k = lib->kern[d][variant];
+  return st;
+}
+
+static tile_status get_combine(jfa_lib *lib, int head_dim, int bcast, tile_kernel **k) {
+  int d = head_dim == 128;
+  tile_status st = load_kernel(lib, "jfa_combine", head_dim, bcast ? "bcast" : "self", &lib->cmod[d][bcast],
+                               &lib->ckern[d][bcast]);
+  *k = lib->ckern[d][bcast];
+  return st;
 }
 
 /* ---- checks ---------------------------------------------------------------- */
@@ -140,7 +164,11 @@ void jfa_plan_destroy(jfa_plan *plan) {
   if (plan->d_offsets) tile_free(plan->d_offsets);
   if (plan->d_work) tile_free(plan->d_work);
   if (plan->d_cta_start) tile_free(plan->d_cta_start);
+  if (plan->d_combine) tile_free(plan->d_combine);
+  if (plan->d_part_o) tile_free(plan->d_part_o);
+  if (plan->d_part_lse) tile_free(plan->d_part_lse);
   tile_jagged_schedule_free(&plan->sched);
+  tile_jagged_split_free(&plan->split);
   free(plan);
 }
 
@@ -208,6 +236,12 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   if (p->batch > 0) {
     st = tile_jagged_schedule_build(&jp, &plan->sched);
     if (st != TILE_OK) goto fail;
+    /* the last partial pass cut into pieces of at least 4 KV blocks (each
+     * costs about one block more: its Q load, pipeline fill and partial
+     * store), at most 4 partial slots per CTA */
+    tile_jagged_split_params sp = {4, 1, 4 * jp.num_ctas};
+    st = tile_jagged_split_tail(&jp, &plan->sched, p->no_split ? NULL : &sp, &plan->split);
+    if (st != TILE_OK) goto fail;
   }
   plan->ctas = jp.num_ctas;
   int variant = p->num_q > 0 ? V_BCAST : p->causal ? V_CAUSAL : V_SELF;
@@ -223,9 +257,17 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   st = upload(&plan->d_offsets, off32, (size_t)(p->batch + 1) * 4);
   free(off32);
   if (st != TILE_OK) goto fail;
-  if (plan->sched.ntiles > 0) {
-    st = upload(&plan->d_work, plan->sched.work, (size_t)plan->sched.ntiles * 16);
-    if (st == TILE_OK) st = upload(&plan->d_cta_start, plan->sched.cta_start, (size_t)(plan->ctas + 1) * 4);
+  if (plan->split.nitems > 0) {
+    st = upload(&plan->d_work, plan->split.work, (size_t)plan->split.nitems * 32);
+    if (st == TILE_OK) st = upload(&plan->d_cta_start, plan->split.cta_start, (size_t)(plan->ctas + 1) * 4);
+    if (st != TILE_OK) goto fail;
+  }
+  if (plan->split.ncombine > 0) {
+    size_t slots = (size_t)plan->split.nparts * BLOCK_M;
+    st = get_combine(lib, p->head_dim, p->num_q > 0, &plan->combine);
+    if (st == TILE_OK) st = upload(&plan->d_combine, plan->split.combine, (size_t)plan->split.ncombine * 32);
+    if (st == TILE_OK) st = upload(&plan->d_part_o, NULL, slots * (size_t)p->head_dim * 4);
+    if (st == TILE_OK) st = upload(&plan->d_part_lse, NULL, slots * 4);
     if (st != TILE_OK) goto fail;
   }
   *out = plan;
@@ -237,9 +279,14 @@ fail:
 
 void jfa_plan_stats(const jfa_plan *plan, int64_t *ntiles, int64_t *max_cta_cost, int64_t *total_cost, int *ctas) {
   if (ntiles) *ntiles = plan->sched.ntiles;
-  if (max_cta_cost) *max_cta_cost = plan->sched.max_cta_cost;
+  if (max_cta_cost) *max_cta_cost = plan->split.nparts ? plan->split.max_cta_cost : plan->sched.max_cta_cost;
   if (total_cost) *total_cost = plan->sched.total_cost;
   if (ctas) *ctas = plan->ctas;
+}
+
+void jfa_plan_split_stats(const jfa_plan *plan, int64_t *split_tiles, int64_t *pieces) {
+  if (split_tiles) *split_tiles = plan->split.ncombine;
+  if (pieces) *pieces = plan->split.nparts;
 }
 
 tile_status jfa_check_tensors(const jfa_params *p, int64_t total_rows, const jfa_tensor *q, const jfa_tensor *k,
@@ -275,7 +322,7 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
   int bcast = NQ > 0;
   tile_status st = jfa_check_tensors(p, T, q, k, v, o, lse);
   if (st != TILE_OK) return st;
-  if (plan->sched.ntiles == 0) return TILE_OK; /* an empty batch, or only empty sequences */
+  if (plan->split.nitems == 0) return TILE_OK; /* an empty batch, or only empty sequences */
 
   int64_t o_stride64 = bcast ? o->stride[1] : o->stride[0];
   tile_tma_desc dq, dk, dv;
@@ -290,9 +337,14 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
   int32_t total = (int32_t)T, heads = (int32_t)H, nq = (int32_t)NQ, o_stride = (int32_t)o_stride64;
   float scale = p->softmax_scale > 0 ? p->softmax_scale : (float)(1.0 / sqrt((double)D));
   float scale_log2 = scale * 1.4426950408889634f;
-  void *args[] = {&dq, &dk, &dv, &od, &ld, &plan->d_offsets, &plan->d_work, &plan->d_cta_start,
-                  &total, &heads, &nq, &o_stride, &scale_log2};
-  return tile_launch(plan->k, (unsigned)plan->ctas, 1, 1, args, 13, stream);
+  void *args[] = {&dq,    &dk,    &dv, &od,       &ld,         &plan->d_offsets,  &plan->d_work, &plan->d_cta_start,
+                  &plan->d_part_o, &plan->d_part_lse, &total, &heads, &nq, &o_stride, &scale_log2};
+  st = tile_launch(plan->k, (unsigned)plan->ctas, 1, 1, args, 15, stream);
+  if (st != TILE_OK || plan->split.ncombine == 0) return st;
+  /* the split tiles: merge their pieces (BLOCK_M / 64 programs each) */
+  void *cargs[] = {&od, &ld, &plan->d_part_o, &plan->d_part_lse, &plan->d_combine, &plan->d_offsets,
+                   &total, &heads, &nq, &o_stride};
+  return tile_launch(plan->combine, (unsigned)plan->split.ncombine, BLOCK_M / 64, 1, cargs, 10, stream);
 }
 
 tile_status jfa_varlen_fwd(jfa_lib *lib, const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v,

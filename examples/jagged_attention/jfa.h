@@ -54,6 +54,7 @@ typedef struct jfa_params {
   int64_t num_q;             /* > 0: broadcast-Q with a dense Q of num_q rows; 0: self-attention */
   float softmax_scale;       /* 0: 1/sqrt(head_dim) */
   int no_zigzag;             /* 1: natural tile order, round robin (to measure the scheduler) */
+  int no_split;              /* 1: never split the tiles of the last partial pass (tile_jagged_split_tail) */
   int num_ctas;              /* 0: one per SM */
 } jfa_params;
 
@@ -65,8 +66,12 @@ tile_status jfa_check_params(const jfa_params *p, int64_t *total_rows);
 typedef struct jfa_plan jfa_plan;
 tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out);
 void jfa_plan_destroy(jfa_plan *plan);
-/* Tiles, the largest per-CTA KV work and the total, for reports. */
+/* Tiles, the largest per-CTA KV work (pieces of split tiles counted with
+ * their overhead) and the total, for reports. */
 void jfa_plan_stats(const jfa_plan *plan, int64_t *ntiles, int64_t *max_cta_cost, int64_t *total_cost, int *ctas);
+/* Split tiles and their pieces (0, 0: nothing split; the forward pass is
+ * then one kernel, else jfa_fwd and jfa_combine). */
+void jfa_plan_split_stats(const jfa_plan *plan, int64_t *split_tiles, int64_t *pieces);
 
 /* Self-attention: q, k, v, o [total, H, D] bf16; lse [H, total] f32.
  * Broadcast-Q: q [num_q, H, D]; k, v [total, H, D]; o [B, num_q, H, D];

@@ -8,11 +8,27 @@
  *       reference on sampled rows; outputs poisoned with NaN first and a
  *       guard band after O checked untouched; plus the API's bad-input errors.
  *   jfa_host --cubins DIR --bench SUITES_DIR [--only J1,J4] [--reps N]
+ *            [--allocs N | --ab DIR1[,DIR2,...]]
  *       TFLOP/s on ../shared/bench/suites (the shapes peers.py gives
- *       PyTorch), with the zigzag scheduler on and off, and a sampled check.
+ *       PyTorch), with the zigzag scheduler on and off (timed interleaved,
+ *       the median of N launches each), and a sampled check. One line a suite:
+ *         suite shape ms TFLOP/s no-zigzag gain max/avg
+ *       --allocs N: each suite on N differently placed buffer sets (J2#0..).
+ *       --ab: up to 8 more cubin folders (the same kernel built with other
+ *       options, `make jfa-ab`), each named by its basename. Every suite's
+ *       plans, the default's zigzag and no-zigzag and each variant's zigzag,
+ *       are timed round robin in this one process, so that clock and thermal
+ *       drift hits them all alike; after the default's line, one a variant:
+ *         ab SUITE NAME ms TFLOP/s RATIO x   (RATIO = default ms / NAME ms,
+ *                                             > 1: the variant is faster)
+ *       then the sampled check runs for the default and for each variant (on
+ *       the same inputs); a variant that fails prints
+ *         ab SUITE NAME FAILED ...   and at the end   ab variant NAME (DIR) FAILED
+ *       and the exit status is 1.
  *
  * Exit status 0 only when every check passed. */
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include "../common/host.h"
 #include "jfa.h"
@@ -239,16 +255,21 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
       }
     }
   }
-  int64_t ntiles, maxc, totc;
+  int64_t ntiles, maxc, totc, nsplit, npieces;
   int ctas;
   jfa_plan_stats(plan, &ntiles, &maxc, &totc, &ctas);
+  jfa_plan_split_stats(plan, &nsplit, &npieces);
   jfa_plan_destroy(plan);
+  char tiles[48];
+  if (nsplit) snprintf(tiles, sizeof tiles, "%lld(%lld split:%lld)", (long long)ntiles, (long long)nsplit,
+                       (long long)npieces);
+  else snprintf(tiles, sizeof tiles, "%lld", (long long)ntiles);
   double ro = err_rel(&eo), rl = err_rel(&el);
   bool ok = eo.bad == 0 && el.bad == 0 && ro <= 1e-2 && rl <= 1e-3 && !unwritten && !guard && !lse_bad;
-  printf("%-28s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s tiles=%-6lld checked=%-6ld O_err=%.2e LSE_err=%.2e "
+  printf("%-28s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s tiles=%-6s checked=%-6ld O_err=%.2e LSE_err=%.2e "
          "unwritten=%ld guard=%ld nonfinite=%ld %s\n",
          c->name, (long long)c->B, (long long)d.total, c->D, c->H, c->causal ? "causal" : "",
-         c->num_q > 0 ? "bcast" : "", (long long)ntiles, rows_checked, ro, rl, unwritten, guard,
+         c->num_q > 0 ? "bcast" : "", tiles, rows_checked, ro, rl, unwritten, guard,
          eo.bad + el.bad + lse_bad, ok ? "OK" : "FAIL");
   data_free(&d);
   return ok;
@@ -328,40 +349,61 @@ static bool check_errors(jfa_lib *lib) {
 }
 
 /* ---- benchmark ------------------------------------------------------------ */
-/* Median launch times of two plans, measured interleaved (a, b, a, b, ...)
- * so that clock and thermal drift hits both alike. */
-static void time_pair(jfa_plan *pa, jfa_plan *pb, const jfa_tensor *t, int reps, double *ma, double *mb) {
+enum { MAX_AB = 8 };
+
+/* --ab: a kernel variant, another folder of cubins timed beside the default */
+typedef struct Variant {
+  const char *dir;
+  char name[64]; /* the folder's basename */
+  jfa_lib *lib;
+  bool failed;   /* a plan or a sampled check failed on some suite */
+} Variant;
+
+/* Median launch times of n plans, measured interleaved round robin
+ * (p0, p1, ..., pn-1, p0, ...) so that clock and thermal drift hits all of
+ * them alike; 3 warm-up rounds first. */
+/* CHECK that names the plan (a variant's kernel that faults says which) */
+static void check_plan(tile_status st, const char *who, const char *what) {
+  if (st == TILE_OK) return;
+  fprintf(stderr, "jfa_host: %s: %s failed: %s: %s\n", who, what, tile_status_name(st), tile_last_error());
+  printf("%s: %s FAILED\n", who, what);
+  exit(2);
+}
+
+static void time_many(jfa_plan **plans, const char *const *who, int n, const jfa_tensor *t, int reps,
+                      double *med) {
   tile_event e0, e1;
   CHECK(tile_event_create(&e0));
   CHECK(tile_event_create(&e1));
-  jfa_plan *plans[2] = {pa, pb};
   for (int i = 0; i < 3; i++)
-    for (int k = 0; k < 2; k++) CHECK(jfa_plan_forward(plans[k], &t[0], &t[1], &t[2], &t[3], &t[4], NULL));
-  float *ms = malloc((size_t)reps * 2 * sizeof *ms);
-  for (int i = 0; i < reps; i++)
-    for (int k = 0; k < 2; k++) {
-      CHECK(tile_event_record(e0, NULL));
-      CHECK(jfa_plan_forward(plans[k], &t[0], &t[1], &t[2], &t[3], &t[4], NULL));
-      CHECK(tile_event_record(e1, NULL));
-      CHECK(tile_event_elapsed_ms(&ms[k * reps + i], e0, e1));
+    for (int k = 0; k < n; k++) {
+      check_plan(jfa_plan_forward(plans[k], &t[0], &t[1], &t[2], &t[3], &t[4], NULL), who[k], "warm-up forward");
+      check_plan(tile_synchronize(), who[k], "warm-up forward (synchronize)");
     }
-  for (int k = 0; k < 2; k++) {
-    float *m = ms + k * reps;
+  float *ms = malloc((size_t)reps * (size_t)n * sizeof *ms);
+  for (int i = 0; i < reps; i++)
+    for (int k = 0; k < n; k++) {
+      CHECK(tile_event_record(e0, NULL));
+      check_plan(jfa_plan_forward(plans[k], &t[0], &t[1], &t[2], &t[3], &t[4], NULL), who[k], "forward");
+      CHECK(tile_event_record(e1, NULL));
+      check_plan(tile_event_elapsed_ms(&ms[(size_t)k * reps + i], e0, e1), who[k], "forward (timed)");
+    }
+  for (int k = 0; k < n; k++) {
+    float *m = ms + (size_t)k * reps;
     for (int i = 1; i < reps; i++)
       for (int j = i; j > 0 && m[j] < m[j - 1]; j--) {
         float x = m[j];
         m[j] = m[j - 1];
         m[j - 1] = x;
       }
+    med[k] = m[reps / 2];
   }
-  *ma = ms[reps / 2];
-  *mb = ms[reps + reps / 2];
   free(ms);
   tile_event_destroy(e0);
   tile_event_destroy(e1);
 }
 
-static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int reps, int allocs) {
+static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int reps, int allocs, Variant *ab, int nab) {
   char path[1024];
   snprintf(path, sizeof path, "%s/suites.json", dir);
   FILE *f = fopen(path, "rb");
@@ -375,6 +417,9 @@ static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int re
   fclose(f);
   bool ok = true;
   printf("%-5s %-34s %10s %10s %10s %8s %10s\n", "suite", "shape", "ms", "TFLOP/s", "no-zigzag", "gain", "max/avg");
+  if (nab > 0)
+    printf("#  %-5s %-20s %10s %10s %8s  (--ab: timed interleaved with the above; default ms / variant ms)\n",
+           "suite", "variant", "ms", "TFLOP/s", "vs-dflt");
   /* a minimal reader for the flat objects of suites.json */
   for (char *o = strchr(js, '{'); o; o = strchr(o + 1, '{')) {
     char *end = strchr(o, '}');
@@ -408,9 +453,11 @@ static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int re
     }
     fclose(lfp);
     Case c = {name, (int)hd, (int)heads, causal, !strcmp(mode, "broadcast_q") ? nq : 0, B, len};
+    bool noplan[MAX_AB] = {false};
     /* --allocs N: the same suite N times, each on fresh buffers placed
      * differently (a spacer of a few MB allocated first): does the time
-     * depend on where the tensors land? (J2 was bimodal between processes) */
+     * depend on where the tensors land? (J2 was bimodal between processes)
+     * (--ab needs allocs == 1: main refuses both) */
     for (int a = 0; a < allocs; a++) {
       tile_devptr spacer = 0;
       if (a > 0) CHECK(tile_malloc(&spacer, (size_t)a * (3u << 20) + 4096));
@@ -425,16 +472,43 @@ static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int re
       p.head_dim = c.D;
       p.causal = c.causal;
       p.num_q = c.num_q;
-      jfa_plan *zz, *rr;
-      CHECK(jfa_plan_create(lib, &p, &zz));
+      /* plans[0]: the default kernel, zigzag; [1]: no zigzag; [2..]: the
+       * --ab variants (zigzag) whose plan could be made; vi[] maps back */
+      jfa_plan *plans[3 + MAX_AB];
+      const char *who[3 + MAX_AB] = {"default", "default no-zigzag"};
+      char whob[MAX_AB][160]; /* the name for time_many, or why the plan failed */
+      int vi[3 + MAX_AB], np = 2;
+      CHECK(jfa_plan_create(lib, &p, &plans[0]));
+      int64_t nsplit, npieces;
+      jfa_plan_split_stats(plans[0], &nsplit, &npieces);
+      if (nsplit) { /* the tail split measured against no split (vi -1) */
+        p.no_split = 1;
+        CHECK(jfa_plan_create(lib, &p, &plans[np]));
+        p.no_split = 0;
+        who[np] = "default no-split";
+        vi[np++] = -1;
+      }
+      for (int v = 0; v < nab; v++) {
+        tile_status st = jfa_plan_create(ab[v].lib, &p, &plans[np]);
+        if (st != TILE_OK) { /* reported after the default's line */
+          snprintf(whob[v], sizeof whob[v], "%s: %s", tile_status_name(st), tile_last_error());
+          ab[v].failed = noplan[v] = true;
+          ok = false;
+          continue;
+        }
+        snprintf(whob[v], sizeof whob[v], "ab %s variant %s", name, ab[v].name);
+        who[np] = whob[v];
+        vi[np++] = v;
+      }
       p.no_zigzag = 1;
-      CHECK(jfa_plan_create(lib, &p, &rr));
+      CHECK(jfa_plan_create(lib, &p, &plans[1]));
       double flops = fwd_flops(&c);
-      double t_zz, t_rr;
-      time_pair(zz, rr, t, reps, &t_zz, &t_rr);
+      double med[3 + MAX_AB];
+      time_many(plans, who, np, t, reps, med);
+      double t_zz = med[0], t_rr = med[1];
       int64_t ntiles, maxc, totc;
       int ctas;
-      jfa_plan_stats(zz, &ntiles, &maxc, &totc, &ctas);
+      jfa_plan_stats(plans[0], &ntiles, &maxc, &totc, &ctas);
       char shape[64];
       snprintf(shape, sizeof shape, "B=%lld H=%d D=%d%s%s", (long long)B, c.H, c.D, c.causal ? " causal" : "",
                c.num_q ? " bcast" : "");
@@ -443,23 +517,76 @@ static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int re
       else snprintf(label, sizeof label, "%s", name);
       printf("%-5s %-34s %10.4f %10.1f %10.1f %7.3fx %10.3f\n", label, shape, t_zz, flops / t_zz / 1e9,
              flops / t_rr / 1e9, t_rr / t_zz, (double)maxc * ctas / (double)(totc ? totc : 1));
+      for (int k = 2; k < np; k++)
+        printf("ab %-5s %-20s %10.4f %10.1f %7.3fx\n", label, vi[k] >= 0 ? ab[vi[k]].name : "(no split)", med[k],
+               flops / med[k] / 1e9, t_zz / med[k]);
+      if (nsplit)
+        printf("      split: %lld tiles of the last pass cut into %lld pieces (no split: the '(no split)' line)\n",
+               (long long)nsplit, (long long)npieces);
+      for (int v = 0; v < nab; v++)
+        if (noplan[v]) printf("ab %-5s %-20s FAILED: no plan: %s\n", label, ab[v].name, whob[v]);
       fflush(stdout);
-      jfa_plan_destroy(zz);
-      jfa_plan_destroy(rr);
+      for (int k = 0; k < np; k++) jfa_plan_destroy(plans[k]);
       data_free(&d);
       if (spacer) tile_free(spacer);
     }
-    /* and a sampled correctness check of the same suite */
+    /* and a sampled correctness check of the same suite: the default, then
+     * each variant on the same inputs and rows (the generator rewound) */
+    uint64_t rng0 = rng_state;
     ok &= run_check(lib, &c, 1);
+    uint64_t rng1 = rng_state;
+    for (int v = 0; v < nab; v++) {
+      char vname[128];
+      snprintf(vname, sizeof vname, "%s ab:%s", name, ab[v].name);
+      Case cv = c;
+      cv.name = vname;
+      rng_state = rng0;
+      if (noplan[v]) continue; /* reported above; run_check would exit on it */
+      bool vok = run_check(ab[v].lib, &cv, 1);
+      if (!vok) {
+        printf("ab %-5s %-20s FAILED the sampled check\n", name, ab[v].name);
+        ab[v].failed = true;
+      }
+      ok &= vok;
+    }
+    rng_state = rng1;
     free(len);
   }
+  for (int v = 0; v < nab; v++)
+    if (ab[v].failed) printf("ab variant %s (%s) FAILED\n", ab[v].name, ab[v].dir);
   return ok;
+}
+
+/* --ab DIR1[,DIR2,...]: adds the folders (cut out of the argument in place)
+ * to ab[]; false on an empty name or more than MAX_AB in all. */
+static bool parse_ab(char *list, Variant *ab, int *nab) {
+  for (char *s = list;;) {
+    char *comma = strchr(s, ',');
+    if (comma) *comma = 0;
+    if (!*s || *nab == MAX_AB) return false;
+    Variant *v = &ab[(*nab)++];
+    memset(v, 0, sizeof *v);
+    v->dir = s;
+    /* the name: the basename, trailing slashes ignored */
+    size_t n = strlen(s);
+    while (n > 1 && s[n - 1] == '/') n--;
+    size_t b = n;
+    while (b > 0 && s[b - 1] != '/') b--;
+    if (n - b >= sizeof v->name) b = n - (sizeof v->name - 1);
+    memcpy(v->name, s + b, n - b);
+    v->name[n - b] = 0;
+    if (!comma) return true;
+    s = comma + 1;
+  }
 }
 
 int main(int argc, char **argv) {
   const char *cubins = NULL, *suites = NULL, *only = NULL;
   int check = 0, small = 0, reps = 20, allocs = 1;
   uint64_t seed = 1;
+  Variant ab[MAX_AB];
+  int nab = 0;
+  bool usage = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--cubins") && i + 1 < argc) cubins = argv[++i];
     else if (!strcmp(argv[i], "--check")) check = 1;
@@ -469,15 +596,43 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--allocs") && i + 1 < argc) allocs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
-    else {
-      fprintf(stderr, "usage: %s --cubins DIR (--check [--small] | --bench SUITES_DIR [--only J1,J2] [--reps N] [--allocs N]) [--seed S]\n",
-              argv[0]);
-      return 2;
+    else if (!strcmp(argv[i], "--ab") && i + 1 < argc) {
+      if (!parse_ab(argv[++i], ab, &nab)) {
+        fprintf(stderr, "%s: --ab takes 1 to %d comma-separated cubin folders (in all), none empty\n", argv[0],
+                MAX_AB);
+        usage = true;
+        break;
+      }
+    } else {
+      usage = true;
+      break;
     }
+  }
+  if (usage) {
+    fprintf(stderr,
+            "usage: %s --cubins DIR (--check [--small] | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
+            "       [--allocs N | --ab DIR1[,DIR2,...]]) [--seed S]\n",
+            argv[0]);
+    return 2;
   }
   if (!cubins || (!check && !suites)) {
     fprintf(stderr, "%s: give --cubins DIR and --check or --bench DIR\n", argv[0]);
     return 2;
+  }
+  if (nab > 0 && !suites) {
+    fprintf(stderr, "%s: --ab times variants in the benchmark: give --bench SUITES_DIR too\n", argv[0]);
+    return 2;
+  }
+  if (nab > 0 && allocs > 1) {
+    fprintf(stderr, "%s: --ab and --allocs N > 1 do not go together (run them separately)\n", argv[0]);
+    return 2;
+  }
+  for (int v = 0; v < nab; v++) {
+    struct stat st;
+    if (stat(ab[v].dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      fprintf(stderr, "%s: --ab %s: not a folder of cubins\n", argv[0], ab[v].dir);
+      return 2;
+    }
   }
   if (reps < 1) reps = 1;
   setvbuf(stdout, NULL, _IOLBF, 0); /* a run cut short (a hang, a timeout) still shows its lines */
@@ -485,6 +640,14 @@ int main(int argc, char **argv) {
   CHECK(tile_init(0));
   jfa_lib *lib;
   CHECK(jfa_lib_open(cubins, &lib));
+  for (int v = 0; v < nab; v++) {
+    tile_status st = jfa_lib_open(ab[v].dir, &ab[v].lib);
+    if (st != TILE_OK) {
+      fprintf(stderr, "%s: --ab %s: cannot open: %s: %s\n", argv[0], ab[v].dir, tile_status_name(st),
+              tile_last_error());
+      return 2;
+    }
+  }
   bool ok = true;
   if (check) {
     ok &= check_errors(lib);
@@ -492,10 +655,13 @@ int main(int argc, char **argv) {
     static const int64_t one32k[] = {32768};
     static const int64_t b1[] = {777};
     static const int64_t allempty[] = {0, 0, 0};
+    /* fewer tiles than CTAs: the schedule splits them (pieces + jfa_combine) */
+    static const int64_t b1100[] = {1100}, b3001[] = {3001}, b4096[] = {4096}, two5000[] = {5000, 4999};
     for (int D = 64; D <= 128 && small; D += 64) {
       Case cs[] = {
           {"mixed (empty, 1, 127..1000)", D, 2, 1, 0, 12, lens_of(12, mixed)},
           {"bcast nq=70", D, 2, 0, 70, 4, lens_random(4, 0, 300)},
+          {"split B=1 len=1100", D, 1, 0, 0, 1, lens_of(1, b1100)},
       };
       for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         ok &= run_check(lib, &cs[i], 1);
@@ -512,6 +678,8 @@ int main(int argc, char **argv) {
             {"one 32k sequence", D, 2, causal, 0, 1, lens_of(1, one32k)},
             {"all empty", D, 2, causal, 0, 3, lens_of(3, allempty)},
             {"empty batch (B=0)", D, 2, causal, 0, 0, lens_of(0, allempty)},
+            {"split? B=1 len=4096", D, 1, causal, 0, 1, lens_of(1, b4096)},
+            {"split? B=1 len=3001", D, 2, causal, 0, 1, lens_of(1, b3001)},
         };
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
           ok &= run_check(lib, &cs[i], 0);
@@ -522,6 +690,7 @@ int main(int argc, char **argv) {
           {"bcast nq=200 mixed", D, 3, 0, 200, 12, lens_of(12, mixed)},
           {"bcast nq=1 B=5", D, 2, 0, 1, 5, lens_random(5, 0, 700)},
           {"bcast nq=333 B=300", D, 2, 0, 333, 300, lens_random(300, 0, 600)},
+          {"bcast split nq=200 B=2", D, 1, 0, 200, 2, lens_of(2, two5000)},
       };
       for (size_t i = 0; i < sizeof bq / sizeof bq[0]; i++) {
         ok &= run_check(lib, &bq[i], 0);
@@ -530,7 +699,8 @@ int main(int argc, char **argv) {
     }
   }
   if (allocs < 1) allocs = 1;
-  if (suites) ok &= bench_suites(lib, suites, only, reps, allocs);
+  if (suites) ok &= bench_suites(lib, suites, only, reps, allocs, ab, nab);
+  for (int v = 0; v < nab; v++) jfa_lib_close(ab[v].lib);
   jfa_lib_close(lib);
   printf("%s\n", ok ? "ALL OK" : "SOME CHECKS FAILED");
   return ok ? 0 : 1;

@@ -84,6 +84,45 @@ tile_status tile_jagged_schedule_rebuild(const tile_jagged_params *p, tile_jagge
 /* Free the arrays and zero *s.  NULL and zeroed schedules are fine. */
 void tile_jagged_schedule_free(tile_jagged_schedule *s);
 
+/* Tail splitting (split-KV for the last pass).  A persistent grid whose
+ * tiles are all alike (a dense batch: 4096 tiles on 132 CTAs) ends with a
+ * partial pass: 4 CTAs run a 32nd tile while 128 idle, 3% of the run.  The
+ * split takes the tiles of that last partial pass out of their lists, cuts
+ * each into pieces of consecutive KV blocks, and gives each piece to the
+ * least-loaded CTA.  A piece writes an fp32 partial output and its
+ * log-sum-exp to a partial slot ("part"); a second kernel combines the parts
+ * of each split tile.  Applied to zigzag, non-causal schedules only, and only
+ * when the estimated makespan (counting piece_overhead KV blocks for every
+ * piece) drops by at least 1%; otherwise the result holds the schedule's own
+ * lists, unsplit, in the format below.
+ *
+ * Work items are 8 int32: {b, h, m, kv_begin, kv_end, part, 0, 0}: KV blocks
+ * kv_begin .. kv_end-1 of tile (b, h, m); part -1 for a whole tile (kv_begin
+ * 0, kv_end its cost), else the partial slot 0 .. nparts-1.  Combine entries
+ * are 8 int32: {b, h, m, first_part, count, 0, 0, 0}: the tile's parts are
+ * slots first_part .. first_part+count-1, in KV order. */
+typedef struct tile_jagged_split_params {
+  int min_piece;      /* fewest KV blocks in a piece, >= 1 */
+  int piece_overhead; /* the cost of a piece's start and end, in KV blocks, >= 0 */
+  int max_parts;      /* the most partial slots (the caller's buffer), >= 0; 0 = no split */
+} tile_jagged_split_params;
+
+typedef struct tile_jagged_split {
+  int32_t *work;        /* 8 x nitems */
+  int32_t *cta_start;   /* num_ctas + 1 prefix offsets into work, in items */
+  int32_t *combine;     /* 8 x ncombine */
+  int64_t nitems, nparts, ncombine;
+  int64_t max_cta_cost; /* the makespan in KV blocks, pieces counted with their overhead */
+  int num_ctas;
+} tile_jagged_split;
+
+/* Split the tail of s, built from p (s must come from
+ * tile_jagged_schedule_build/rebuild with these params).  sp == NULL: no
+ * split (the lists converted).  On failure *out is zeroed. */
+tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagged_schedule *s,
+                                   const tile_jagged_split_params *sp, tile_jagged_split *out);
+void tile_jagged_split_free(tile_jagged_split *out);
+
 /* Check a jagged offsets array of batch+1 entries (int64_t when is64, else
  * int32_t): offsets[0] = 0, non-decreasing, and offsets[batch] = total_rows
  * (not checked when total_rows < 0).  The message names the first bad index

@@ -3,9 +3,13 @@
 # cases, compute-sanitizer on small ones, the benchmark suites, and the peers
 # (PyTorch's jagged paths) in the same run. Build here with `make gpu-bundle`,
 # run on the GPU machine with B=build-gpu carried:
-#   B=build-gpu OUT=$OUT sh tests/gpu/jfa.sh [check] [san] [bench] [peers] [ab] [alloc]
-# (ab: the default kernel beside each option built by `make jfa-ab`;
-#  AB="order_wait skip_idle" runs only those)
+#   B=build-gpu OUT=$OUT sh tests/gpu/jfa.sh [check] [san] [bench] [peers] [ab] [abi] [alloc]
+# (ab: the default kernel, then each option built by `make jfa-ab`, one
+#  process each; abi: the small cases per option, then ONE process that
+#  times the default and every option interleaved on each suite
+#  (jfa_host --ab), so clock/thermal drift hits all alike: its `ab SUITE
+#  NAME ms TFLOP/s RATIOx` lines, RATIO = default ms / option ms;
+#  AB="order_wait skip_idle" runs only those, for ab and abi)
 B=${B:-build}
 OUT=${OUT:-/tmp/jfa-out}
 mkdir -p "$OUT"
@@ -56,6 +60,43 @@ for s in $steps; do
       grep -E "^(J[0-9]|D8k) " "$OUT/jfa_ab_$name.txt" | grep -v "checked=" | sed "s/^/$name /"
       grep -q "ALL OK" "$OUT/jfa_ab_$name.txt" || { echo "$name: a sampled check FAILED"; rc=1; }
     done ;;
+  abi)
+    # interleaved A/B: the small correctness cases per option (TCHECK
+    # seconds each; an option that fails them is left out), then one run of
+    # the suites with every remaining option beside the default, timed round
+    # robin in the same process (at most 8 options; TBENCH_ABI seconds)
+    echo "== jfa: interleaved A/B of the kernel options (one process)"
+    if [ -n "${AB:-}" ]; then
+      opts=""; for a in $AB; do opts="$opts $B/examples/ab/$a"; done
+    else
+      opts=$(ls -d "$B"/examples/ab/* 2>/dev/null | grep -v '/all$'; ls -d "$B"/examples/ab/all 2>/dev/null)
+    fi
+    list=""; n=0; failed=""
+    for d in $opts; do
+      [ -d "$d" ] || { echo "$d: no such option folder"; rc=1; continue; }
+      name=$(basename "$d")
+      timeout ${TCHECK:-40} "$B/examples/jfa_host" --cubins "$d" --check --small > "$OUT/jfa_abi_${name}_check.txt" 2>&1
+      r=$?
+      if [ $r != 0 ]; then
+        echo "$name: the small correctness cases FAILED (exit $r$([ $r = 124 ] && echo ', timed out: a hang')): left out"
+        grep FAIL "$OUT/jfa_abi_${name}_check.txt" | head -3; tail -n 2 "$OUT/jfa_abi_${name}_check.txt"; rc=1
+        failed="$failed $name"
+        continue
+      fi
+      if [ $n = 8 ]; then echo "$name: left out (jfa_host --ab takes 8 options at most; pick with AB=...)"; rc=1; continue; fi
+      list="$list${list:+,}$d"; n=$((n + 1))
+    done
+    [ -n "$failed" ] && echo "options left out (small cases failed):$failed"
+    if [ -z "$list" ]; then
+      echo "no option to compare (none built, or all failed the small cases)"; rc=1
+    else
+      timeout ${TBENCH_ABI:-300} "$B/examples/jfa_host" --cubins "$B/examples" --bench "$B/shared-bench/suites" \
+        --ab "$list" > "$OUT/jfa_abi.txt" 2>&1
+      r=$?
+      grep -E "^(suite|#  suite|J[0-9]+|D8k|ab) " "$OUT/jfa_abi.txt" | grep -v "checked="
+      [ $r = 0 ] || { echo "abi: exit $r$([ $r = 124 ] && echo ', timed out: a hang')"; tail -n 3 "$OUT/jfa_abi.txt"; rc=1; }
+      grep -q "ALL OK" "$OUT/jfa_abi.txt" || { echo "abi: a sampled check FAILED (see $OUT/jfa_abi.txt)"; rc=1; }
+    fi ;;
   alloc)
     # J2 on eight differently placed buffer sets in one process (was bimodal
     # between processes: is it where the tensors land?)

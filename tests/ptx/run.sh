@@ -112,6 +112,30 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
     fi
   fi
 done
+# the merge kernel of split tiles (jfa_combine.tile): plain loads, stores
+# and exp2, so it builds for both targets; ptxas: no spills
+for arch in sm_90a sm_100a; do
+  for v in "64 false" "128 false" "128 true"; do
+    set -- $v
+    name=jfa_combine.d$1.bcast_$2.$arch
+    ptx=$tmp/$name.ptx
+    if ! "$TILEC" --arch=$arch -D D=$1 -D BCAST=$2 --emit=ptx -o "$ptx" examples/jagged_attention/jfa_combine.tile 2> "$tmp/err"; then
+      echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+    fi
+    check "$name" "target" "$ptx" "^\.target $arch\$"
+    check "$name" "kernel entry" "$ptx" "\.visible \.entry jfa_combine\("
+    check "$name" "fast exp2 of the slot weights" "$ptx" "ex2\.approx"
+    check "$name" "bf16 output" "$ptx" "cvt\.rn\.bf16x2\.f32"
+    if [ -x "$PTXAS" ]; then
+      n=$((n+1))
+      if ! "$PTXAS" -arch=$arch -v "$ptx" -o "$tmp/$name.cubin" > "$tmp/ptxas.log" 2>&1; then
+        echo "FAIL $name: ptxas failed"; cat "$tmp/ptxas.log"; fail=$((fail+1))
+      else
+        check "$name" "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
+      fi
+    fi
+  done
+done
 # every inline asm is convergent: a named barrier between two elected
 # mbarrier arrivals stays one bar.sync (was copied into the arms of the
 # merged elected-thread branches: 18 copies, a hang in JFA's SKIP_IDLE)

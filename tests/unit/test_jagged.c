@@ -15,7 +15,14 @@
  *   - rebuild: reuses the arrays, gives the same schedule as a fresh build;
  *   - B = 10^5 x 16 heads: fast, balanced (max CTA cost <= ceil(total/n) +
  *     the largest tile), and zigzag's makespan beats the round-robin
- *     baseline on a skewed length distribution.
+ *     baseline on a skewed length distribution;
+ *   - tail splitting: dense batches (the D8k shape, fewer tiles than CTAs,
+ *     broadcast-Q) cut their last partial pass into pieces with the
+ *     expected counts and makespan; causal, round robin, whole passes, a
+ *     tail of 1-block tiles and no split parameters are left unsplit; random
+ *     batches always give a valid cover (every tile's KV blocks once, slots
+ *     once and in KV order, one combine entry per split tile) that is never
+ *     worse; bad arguments are rejected.
  */
 #include <time.h>
 
@@ -649,6 +656,228 @@ static void test_makespan_skewed(void **state) {
   free(len), free(o64), free(o2);
 }
 
+/* ---- tail splitting ---- */
+
+static int item_cmp(const void *a, const void *b) {
+  const int32_t *x = a, *y = b;
+  for (int i = 0; i < 4; i++)
+    if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+  return 0;
+}
+
+/* The split is a valid cover of s: every tile's KV blocks exactly once (a
+ * whole tile: part -1, 0 .. cost; pieces: consecutive ranges with the slots
+ * of one combine entry, in KV order), every slot used once, and the reported
+ * makespan is the largest per-CTA sum (pieces with their overhead). */
+static void check_split(const tile_jagged_schedule *s, const tile_jagged_split *x, const tile_jagged_split_params *sp) {
+  assert_int_equal(x->num_ctas, s->num_ctas);
+  assert_int_equal(x->cta_start[0], 0);
+  assert_int_equal(x->cta_start[x->num_ctas], x->nitems);
+  int64_t mk = 0;
+  for (int c = 0; c < x->num_ctas; c++) {
+    assert_true(x->cta_start[c + 1] >= x->cta_start[c]);
+    int64_t load = 0;
+    for (int32_t i = x->cta_start[c]; i < x->cta_start[c + 1]; i++) {
+      const int32_t *w = x->work + 8 * i;
+      load += w[4] - w[3] + (w[5] >= 0 ? sp->piece_overhead : 0);
+    }
+    if (load > mk) mk = load;
+  }
+  assert_int_equal(mk, x->max_cta_cost);
+  /* sorted by (b, h, m, kv_begin): each tile's items tile its range */
+  int32_t *it = malloc((size_t)(x->nitems ? x->nitems : 1) * 8 * sizeof *it);
+  memcpy(it, x->work, (size_t)x->nitems * 8 * sizeof *it);
+  qsort(it, (size_t)x->nitems, 8 * sizeof *it, item_cmp);
+  int32_t *tl = malloc((size_t)(s->ntiles ? s->ntiles : 1) * 4 * sizeof *tl);
+  memcpy(tl, s->work, (size_t)s->ntiles * 4 * sizeof *tl);
+  qsort(tl, (size_t)s->ntiles, 4 * sizeof *tl, item_cmp); /* (b, h, m, cost): unique (b, h, m) */
+  char *used = calloc((size_t)(x->nparts ? x->nparts : 1), 1);
+  int64_t j = 0, pieces = 0;
+  for (int64_t t = 0; t < s->ntiles; t++) {
+    const int32_t *tile = tl + 4 * t;
+    int32_t next = 0, part0 = -2;
+    int64_t k = 0;
+    for (; j < x->nitems && !memcmp(it + 8 * j, tile, 3 * sizeof *tile); j++, k++) {
+      const int32_t *w = it + 8 * j;
+      assert_int_equal(w[3], next); /* no gap, no overlap */
+      assert_true(w[4] > w[3] || (w[4] == 0 && tile[3] == 0));
+      next = w[4];
+      if (k == 0) part0 = w[5];
+      if (w[5] >= 0) {
+        assert_true(w[5] < x->nparts);
+        assert_int_equal(w[5], part0 + k); /* slots in KV order */
+        assert_false(used[w[5]]);
+        used[w[5]] = 1;
+        pieces++;
+      } else {
+        assert_int_equal(w[3], 0); /* whole */
+      }
+    }
+    assert_int_equal(next, tile[3]);
+    if (k > 1) { /* split: its combine entry */
+      int found = 0;
+      for (int64_t e = 0; e < x->ncombine; e++) {
+        const int32_t *ce = x->combine + 8 * e;
+        if (!memcmp(ce, tile, 3 * sizeof *tile)) {
+          found++;
+          assert_int_equal(ce[3], part0);
+          assert_int_equal(ce[4], k);
+        }
+      }
+      assert_int_equal(found, 1);
+    } else {
+      assert_int_equal(k, 1);
+      assert_int_equal(part0, -1);
+    }
+  }
+  assert_int_equal(j, x->nitems);
+  assert_int_equal(pieces, x->nparts);
+  int64_t sum = 0;
+  for (int64_t e = 0; e < x->ncombine; e++) sum += x->combine[8 * e + 4];
+  assert_int_equal(sum, x->nparts);
+  free(it), free(tl), free(used);
+}
+
+static tile_jagged_split split_ok(const tile_jagged_params *p, const tile_jagged_schedule *s,
+                                  const tile_jagged_split_params *sp) {
+  tile_jagged_split x;
+  tile_status st = tile_jagged_split_tail(p, s, sp, &x);
+  if (st != TILE_OK) fprintf(stderr, "split failed: %s\n", tile_last_error());
+  assert_int_equal(st, TILE_OK);
+  static const tile_jagged_split_params none = {1, 0, 0};
+  check_split(s, &x, sp ? sp : &none);
+  return x;
+}
+
+/* Dense batches: the last partial pass is cut into pieces over all CTAs. */
+static void test_split_dense(void **state) {
+  (void)state;
+  tile_jagged_split_params sp = {2, 1, 4 * 132};
+  /* D8k: 4 x 8192 rows, 16 heads: 4096 tiles of 64 blocks, 31 passes + 4 */
+  int64_t len[4] = {8192, 8192, 8192, 8192};
+  int64_t *o = offsets_of(len, 4);
+  tile_jagged_params p = params(4, o, 1, 16, 128, 128, 0, 0, 132, 1);
+  tile_jagged_schedule s = build_ok(&p);
+  assert_int_equal(s.max_cta_cost, 32 * 64);
+  tile_jagged_split x = split_ok(&p, &s, &sp);
+  assert_int_equal(x.ncombine, 4);
+  assert_int_equal(x.nparts, 4 * 32);            /* 64 / min_piece 2 pieces each (n / 4 = 33 would be more) */
+  assert_int_equal(x.max_cta_cost, 31 * 64 + 3); /* one piece of 2 blocks + its overhead */
+  tile_jagged_split_free(&x);
+  /* the slot budget: at most 8 partial slots */
+  tile_jagged_split_params few = {2, 1, 8};
+  x = split_ok(&p, &s, &few);
+  assert_true(x.nparts <= 8 && x.nparts > 0);
+  tile_jagged_split_free(&x);
+  tile_jagged_schedule_free(&s);
+  /* fewer tiles than CTAs: 32 tiles of 32 blocks on 132 CTAs, 4 pieces each */
+  int64_t one[1] = {4096};
+  int64_t *o1 = offsets_of(one, 1);
+  p = params(1, o1, 1, 1, 128, 128, 0, 0, 132, 1);
+  s = build_ok(&p);
+  x = split_ok(&p, &s, &sp);
+  assert_int_equal(x.ncombine, 32);
+  assert_int_equal(x.nparts, 128);
+  assert_int_equal(x.max_cta_cost, 8 + 1);
+  tile_jagged_split_free(&x);
+  tile_jagged_schedule_free(&s);
+  /* broadcast-Q of one long KV sequence */
+  p = params(1, o1, 1, 2, 128, 128, 0, 200, 132, 1);
+  s = build_ok(&p);
+  x = split_ok(&p, &s, &sp);
+  assert_true(x.ncombine == 4 && x.max_cta_cost < s.max_cta_cost);
+  tile_jagged_split_free(&x);
+  tile_jagged_schedule_free(&s);
+  free(o), free(o1);
+}
+
+/* No split where it cannot help or does not apply: the lists unchanged. */
+static void test_split_none(void **state) {
+  (void)state;
+  tile_jagged_split_params sp = {2, 1, 1000};
+  int64_t len[4] = {8192, 8192, 8192, 8192};
+  int64_t *o = offsets_of(len, 4);
+  tile_jagged_params cases[5];
+  cases[0] = params(4, o, 1, 16, 128, 128, 1, 0, 132, 1); /* causal */
+  cases[1] = params(4, o, 1, 16, 128, 128, 0, 0, 132, 0); /* round robin */
+  cases[2] = params(4, o, 1, 33, 128, 128, 0, 0, 132, 1); /* 64 x 33 tiles: whole passes */
+  cases[3] = params(4, o, 1, 16, 128, 128, 0, 0, 132, 1); /* sp NULL */
+  int64_t tiny[300];
+  for (int i = 0; i < 300; i++) tiny[i] = i < 200 ? 1000 : 100; /* the tail: 1-block tiles */
+  int64_t *ot = offsets_of(tiny, 300);
+  cases[4] = params(300, ot, 1, 1, 128, 128, 0, 0, 132, 1);
+  for (int i = 0; i < 5; i++) {
+    tile_jagged_schedule s = build_ok(&cases[i]);
+    tile_jagged_split x = split_ok(&cases[i], &s, i == 3 ? NULL : &sp);
+    assert_int_equal(x.nparts, 0);
+    assert_int_equal(x.ncombine, 0);
+    assert_int_equal(x.nitems, s.ntiles);
+    assert_memory_equal(x.cta_start, s.cta_start, ((size_t)s.num_ctas + 1) * sizeof(int32_t));
+    for (int64_t t = 0; t < s.ntiles; t++) {
+      int32_t want[8] = {s.work[4 * t], s.work[4 * t + 1], s.work[4 * t + 2], 0, s.work[4 * t + 3], -1, 0, 0};
+      assert_memory_equal(x.work + 8 * t, want, sizeof want);
+    }
+    assert_int_equal(x.max_cta_cost, s.max_cta_cost);
+    tile_jagged_split_free(&x);
+    tile_jagged_schedule_free(&s);
+  }
+  free(o), free(ot);
+}
+
+/* Random batches: whatever is decided, the split is a valid cover and never
+ * worse than the schedule. */
+static void test_split_random(void **state) {
+  (void)state;
+  int split = 0, whole = 0;
+  for (int iter = 0; iter < 300; iter++) {
+    int64_t B = 1 + (int64_t)(rng() % 40);
+    int64_t *len = malloc((size_t)B * sizeof *len);
+    int64_t maxl = iter % 3 == 0 ? 300 : 5000;
+    for (int64_t b = 0; b < B; b++) len[b] = (int64_t)(rng() % (uint64_t)maxl);
+    int64_t *o = offsets_of(len, B);
+    int bcast = iter % 5 == 0;
+    tile_jagged_params p = params(B, o, 1, 1 + (int)(rng() % 8), 128, iter % 2 ? 64 : 128, 0,
+                                  bcast ? 1 + (int64_t)(rng() % 700) : 0, 1 + (int)(rng() % 200), 1);
+    tile_jagged_split_params sp = {1 + (int)(rng() % 4), (int)(rng() % 3), (int)(rng() % 300)};
+    tile_jagged_schedule s;
+    if (tile_jagged_schedule_build(&p, &s) == TILE_OK) {
+      tile_jagged_split x = split_ok(&p, &s, &sp);
+      assert_true(x.nparts <= sp.max_parts);
+      assert_true(x.max_cta_cost <= s.max_cta_cost);
+      if (x.nparts) split++;
+      else whole++;
+      tile_jagged_split_free(&x);
+      tile_jagged_schedule_free(&s);
+    }
+    free(len), free(o);
+  }
+  print_message("[  INFO    ] random splits: %d split, %d left whole\n", split, whole);
+  assert_true(split >= 10 && whole >= 10); /* both outcomes exercised */
+}
+
+static void test_split_bad(void **state) {
+  (void)state;
+  int64_t len[1] = {4096};
+  int64_t *o = offsets_of(len, 1);
+  tile_jagged_params p = params(1, o, 1, 1, 128, 128, 0, 0, 132, 1);
+  tile_jagged_schedule s = build_ok(&p);
+  tile_jagged_split x;
+  tile_jagged_split_params bad = {0, 1, 10};
+  assert_int_equal(tile_jagged_split_tail(&p, &s, &bad, &x), TILE_ERR_INVALID);
+  assert_non_null(strstr(tile_last_error(), "min_piece"));
+  assert_null(x.work);
+  tile_jagged_split_params sp = {2, 1, 10};
+  p.num_ctas = 64; /* not the schedule's */
+  assert_int_equal(tile_jagged_split_tail(&p, &s, &sp, &x), TILE_ERR_INVALID);
+  assert_non_null(strstr(tile_last_error(), "not built with these parameters"));
+  assert_int_equal(tile_jagged_split_tail(NULL, &s, &sp, &x), TILE_ERR_INVALID);
+  assert_int_equal(tile_jagged_split_tail(&p, &s, &sp, NULL), TILE_ERR_INVALID);
+  tile_jagged_split_free(&x); /* zeroed: a no-op */
+  tile_jagged_split_free(NULL);
+  tile_jagged_schedule_free(&s);
+  free(o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_causal_costs),     cmocka_unit_test(test_zigzag_exact),
@@ -656,6 +885,8 @@ int main(void) {
       cmocka_unit_test(test_broadcast_q),      cmocka_unit_test(test_huge_costs),
       cmocka_unit_test(test_bad_params),       cmocka_unit_test(test_bad_offsets),
       cmocka_unit_test(test_rebuild),          cmocka_unit_test(test_huge_batch),       cmocka_unit_test(test_makespan_skewed),
+      cmocka_unit_test(test_split_dense),      cmocka_unit_test(test_split_none),
+      cmocka_unit_test(test_split_random),     cmocka_unit_test(test_split_bad),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
