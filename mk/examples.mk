@@ -104,10 +104,10 @@ jfa_defs = $(if $(filter causal,$(1)),-D CAUSAL=true,)$(if $(filter bcast,$(1)),
 jfa_pipe = $(if $(filter 64,$(1)),-D STAGES=4 -D QB=2,-D STAGES=3)
 JFA_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
 define jfa_rules
-$(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec
+$(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) $(call jfa_pipe,$(1)) -o $$@ $(JFA_DIR)/jfa_fwd.tile
-$(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_SRC) $(B)/bin/tilec
+$(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_fwd.tile
 endef
@@ -139,7 +139,7 @@ jfa_ab_name = $(word 1,$(subst :, ,$(1)))
 # NAME:FLAG+FLAG...; FLAG@64 applies at head dim 64 only
 jfa_ab_flags = $(addprefix -D ,$(foreach f,$(subst +, ,$(word 2,$(subst :, ,$(1)))),$(if $(findstring @,$(f)),$(if $(filter $(2),$(word 2,$(subst @, ,$(f)))),$(word 1,$(subst @, ,$(f)))),$(f))))
 define jfa_ab_rules
-$(B)/examples/ab/$(call jfa_ab_name,$(1))/jfa_fwd.d$(2).$(3).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec
+$(B)/examples/ab/$(call jfa_ab_name,$(1))/jfa_fwd.d$(2).$(3).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(2) $(call jfa_defs,$(3)) $(call jfa_pipe,$(2)) $(call jfa_ab_flags,$(1),$(2)) -o $$@ $(JFA_DIR)/jfa_fwd.tile
 endef
