@@ -488,7 +488,7 @@ static SVal b_tma(S *s, Node *call, Node *self, bool load) {
 }
 
 static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name) {
-  static const Spec sp = {{"pending", "acc", "after"}, 0};
+  static const Spec sp = {{"pending", "acc", "after", "release"}, 0};
   BArgs a;
   if (opc == OP_MMA_WAIT && s->c->sm != 90) {
     dg_error(s->c, call->loc, "mma_wait on %s (tcgen05 completion through mbarriers) is not supported yet", s->c->arch);
@@ -530,13 +530,27 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
     }
     after = a.v[2].v;
   }
-  TValue *ops[2];
+  /* release = bar: one elected arrival on bar right after the wait, before
+   * anything reads the accumulator (frees the operand buffers the finished
+   * MMAs read, without the compiler scheduling the arrival late) */
+  TValue *rel = NULL;
+  if (a.given[3]) {
+    if (opc != OP_MMA_WAIT) {
+      dg_error(s->c, a.loc[3], "%s takes only the number of stores left in flight", name);
+      return sv_err();
+    }
+    if (!(rel = bar_arg(s, &a, 3, name))) return sv_err();
+  }
+  TValue *ops[3];
   int nops = 0;
   if (acc) ops[nops++] = acc;
   if (after) ops[nops++] = after;
+  int after_at = after ? nops : 0;
+  if (rel) ops[nops++] = rel;
   TOp *op = emit(s, opc, call->loc, nops, ops, acc ? acc->type : NULL);
   op->ival = n;
-  op->ival2 = after ? nops : 0; /* 1 + the index of `after` */
+  op->ival2 = after_at;          /* 1 + the index of `after` */
+  op->pred = rel ? nops : 0;     /* 1 + the index of `release` */
   return acc ? sv_rt(op->res[0]) : (SVal){.k = V_VOID};
 }
 

@@ -343,6 +343,15 @@ static void tie_registers(Lw *L, TValue *in, TValue *outv) {
 
 static void elected(Lw *L, IfScope *sc) { lw_begin_if(L, sc); }
 
+/* One arrival on mbarrier bar by the group's elected thread. */
+static void arrive_elected(Lw *L, TValue *bar) {
+  IfScope sc;
+  elected(L, &sc);
+  MlirValue b = bar_addr(L, bar);
+  lw_asm(L, "mbarrier.arrive.shared::cta.b64 _, [$0];", "l", 1, &b, (MlirType){0}, true);
+  lw_end_if(L, &sc, L->elect);
+}
+
 static bool lower_tma(Lw *L, TOp *op) {
   bool load = op->opc == OP_TMA_LOAD;
   TValue *desc = op->opnds[0], *view = op->opnds[3];
@@ -460,14 +469,7 @@ bool lw_hw_op(Lw *L, TOp *op) {
     lw_end_if(L, &sc, L->elect);
     return true;
   }
-  case OP_BAR_ARRIVE: {
-    IfScope sc;
-    elected(L, &sc);
-    MlirValue b = bar_addr(L, op->opnds[0]);
-    lw_asm(L, "mbarrier.arrive.shared::cta.b64 _, [$0];", "l", 1, &b, (MlirType){0}, true);
-    lw_end_if(L, &sc, L->elect);
-    return true;
-  }
+  case OP_BAR_ARRIVE: arrive_elected(L, op->opnds[0]); return true;
   case OP_BAR_WAIT:
     try_wait(L, bar_addr(L, op->opnds[0]), lw_get(L, op->opnds[1])->v[0]);
     return true;
@@ -508,6 +510,7 @@ bool lw_hw_op(Lw *L, TOp *op) {
       MlirNamedAttribute at = lw_attr(L, "group", mlirIntegerAttrGet(L->i64, op->ival));
       lw_op(L, "nvvm.wgmma.wait.group.sync.aligned", 0, NULL, 0, NULL, 1, &at);
     }
+    if (op->pred) arrive_elected(L, op->opnds[op->pred - 1]); /* release = bar, before the registers are read */
     if (op->nres) tie_registers(L, op->opnds[0], op->res[0]);
     return true;
   }

@@ -506,15 +506,24 @@ bool lw_reduce(Lw *L, TOp *op) {
   int nout = nin >> __builtin_popcount((unsigned)amask);
   MlirValue *acc = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)nout);
   int *rep = ar_alloc(&L->c->arena, sizeof(int) * (size_t)nout); /* an input reg of each output */
-  int k = 0;
+  /* One chain (the default), or a balanced tree with --tree-reductions
+   * (log2 depth: a row max of 64 elements is 6 dependent steps, not 63;
+   * measured 2% faster in JFA's D = 64 loop, 1.5-3% slower at D = 128,
+   * where ptxas interleaves the chains with the exp2s better). */
+  int k = 0, nax = 1 << __builtin_popcount((unsigned)amask);
+  MlirValue *t = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)nax);
   for (int i = 0; i < nin; i++) {
     if (i & amask) continue;
-    MlirValue v = src->v[i];
-    for (int j = 1; j < nin; j++) {
-      if ((j & ~amask) || !j) continue;
-      v = combine(L, kind, dt, v, src->v[i | j]);
+    int n = 0;
+    for (int j = 0; j < nin; j++)
+      if (!(j & ~amask)) t[n++] = src->v[i | j];
+    if (!L->c->opts.tree_reductions) {
+      for (int j = 1; j < n; j++) t[0] = combine(L, kind, dt, t[0], t[j]);
+    } else {
+      for (; n > 1; n /= 2) /* n is a power of two: pairs (0, 1), (2, 3), ... into 0, 1, ... */
+        for (int j = 0; j < n / 2; j++) t[j] = combine(L, kind, dt, t[2 * j], t[2 * j + 1]);
     }
-    acc[k] = v;
+    acc[k] = t[0];
     rep[k] = i;
     k++;
   }

@@ -552,7 +552,7 @@ static void check_arrives(Ctx *c, TBlock *b, int pending) {
     if (op->opc == OP_SMEM_STORE) pending = OP_SMEM_STORE;
     if (op->opc == OP_SMEM_READ && !pending) pending = OP_SMEM_READ;
     if (op->opc == OP_NAMED_BAR && !op->pred) pending = 0; /* bar.arrive orders nothing for this thread */
-    if (op->opc == OP_BAR_ARRIVE && pending) {
+    if ((op->opc == OP_BAR_ARRIVE || (op->opc == OP_MMA_WAIT && op->pred)) && pending) {
       if (pending == OP_SMEM_STORE)
         dg_error(c, op->loc, "barrier_arrive after smem_store without task_barrier(): only one elected thread "
                              "arrives, so the other threads' stores are not ordered before the arrival");

@@ -212,6 +212,7 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
   for (int i = 0; i < op->nopnds; i++) {
     buf_puts(o, i ? ", " : " ");
     if (op->opc == OP_MMA_WAIT && op->ival2 == i + 1) buf_puts(o, "after=");
+    if (op->opc == OP_MMA_WAIT && op->pred == i + 1) buf_puts(o, "release=");
     pr_val(o, op->opnds[i]);
   }
   if (op->flags & OPF_SKIP_ONES) buf_puts(o, " skip_ones");

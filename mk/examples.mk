@@ -101,7 +101,9 @@ jfa_defs = $(if $(filter causal,$(1)),-D CAUSAL=true,)$(if $(filter bcast,$(1)),
 # this one finishes; J3 +4.8% in an interleaved A/B, docs/perf.md). At
 # D = 128 two Q buffers fit only beside a 2-stage ring, measured slower on
 # every D = 128 suite (docs/perf.md).
-jfa_pipe = $(if $(filter 64,$(1)),-D STAGES=4 -D QB=2,-D STAGES=3)
+# Reductions: a balanced tree at D = 64 (J3 +2.2%), one chain at D = 128
+# (1.5-3.3% faster there), interleaved A/B of the fourth session.
+jfa_pipe = $(if $(filter 64,$(1)),-D STAGES=4 -D QB=2 --tree-reductions,-D STAGES=3)
 JFA_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
 define jfa_rules
 $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
@@ -133,11 +135,13 @@ examples: jfa
 
 # Kernel options not on by default, built for an A/B run beside the default
 # kernel (tests/gpu/jfa.sh ab): $(B)/examples/ab/NAME/ holds all six cubins.
-JFA_AB := skip_idle:SKIP_IDLE=true kv_first:KV_FIRST=true lsum_mma:LSUM_MMA=true lazy:LAZY_RESCALE=true \
-  order_wait:ORDER_WAIT=true lazy_rows:LAZY_ROWS=true no_tile_info:TILE_INFO=false qb1_d64:QB=1@64
+JFA_AB := skip_idle:SKIP_IDLE=true+SPLIT_KV=false kv_first:KV_FIRST=true+SPLIT_KV=false lsum_mma:LSUM_MMA=true \
+  lazy:LAZY_RESCALE=true order_wait:ORDER_WAIT=true lazy_rows:LAZY_ROWS=true no_tile_info:TILE_INFO=false \
+  qb1_d64:QB=1@64 tree128:--tree-reductions@128 no_split_kv:SPLIT_KV=false
 jfa_ab_name = $(word 1,$(subst :, ,$(1)))
 # NAME:FLAG+FLAG...; FLAG@64 applies at head dim 64 only
-jfa_ab_flags = $(addprefix -D ,$(foreach f,$(subst +, ,$(word 2,$(subst :, ,$(1)))),$(if $(findstring @,$(f)),$(if $(filter $(2),$(word 2,$(subst @, ,$(f)))),$(word 1,$(subst @, ,$(f)))),$(f))))
+# (a FLAG starting with -- is a tilec option, passed as it is)
+jfa_ab_flags = $(foreach f,$(foreach f,$(subst +, ,$(word 2,$(subst :, ,$(1)))),$(if $(findstring @,$(f)),$(if $(filter $(2),$(word 2,$(subst @, ,$(f)))),$(word 1,$(subst @, ,$(f)))),$(f))),$(if $(filter --%,$(f)),$(f),-D $(f)))
 define jfa_ab_rules
 $(B)/examples/ab/$(call jfa_ab_name,$(1))/jfa_fwd.d$(2).$(3).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)

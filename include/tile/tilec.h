@@ -55,6 +55,9 @@ typedef struct tilec_options {
   int use_nvjitlink;         /* PTX->cubin in process through libnvJitLink */
   const char *ptxas;         /* path of ptxas; NULL: $TILE_PTXAS, CUDA_HOME, PATH */
   int max_errors;            /* stop after this many errors (default 20) */
+  int tree_reductions;       /* 1: a thread combines its elements of a reduction in a balanced tree
+                                (log depth); 0 (default): in one chain, which measured faster in the
+                                D = 128 attention loop (docs/perf.md), slower at D = 64 */
 } tilec_options;
 
 /* Fill options with the defaults above. */

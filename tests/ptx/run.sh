@@ -136,6 +136,19 @@ for arch in sm_90a sm_100a; do
     fi
   done
 done
+# mma_wait(n, acc, release = bar): the elected mbarrier arrival comes right
+# after wgmma.wait_group, before the accumulator is read
+n=$((n+1))
+if ! "$TILEC" --emit=ptx -o "$tmp/rel.ptx" tests/golden/ir/mma_wait_release.tile 2> "$tmp/err"; then
+  echo "FAIL mma_wait_release: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+else
+  w=$(grep -n "wgmma.wait_group" "$tmp/rel.ptx" | head -n 1 | cut -d: -f1)
+  a=$(grep -n "mbarrier.arrive" "$tmp/rel.ptx" | head -n 1 | cut -d: -f1)
+  if [ -z "$w" ] || [ -z "$a" ] || [ "$a" -lt "$w" ]; then
+    echo "FAIL mma_wait_release: no mbarrier.arrive after wgmma.wait_group (wait line ${w:-none}, arrive line ${a:-none})"
+    fail=$((fail+1))
+  fi
+fi
 # every inline asm is convergent: a named barrier between two elected
 # mbarrier arrivals stays one bar.sync (was copied into the arms of the
 # merged elected-thread branches: 18 copies, a hang in JFA's SKIP_IDLE)

@@ -1,0 +1,30 @@
+#!/bin/bash
+# tests/gpu/profile.sh - Nsight Compute on the JFA forward kernel, one
+# launch per suite (the benchmark's first launch of jfa_fwd), clocks left
+# alone (--clock-control none, METHOD.md). Writes a text report per suite
+# into $OUT: the details page (throughputs, pipe utilization, warp states,
+# occupancy) and the per-SASS-instruction source page (stall samples).
+#   make gpu-bundle; run: SUITES="D8k J1" bash tests/gpu/profile.sh  (carry build-gpu)
+set -u
+B=${B:-build-gpu}
+OUT=${OUT:-/tmp/gpu-prof}
+SUITES=${SUITES:-D8k J1}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+[ -n "$NCU" ] || { echo "profile: ncu not found"; exit 1; }
+rc=0
+for s in $SUITES; do
+  echo "== ncu: $s"
+  timeout ${TPROF:-150} "$NCU" --clock-control none --kernel-name regex:jfa_fwd --launch-count 1 --set full \
+    --import-source no -f -o "$OUT/$s" \
+    "$B/examples/jfa_host" --cubins "$B/examples" --bench "$B/shared-bench/suites" --only "$s" --reps 1 \
+    > "$OUT/${s}_run.txt" 2>&1 || { echo "ncu $s: exit $?"; tail -5 "$OUT/${s}_run.txt"; rc=1; continue; }
+  "$NCU" --import "$OUT/$s.ncu-rep" --page details > "$OUT/${s}_details.txt" 2>&1
+  "$NCU" --import "$OUT/$s.ncu-rep" --page source --csv --print-source sass > "$OUT/${s}_sass.csv" 2>&1 || true
+  grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|Tensor|Issue Slots Busy|No Eligible|Active Warps Per|Eligible Warps|Warp Cycles Per Issued|Registers Per|Shared Memory Configuration Size|L2 Hit|DRAM Throughput" \
+    "$OUT/${s}_details.txt" | head -40
+  ls -la "$OUT"/${s}* | awk '{print $5, $9}'
+  rm -f "$OUT/$s.ncu-rep"   # large; the text pages are what comes back
+done
+exit $rc
