@@ -102,8 +102,10 @@ jfa_defs = $(if $(filter causal,$(1)),-D CAUSAL=true,)$(if $(filter bcast,$(1)),
 # D = 128 two Q buffers fit only beside a 2-stage ring, measured slower on
 # every D = 128 suite (docs/perf.md).
 # Reductions: a balanced tree at D = 64 (J3 +2.2%), one chain at D = 128
-# (1.5-3.3% faster there), interleaved A/B of the fourth session.
-jfa_pipe = $(if $(filter 64,$(1)),-D STAGES=4 -D QB=2 --tree-reductions,-D STAGES=3)
+# (1.8-3.3% faster on J1/D8k); SPLIT_KV (K and V barriers of their own)
+# at D = 64 only: +1% on J3, 0.2-1.7% slower on the D = 128 suites next to
+# the chain. Interleaved A/Bs of the fourth session (docs/perf.md).
+jfa_pipe = $(if $(filter 64,$(1)),-D STAGES=4 -D QB=2 -D SPLIT_KV=true --tree-reductions,-D STAGES=3)
 JFA_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
 define jfa_rules
 $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
@@ -137,7 +139,7 @@ examples: jfa
 # kernel (tests/gpu/jfa.sh ab): $(B)/examples/ab/NAME/ holds all six cubins.
 JFA_AB := skip_idle:SKIP_IDLE=true+SPLIT_KV=false kv_first:KV_FIRST=true+SPLIT_KV=false lsum_mma:LSUM_MMA=true \
   lazy:LAZY_RESCALE=true order_wait:ORDER_WAIT=true lazy_rows:LAZY_ROWS=true no_tile_info:TILE_INFO=false \
-  qb1_d64:QB=1@64 tree128:--tree-reductions@128 no_split_kv:SPLIT_KV=false
+  qb1_d64:QB=1@64 tree128:--tree-reductions@128 split_kv128:SPLIT_KV=true@128 no_split_kv64:SPLIT_KV=false@64
 jfa_ab_name = $(word 1,$(subst :, ,$(1)))
 # NAME:FLAG+FLAG...; FLAG@64 applies at head dim 64 only
 # (a FLAG starting with -- is a tilec option, passed as it is)

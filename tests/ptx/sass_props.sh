@@ -88,11 +88,11 @@ check() {
 
 J=examples/jagged_attention/jfa_fwd.tile
 # the default kernels, and with every option of `make jfa-ab` on
-for opts in "" "-D LAZY_RESCALE=true" "-D ORDER_WAIT=true" "-D SPLIT_KV=false" "-D SPLIT_KV=false -D ORDER_WAIT=true" "-D LAZY_ROWS=true" "-D LAZY_ROWS=true -D ORDER_WAIT=true" "-D TILE_INFO=false" "-D SKIP_IDLE=true -D KV_FIRST=true -D SPLIT_KV=false -D LSUM_MMA=true -D LAZY_RESCALE=true"; do
+for opts in "" "-D LAZY_RESCALE=true" "-D ORDER_WAIT=true" "-D SPLIT_KV=true" "-D SPLIT_KV=false" "-D LAZY_ROWS=true" "-D LAZY_ROWS=true -D ORDER_WAIT=true" "-D TILE_INFO=false" "-D SKIP_IDLE=true -D KV_FIRST=true -D SPLIT_KV=false -D LSUM_MMA=true -D LAZY_RESCALE=true"; do
   for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; do
     set -- $v
     # the shipped build flags (mk/examples.mk jfa_pipe), then the options
-    d=$1; kind=$2; defs="-D D=$d $([ $d = 64 ] && echo "-D STAGES=4 -D QB=2 --tree-reductions" || echo "-D STAGES=3") $opts"
+    d=$1; kind=$2; defs="-D D=$d $([ $d = 64 ] && echo "-D STAGES=4 -D QB=2 -D SPLIT_KV=true --tree-reductions" || echo "-D STAGES=3") $opts"
     [ $kind = causal ] && defs="$defs -D CAUSAL=true"
     [ $kind = bcast ] && defs="$defs -D BCAST=true"
     name=jfa.d$d.$kind${opts:+ ($opts)}
