@@ -16,6 +16,25 @@ mkdir -p "$OUT"
 steps=${*:-check san bench peers}
 rc=0
 export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
+# the option folders: AB="name1 name2", or every folder of $B/examples/ab ("all" last)
+ab_opts() {
+  if [ -n "${AB:-}" ]; then
+    for a in $AB; do echo "$B/examples/ab/$a"; done
+  else
+    ls -d "$B"/examples/ab/* 2>/dev/null | grep -v '/all$'; ls -d "$B"/examples/ab/all 2>/dev/null
+  fi
+}
+# small_check DIR NAME LOG SUFFIX: the small correctness cases of one cubin
+# folder under a time limit (TCHECK seconds: an option that deadlocks must
+# not eat the device call); on failure print why and return 1
+small_check() {
+  timeout ${TCHECK:-40} "$B/examples/jfa_host" --cubins "$1" --check --small > "$3" 2>&1
+  r=$?
+  [ $r = 0 ] && return 0
+  echo "$2: the small correctness cases FAILED (exit $r$([ $r = 124 ] && echo ', timed out: a hang'))$4"
+  grep FAIL "$3" | head -3; tail -n 2 "$3"
+  return 1
+}
 for s in $steps; do
   case $s in
   check)
@@ -38,22 +57,12 @@ for s in $steps; do
     # call): TCHECK seconds for the small cases, TBENCH for the suites.
     echo "== jfa: A/B of the kernel options (same run)"
     # AB="name1 name2" picks options (default: every folder of $B/examples/ab)
-    if [ -n "${AB:-}" ]; then
-      opts=""; for a in $AB; do opts="$opts $B/examples/ab/$a"; done
-    else
-      opts=$(ls -d "$B"/examples/ab/* 2>/dev/null | grep -v '/all$'; ls -d "$B"/examples/ab/all 2>/dev/null)
-    fi
+    opts=$(ab_opts)
     for d in "$B/examples" $opts; do
       [ -d "$d" ] || continue
       name=$(basename "$d"); [ "$d" = "$B/examples" ] && name=default
       # the short edge cases first (empty, length 1, 64, 65, 127.., broadcast nq=70)
-      timeout ${TCHECK:-40} "$B/examples/jfa_host" --cubins "$d" --check --small > "$OUT/jfa_ab_${name}_check.txt" 2>&1
-      r=$?
-      if [ $r != 0 ]; then
-        echo "$name: the small correctness cases FAILED (exit $r$([ $r = 124 ] && echo ', timed out: a hang'))"
-        grep FAIL "$OUT/jfa_ab_${name}_check.txt" | head -3; tail -n 2 "$OUT/jfa_ab_${name}_check.txt"; rc=1
-        continue
-      fi
+      small_check "$d" "$name" "$OUT/jfa_ab_${name}_check.txt" "" || { rc=1; continue; }
       timeout ${TBENCH:-90} "$B/examples/jfa_host" --cubins "$d" --bench "$B/shared-bench/suites" > "$OUT/jfa_ab_$name.txt" 2>&1
       r=$?
       [ $r = 0 ] || { echo "$name: bench exit $r$([ $r = 124 ] && echo ', timed out: a hang')"; rc=1; }
@@ -66,23 +75,12 @@ for s in $steps; do
     # the suites with every remaining option beside the default, timed round
     # robin in the same process (at most 8 options; TBENCH_ABI seconds)
     echo "== jfa: interleaved A/B of the kernel options (one process)"
-    if [ -n "${AB:-}" ]; then
-      opts=""; for a in $AB; do opts="$opts $B/examples/ab/$a"; done
-    else
-      opts=$(ls -d "$B"/examples/ab/* 2>/dev/null | grep -v '/all$'; ls -d "$B"/examples/ab/all 2>/dev/null)
-    fi
+    opts=$(ab_opts)
     list=""; n=0; failed=""
     for d in $opts; do
       [ -d "$d" ] || { echo "$d: no such option folder"; rc=1; continue; }
       name=$(basename "$d")
-      timeout ${TCHECK:-40} "$B/examples/jfa_host" --cubins "$d" --check --small > "$OUT/jfa_abi_${name}_check.txt" 2>&1
-      r=$?
-      if [ $r != 0 ]; then
-        echo "$name: the small correctness cases FAILED (exit $r$([ $r = 124 ] && echo ', timed out: a hang')): left out"
-        grep FAIL "$OUT/jfa_abi_${name}_check.txt" | head -3; tail -n 2 "$OUT/jfa_abi_${name}_check.txt"; rc=1
-        failed="$failed $name"
-        continue
-      fi
+      small_check "$d" "$name" "$OUT/jfa_abi_${name}_check.txt" ": left out" || { rc=1; failed="$failed $name"; continue; }
       if [ $n = 8 ]; then echo "$name: left out (jfa_host --ab takes 8 options at most; pick with AB=...)"; rc=1; continue; fi
       list="$list${list:+,}$d"; n=$((n + 1))
     done

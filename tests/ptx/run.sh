@@ -22,6 +22,13 @@ check() { # check NAME DESC FILE GREP-ERE
   n=$((n+1))
   if ! grep -Eq "$4" "$3"; then echo "FAIL $1: $2 (no match for /$4/)"; fail=$((fail+1)); fi
 }
+# assemble NAME ARCH PTX: ptxas -v, its report in $tmp/ptxas.log; a failure
+# is counted and printed; status 0 when it assembled
+assemble() {
+  n=$((n+1))
+  "$PTXAS" -arch=$2 -v "$3" -o "$tmp/$1.cubin" > "$tmp/ptxas.log" 2>&1 && return 0
+  echo "FAIL $1: ptxas failed"; cat "$tmp/ptxas.log"; fail=$((fail+1)); return 1
+}
 check_not() {
   n=$((n+1))
   if grep -Eq "$4" "$3"; then echo "FAIL $1: $2 (unexpected /$4/)"; fail=$((fail+1)); fi
@@ -95,11 +102,7 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
   check "$name" "ftz exp2" "$ptx" "ex2\.approx\.ftz\.f32"
   check "$name" "fused multiply-adds in the softmax" "$ptx" "fma\.rn\.f32"
   check "$name" "paired bf16 conversion of P" "$ptx" "cvt\.rn\.bf16x2\.f32"
-  if [ -x "$PTXAS" ]; then
-    n=$((n+1))
-    if ! "$PTXAS" -arch=sm_90a -v "$ptx" -o "$tmp/$name.cubin" > "$tmp/ptxas.log" 2>&1; then
-      echo "FAIL $name: ptxas failed"; cat "$tmp/ptxas.log"; fail=$((fail+1))
-    else
+  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
       # no spills (since the warp index is known warp-uniform: before, the
       # per-tile set-up at D = 128 spilled 16-40 bytes)
       sp=$(sed -n 's/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p' "$tmp/ptxas.log" | head -n 1)
@@ -109,7 +112,6 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
       # the wgmmas (C7520: every MMA waited for, about 13% on J2)
       check_not "$name" "ptxas injects no warpgroup.arrive" "$tmp/ptxas.log" "C7519"
       check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7520|Performance Loss"
-    fi
   fi
 done
 # the merge kernel of split tiles (jfa_combine.tile): plain loads, stores
@@ -126,13 +128,8 @@ for arch in sm_90a sm_100a; do
     check "$name" "kernel entry" "$ptx" "\.visible \.entry jfa_combine\("
     check "$name" "fast exp2 of the slot weights" "$ptx" "ex2\.approx"
     check "$name" "bf16 output" "$ptx" "cvt\.rn\.bf16x2\.f32"
-    if [ -x "$PTXAS" ]; then
-      n=$((n+1))
-      if ! "$PTXAS" -arch=$arch -v "$ptx" -o "$tmp/$name.cubin" > "$tmp/ptxas.log" 2>&1; then
-        echo "FAIL $name: ptxas failed"; cat "$tmp/ptxas.log"; fail=$((fail+1))
-      else
-        check "$name" "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
-      fi
+    if [ -x "$PTXAS" ] && assemble "$name" $arch "$ptx"; then
+      check "$name" "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
     fi
   done
 done
