@@ -686,6 +686,27 @@ static SVal b_math1(S *s, Node *call, Node *self, Opcode opc, const char *name) 
   return sm_unary_math(s, opc, a.v[0], call->loc, name);
 }
 
+/* exp2(x, fma_every = k): every k-th element of each thread's registers is
+ * computed on the FMA pipe (lower.c, exp2_fma) instead of MUFU.EX2, whose
+ * throughput (16 per clock per SM) an attention softmax is bound by. */
+static SVal b_exp2(S *s, Node *call, Node *self) {
+  static const Spec sp = {{"x", "fma_every"}, 1};
+  BArgs a;
+  if (!sm_bind_args(s, call, self, "exp2", &sp, &a)) return sv_err();
+  int64_t k = 0;
+  if (a.given[1]) {
+    if (!sm_const_int(s, a.v[1], a.loc[1], "fma_every of exp2", &k)) return sv_err();
+    if (k < 2 || k > 64) {
+      dg_error(s->c, a.loc[1], "exp2(x, fma_every = %lld): one element in k goes to the FMA pipe, k from 2 to 64",
+               (long long)k);
+      return sv_err();
+    }
+  }
+  SVal r = sm_unary_math(s, OP_EXP2, a.v[0], call->loc, "exp2");
+  if (k && r.k == V_RT && r.v->def && r.v->def->opc == OP_EXP2) r.v->def->ival = k;
+  return r;
+}
+
 static const char *const unsupported[] = {"alias", "fence_mbarrier_init", NULL};
 
 bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out) {
@@ -695,6 +716,10 @@ bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out) {
   } math1[] = {{"exp", OP_EXP},   {"exp2", OP_EXP2},   {"log", OP_LOG},   {"log2", OP_LOG2}, {"sqrt", OP_SQRT},
                {"rsqrt", OP_RSQRT}, {"abs", OP_ABS}, {"floor", OP_FLOOR}, {"ceil", OP_CEIL}};
   if (sm_builtin_hw(s, call, name, self, out)) return true;
+  if (!strcmp(name, "exp2")) {
+    *out = b_exp2(s, call, self);
+    return true;
+  }
   for (size_t i = 0; i < sizeof math1 / sizeof math1[0]; i++)
     if (!strcmp(name, math1[i].name)) {
       *out = b_math1(s, call, self, math1[i].opc, name);

@@ -207,6 +207,9 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
     break;
   case OP_TMA_STORE_WAIT:
   case OP_MMA_WAIT: buf_printf(o, " %lld", (long long)op->ival); break;
+  case OP_EXP2:
+    if (op->ival) buf_printf(o, " fma_every=%lld", (long long)op->ival);
+    break;
   default: break;
   }
   for (int i = 0; i < op->nopnds; i++) {

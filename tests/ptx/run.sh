@@ -146,6 +146,17 @@ else
     fail=$((fail+1))
   fi
 fi
+# exp2(x, fma_every = 4): one register in four through the FMA-pipe
+# polynomial (round, five fma, exponent add), the rest ex2.approx
+n=$((n+1))
+if ! "$TILEC" --emit=ptx -o "$tmp/fma.ptx" tests/golden/ir/exp2_fma_every.tile 2> "$tmp/err"; then
+  echo "FAIL exp2_fma_every: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+else
+  ne=$(grep -c "ex2\.approx" "$tmp/fma.ptx"); nr=$(grep -c "cvt\.rni\.f32\.f32" "$tmp/fma.ptx"); nf=$(grep -c "fma\.rn\.f32" "$tmp/fma.ptx")
+  # 1024 elements over 128 threads: 8 registers each, 2 on the FMA pipe
+  [ "$ne" = 6 ] && [ "$nr" = 2 ] && [ "$nf" -ge 10 ] || {
+    echo "FAIL exp2_fma_every: $ne ex2.approx (want 6), $nr cvt.rni (want 2), $nf fma (want >= 10)"; fail=$((fail+1)); }
+fi
 # every inline asm is convergent: a named barrier between two elected
 # mbarrier arrivals stays one bar.sync (was copied into the arms of the
 # merged elected-thread branches: 18 copies, a hang in JFA's SKIP_IDLE)

@@ -88,7 +88,7 @@ check() {
 
 J=examples/jagged_attention/jfa_fwd.tile
 # the default kernels, and with every option of `make jfa-ab` on
-for opts in "" "-D LAZY_RESCALE=true" "-D ORDER_WAIT=true" "-D SPLIT_KV=true" "-D SPLIT_KV=false" "-D LAZY_ROWS=true" "-D LAZY_ROWS=true -D ORDER_WAIT=true" "-D TILE_INFO=false" "-D SKIP_IDLE=true -D KV_FIRST=true -D SPLIT_KV=false -D LSUM_MMA=true -D LAZY_RESCALE=true"; do
+for opts in "" "-D LAZY_RESCALE=true" "-D ORDER_WAIT=true" "-D SPLIT_KV=true" "-D SPLIT_KV=false" "-D EXP2_FMA=4" "-D LAZY_ROWS=true" "-D LAZY_ROWS=true -D ORDER_WAIT=true" "-D TILE_INFO=false" "-D SKIP_IDLE=true -D KV_FIRST=true -D SPLIT_KV=false -D LSUM_MMA=true -D LAZY_RESCALE=true"; do
   for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; do
     set -- $v
     # the shipped build flags (mk/examples.mk jfa_pipe), then the options

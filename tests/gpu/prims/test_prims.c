@@ -22,6 +22,10 @@
  *                   arrival: tilec requires it after smem_read)
  *   smem_scalars_f32  the same with f32 (NaN payloads, -0, inf, denormals)
  *                   through a 2-slot ring, bit for bit
+ *   exp2_fma        exp2(x, fma_every = 2) against exp2 in double: relative
+ *                   error <= 4e-7 on [-126, 127], 0 below -127 (as
+ *                   ex2.approx.ftz), +inf from 128, NaN for NaN, -inf -> 0;
+ *                   both register paths (FMA polynomial, ex2.approx) hit
  * usage: test_prims DIR   (DIR holds NAME.cubin; smem_roundtrip.SW.cubin)
  * Prints one line per check; exit status 0 only if all pass. */
 #include <math.h>
@@ -804,6 +808,56 @@ static void test_smem_scalars_f32(void) {
   free(held);
 }
 
+static void test_exp2_fma(void) {
+  tile_kernel *k = kernel("exp2_fma.cubin", "exp2_fma");
+  if (!k) return;
+  enum { P = 64, N = P * 1024 };
+  float *x = malloc(sizeof(float) * N), *y2 = malloc(sizeof(float) * N), *y0 = malloc(sizeof(float) * N);
+  static const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 127.0f, 127.99f, 128.0f, 1000.0f,
+                                   -126.0f, -126.5f, -127.0f, -127.5f, -150.0f, INFINITY, -INFINITY, NAN};
+  int ns = (int)(sizeof specials / sizeof specials[0]);
+  for (int i = 0; i < N; i++) /* every special at both register parities; the rest over [-130, 130] */
+    x[i] = i < 4 * ns ? specials[(i / 2) % ns] : (float)(rand() % 2600000) / 10000.0f - 130.0f + frand() * 1e-4f;
+  tile_devptr dx, d2, d0;
+  CHECK(tile_malloc(&dx, sizeof(float) * N));
+  CHECK(tile_malloc(&d2, sizeof(float) * N));
+  CHECK(tile_malloc(&d0, sizeof(float) * N));
+  CHECK(tile_memcpy_htod(dx, x, sizeof(float) * N));
+  void *args[] = {&dx, &d2, &d0};
+  CHECK(tile_launch(k, P, 1, 1, args, 3, NULL));
+  CHECK(tile_synchronize());
+  CHECK(tile_memcpy_dtoh(y2, d2, sizeof(float) * N));
+  CHECK(tile_memcpy_dtoh(y0, d0, sizeof(float) * N));
+  double worst = 0, worst0 = 0;
+  long bad = 0, differ = 0;
+  for (int i = 0; i < N; i++) {
+    double v = x[i], r = exp2(v), got = y2[i];
+    int ok;
+    if (isnan(v)) ok = isnan(got);
+    else if (v >= 128) ok = isinf(got) && got > 0;
+    else if (v < -127) ok = got == 0;
+    else if (v < -126) ok = got >= 0 && got <= 0x1p-126; /* ex2.approx.ftz flushes these; the polynomial may too */
+    else {
+      double e = fabs(got - r) / r, e0 = fabs((double)y0[i] - r) / r;
+      if (e > worst) worst = e;
+      if (e0 > worst0) worst0 = e0;
+      ok = e <= 4e-7;
+    }
+    if (!ok && bad++ < 3) printf("     x = %.9g: exp2 = %.9g, fma_every = 2 gave %.9g\n", v, r, got);
+    differ += y2[i] != y0[i];
+  }
+  char d[160];
+  snprintf(d, sizeof d, "max rel err %.2e (ex2.approx %.2e), %ld bad, %ld differ from ex2.approx", worst, worst0,
+           bad, differ);
+  report("exp2(x, fma_every = 2)", bad == 0 && differ > 0, d);
+  tile_free(dx);
+  tile_free(d2);
+  tile_free(d0);
+  free(x);
+  free(y2);
+  free(y0);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -837,6 +891,7 @@ int main(int argc, char **argv) {
   test_scale_rows("scale_rows_rowmax.cubin", "scale_rows_rowmax_k", 64, 1);
   test_smem_scalars("smem_scalars", "smem_write/read i32, 3-slot ring");
   test_smem_scalars_f32();
+  test_exp2_fma();
   printf("%s\n", failures ? "PRIMITIVE TESTS FAILED" : "PRIMITIVE TESTS PASSED");
   return failures ? 1 : 0;
 }
