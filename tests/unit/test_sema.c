@@ -512,7 +512,7 @@ static void test_compile_time_if(void **state) {
       "}\n";
   static const char *want[] = {"const 333 : f32", "const 111 : f32", "const 222 : f32"};
   for (int mode = 0; mode < 3; mode++) {
-    char v[8];
+    char v[16];
     snprintf(v, sizeof v, "%d", mode);
     tilec_define d = {"MODE", v};
     Out o = compile_d(src, TILEC_EMIT_TIR, &d, 1);
