@@ -67,7 +67,7 @@ tile_status tile_jagged_check_offsets(const void *offsets, int64_t batch, int is
 typedef struct jctx {
   const void *off;
   int is64;
-  int lm, ln;  /* log2 of block_m, block_n */
+  int64_t bm, bn; /* block_m, block_n */
   int causal;
   int64_t nqb; /* broadcast-Q: query blocks per (b, h); 0 in self-attention */
 } jctx;
@@ -78,18 +78,20 @@ static inline int64_t seq_len(const jctx *c, int64_t b) {
 
 /* Query blocks of sequence b, of L rows (0: no tiles). */
 static inline int64_t seq_blocks(const jctx *c, int64_t L) {
-  return c->nqb ? c->nqb : (L + (((int64_t)1 << c->lm) - 1)) >> c->lm;
+  return c->nqb ? c->nqb : (L + c->bm - 1) / c->bm;
 }
 
 /* KV blocks visited by query block m of a sequence of L rows. */
 static inline int64_t tile_cost(const jctx *c, int64_t L, int64_t m) {
-  if (!c->causal) return (L + (((int64_t)1 << c->ln) - 1)) >> c->ln;
-  int64_t e = (m + 1) << c->lm;
+  if (!c->causal) return (L + c->bn - 1) / c->bn;
+  int64_t e = (m + 1) * c->bm;
   if (e > L) e = L;
-  return ((e - 1) >> c->ln) + 1;
+  return (e - 1) / c->bn + 1;
 }
 
-static int pow2_block(int v) { return v >= 16 && v <= 256 && (v & (v - 1)) == 0; }
+/* Block sizes: multiples of 16 from 16 to 256 (a KV block of 160 or 176
+ * rows is a wgmma N or K that is not a power of two). */
+static int good_block(int v) { return v >= 16 && v <= 256 && v % 16 == 0; }
 
 /* Query blocks m_lo..m_hi of sequence b, all of one cost. */
 typedef struct segment {
@@ -264,9 +266,9 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
     return rt_fail(TILE_ERR_INVALID, "jagged schedule: batch %lld is out of range (1 to %d sequences)",
                    (long long)p->batch, TILE_JAGGED_MAX_BATCH);
   if (p->heads < 1) return rt_fail(TILE_ERR_INVALID, "jagged schedule: heads is %d, must be at least 1", p->heads);
-  if (!pow2_block(p->block_m) || !pow2_block(p->block_n))
+  if (!good_block(p->block_m) || !good_block(p->block_n))
     return rt_fail(TILE_ERR_INVALID,
-                   "jagged schedule: block_m = %d, block_n = %d: each must be a power of two from 16 to 256",
+                   "jagged schedule: block_m = %d, block_n = %d: each must be a multiple of 16 from 16 to 256",
                    p->block_m, p->block_n);
   if (p->num_ctas < 1 || p->num_ctas > TILE_JAGGED_MAX_CTAS)
     return rt_fail(TILE_ERR_INVALID, "jagged schedule: num_ctas is %d, must be 1 to %d", p->num_ctas,
@@ -280,8 +282,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
   tile_status st = tile_jagged_check_offsets(p->offsets, p->batch, p->offsets_are_64bit, -1);
   if (st != TILE_OK) return st;
 
-  jctx c = {p->offsets, p->offsets_are_64bit != 0, __builtin_ctz((unsigned)p->block_m),
-            __builtin_ctz((unsigned)p->block_n), p->causal != 0, 0};
+  jctx c = {p->offsets, p->offsets_are_64bit != 0, p->block_m, p->block_n, p->causal != 0, 0};
   if (p->num_q > 0) {
     c.nqb = (p->num_q + p->block_m - 1) / p->block_m;
     if (c.nqb > TILE_JAGGED_MAX_TILES)

@@ -36,7 +36,7 @@ typedef struct tile_jagged_params {
   const void *offsets;   /* B+1 entries: offsets[0] = 0, non-decreasing */
   int offsets_are_64bit; /* 0: int32_t offsets, else int64_t */
   int heads;             /* >= 1 */
-  int block_m, block_n;  /* query / KV block rows: powers of two, 16 .. 256 */
+  int block_m, block_n;  /* query / KV block rows: multiples of 16, 16 .. 256 */
   int causal;            /* self-attention only: query i sees keys j <= i */
   int64_t num_q;         /* broadcast-Q: rows of the dense Q shared by every sequence; 0 = self-attention */
   int num_ctas;          /* work lists to build (one per CTA of the persistent grid), 1 .. TILE_JAGGED_MAX_CTAS */

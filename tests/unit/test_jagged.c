@@ -264,6 +264,15 @@ static void test_causal_costs(void **state) {
   costs_of(300, 16, 256, 1, c, &nt);
   assert_int_equal(nt, 19);
   for (int i = 0; i < 19; i++) assert_int_equal(c[i], i < 16 ? 1 : 2);
+  /* a KV block of 160 rows (not a power of two): causal query block m
+   * ends at row min(128 (m + 1), 300) - 1 = 127, 255, 299: KV blocks 0..0,
+   * 0..1, 0..1 */
+  costs_of(300, 128, 160, 1, c, &nt);
+  assert_int_equal(nt, 3), assert_int_equal(c[0], 1), assert_int_equal(c[1], 2), assert_int_equal(c[2], 2);
+  costs_of(300, 128, 160, 0, c, &nt);
+  assert_int_equal(nt, 3), assert_int_equal(c[0], 2), assert_int_equal(c[1], 2), assert_int_equal(c[2], 2);
+  costs_of(321, 48, 176, 0, c, &nt); /* cdiv(321, 48) = 7 tiles of cdiv(321, 176) = 2 */
+  assert_int_equal(nt, 7), assert_int_equal(c[6], 2);
 }
 
 /* Seven one-tile sequences of costs 1 5 3 7 2 7 4 (L = 16*cost, BM = 256,
@@ -316,7 +325,7 @@ static void test_zigzag_exact(void **state) {
 
 static void test_random_vs_reference(void **state) {
   (void)state;
-  static const int blocks[] = {16, 32, 64, 128, 256};
+  static const int blocks[] = {16, 32, 64, 128, 256, 48, 160, 176}; /* not only powers of two */
   for (int iter = 0; iter < 300; iter++) {
     int64_t B = 1 + (int64_t)(rng() % 40);
     int64_t *len = malloc((size_t)B * sizeof *len);
@@ -327,7 +336,7 @@ static void test_random_vs_reference(void **state) {
     int is64 = iter & 1;
     int bcast = rng() % 3 == 0;
     tile_jagged_params p = params(B, is64 ? (void *)o64 : (void *)o32, is64, 1 + (int)(rng() % 5),
-                                  blocks[rng() % 5], blocks[rng() % 5], bcast ? 0 : (int)(rng() % 2),
+                                  blocks[rng() % 8], blocks[rng() % 8], bcast ? 0 : (int)(rng() % 2),
                                   bcast ? 1 + (int64_t)(rng() % 500) : 0, 1 + (int)(rng() % 150), (iter / 2) % 2);
     tile_jagged_schedule s = build_ok(&p);
     check_against_ref(&p, &s);
@@ -459,9 +468,13 @@ static void test_bad_params(void **state) {
   p = good, p.heads = 0;
   expect_invalid(&p, "heads is 0");
   p = good, p.block_m = 8;
-  expect_invalid(&p, "power of two from 16 to 256");
+  expect_invalid(&p, "multiple of 16 from 16 to 256");
   p = good, p.block_n = 100;
   expect_invalid(&p, "block_n = 100");
+  p = good, p.block_n = 0;
+  expect_invalid(&p, "block_n = 0");
+  p = good, p.block_n = 272;
+  expect_invalid(&p, "block_n = 272");
   p = good, p.block_m = 512;
   expect_invalid(&p, "block_m = 512");
   p = good, p.num_ctas = 0;
