@@ -703,7 +703,14 @@ static SVal b_exp2(S *s, Node *call, Node *self) {
     }
   }
   SVal r = sm_unary_math(s, OP_EXP2, a.v[0], call->loc, "exp2");
-  if (k && r.k == V_RT && r.v->def && r.v->def->opc == OP_EXP2) r.v->def->ival = k;
+  if (k && r.k == V_RT && r.v->def && r.v->def->opc == OP_EXP2) {
+    if (r.v->type->elem.dt != DT_F32) {
+      dg_error(s->c, a.loc[1], "exp2(x, fma_every = ...) needs f32 x, not %s; cast it first (x as f32)",
+               ty_str(s->c, r.v->type));
+      return sv_err();
+    }
+    r.v->def->ival = k;
+  }
   return r;
 }
 

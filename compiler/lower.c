@@ -291,7 +291,8 @@ static MlirValue exp2_fma(Lw *L, MlirValue x) {
     MlirValue ops[3] = {p, f, lw_float(L, L->f32, c[k])};
     p = lw_intrin(L, "llvm.fma", 3, ops, L->f32);
   }
-  MlirValue e = lw_bin(L, "arith.shli", lw_cast(L, "arith.fptosi", n, L->i32), lw_i32(L, 23));
+  /* saturating: NaN converts to 0 (defined, unlike fptosi), and NaN bits + 0 stay NaN */
+  MlirValue e = lw_bin(L, "arith.shli", lw_intrin(L, "llvm.fptosi.sat.i32.f32", 1, &n, L->i32), lw_i32(L, 23));
   MlirValue bits = lw_bin(L, "arith.addi", lw_cast(L, "arith.bitcast", p, L->i32), e);
   return lw_cast(L, "arith.bitcast", bits, L->f32);
 }

@@ -553,12 +553,13 @@ static void check_arrives(Ctx *c, TBlock *b, int pending) {
     if (op->opc == OP_SMEM_READ && !pending) pending = OP_SMEM_READ;
     if (op->opc == OP_NAMED_BAR && !op->pred) pending = 0; /* bar.arrive orders nothing for this thread */
     if ((op->opc == OP_BAR_ARRIVE || (op->opc == OP_MMA_WAIT && op->pred)) && pending) {
+      const char *what = op->opc == OP_BAR_ARRIVE ? "barrier_arrive" : "mma_wait(..., release = ...)";
       if (pending == OP_SMEM_STORE)
-        dg_error(c, op->loc, "barrier_arrive after smem_store without task_barrier(): only one elected thread "
-                             "arrives, so the other threads' stores are not ordered before the arrival");
+        dg_error(c, op->loc, "%s after smem_store without task_barrier(): only one elected thread "
+                             "arrives, so the other threads' stores are not ordered before the arrival", what);
       else
-        dg_error(c, op->loc, "barrier_arrive after smem_read without task_barrier(): only one elected thread "
-                             "arrives, so the other threads may still be reading when the buffer is released");
+        dg_error(c, op->loc, "%s after smem_read without task_barrier(): only one elected thread "
+                             "arrives, so the other threads may still be reading when the buffer is released", what);
       pending = 0;
     }
     for (int r = 0; r < op->nregions; r++) check_arrives(c, op->regions[r], op->opc == OP_TASKS ? 0 : pending);

@@ -120,10 +120,10 @@ $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_rules,$(d),$(v)
 # broadcast-Q layouts (causal schedules are never split)
 JFA_COMBINE := $(foreach d,64 128,$(foreach v,self bcast,$(B)/examples/jfa_combine.d$(d).$(v).sm_90a.cubin))
 define jfa_combine_rules
-$(B)/examples/jfa_combine.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/jfa_combine.tile $(JFA_DIR)/jfa_common.tile $(B)/bin/tilec
+$(B)/examples/jfa_combine.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/jfa_combine.tile $(JFA_DIR)/jfa_common.tile $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) -o $$@ $(JFA_DIR)/jfa_combine.tile
-$(B)/examples/jfa_combine.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/jfa_combine.tile $(JFA_DIR)/jfa_common.tile $(B)/bin/tilec
+$(B)/examples/jfa_combine.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/jfa_combine.tile $(JFA_DIR)/jfa_common.tile $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_combine.tile
 endef

@@ -465,6 +465,10 @@ static inline void put_item(int32_t *w, const int32_t *tile, int32_t kb, int32_t
 
 /* The schedule's own lists in the 8-int format, nothing split. */
 static tile_status split_none(const tile_jagged_schedule *s, tile_jagged_split *o) {
+  if (s->ntiles > TILE_JAGGED_MAX_ITEMS)
+    return rt_fail(TILE_ERR_INVALID, "jagged split: %lld tiles, more than the %d work items of 8 int32 that int32 "
+                                     "indices reach; use larger blocks or split the batch",
+                   (long long)s->ntiles, TILE_JAGGED_MAX_ITEMS);
   tile_status st = split_alloc(o, s->ntiles, s->num_ctas, 0);
   if (st != TILE_OK) return st;
   for (int64_t i = 0; i < s->ntiles; i++) put_item(o->work + 8 * i, s->work + 4 * i, 0, s->work[4 * i + 3], -1);
@@ -565,14 +569,14 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
   int64_t m1 = 0;
   for (int c = 0; c < n; c++)
     if (t.load[Pw + c] > m1) m1 = t.load[Pw + c];
-  if (m1 * 100 > s->max_cta_cost * 99) { /* under 1% better: not worth a second kernel */
+  if (m1 > s->max_cta_cost - s->max_cta_cost / 100) { /* under 1% better: not worth a second kernel */
     st = split_none(s, out);
     goto done;
   }
   int64_t ncomb = 0;
   for (int64_t r = 0; r < R; r++) ncomb += kof[r] > 1;
   int64_t nitems = P * n + npieces;
-  if (nitems > TILE_JAGGED_MAX_TILES) {
+  if (nitems > TILE_JAGGED_MAX_ITEMS) {
     st = split_none(s, out);
     goto done;
   }

@@ -238,8 +238,9 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     if (st != TILE_OK) goto fail;
     /* the last partial pass cut into pieces of at least 4 KV blocks (each
      * costs about one block more: its Q load, pipeline fill and partial
-     * store), at most 4 partial slots per CTA */
-    tile_jagged_split_params sp = {4, 1, 4 * jp.num_ctas};
+     * store); the R tiles of that pass get at most num_ctas / R pieces each,
+     * so at most one partial slot per CTA */
+    tile_jagged_split_params sp = {4, 1, jp.num_ctas};
     st = tile_jagged_split_tail(&jp, &plan->sched, p->no_split ? NULL : &sp, &plan->split);
     if (st != TILE_OK) goto fail;
   }

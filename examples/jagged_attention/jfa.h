@@ -73,6 +73,9 @@ void jfa_plan_stats(const jfa_plan *plan, int64_t *ntiles, int64_t *max_cta_cost
  * then one kernel, else jfa_fwd and jfa_combine). */
 void jfa_plan_split_stats(const jfa_plan *plan, int64_t *split_tiles, int64_t *pieces);
 
+/* A plan whose schedule splits tiles (jfa_plan_split_stats) owns the
+ * scratch its pieces write and jfa_combine reads: run one forward pass of
+ * such a plan at a time (one plan per stream). */
 /* Self-attention: q, k, v, o [total, H, D] bf16; lse [H, total] f32.
  * Broadcast-Q: q [num_q, H, D]; k, v [total, H, D]; o [B, num_q, H, D];
  * lse [B, H, num_q]. Rows may be strided (a multiple of 8 elements, for

@@ -30,6 +30,7 @@ extern "C" {
 #define TILE_JAGGED_MAX_BATCH 10000000          /* B <= 10^7 */
 #define TILE_JAGGED_MAX_TILES (INT32_MAX / 4)   /* 4 int32 per tile, indexed in int32 */
 #define TILE_JAGGED_MAX_CTAS (1 << 20)
+#define TILE_JAGGED_MAX_ITEMS (INT32_MAX / 8)   /* split work lists: 8 int32 per item, indexed in int32 */
 
 typedef struct tile_jagged_params {
   int64_t batch;         /* B, 1 .. TILE_JAGGED_MAX_BATCH */

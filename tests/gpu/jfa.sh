@@ -73,28 +73,31 @@ for s in $steps; do
     # interleaved A/B: the small correctness cases per option (TCHECK
     # seconds each; an option that fails them is left out), then one run of
     # the suites with every remaining option beside the default, timed round
-    # robin in the same process (at most 8 options; TBENCH_ABI seconds)
+    # robin in the same process (8 options a process, more in further groups; TBENCH_ABI seconds each)
     echo "== jfa: interleaved A/B of the kernel options (one process)"
     opts=$(ab_opts)
-    list=""; n=0; failed=""
+    lists=""; list=""; n=0; failed=""
     for d in $opts; do
       [ -d "$d" ] || { echo "$d: no such option folder"; rc=1; continue; }
       name=$(basename "$d")
       small_check "$d" "$name" "$OUT/jfa_abi_${name}_check.txt" ": left out" || { rc=1; failed="$failed $name"; continue; }
-      if [ $n = 8 ]; then echo "$name: left out (jfa_host --ab takes 8 options at most; pick with AB=...)"; rc=1; continue; fi
+      # jfa_host --ab takes 8 options: more run as further interleaved groups
+      if [ $n = 8 ]; then lists="$lists $list"; list=""; n=0; fi
       list="$list${list:+,}$d"; n=$((n + 1))
     done
+    [ -n "$list" ] && lists="$lists $list"
     [ -n "$failed" ] && echo "options left out (small cases failed):$failed"
-    if [ -z "$list" ]; then
-      echo "no option to compare (none built, or all failed the small cases)"; rc=1
-    else
+    [ -n "$lists" ] || { echo "no option to compare (none built, or all failed the small cases)"; rc=1; }
+    g=0
+    for list in $lists; do
+      g=$((g + 1)); log="$OUT/jfa_abi$([ $g -gt 1 ] && echo _$g).txt"
       timeout ${TBENCH_ABI:-300} "$B/examples/jfa_host" --cubins "$B/examples" --bench "$B/shared-bench/suites" \
-        --ab "$list" > "$OUT/jfa_abi.txt" 2>&1
+        --ab "$list" > "$log" 2>&1
       r=$?
-      grep -E "^(suite|#  suite|J[0-9]+|D8k|ab) " "$OUT/jfa_abi.txt" | grep -v "checked="
-      [ $r = 0 ] || { echo "abi: exit $r$([ $r = 124 ] && echo ', timed out: a hang')"; tail -n 3 "$OUT/jfa_abi.txt"; rc=1; }
-      grep -q "ALL OK" "$OUT/jfa_abi.txt" || { echo "abi: a sampled check FAILED (see $OUT/jfa_abi.txt)"; rc=1; }
-    fi ;;
+      grep -E "^(suite|#  suite|J[0-9]+|D8k|ab) " "$log" | grep -v "checked="
+      [ $r = 0 ] || { echo "abi: exit $r$([ $r = 124 ] && echo ', timed out: a hang')"; tail -n 3 "$log"; rc=1; }
+      grep -q "ALL OK" "$log" || { echo "abi: a sampled check FAILED (see $log)"; rc=1; }
+    done ;;
   alloc)
     # J2 on eight differently placed buffer sets in one process (was bimodal
     # between processes: is it where the tensors land?)
