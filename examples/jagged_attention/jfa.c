@@ -269,6 +269,10 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     if (st == TILE_OK) st = upload(&plan->d_combine, plan->split.combine, (size_t)plan->split.ncombine * 32);
     if (st == TILE_OK) st = upload(&plan->d_part_o, NULL, slots * (size_t)p->head_dim * 4);
     if (st == TILE_OK) st = upload(&plan->d_part_lse, NULL, slots * 4);
+    /* every slot starts as "no key" (O = 0, LSE = -inf): rows a piece does
+     * not write (SKIP_IDLE's idle warpgroup) are then defined for jfa_combine */
+    if (st == TILE_OK) st = tile_memset_d8(plan->d_part_o, 0, slots * (size_t)p->head_dim * 4);
+    if (st == TILE_OK) st = tile_memset_d32(plan->d_part_lse, 0xff800000u, slots);
     if (st != TILE_OK) goto fail;
   }
   *out = plan;
