@@ -44,7 +44,15 @@ struct Sym {
   int state;       /* 0 = unevaluated, 1 = evaluating, 2 = done */
   Func *fn;
   Sym *next;
+  Sym *shadow;     /* locals: the binding of the same name this one hides */
+  int frame;       /* locals: the frame (inlined body, kernel) it belongs to */
 };
+
+/* A name's innermost local binding (sema.c, local_entry). */
+typedef struct LocalEnt {
+  const char *name;
+  Sym *top;
+} LocalEnt;
 
 typedef struct S {
   Ctx *c;
@@ -52,6 +60,9 @@ typedef struct S {
   TFunc *kf;     /* the kernel being built */
   TBlock *blk;   /* where new ops go */
   Sym *scope;    /* innermost binding first */
+  LocalEnt *ltab; /* locals by name (open addressing; names stay, tops change) */
+  int lcap, lcount;
+  int frame, nframes; /* the current frame and the frames made so far */
   Sym *globals;  /* (unused) */
   Sym **gtab;    /* functions and top-level constants: open-addressing table */
   int gcap, gcount;
