@@ -501,12 +501,13 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
     dg_error(s->c, a.loc[0], "%s(%lld): between 0 and 7 groups may stay in flight", name, (long long)n);
     return sv_err();
   }
-  TValue *acc = NULL;
-  if (a.given[1]) {
-    if (opc != OP_MMA_WAIT) {
-      dg_error(s->c, a.loc[1], "%s takes only the number of stores left in flight", name);
+  for (int i = 1; i < 4; i++) /* acc, after, release: mma_wait's alone */
+    if (a.given[i] && opc != OP_MMA_WAIT) {
+      dg_error(s->c, a.loc[i], "%s takes only the number of stores left in flight", name);
       return sv_err();
     }
+  TValue *acc = NULL;
+  if (a.given[1]) {
     if (a.v[1].k != V_RT || a.v[1].v->type->kind != TY_TILE) {
       dg_error(s->c, a.loc[1], "%s takes the accumulator tile whose registers it waits for, not %s", name,
                sv_desc(s, a.v[1]));
@@ -518,10 +519,6 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
    * lower_hw.c); x is a run-time value, best a small one (row statistics) */
   TValue *after = NULL;
   if (a.given[2]) {
-    if (opc != OP_MMA_WAIT) {
-      dg_error(s->c, a.loc[2], "%s takes only the number of stores left in flight", name);
-      return sv_err();
-    }
     if (a.v[2].k != V_RT || (a.v[2].v->type->kind != TY_SCALAR && a.v[2].v->type->kind != TY_TILE) ||
         a.v[2].v->type->elem.dt == DT_PTR) {
       dg_error(s->c, a.loc[2], "after = takes a number or a tile of numbers computed at run time, not %s",
@@ -535,10 +532,6 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
    * MMAs read, without the compiler scheduling the arrival late) */
   TValue *rel = NULL;
   if (a.given[3]) {
-    if (opc != OP_MMA_WAIT) {
-      dg_error(s->c, a.loc[3], "%s takes only the number of stores left in flight", name);
-      return sv_err();
-    }
     if (!(rel = bar_arg(s, &a, 3, name))) return sv_err();
   }
   TValue *ops[3];

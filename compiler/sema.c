@@ -618,140 +618,7 @@ bool sm_shape_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shap
   return true;
 }
 
-/* ---- environment ---- */
-
-/* Globals (functions, constants) live in a hash table: a program may have
- * tens of thousands of them. Locals are a short chain per scope. */
-static unsigned name_hash(const char *n) {
-  unsigned h = 2166136261u;
-  for (; *n; n++) h = (h ^ (unsigned char)*n) * 16777619u;
-  return h;
-}
-
-static Sym *global_find(S *s, const char *name) {
-  if (!s->gtab) return NULL;
-  for (unsigned i = name_hash(name) & (unsigned)(s->gcap - 1);; i = (i + 1) & (unsigned)(s->gcap - 1)) {
-    Sym *y = s->gtab[i];
-    if (!y) return NULL;
-    if (!strcmp(y->name, name)) return y;
-  }
-}
-
-static void global_add(S *s, Sym *y) {
-  if (s->gcount * 2 >= s->gcap) {
-    int cap = s->gcap ? s->gcap * 2 : 64;
-    Sym **t = ar_alloc(&s->c->arena, sizeof(Sym *) * (size_t)cap);
-    for (int i = 0; i < s->gcap; i++)
-      if (s->gtab[i])
-        for (unsigned j = name_hash(s->gtab[i]->name) & (unsigned)(cap - 1);; j = (j + 1) & (unsigned)(cap - 1))
-          if (!t[j]) {
-            t[j] = s->gtab[i];
-            break;
-          }
-    s->gtab = t;
-    s->gcap = cap;
-  }
-  for (unsigned j = name_hash(y->name) & (unsigned)(s->gcap - 1);; j = (j + 1) & (unsigned)(s->gcap - 1))
-    if (!s->gtab[j]) {
-      s->gtab[j] = y;
-      s->gcount++;
-      return;
-    }
-}
-
-/* Locals: the chain s->scope (innermost first) gives scoping, and a hash
- * table from each name to its innermost binding gives lookup in O(1) (a
- * walk of the chain made 60000 lets take 8 s). A binding remembers the one
- * it hides; leaving a scope pops back to them. A frame (an inlined function
- * body, a constant's initializer, a kernel) starts an empty chain: the
- * bindings of the frames below stay in the table but are not visible, since
- * a binding of the current frame is always newer than theirs. */
-static LocalEnt *local_entry(S *s, const char *name, bool add) {
-  unsigned h = name_hash(name);
-  if (s->ltab)
-    for (unsigned i = h & (unsigned)(s->lcap - 1);; i = (i + 1) & (unsigned)(s->lcap - 1)) {
-      if (!s->ltab[i].name) break;
-      if (!strcmp(s->ltab[i].name, name)) return &s->ltab[i];
-    }
-  if (!add) return NULL;
-  if (s->lcount * 2 >= s->lcap) {
-    int cap = s->lcap ? s->lcap * 2 : 64;
-    LocalEnt *t = ar_alloc(&s->c->arena, sizeof(LocalEnt) * (size_t)cap);
-    memset(t, 0, sizeof(LocalEnt) * (size_t)cap);
-    for (int i = 0; i < s->lcap; i++)
-      if (s->ltab[i].name)
-        for (unsigned j = name_hash(s->ltab[i].name) & (unsigned)(cap - 1);; j = (j + 1) & (unsigned)(cap - 1))
-          if (!t[j].name) {
-            t[j] = s->ltab[i];
-            break;
-          }
-    s->ltab = t;
-    s->lcap = cap;
-  }
-  for (unsigned j = h & (unsigned)(s->lcap - 1);; j = (j + 1) & (unsigned)(s->lcap - 1))
-    if (!s->ltab[j].name) {
-      s->ltab[j].name = name;
-      s->ltab[j].top = NULL;
-      s->lcount++;
-      return &s->ltab[j];
-    }
-}
-
-/* The innermost visible local named name, or NULL. */
-static Sym *local_find(S *s, const char *name) {
-  LocalEnt *e = local_entry(s, name, false);
-  return e && e->top && e->top->frame == s->frame ? e->top : NULL;
-}
-
-static Sym *lookup(S *s, const char *name) {
-  Sym *y = local_find(s, name);
-  return y ? y : global_find(s, name);
-}
-
-static Sym *bind(S *s, const char *name, SVal v) {
-  Sym *y = ar_alloc(&s->c->arena, sizeof *y);
-  y->name = name;
-  y->kind = SYM_VAR;
-  y->val = v;
-  y->next = s->scope;
-  y->frame = s->frame;
-  LocalEnt *e = local_entry(s, name, true);
-  y->shadow = e->top;
-  e->top = y;
-  s->scope = y;
-  if (v.k == V_RT && v.v && !v.v->name) v.v->name = name;
-  return y;
-}
-
-/* Leave the scopes opened since `saved` (a binding of this frame's chain, or
- * NULL for all of the frame): their bindings stop hiding older ones. */
-static void scope_restore(S *s, Sym *saved) {
-  while (s->scope && s->scope != saved) {
-    Sym *y = s->scope;
-    LocalEnt *e = local_entry(s, y->name, false);
-    if (e && e->top == y) e->top = y->shadow;
-    s->scope = y->next;
-  }
-}
-
-typedef struct Frame {
-  Sym *scope;
-  int frame;
-} Frame;
-
-/* A new frame: an empty chain; the caller's locals are not visible. */
-static Frame frame_enter(S *s) {
-  Frame f = {s->scope, s->frame};
-  s->frame = ++s->nframes;
-  s->scope = NULL;
-  return f;
-}
-
-static void frame_leave(S *s, Frame f) {
-  scope_restore(s, NULL);
-  s->scope = f.scope;
-  s->frame = f.frame;
-}
+/* ---- environment: compiler/sema_env.c ---- */
 
 static SVal eval_const_decl(S *s, Sym *y);
 
@@ -886,7 +753,7 @@ static SVal expr_inner(S *s, Node *n) {
   case ND_STR: return (SVal){.k = V_STR, .s = n->str};
   case ND_NONE: return (SVal){.k = V_NONE};
   case ND_IDENT: {
-    Sym *y = lookup(s, n->name);
+    Sym *y = sm_lookup(s, n->name);
     if (y) {
       if (y->kind == SYM_VAR && s->in_task && y->val.k == V_RT && y->val.v->type->kind == TY_TILE) {
         bool inside = false;
@@ -1037,7 +904,7 @@ static bool type_expr(S *s, TypeExpr *te, Type **out, Elem *elem) {
   case TE_NAME: {
     DType dt;
     if (!ty_dtype_parse(te->name, &dt)) {
-      Sym *y = lookup(s, te->name);
+      Sym *y = sm_lookup(s, te->name);
       SVal v = y ? (y->kind == SYM_VAR ? y->val : y->kind == SYM_CONST_DECL ? eval_const_decl(s, y) : sv_err())
                  : sv_err();
       if (v.k == V_DTYPE) {
@@ -1180,7 +1047,7 @@ static SVal eval_const_decl(S *s, Sym *y) {
   y->state = 1;
   /* Top-level constants see only globals; ops they emit go to a scratch
    * block (a run-time value is an error below). */
-  Frame fr = frame_enter(s);
+  Frame fr = sm_frame_enter(s);
   TBlock *saved_blk = s->blk;
   s->blk = ir_block(s->c, 0, NULL);
   SVal v = sm_expr(s, y->decl->value);
@@ -1191,7 +1058,7 @@ static SVal eval_const_decl(S *s, Sym *y) {
   }
   if (y->decl->type && sv_is_const(v))
     v = typed_const(s, v, y->decl->type, y->decl->value->loc, ar_printf(&s->c->arena, "constant '%s'", y->name));
-  frame_leave(s, fr);
+  sm_frame_leave(s, fr);
   y->val = v;
   y->state = 2;
   return v;
@@ -1252,7 +1119,7 @@ static void block_stmts(S *s, Node *b, St *st, bool last_is_tail) {
   for (int i = 0; i < b->nlist && !dg_too_many(s->c) && !s->c->too_big; i++)
     stmt(s, b->list[i], st, last_is_tail && i == b->nlist - 1);
   /* pop lets of this block, but keep in-place updates of outer variables */
-  scope_restore(s, saved);
+  sm_scope_restore(s, saved);
 }
 
 /* Names assigned anywhere inside a statement (for loop-carried values). */
@@ -1399,7 +1266,7 @@ static int carried_vars(S *s, Node *body, Node *cond, Sym ***out) {
   (void)cond;
   Vec syms = {0};
   for (int i = 0; i < names.len; i++) {
-    Sym *y = local_find(s, names.data[i]);
+    Sym *y = sm_local_find(s, names.data[i]);
     if (!y || y->kind != SYM_VAR) continue;
     bool dup = false;
     for (int j = 0; j < syms.len; j++) dup |= syms.data[j] == y;
@@ -1432,9 +1299,9 @@ static void static_for(S *s, Node *n, SVal r, St *st) {
   for (__int128 i = a; step > 0 ? i < b : i > b; i += step) {
     if (!budget(s, n->loc)) break;
     Sym *saved = s->scope;
-    bind(s, n->name, sv_int((int64_t)i, DT_VOID));
+    sm_bind(s, n->name, sv_int((int64_t)i, DT_VOID));
     block_stmts(s, n->body, st, false);
-    scope_restore(s, saved);
+    sm_scope_restore(s, saved);
     if (dg_too_many(s->c) || s->c->too_big) break;
     if (outermost && s->c->nops - ops0 > TC_MAX_UNROLLED_OPS) {
       dg_error(s->c, n->init->loc, "unrolling this static_range creates more than %d operations, which would take "
@@ -1502,11 +1369,11 @@ static void for_stmt(S *s, Node *n, St *st) {
   s->blk = body;
   Sym *saved = s->scope;
   for (int i = 0; i < ncv; i++) cv[i]->val = sv_rt(body->args[1 + i]);
-  bind(s, n->name, sv_rt(body->args[0]));
+  sm_bind(s, n->name, sv_rt(body->args[0]));
   body->args[0]->name = n->name;
   for (int i = 0; i < ncv; i++) body->args[1 + i]->name = cv[i]->name;
   block_stmts(s, n->body, st, false);
-  scope_restore(s, saved);
+  sm_scope_restore(s, saved);
   TValue **ys = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(ncv + 1));
   bool ok = true;
   for (int i = 0; i < ncv; i++) {
@@ -1704,9 +1571,9 @@ static void tasks_stmt(S *s, Node *n, St *st) {
 }
 
 static void assign_one(S *s, Node *target, SVal v, Loc loc) {
-  Sym *y = local_find(s, target->name);
+  Sym *y = sm_local_find(s, target->name);
   if (!y) {
-    Sym *g = lookup(s, target->name);
+    Sym *g = sm_lookup(s, target->name);
     if (g) dg_error(s->c, target->loc, "cannot assign to '%s': it is a %s, not a variable", target->name,
                     g->kind == SYM_FUNC ? "function" : "constant");
     else dg_error(s->c, target->loc, "cannot assign to '%s': no such variable (declare it with 'let %s = ...')",
@@ -1750,13 +1617,13 @@ static void stmt_inner(S *s, Node *n, St *st, bool last) {
     }
     if (n->nnames) {
       if (v.k == V_ERR) {
-        for (int i = 0; i < n->nnames; i++) bind(s, n->names[i], sv_err());
+        for (int i = 0; i < n->nnames; i++) sm_bind(s, n->names[i], sv_err());
         return;
       }
       if (v.k != V_TUPLE || v.n != n->nnames) {
         dg_error(s->c, n->loc, "'let' binds %d names but the value is %s%s", n->nnames, sv_desc(s, v),
                  v.k == V_TUPLE ? ar_printf(&s->c->arena, " of %d items", v.n) : "");
-        for (int i = 0; i < n->nnames; i++) bind(s, n->names[i], sv_err());
+        for (int i = 0; i < n->nnames; i++) sm_bind(s, n->names[i], sv_err());
         return;
       }
       for (int i = 0; i < n->nnames; i++)
@@ -1765,7 +1632,7 @@ static void stmt_inner(S *s, Node *n, St *st, bool last) {
             dg_error(s->c, n->loc, "'%s' is bound twice in this 'let'", n->names[i]);
             return;
           }
-      for (int i = 0; i < n->nnames; i++) bind(s, n->names[i], v.items[i]);
+      for (int i = 0; i < n->nnames; i++) sm_bind(s, n->names[i], v.items[i]);
       return;
     }
     if (n->type) v = check_type(s, v, n->type, n->init->loc, ar_printf(&s->c->arena, "'%s'", n->name));
@@ -1773,7 +1640,7 @@ static void stmt_inner(S *s, Node *n, St *st, bool last) {
       dg_error(s->c, n->init->loc, "a range can only be used directly in a 'for' loop");
       v = sv_err();
     }
-    bind(s, n->name, v);
+    sm_bind(s, n->name, v);
     return;
   }
   case ND_ASSIGN: {
@@ -1886,9 +1753,9 @@ static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
     if (given[j]) continue;
     if (f->params[j].deflt) {
       s->inline_depth++; /* a default may call functions, even this one */
-      Frame fr = frame_enter(s);
+      Frame fr = sm_frame_enter(s);
       vals[j] = sm_expr(s, f->params[j].deflt);
-      frame_leave(s, fr);
+      sm_frame_leave(s, fr);
       s->inline_depth--;
       locs[j] = f->params[j].loc;
       if (vals[j].k == V_ERR) return sv_err();
@@ -1904,13 +1771,13 @@ static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
              f->name, TC_MAX_INLINE);
     return sv_err();
   }
-  Frame fr = frame_enter(s);
+  Frame fr = sm_frame_enter(s);
   for (int j = 0; j < f->nparams; j++) {
     SVal v = vals[j];
     if (f->params[j].is_const && v.k == V_RT) {
       dg_error(s->c, locs[j], "argument '%s' of '%s' must be a compile-time constant, not %s", f->params[j].name,
                f->name, ty_str(s->c, v.v->type));
-      frame_leave(s, fr);
+      sm_frame_leave(s, fr);
       return sv_err();
     }
     if (f->params[j].type && f->params[j].is_const && sv_is_const(v))
@@ -1920,10 +1787,10 @@ static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
       v = check_type(s, v, f->params[j].type, locs[j], ar_printf(&s->c->arena, "argument '%s' of '%s'",
                                                                   f->params[j].name, f->name));
     if (v.k == V_ERR) {
-      frame_leave(s, fr);
+      sm_frame_leave(s, fr);
       return sv_err();
     }
-    bind(s, f->params[j].name, v);
+    sm_bind(s, f->params[j].name, v);
   }
   s->inline_depth++;
   SVal ret = {.k = V_VOID};
@@ -1932,7 +1799,7 @@ static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
   int errs = s->c->nerrors;
   block_stmts(s, f->body, &st, true);
   s->inline_depth--;
-  frame_leave(s, fr);
+  sm_frame_leave(s, fr);
   if (s->c->nerrors != errs) return sv_err(); /* already reported */
   if (f->ret) {
     if (!returned) {
@@ -1945,7 +1812,7 @@ static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
 }
 
 static SVal call_expr(S *s, Node *n, const char *name, Node *self) {
-  Sym *y = lookup(s, name);
+  Sym *y = sm_lookup(s, name);
   if (y && y->kind == SYM_FUNC) {
     if (y->fn->is_kernel) {
       dg_error(s->c, n->loc, "'%s' is a kernel; kernels cannot be called (make it a fn)", name);
@@ -2148,7 +2015,7 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
         }
       }
     }
-    bind(s, p->name, v);
+    sm_bind(s, p->name, v);
     if (v.k != V_ERR) {
       TConstInfo *ci = ar_alloc(&c->arena, sizeof *ci);
       ci->name = p->name;
@@ -2288,7 +2155,7 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
   for (int i = 0; i < k; i++) {
     kf->params[i].value = kf->body->args[i];
     kf->body->args[i]->name = kf->params[i].name;
-    bind(s, kf->params[i].name, sv_rt(kf->body->args[i]));
+    sm_bind(s, kf->params[i].name, sv_rt(kf->body->args[i]));
   }
   s->blk = kf->body;
   St st = {0};
@@ -2303,7 +2170,7 @@ bool sm_build(Ctx *c, Program *p, TModule *m) {
   /* Globals: functions and constants, duplicates rejected. */
   for (int i = 0; i < p->funcs.len && !dg_too_many(c); i++) {
     Func *f = p->funcs.data[i];
-    Sym *y = global_find(&s, f->name);
+    Sym *y = sm_global_find(&s, f->name);
     if (y) {
       Loc prev = y->kind == SYM_FUNC ? y->fn->loc : y->decl->loc;
       if (prev.src && prev.src->builtin && !f->loc.src->builtin && y->kind == SYM_FUNC) {
@@ -2318,7 +2185,7 @@ bool sm_build(Ctx *c, Program *p, TModule *m) {
     y->name = f->name;
     y->kind = SYM_FUNC;
     y->fn = f;
-    global_add(&s, y);
+    sm_global_add(&s, y);
   }
   /* A kernel is a PTX symbol: it must not be spelled like a label or a
    * global of the generated code (ptxas would reject the PTX). */
@@ -2331,7 +2198,7 @@ bool sm_build(Ctx *c, Program *p, TModule *m) {
   }
   for (int i = 0; i < p->consts.len && !dg_too_many(c); i++) {
     ConstDecl *d = p->consts.data[i];
-    Sym *y = global_find(&s, d->name);
+    Sym *y = sm_global_find(&s, d->name);
     if (y) {
       dg_error(c, d->loc, "'%s' is defined twice", d->name);
       dg_note(c, y->kind == SYM_FUNC ? y->fn->loc : y->decl->loc, "the first definition is here");
@@ -2341,7 +2208,7 @@ bool sm_build(Ctx *c, Program *p, TModule *m) {
     y->name = d->name;
     y->kind = SYM_CONST_DECL;
     y->decl = d;
-    global_add(&s, y);
+    sm_global_add(&s, y);
   }
   /* -D names must belong to some kernel's constant parameter. */
   for (int d = 0; d < c->opts.ndefines; d++) {
@@ -2360,7 +2227,7 @@ bool sm_build(Ctx *c, Program *p, TModule *m) {
    * kernel reads it); generic functions stay checked where they are used. */
   for (int i = 0; i < p->consts.len && !dg_too_many(c); i++) {
     ConstDecl *d = p->consts.data[i];
-    Sym *y = global_find(&s, d->name);
+    Sym *y = sm_global_find(&s, d->name);
     if (y && y->kind == SYM_CONST_DECL && y->decl == d && !d->loc.src->builtin) eval_const_decl(&s, y);
   }
   int nk = 0;

@@ -77,6 +77,22 @@ typedef struct S {
   int depth;        /* evaluation recursion depth */
 } S;
 
+/* Environment (sema_env.c) */
+typedef struct Frame { /* what frame_enter hides and frame_leave brings back */
+  Sym *scope;
+  int frame;
+} Frame;
+unsigned sm_name_hash(const char *n);
+Sym *sm_global_find(S *s, const char *name);
+void sm_global_add(S *s, Sym *y);
+LocalEnt *sm_local_entry(S *s, const char *name, bool add);
+Sym *sm_local_find(S *s, const char *name);      /* the innermost visible local, or NULL */
+Sym *sm_lookup(S *s, const char *name);          /* a local, else a global, or NULL */
+Sym *sm_bind(S *s, const char *name, SVal v);    /* a new local in the innermost scope */
+void sm_scope_restore(S *s, Sym *saved);         /* leave the scopes opened since saved */
+Frame sm_frame_enter(S *s);                      /* an empty chain: outer locals hidden */
+void sm_frame_leave(S *s, Frame f);
+
 /* Values */
 SVal sv_err(void);
 SVal sv_int(int64_t i, DType dt);

@@ -1,0 +1,134 @@
+/* sema_env.c - the environment of semantic analysis: globals (functions,
+ * top-level constants) in a hash table, locals in a scope chain with a
+ * hash table from each name to its innermost binding, and frames. */
+#include <string.h>
+
+#include "sema.h"
+
+/* Globals (functions, constants) live in a hash table: a program may have
+ * tens of thousands of them. */
+unsigned sm_name_hash(const char *n) {
+  unsigned h = 2166136261u;
+  for (; *n; n++) h = (h ^ (unsigned char)*n) * 16777619u;
+  return h;
+}
+
+Sym *sm_global_find(S *s, const char *name) {
+  if (!s->gtab) return NULL;
+  for (unsigned i = sm_name_hash(name) & (unsigned)(s->gcap - 1);; i = (i + 1) & (unsigned)(s->gcap - 1)) {
+    Sym *y = s->gtab[i];
+    if (!y) return NULL;
+    if (!strcmp(y->name, name)) return y;
+  }
+}
+
+void sm_global_add(S *s, Sym *y) {
+  if (s->gcount * 2 >= s->gcap) {
+    int cap = s->gcap ? s->gcap * 2 : 64;
+    Sym **t = ar_alloc(&s->c->arena, sizeof(Sym *) * (size_t)cap);
+    for (int i = 0; i < s->gcap; i++)
+      if (s->gtab[i])
+        for (unsigned j = sm_name_hash(s->gtab[i]->name) & (unsigned)(cap - 1);; j = (j + 1) & (unsigned)(cap - 1))
+          if (!t[j]) {
+            t[j] = s->gtab[i];
+            break;
+          }
+    s->gtab = t;
+    s->gcap = cap;
+  }
+  for (unsigned j = sm_name_hash(y->name) & (unsigned)(s->gcap - 1);; j = (j + 1) & (unsigned)(s->gcap - 1))
+    if (!s->gtab[j]) {
+      s->gtab[j] = y;
+      s->gcount++;
+      return;
+    }
+}
+
+/* Locals: the chain s->scope (innermost first) gives scoping, and a hash
+ * table from each name to its innermost binding gives lookup in O(1) (a
+ * walk of the chain made 60000 lets take 8 s). A binding remembers the one
+ * it hides; leaving a scope pops back to them. A frame (an inlined function
+ * body, a constant's initializer, a kernel) starts an empty chain: the
+ * bindings of the frames below stay in the table but are not visible, since
+ * a binding of the current frame is always newer than theirs. */
+LocalEnt *sm_local_entry(S *s, const char *name, bool add) {
+  unsigned h = sm_name_hash(name);
+  if (s->ltab)
+    for (unsigned i = h & (unsigned)(s->lcap - 1);; i = (i + 1) & (unsigned)(s->lcap - 1)) {
+      if (!s->ltab[i].name) break;
+      if (!strcmp(s->ltab[i].name, name)) return &s->ltab[i];
+    }
+  if (!add) return NULL;
+  if (s->lcount * 2 >= s->lcap) {
+    int cap = s->lcap ? s->lcap * 2 : 64;
+    LocalEnt *t = ar_alloc(&s->c->arena, sizeof(LocalEnt) * (size_t)cap);
+    memset(t, 0, sizeof(LocalEnt) * (size_t)cap);
+    for (int i = 0; i < s->lcap; i++)
+      if (s->ltab[i].name)
+        for (unsigned j = sm_name_hash(s->ltab[i].name) & (unsigned)(cap - 1);; j = (j + 1) & (unsigned)(cap - 1))
+          if (!t[j].name) {
+            t[j] = s->ltab[i];
+            break;
+          }
+    s->ltab = t;
+    s->lcap = cap;
+  }
+  for (unsigned j = h & (unsigned)(s->lcap - 1);; j = (j + 1) & (unsigned)(s->lcap - 1))
+    if (!s->ltab[j].name) {
+      s->ltab[j].name = name;
+      s->ltab[j].top = NULL;
+      s->lcount++;
+      return &s->ltab[j];
+    }
+}
+
+/* The innermost visible local named name, or NULL. */
+Sym *sm_local_find(S *s, const char *name) {
+  LocalEnt *e = sm_local_entry(s, name, false);
+  return e && e->top && e->top->frame == s->frame ? e->top : NULL;
+}
+
+Sym *sm_lookup(S *s, const char *name) {
+  Sym *y = sm_local_find(s, name);
+  return y ? y : sm_global_find(s, name);
+}
+
+Sym *sm_bind(S *s, const char *name, SVal v) {
+  Sym *y = ar_alloc(&s->c->arena, sizeof *y);
+  y->name = name;
+  y->kind = SYM_VAR;
+  y->val = v;
+  y->next = s->scope;
+  y->frame = s->frame;
+  LocalEnt *e = sm_local_entry(s, name, true);
+  y->shadow = e->top;
+  e->top = y;
+  s->scope = y;
+  if (v.k == V_RT && v.v && !v.v->name) v.v->name = name;
+  return y;
+}
+
+/* Leave the scopes opened since `saved` (a binding of this frame's chain, or
+ * NULL for all of the frame): their bindings stop hiding older ones. */
+void sm_scope_restore(S *s, Sym *saved) {
+  while (s->scope && s->scope != saved) {
+    Sym *y = s->scope;
+    LocalEnt *e = sm_local_entry(s, y->name, false);
+    if (e && e->top == y) e->top = y->shadow;
+    s->scope = y->next;
+  }
+}
+
+/* A new frame: an empty chain; the caller's locals are not visible. */
+Frame sm_frame_enter(S *s) {
+  Frame f = {s->scope, s->frame};
+  s->frame = ++s->nframes;
+  s->scope = NULL;
+  return f;
+}
+
+void sm_frame_leave(S *s, Frame f) {
+  sm_scope_restore(s, NULL);
+  s->scope = f.scope;
+  s->frame = f.frame;
+}
