@@ -74,9 +74,15 @@ static SVal b_smem(S *s, Node *call, Node *self) {
     return sv_err();
   }
   int rank, shape[TC_MAX_RANK];
-  if (!sm_shape_list(s, a.v[1], a.loc[1], "the shape of smem", &rank, shape)) return sv_err();
+  if (!sm_dims_list(s, a.v[1], a.loc[1], "the shape of smem", &rank, shape, false)) return sv_err();
   if (rank != 2) {
     dg_error(s->c, a.loc[1], "smem buffers are 2-D tiles (rows, contiguous columns), not %d-D", rank);
+    return sv_err();
+  }
+  if (shape[1] & (shape[1] - 1)) {
+    dg_error(s->c, a.loc[1], "smem [%d, %d]: the columns must be a power of two (the rows may be any number, a "
+                             "multiple of 8 when swizzled)",
+             shape[0], shape[1]);
     return sv_err();
   }
   int64_t nbuf = 1, sw;
@@ -110,6 +116,7 @@ static SVal b_smem(S *s, Node *call, Node *self) {
   if (!at_top_level(s, call->loc, "smem(...)")) return sv_err();
   Type *t = ty_tile(s->c, e, 2, shape);
   t->kind = TY_SMEM;
+  t->brows = shape[0];
   t->nbuf = (int)nbuf;
   t->swizzle = (int)sw;
   TOp *op = emit(s, OP_SMEM_ALLOC, call->loc, 0, NULL, t);
@@ -163,12 +170,14 @@ SVal sm_slot(S *s, TValue *base, SVal idx, Loc loc) {
   Type *t = ty_tile(s->c, base->type->elem, base->type->rank, base->type->shape);
   t->kind = base->type->kind;
   t->swizzle = base->type->swizzle;
+  t->brows = base->type->brows;
   t->nbuf = 0;
   return sv_rt(emit(s, OP_SLOT, loc, 2, (TValue *[]){base, i}, t)->res[0]);
 }
 
 /* view.slice(dim, offset, size): rows (dim 0) of any multiple of 8 rows for
- * swizzled views; columns (dim 1) by whole swizzle blocks. */
+ * swizzled views (the column blocks of a wide view stay where they are:
+ * Type.brows); columns (dim 1) by whole swizzle blocks. */
 /* x.slice(dim, offset, size) of a register tile: a compile-time window
  * aligned to its size (e.g. 64 columns of a wgmma accumulator): the same
  * registers, no data movement. */
@@ -238,14 +247,8 @@ static SVal b_slice(S *s, Node *call, Node *self) {
     return sv_err();
   }
   int rows = v->type->shape[0];
-  if (size < 1 || size > rows || (size & (size - 1))) {
-    dg_error(s->c, a.loc[3], "slice size %lld must be a power of two no larger than the view's %d rows", (long long)size,
-             rows);
-    return sv_err();
-  }
-  if (v->type->swizzle && v->type->shape[1] * ty_dtype_bytes((DType)v->type->elem.dt) > v->type->swizzle) {
-    dg_error(s->c, call->loc, "slicing rows of %s (several %d-byte swizzle blocks side by side) is not supported yet",
-             ty_str(s->c, v->type), v->type->swizzle);
+  if (size < 1 || size > rows) {
+    dg_error(s->c, a.loc[3], "slice size %lld must be between 1 and the view's %d rows", (long long)size, rows);
     return sv_err();
   }
   if (v->type->swizzle && size % 8) {
@@ -287,6 +290,11 @@ static SVal b_smem_load(S *s, Node *call, Node *self) {
   if (!v) return sv_err();
   if (v->type->trans) {
     dg_error(s->c, a.loc[0], "smem_load of a transposed view is not supported yet");
+    return sv_err();
+  }
+  if (v->type->shape[0] & (v->type->shape[0] - 1)) {
+    dg_error(s->c, a.loc[0], "smem_load of %s: a register tile's rows are a power of two (load a row slice)",
+             ty_str(s->c, v->type));
     return sv_err();
   }
   Type *t = ty_tile(s->c, v->type->elem, 2, v->type->shape);
@@ -557,7 +565,16 @@ static bool in_one_warpgroup(S *s, Loc loc, const char *name) {
 
 /* mma_async(a, b, acc): acc + a @ b on wgmma, a and b in shared memory:
  * a is [M, K] with K contiguous, b is [K, N] given as view.trans() of an
- * [N, K] buffer (K contiguous). */
+ * [N, K] buffer (K contiguous).
+ * acc may be a pair (acc1, acc2) of [M, N1] and [M, N2] tiles, N1 + N2 = N:
+ * one wgmma of N columns whose accumulator is the two side by side (its
+ * registers are acc1's then acc2's), returned as a pair. Register tiles
+ * are powers of two; this gives a wgmma of N = 160 (128 + 32) without a
+ * narrow second wgmma that would reread a.
+ * Likewise a register-tile a may be a pair (a1, a2) of [M, K1] and [M, K2]
+ * tiles side by side along K: one chain of wgmmas over K = K1 + K2 (P V
+ * of a 160-key block), not two chains (the second would wait at its
+ * wgmma.fence for the first to finish with the accumulator). */
 static SVal b_mma_async(S *s, Node *call, Node *self) {
   static const Spec sp = {{"a", "b", "acc"}, 3};
   BArgs a;
@@ -566,7 +583,22 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
     dg_error(s->c, call->loc, "mma_async on %s lowers to tcgen05.mma, which is not supported yet", s->c->arch);
     return sv_err();
   }
-  /* operand a: a shared-memory view, or a register tile (wgmma with A in registers) */
+  /* operand a: a shared-memory view, or a register tile (wgmma with A in
+   * registers), or a pair of register tiles side by side along K */
+  TValue *x2 = NULL;
+  if (a.v[0].k == V_TUPLE && a.v[0].n == 2 && a.v[0].items[0].k == V_RT && a.v[0].items[1].k == V_RT &&
+      a.v[0].items[0].v->type->kind == TY_TILE && a.v[0].items[1].v->type->kind == TY_TILE) {
+    TValue *p1 = a.v[0].items[0].v, *p2 = a.v[0].items[1].v;
+    if (p1->type->rank != 2 || p2->type->rank != 2 || p1->type->shape[0] != p2->type->shape[0] ||
+        !ty_elem_eq(p1->type->elem, p2->type->elem) || p1->type->shape[1] % 16 || p2->type->shape[1] % 16) {
+      dg_error(s->c, a.loc[0], "operand a of mma_async as a pair: two 2-D tiles with the same rows and dtype, each "
+                               "K a multiple of 16; got %s and %s",
+               ty_str(s->c, p1->type), ty_str(s->c, p2->type));
+      return sv_err();
+    }
+    a.v[0] = a.v[0].items[0];
+    x2 = p2;
+  }
   bool a_regs = a.v[0].k == V_RT && a.v[0].v->type->kind == TY_TILE;
   TValue *x = a_regs ? a.v[0].v : view_arg(s, &a, 0, "mma_async", "operand a");
   TValue *y = x ? view_arg(s, &a, 1, "mma_async", "operand b") : NULL;
@@ -575,9 +607,25 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
     dg_error(s->c, a.loc[0], "operand a of mma_async must be a 2-D tile [M, K], not %s", ty_str(s->c, x->type));
     return sv_err();
   }
-  TValue *acc = a.v[2].k == V_RT ? a.v[2].v : NULL;
-  if (!acc || acc->type->kind != TY_TILE || acc->type->rank != 2 || acc->type->elem.dt != DT_F32) {
-    dg_error(s->c, a.loc[2], "the accumulator of mma_async must be an f32 tile [M, N], not %s", sv_desc(s, a.v[2]));
+  TValue *acc = a.v[2].k == V_RT ? a.v[2].v : NULL, *acc2 = NULL;
+  if (a.v[2].k == V_TUPLE && a.v[2].n == 2 && a.v[2].items[0].k == V_RT && a.v[2].items[1].k == V_RT) {
+    acc = a.v[2].items[0].v;
+    acc2 = a.v[2].items[1].v;
+  }
+  for (int i = 0; i < 2; i++) {
+    TValue *t = i ? acc2 : acc;
+    if (i && !t) break;
+    if (!t || t->type->kind != TY_TILE || t->type->rank != 2 || t->type->elem.dt != DT_F32) {
+      dg_error(s->c, a.loc[2], "the accumulator of mma_async must be an f32 tile [M, N] (or a pair of them side by "
+                               "side), not %s",
+               sv_desc(s, a.v[2]));
+      return sv_err();
+    }
+  }
+  int n_acc = acc->type->shape[1] + (acc2 ? acc2->type->shape[1] : 0);
+  if (acc2 && acc2->type->shape[0] != acc->type->shape[0]) {
+    dg_error(s->c, a.loc[2], "the two accumulators of mma_async, %s and %s, must have the same rows",
+             ty_str(s->c, acc->type), ty_str(s->c, acc2->type));
     return sv_err();
   }
   DType dt = (DType)x->type->elem.dt;
@@ -586,10 +634,12 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
              ty_str(s->c, y->type));
     return sv_err();
   }
-  int M = x->type->shape[0], K = x->type->shape[1], K2 = y->type->shape[0], N = y->type->shape[1];
-  if (K != K2 || acc->type->shape[0] != M || acc->type->shape[1] != N) {
-    dg_error(s->c, call->loc, "mma_async of %s and %s into %s: shapes must be [M, K], [K, N] and [M, N]",
-             ty_str(s->c, x->type), ty_str(s->c, y->type), ty_str(s->c, acc->type));
+  int M = x->type->shape[0], K = x->type->shape[1] + (x2 ? x2->type->shape[1] : 0), K2 = y->type->shape[0],
+      N = y->type->shape[1];
+  if (K != K2 || acc->type->shape[0] != M || n_acc != N) {
+    dg_error(s->c, call->loc, "mma_async of %s and %s into %s%s%s: shapes must be [M, K], [K, N] and [M, N]%s",
+             ty_str(s->c, x->type), ty_str(s->c, y->type), ty_str(s->c, acc->type), acc2 ? " + " : "",
+             acc2 ? ty_str(s->c, acc2->type) : "", acc2 ? " (the two accumulators' columns adding up to N)" : "");
     return sv_err();
   }
   if (!a_regs && x->type->trans) {
@@ -610,21 +660,31 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
     return sv_err();
   }
   int eb = ty_dtype_bytes(dt);
-  bool a_ok = a_regs || (x->type->swizzle == 128 && K * eb == 128);
-  bool b_ok = y->type->swizzle == 128 && (b_mn ? (N * eb) % 128 == 0 : K * eb == 128);
+  /* K-major operands: whole 128-byte rows of K (several column blocks
+   * make one chain of wgmmas over all of K) */
+  bool a_ok = a_regs || (x->type->swizzle == 128 && (K * eb) % 128 == 0);
+  bool b_ok = y->type->swizzle == 128 && (b_mn ? (N * eb) % 128 == 0 : (K * eb) % 128 == 0);
   if (!a_ok || !b_ok) {
-    dg_error(s->c, call->loc, "mma_async reads shared memory with a 128-byte swizzle: K-major operands are one "
-                              "128-byte row of K (K = %d), an N-contiguous b is whole 128-byte blocks of N; got %s "
-                              "and %s",
+    dg_error(s->c, call->loc, "mma_async reads shared memory with a 128-byte swizzle: K-major operands are whole "
+                              "128-byte rows of K (K a multiple of %d), an N-contiguous b is whole 128-byte blocks "
+                              "of N; got %s and %s",
              128 / eb, ty_str(s->c, x->type), ty_str(s->c, y->type));
     return sv_err();
   }
-  if (!a_regs && K * eb != 128) {
-    dg_error(s->c, call->loc, "operand a of mma_async from shared memory covers K = %d (one 128-byte row)", 128 / eb);
-    return sv_err();
-  }
   if (!in_one_warpgroup(s, call->loc, "mma_async")) return sv_err();
-  return sv_rt(emit(s, OP_MMA_ASYNC, call->loc, 3, (TValue *[]){x, y, acc}, acc->type)->res[0]);
+  /* operands: a, b, acc, [acc2], [a2] (op->ival = 1: the last is a2) */
+  TValue *ops[5] = {x, y, acc};
+  int nops = 3;
+  if (acc2) ops[nops++] = acc2;
+  if (x2) ops[nops++] = x2;
+  TOp *op = ir_op(s->c, OP_MMA_ASYNC, call->loc, nops, ops, acc2 ? 2 : 1, (Type *[]){acc->type, acc2 ? acc2->type : NULL});
+  op->ival = x2 != NULL;
+  ir_append(s->blk, op);
+  if (!acc2) return sv_rt(op->res[0]);
+  SVal *items = ar_alloc(&s->c->arena, 2 * sizeof *items);
+  items[0] = sv_rt(op->res[0]);
+  items[1] = sv_rt(op->res[1]);
+  return (SVal){.k = V_TUPLE, .n = 2, .items = items};
 }
 
 static const char *const blackwell_only[] = {"tmem", "tmem_load", "tmem_store", NULL};

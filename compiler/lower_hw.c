@@ -34,7 +34,7 @@ static int block_row_bytes(const Type *t) {
  * CUTLASS's Swizzle<log2(S/16), 4, 3>: the 16-byte chunk index XORs with
  * the row inside each 8-row (S = 128) group. */
 static MlirValue elem_offset(Lw *L, const Type *t, MlirValue r, MlirValue c) {
-  int eb = elem_bytes(t), S = block_row_bytes(t), rows = t->shape[0];
+  int eb = elem_bytes(t), S = block_row_bytes(t), rows = ty_block_rows(t);
   int per_block = S / eb;
   MlirValue cb = lw_bin(L, "arith.muli", c, lw_i32(L, eb));
   MlirValue off;
@@ -122,15 +122,22 @@ static MlirValue wgmma_desc(Lw *L, MlirValue addr) { return wgmma_desc_lbo(L, ad
 
 /* Is operand b [K, N] stored N-contiguous (MN-major)? */
 static bool b_mn_major(const TValue *b) { return !b->type->trans; }
-/* B descriptor and its per-k16 step (descriptor units of 16 bytes). */
-static MlirValue b_desc(Lw *L, TValue *b, int64_t *step) {
-  int eb = elem_bytes(b->type);
-  if (b_mn_major(b)) {
-    *step = (16 * 128) >> 4; /* 16 rows of K, 128 bytes each */
-    return wgmma_desc_lbo(L, addr_of(L, b), (int64_t)b->type->shape[0] * 128);
-  }
-  *step = (16 * eb) >> 4;
+/* Where k-step k (16 elements of K) of a K-major operand starts, in
+ * descriptor units (16 bytes) from its start: 32 bytes (bf16) further in
+ * the 128-byte row, and past each row's end the next column block, which
+ * starts block-rows x 128 bytes further. */
+static int64_t kmajor_step(const Type *t, int k) {
+  int64_t bytes = (int64_t)k * 16 * elem_bytes(t);
+  return ((bytes / 128) * ty_block_rows(t) * 128 + bytes % 128) >> 4;
+}
+/* B descriptor and its offset for k-step k (descriptor units of 16 bytes). */
+static MlirValue b_desc(Lw *L, TValue *b) {
+  if (b_mn_major(b)) return wgmma_desc_lbo(L, addr_of(L, b), (int64_t)ty_block_rows(b->type) * 128);
   return wgmma_desc(L, addr_of(L, b));
+}
+static int64_t b_kstep(const TValue *b, int k) {
+  if (b_mn_major(b)) return (int64_t)k * ((16 * 128) >> 4); /* 16 rows of K, 128 bytes each */
+  return kmajor_step(b->type, k);
 }
 
 /* An empty asm that "rewrites" the registers a wgmma batch reads (A
@@ -156,19 +163,38 @@ static void fence_operands(Lw *L, MlirValue *v, int n) {
   }
 }
 
+/* The accumulator registers v (all of them, in fragment order) as the
+ * results of mma_async op: one tile, or two side by side. */
+static void set_results(Lw *L, TOp *op, const MlirValue *v) {
+  int at = 0;
+  for (int r = 0; r < op->nres; r++) {
+    int n = lw_get(L, op->opnds[2 + r])->n;
+    LV *out = lw_new(L, n);
+    memcpy(out->v, v + at, sizeof(MlirValue) * (size_t)n);
+    lw_set(op->res[r], out);
+    at += n;
+  }
+}
+
 /* wgmma with A in registers (mma.sync A fragments per warp), B in shared
  * memory: the NVVM op takes descriptors only, so this one is PTX. */
-static bool mma_regs_a(Lw *L, TOp *op) {
-  TValue *a = op->opnds[0], *b = op->opnds[1], *acc = op->opnds[2];
-  int K = a->type->shape[1], N = b->type->shape[1];
-  LinLayout LA;
-  if (!lw_linear(L, a, &LA)) return false;
-  LV *A = lw_get(L, a), *C = lw_get(L, acc);
+static bool mma_regs_a(Lw *L, TOp *op, LV *C) {
+  TValue *b = op->opnds[1];
+  /* a, or a pair (a, a2) side by side along K (op->ival) */
+  TValue *ap[2] = {op->opnds[0], op->ival ? op->opnds[op->nopnds - 1] : NULL};
+  int na = ap[1] ? 2 : 1, K = b->type->shape[0], N = b->type->shape[1];
+  LinLayout LAp[2];
+  LV *Ap[2];
+  for (int i = 0; i < na; i++) {
+    if (!lw_linear(L, ap[i], &LAp[i])) return false;
+    Ap[i] = lw_get(L, ap[i]);
+  }
+  TValue *a = ap[0];
+  int k1 = ap[0]->type->shape[1] / 16; /* k-steps from the first part */
   int n = C->n;
   MlirType et = lw_elem_type(L, a->type->elem);
   const char *ty = a->type->elem.dt == DT_BF16 ? "bf16" : "f16";
-  int64_t bstep;
-  MlirValue db = b_desc(L, b, &bstep);
+  MlirValue db = b_desc(L, b);
   MlirType *ft = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)n);
   for (int i = 0; i < n; i++) ft[i] = L->f32;
   MlirType st = mlirLLVMStructTypeLiteralGet(L->mc, n, ft, false);
@@ -189,11 +215,14 @@ static bool mma_regs_a(Lw *L, TOp *op) {
   int nw = 4 * (K / 16);
   MlirValue *ops = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)(nw + n));
   for (int k = 0; k < K / 16; k++) {
+    int part = k < k1 ? 0 : 1, kk = k - part * k1;
+    const LinLayout *LA = &LAp[part];
+    const LV *A = Ap[part];
     for (int p = 0; p < 4; p++) {
       int j0 = 2 * p, j1 = 2 * p + 1, c0[TC_MAX_RANK] = {0}, c1[TC_MAX_RANK] = {0};
-      c0[0] = ((j0 >> 1) & 1) * 8, c0[1] = k * 16 + (j0 & 1) + ((j0 >> 2) & 1) * 8;
-      c1[0] = ((j1 >> 1) & 1) * 8, c1[1] = k * 16 + (j1 & 1) + ((j1 >> 2) & 1) * 8;
-      int r0 = ly_solve_reg(&LA, c0), r1 = ly_solve_reg(&LA, c1);
+      c0[0] = ((j0 >> 1) & 1) * 8, c0[1] = kk * 16 + (j0 & 1) + ((j0 >> 2) & 1) * 8;
+      c1[0] = ((j1 >> 1) & 1) * 8, c1[1] = kk * 16 + (j1 & 1) + ((j1 >> 2) & 1) * 8;
+      int r0 = ly_solve_reg(LA, c0), r1 = ly_solve_reg(LA, c1);
       if (r0 < 0 || r1 < 0) {
         dg_ice(L->c, op->loc, "wgmma: A register not found");
         return false;
@@ -208,7 +237,7 @@ static bool mma_regs_a(Lw *L, TOp *op) {
   lw_op(L, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL);
   for (int k = 0; k < K / 16; k++) {
     memcpy(args, ops + 4 * k, sizeof(MlirValue) * 4);
-    MlirValue step = lw_int(L, L->i64, k * bstep);
+    MlirValue step = lw_int(L, L->i64, b_kstep(b, k));
     args[4] = k ? lw_bin(L, "arith.addi", db, step) : db;
     args[5] = one;
     memcpy(args + 6, cur, sizeof(MlirValue) * (size_t)n);
@@ -218,25 +247,33 @@ static bool mma_regs_a(Lw *L, TOp *op) {
   }
   buf_free(&text);
   buf_free(&cons);
-  LV *out = lw_new(L, n);
-  memcpy(out->v, cur, sizeof(MlirValue) * (size_t)n);
-  lw_set(op->res[0], out);
+  set_results(L, op, cur);
   return true;
 }
 
 static bool lower_mma_async(Lw *L, TOp *op) {
-  TValue *a = op->opnds[0], *b = op->opnds[1], *acc = op->opnds[2];
+  TValue *a = op->opnds[0], *b = op->opnds[1];
   int M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1];
   if (M != 64) {
     dg_error(L->c, op->loc, "mma_async with M = %d is not supported yet (one warpgroup computes 64 rows)", M);
     return false;
   }
-  LV *C = lw_get(L, acc);
+  /* the accumulator: one tile, or two side by side (wgmma's fragment
+   * register i covers columns 8 (i / 4) + ..., whatever N is, so N1's
+   * registers followed by N2's are the fragment of N1 + N2) */
+  LV *C = lw_get(L, op->opnds[2]);
+  if (op->nres == 2) {
+    LV *C2 = lw_get(L, op->opnds[3]);
+    LV *both = lw_new(L, C->n + C2->n);
+    memcpy(both->v, C->v, sizeof(MlirValue) * (size_t)C->n);
+    memcpy(both->v + C->n, C2->v, sizeof(MlirValue) * (size_t)C2->n);
+    C = both;
+  }
   if (C->n != N / 2) {
     dg_ice(L->c, op->loc, "wgmma accumulator has %d registers, expected %d", C->n, N / 2);
     return false;
   }
-  if (a->type->kind == TY_TILE) return mma_regs_a(L, op);
+  if (a->type->kind == TY_TILE) return mma_regs_a(L, op, C);
   MlirType *ft = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)C->n);
   for (int i = 0; i < C->n; i++) ft[i] = L->f32;
   MlirType st = mlirLLVMStructTypeLiteralGet(L->mc, C->n, ft, false);
@@ -251,8 +288,7 @@ static bool lower_mma_async(Lw *L, TOp *op) {
     s = lw_op1(L, "llvm.insertvalue", 2, (MlirValue[]){s, cv[i]}, st, 1, &at);
   }
   lw_op(L, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL);
-  int64_t bstep;
-  MlirValue da = wgmma_desc(L, addr_of(L, a)), db = b_desc(L, b, &bstep);
+  MlirValue da = wgmma_desc(L, addr_of(L, a)), db = b_desc(L, b);
   const char *ty = a->type->elem.dt == DT_BF16 ? "#nvvm.wgmma_type<bf16>" : "#nvvm.wgmma_type<f16>";
   char shape[64];
   snprintf(shape, sizeof shape, "#nvvm.shape<m = 64, n = %d, k = 16>", N);
@@ -268,16 +304,15 @@ static bool lower_mma_async(Lw *L, TOp *op) {
       lw_attr(L, "typeB", lw_pattr(L, ty)),
       lw_attr(L, "typeD", lw_pattr(L, "#nvvm.wgmma_type<f32>")),
   };
-  int eb = elem_bytes(a->type);
   for (int k = 0; k < K / 16; k++) {
-    /* the next 16 columns of K start 32 bytes further (>> 4: +2) */
-    MlirValue step = lw_int(L, L->i64, (k * 16 * eb) >> 4), bst = lw_int(L, L->i64, k * bstep);
+    /* the next 16 columns of K start 32 bytes further (>> 4: +2), or in the next column block */
+    MlirValue step = lw_int(L, L->i64, kmajor_step(a->type, k)), bst = lw_int(L, L->i64, b_kstep(b, k));
     MlirValue dak = k ? lw_bin(L, "arith.addi", da, step) : da, dbk = k ? lw_bin(L, "arith.addi", db, bst) : db;
     s = lw_op1(L, "nvvm.wgmma.mma_async", 3, (MlirValue[]){s, dak, dbk}, st, 10, at);
   }
-  LV *out = lw_new(L, C->n);
-  for (int i = 0; i < C->n; i++) out->v[i] = lw_extract(L, s, i, L->f32);
-  lw_set(op->res[0], out);
+  MlirValue *res = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)C->n);
+  for (int i = 0; i < C->n; i++) res[i] = lw_extract(L, s, i, L->f32);
+  set_results(L, op, res);
   return true;
 }
 
@@ -360,7 +395,7 @@ static bool lower_tma(Lw *L, TOp *op) {
   MlirValue dst = addr_of(L, view);
   const Type *d = desc->type, *w = view->type;
   int eb = elem_bytes(w), nblk = w->shape[1] / d->shape[1];
-  int blk_bytes = d->shape[0] * d->shape[1] * eb;
+  int blk_bytes = ty_block_rows(w) * d->shape[1] * eb; /* the view's column blocks */
   IfScope sc;
   elected(L, &sc);
   for (int j = 0; j < nblk; j++) {
@@ -432,7 +467,7 @@ bool lw_hw_op(Lw *L, TOp *op) {
       int per_block = rowb / elem_bytes(v->type);
       MlirValue blk = lw_bin(L, "arith.divui", off, lw_i32(L, per_block));
       set1(L, op->res[0],
-           byte_gep(L, addr_of(L, v), lw_bin(L, "arith.muli", blk, lw_i32(L, v->type->shape[0] * rowb))));
+           byte_gep(L, addr_of(L, v), lw_bin(L, "arith.muli", blk, lw_i32(L, ty_block_rows(v->type) * rowb))));
       return true;
     }
     set1(L, op->res[0], byte_gep(L, addr_of(L, v), lw_bin(L, "arith.muli", off, lw_i32(L, rowb))));

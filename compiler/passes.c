@@ -198,6 +198,11 @@ static void assign_op(P *p, TOp *op) {
       require(p, op, 0, ly_dotop(c, 0, mma, 16));
     require(p, op, 2, mma);
     set_layout(p, r, mma);
+    if (op->nres == 2) { /* a pair of accumulators side by side (one wgmma) */
+      require(p, op, 3, mma);
+      set_layout(p, op->res[1], mma);
+    }
+    if (op->ival) require(p, op, op->nopnds - 1, ly_dotop(c, 0, mma, 16)); /* a's second part */
     return;
   }
   case OP_MMA_WAIT:

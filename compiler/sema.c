@@ -580,6 +580,12 @@ bool sm_const_int(S *s, SVal v, Loc loc, const char *what, int64_t *out) {
 static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 bool sm_shape_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shape) {
+  return sm_dims_list(s, v, loc, what, rank, shape, true);
+}
+
+/* A list of compile-time sizes; pow2: each a power of two (a register
+ * tile's), else any positive size (shared-memory rows, TMA box rows). */
+bool sm_dims_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shape, bool pow2) {
   if (v.k == V_ERR) return false;
   SVal single;
   SVal *items = v.items;
@@ -600,9 +606,14 @@ bool sm_shape_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shap
   for (int i = 0; i < n; i++) {
     int64_t d;
     if (!sm_const_int(s, items[i], loc, "a tile dimension", &d)) return false;
-    if (!is_pow2(d) || d > TC_MAX_ELEMS) {
+    if (pow2 && (!is_pow2(d) || d > TC_MAX_ELEMS)) {
       dg_error(s->c, loc, "tile dimension %d of %s is %lld; dimensions must be powers of two up to %d", i, what,
                (long long)d, TC_MAX_ELEMS);
+      return false;
+    }
+    if (!pow2 && (d < 1 || d > TC_MAX_ELEMS)) {
+      dg_error(s->c, loc, "dimension %d of %s is %lld; it must be between 1 and %d", i, what, (long long)d,
+               TC_MAX_ELEMS);
       return false;
     }
     total *= d;
@@ -610,8 +621,8 @@ bool sm_shape_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shap
     if (total > TC_MAX_ELEMS) break; /* reported below; never overflows */
   }
   if (total > TC_MAX_ELEMS) {
-    dg_error(s->c, loc, "%s has %lld elements; the limit for a register tile is %d", what, (long long)total,
-             TC_MAX_ELEMS);
+    dg_error(s->c, loc, "%s has %lld elements; the limit for a %s is %d", what, (long long)total,
+             pow2 ? "register tile" : "buffer", TC_MAX_ELEMS);
     return false;
   }
   *rank = n;
@@ -1883,9 +1894,14 @@ static bool tma_param(S *s, Param *p, TParam *tp, Type **out) {
     return false;
   }
   int rank, box[TC_MAX_RANK];
-  if (!sm_shape_list(s, sm_expr(s, te->args[0]), te->loc, "the TMA box", &rank, box)) return false;
+  if (!sm_dims_list(s, sm_expr(s, te->args[0]), te->loc, "the TMA box", &rank, box, false)) return false;
   if (rank != 2 || box[0] > 256 || box[1] > 256) {
     dg_error(s->c, te->loc, "a TMA box is 2-D with at most 256 elements per dimension");
+    return false;
+  }
+  if (!is_pow2(box[1])) {
+    dg_error(s->c, te->loc, "a TMA box's columns must be a power of two, not %d (its rows may be any number up to 256)",
+             box[1]);
     return false;
   }
   int eb = ty_dtype_bytes((DType)e.dt), inner = box[1] * eb;

@@ -114,6 +114,7 @@ SVal sm_binary(S *s, int op, SVal a, SVal b, Loc loc);
 SVal sm_unary_math(S *s, Opcode opc, SVal a, Loc loc, const char *name);
 bool sm_const_int(S *s, SVal v, Loc loc, const char *what, int64_t *out);
 bool sm_shape_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shape);
+bool sm_dims_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shape, bool pow2);
 /* Bring a and b to one type (promote dtype, broadcast shape). */
 bool sm_unify(S *s, SVal *a, SVal *b, Loc loc, const char *opname);
 

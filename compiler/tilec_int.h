@@ -203,6 +203,9 @@ struct Type {
   int nbuf;             /* TY_SMEM / TY_BAR: number of slots (0: a single view) */
   int swizzle;          /* TY_SMEM / TY_TMA: 0, 32, 64 or 128 (bytes) */
   bool trans;           /* TY_SMEM view: logical [K, N] of memory stored [N, K] */
+  int brows;            /* TY_SMEM view: rows of the allocation it is part of (its
+                           column blocks lie brows x block-row bytes apart; a row
+                           slice keeps them); 0: its own rows */
 };
 
 Type *ty_scalar(Ctx *c, Elem e);
@@ -217,6 +220,8 @@ bool ty_same_shape(const Type *a, const Type *b);
 bool ty_eq(const Type *a, const Type *b); /* kind, elem, shape; not layout */
 char *ty_str(Ctx *c, const Type *t);
 int64_t ty_numel(const Type *t);
+/* Rows in memory of an smem view's column blocks (see Type.brows). */
+static inline int ty_block_rows(const Type *t) { return t->brows ? t->brows : t->shape[t->trans ? 1 : 0]; }
 
 /* ---- lexer.re ---- */
 typedef enum TokKind {

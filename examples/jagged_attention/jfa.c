@@ -10,7 +10,8 @@
 
 #include "tile/jagged.h"
 
-enum { BLOCK_M = 128, BLOCK_N = 128 };
+enum { BLOCK_M = 128 };      /* query rows per tile (the kernel's BM) */
+enum { K_PARAM = 1 };        /* jfa_fwd's parameter k: its TMA box rows are the KV block */
 enum { V_SELF, V_CAUSAL, V_BCAST, NVARIANT };
 static const char *variant_name[NVARIANT] = {"self", "causal", "bcast"};
 
@@ -222,13 +223,25 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   plan->p.cu_seqlens = NULL; /* not kept: the caller's memory */
   plan->total = total;
 
+  int variant = p->num_q > 0 ? V_BCAST : p->causal ? V_CAUSAL : V_SELF;
+  st = get_kernel(lib, p->head_dim, variant, &plan->k);
+  if (st != TILE_OK) goto fail;
+  /* the KV block is what the kernel was built with (BN + BX keys) */
+  const tile_kernel_info *ki = tile_kernel_get_info(plan->k);
+  if (ki->nparams <= K_PARAM || ki->params[K_PARAM].kind != TILE_PARAM_TMA ||
+      ki->params[K_PARAM].box[0] % 16 || ki->params[K_PARAM].box[0] < 16 || ki->params[K_PARAM].box[0] > 256) {
+    st = tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s has no TMA parameter k with a KV block of 16 to 256 rows",
+                        ki->name);
+    goto fail;
+  }
+
   tile_jagged_params jp = {0};
   jp.batch = p->batch;
   jp.offsets = p->cu_seqlens;
   jp.offsets_are_64bit = p->cu_seqlens_64bit;
   jp.heads = p->heads;
   jp.block_m = BLOCK_M;
-  jp.block_n = BLOCK_N;
+  jp.block_n = ki->params[K_PARAM].box[0];
   jp.causal = p->causal;
   jp.num_q = p->num_q;
   jp.num_ctas = p->num_ctas > 0 ? p->num_ctas : lib->sm_count;
@@ -245,9 +258,6 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     if (st != TILE_OK) goto fail;
   }
   plan->ctas = jp.num_ctas;
-  int variant = p->num_q > 0 ? V_BCAST : p->causal ? V_CAUSAL : V_SELF;
-  st = get_kernel(lib, p->head_dim, variant, &plan->k);
-  if (st != TILE_OK) goto fail;
   /* offsets as int32 for the kernel */
   int32_t *off32 = malloc((size_t)(p->batch + 1) * sizeof *off32);
   if (!off32) {

@@ -651,7 +651,8 @@ int main(int argc, char **argv) {
   bool ok = true;
   if (check) {
     ok &= check_errors(lib);
-    static const int64_t mixed[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0};
+    /* around multiples of 64, 128 and 160 (the KV blocks of the kernel options) */
+    static const int64_t mixed[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0, 159, 160, 161, 319, 321, 480};
     static const int64_t one32k[] = {32768};
     static const int64_t b1[] = {777};
     static const int64_t allempty[] = {0, 0, 0};
@@ -659,7 +660,7 @@ int main(int argc, char **argv) {
     static const int64_t b1100[] = {1100}, b3001[] = {3001}, b4096[] = {4096}, two5000[] = {5000, 4999};
     for (int D = 64; D <= 128 && small; D += 64) {
       Case cs[] = {
-          {"mixed (empty, 1, 127..1000)", D, 2, 1, 0, 12, lens_of(12, mixed)},
+          {"mixed (empty, 1, 127..1000)", D, 2, 1, 0, 18, lens_of(18, mixed)},
           {"bcast nq=70", D, 2, 0, 70, 4, lens_random(4, 0, 300)},
           {"split B=1 len=1100", D, 1, 0, 0, 1, lens_of(1, b1100)},
       };
@@ -671,7 +672,7 @@ int main(int argc, char **argv) {
     for (int D = 64; D <= 128 && !small; D += 64) {
       for (int causal = 0; causal <= 1; causal++) {
         Case cs[] = {
-            {"mixed (empty, 1, 127..1000)", D, 3, causal, 0, 12, lens_of(12, mixed)},
+            {"mixed (empty, 1, 127..1000)", D, 3, causal, 0, 18, lens_of(18, mixed)},
             {"B=1 len=777", D, 2, causal, 0, 1, lens_of(1, b1)},
             {"random B=40 len 0..2000", D, 4, causal, 0, 40, lens_random(40, 0, 2000)},
             {"B=20000 len 0..40", D, 2, causal, 0, 20000, lens_random(20000, 0, 40)},
@@ -687,7 +688,7 @@ int main(int argc, char **argv) {
         }
       }
       Case bq[] = {
-          {"bcast nq=200 mixed", D, 3, 0, 200, 12, lens_of(12, mixed)},
+          {"bcast nq=200 mixed", D, 3, 0, 200, 18, lens_of(18, mixed)},
           {"bcast nq=1 B=5", D, 2, 0, 1, 5, lens_random(5, 0, 700)},
           {"bcast nq=333 B=300", D, 2, 0, 333, 300, lens_random(300, 0, 600)},
           {"bcast split nq=200 B=2", D, 1, 0, 200, 2, lens_of(2, two5000)},

@@ -5,20 +5,25 @@
 # into $OUT: the details page (throughputs, pipe utilization, warp states,
 # occupancy) and the per-SASS-instruction source page (stall samples).
 #   make gpu-bundle; run: SUITES="D8k J1" bash tests/gpu/profile.sh  (carry build-gpu)
+#   CUBINS=build-gpu/examples/ab/NAME profiles a kernel option instead
+#   (its reports are named NAME_SUITE)
 set -u
 B=${B:-build-gpu}
 OUT=${OUT:-/tmp/gpu-prof}
 SUITES=${SUITES:-D8k J1}
+CUBINS=${CUBINS:-$B/examples}
+TAG=$([ "$CUBINS" = "$B/examples" ] || echo "$(basename "$CUBINS")_")
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
 [ -n "$NCU" ] || { echo "profile: ncu not found"; exit 1; }
 rc=0
-for s in $SUITES; do
+for s0 in $SUITES; do
+  s=$TAG$s0
   echo "== ncu: $s"
   timeout ${TPROF:-150} "$NCU" --clock-control none --kernel-name regex:jfa_fwd --launch-count 1 --set full \
     --import-source no -f -o "$OUT/$s" \
-    "$B/examples/jfa_host" --cubins "$B/examples" --bench "$B/shared-bench/suites" --only "$s" --reps 1 \
+    "$B/examples/jfa_host" --cubins "$CUBINS" --bench "$B/shared-bench/suites" --only "$s0" --reps 1 \
     > "$OUT/${s}_run.txt" 2>&1 || { echo "ncu $s: exit $?"; tail -5 "$OUT/${s}_run.txt"; rc=1; continue; }
   "$NCU" --import "$OUT/$s.ncu-rep" --page details > "$OUT/${s}_details.txt" 2>&1
   "$NCU" --import "$OUT/$s.ncu-rep" --page source --csv --print-source sass > "$OUT/${s}_sass.csv" 2>&1 || true

@@ -114,6 +114,24 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
       check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7520|Performance Loss"
   fi
 done
+# the 160-key KV block option (BX = 32, measured slower, docs/perf.md):
+# S = Q K^T as one wgmma chain of N = 160 into two accumulators (QK1: over
+# the whole head dim), P V as one chain over K = 160 (10 k-steps at D = 128,
+# each m64n128k16 with A words), asynchronous wgmmas
+for d in 64 128; do
+  name=jfa.d$d.bx32
+  ptx=$tmp/$name.ptx
+  if ! "$TILEC" -D D=$d -D BX=32 -D QK1=true -D STAGES=2 -D SPLIT_KV=true --emit=ptx -o "$ptx" "$J" 2> "$tmp/err"; then
+    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+  fi
+  check "$name" "S as one N = 160 wgmma" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n160k16\.f32\.bf16\.bf16"
+  check_not "$name" "no narrow N = 32 wgmma for the second part" "$ptx" "m64n32k16"
+  check "$name" "P V from registers" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n$d""k16\.f32\.bf16\.bf16 \{"
+  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
+    check_not "$name" "ptxas injects no warpgroup.arrive" "$tmp/ptxas.log" "C7519"
+    check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7520|Performance Loss"
+  fi
+done
 # the merge kernel of split tiles (jfa_combine.tile): plain loads, stores
 # and exp2, so it builds for both targets; ptxas: no spills
 for arch in sm_90a sm_100a; do

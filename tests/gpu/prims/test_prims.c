@@ -26,6 +26,10 @@
  *                   error <= 4e-7 on [-126, 127], 0 below -127 (as
  *                   ex2.approx.ftz), +inf from 128, NaN for NaN, -inf -> 0;
  *                   both register paths (FMA polynomial, ex2.approx) hit
+ *   mma_wide        a 160-key block: S = Q K^T as one N = 160 wgmma chain
+ *                   into a pair of accumulators (K over two column blocks),
+ *                   O = (P1, P2) V with A a pair along K, and row slices of
+ *                   two-block views of 160 rows (S2, O2)
  * usage: test_prims DIR   (DIR holds NAME.cubin; smem_roundtrip.SW.cubin)
  * Prints one line per check; exit status 0 only if all pass. */
 #include <math.h>
@@ -858,6 +862,79 @@ static void test_exp2_fma(void) {
   free(y0);
 }
 
+/* mma_wide.tile: S = Q K^T [64, 160], O = P V, O2 = P[:, 128:] V[128:, :],
+ * S2 = Q K[128:, :]^T, against double references. */
+static void test_mma_wide(void) {
+  tile_kernel *k = kernel("mma_wide.cubin", "mma_wide");
+  if (!k) return;
+  static uint16_t P[64 * 160], Q[64 * 128], K[160 * 128], V[160 * 128];
+  static float S[64 * 160], O[64 * 128], O2[64 * 128], S2[64 * 32];
+  static double Sr[64 * 160], Or[64 * 128], O2r[64 * 128], S2r[64 * 32];
+  for (int i = 0; i < 64 * 160; i++) P[i] = f2bf(frand());
+  for (int i = 0; i < 64 * 128; i++) Q[i] = f2bf(frand());
+  for (int i = 0; i < 160 * 128; i++) K[i] = f2bf(frand()), V[i] = f2bf(frand());
+  tile_devptr dP, dQ, dK, dV, dS, dO, dO2, dS2;
+  CHECK(tile_malloc(&dP, sizeof P));
+  CHECK(tile_malloc(&dQ, sizeof Q));
+  CHECK(tile_malloc(&dK, sizeof K));
+  CHECK(tile_malloc(&dV, sizeof V));
+  CHECK(tile_malloc(&dS, sizeof S));
+  CHECK(tile_malloc(&dO, sizeof O));
+  CHECK(tile_malloc(&dO2, sizeof O2));
+  CHECK(tile_malloc(&dS2, sizeof S2));
+  CHECK(tile_memcpy_htod(dP, P, sizeof P));
+  CHECK(tile_memcpy_htod(dQ, Q, sizeof Q));
+  CHECK(tile_memcpy_htod(dK, K, sizeof K));
+  CHECK(tile_memcpy_htod(dV, V, sizeof V));
+  CHECK(tile_memset_d32(dS, 0x7fc00000u, 64 * 160));
+  CHECK(tile_memset_d32(dO, 0x7fc00000u, 64 * 128));
+  CHECK(tile_memset_d32(dO2, 0x7fc00000u, 64 * 128));
+  CHECK(tile_memset_d32(dS2, 0x7fc00000u, 64 * 32));
+  tile_tma_desc dq, dk, dv;
+  CHECK(tile_tma_desc_2d(&dq, k, 1, dQ, 64, 128, 128));
+  CHECK(tile_tma_desc_2d(&dk, k, 2, dK, 160, 128, 128));
+  CHECK(tile_tma_desc_2d(&dv, k, 3, dV, 160, 128, 128));
+  void *args[] = {&dP, &dq, &dk, &dv, &dS, &dO, &dO2, &dS2};
+  CHECK(tile_launch(k, 1, 1, 1, args, 8, NULL));
+  CHECK(tile_synchronize());
+  CHECK(tile_memcpy_dtoh(S, dS, sizeof S));
+  CHECK(tile_memcpy_dtoh(O, dO, sizeof O));
+  CHECK(tile_memcpy_dtoh(O2, dO2, sizeof O2));
+  CHECK(tile_memcpy_dtoh(S2, dS2, sizeof S2));
+  for (int i = 0; i < 64; i++) {
+    for (int j = 0; j < 160; j++) {
+      double acc = 0;
+      for (int kk = 0; kk < 128; kk++) acc += (double)bf2f(Q[i * 128 + kk]) * bf2f(K[j * 128 + kk]);
+      Sr[i * 160 + j] = acc;
+      if (j >= 128) S2r[i * 32 + j - 128] = acc;
+    }
+    for (int j = 0; j < 128; j++) {
+      double acc = 0, acc2 = 0;
+      for (int kk = 0; kk < 160; kk++) {
+        double t = (double)bf2f(P[i * 160 + kk]) * bf2f(V[kk * 128 + j]);
+        acc += t;
+        if (kk >= 128) acc2 += t;
+      }
+      Or[i * 128 + j] = acc;
+      O2r[i * 128 + j] = acc2;
+    }
+  }
+  const char *what[4] = {"wgmma N=160, pair of accumulators", "wgmma A pair along K (128 + 32)",
+                         "wgmma B = row slice of 2 blocks", "wgmma K^T = row slice of 2 blocks"};
+  const float *got[4] = {S, O, O2, S2};
+  const double *ref[4] = {Sr, Or, O2r, S2r};
+  int n[4] = {64 * 160, 64 * 128, 64 * 128, 64 * 32};
+  for (int t = 0; t < 4; t++) {
+    int bad;
+    char d[96];
+    double e = rel(got[t], ref[t], n[t], &bad);
+    snprintf(d, sizeof d, "rel_err=%.2e nonfinite=%d", e, bad);
+    report(what[t], !bad && e < 1e-5, d);
+  }
+  tile_free(dP), tile_free(dQ), tile_free(dK), tile_free(dV);
+  tile_free(dS), tile_free(dO), tile_free(dO2), tile_free(dS2);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -871,6 +948,7 @@ int main(int argc, char **argv) {
   srand(12345);
   test_mma_regs_a();
   test_mma_mn();
+  test_mma_wide();
   int sws[] = {0, 32, 64, 128};
   for (int i = 0; i < 4; i++) test_smem_roundtrip(sws[i]);
   test_tma_copy(64, 64);
