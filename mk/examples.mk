@@ -63,6 +63,7 @@ gpu-bundle: examples jit-static prims jfa-ab
 	mkdir -p $(GPU_B)/shared-bench && cp -r ../shared/bench/. $(GPU_B)/shared-bench/ 2>/dev/null || true
 	mkdir -p $(GPU_B)/lib $(GPU_B)/tests/prims && cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 $(GPU_B)/lib/
 	cp $(B)/gpu/test_prims $(GPU_B)/tests/ && cp $(B)/tests/prims/*.cubin $(GPU_B)/tests/prims/
+	mkdir -p $(GPU_B)/tests/rate && cp $(B)/tests/rate/* $(GPU_B)/tests/rate/
 	$(CC) $(CFLAGS) -DTILE_SRC_DIR='"."' tests/unit/test_runtime.c -o $(GPU_B)/tests/test_runtime \
 	  $(B)/lib/libtilert.a -lcmocka -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 	@du -sh $(GPU_B)
@@ -80,6 +81,24 @@ $(B)/tests/prims/smem_roundtrip.%.cubin: tests/gpu/prims/smem_roundtrip.tile $(B
 $(B)/gpu/test_prims: tests/gpu/prims/test_prims.c $(B)/lib/libtilert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -o $@ $(B)/lib/libtilert.a $(LDLIBS) -lm
+# the wgmma rate of the KV-loop products per KV block size
+# (tests/gpu/rate: 128 + BX keys; both products, S = Q K^T alone, P V alone)
+rate_defs = $(if $(filter qk,$(1)),-D PV=false,)$(if $(filter pv,$(1)),-D QK=false,)
+RATE_CUBINS := $(foreach bx,0 16 32 64,$(foreach m,both qk pv,$(B)/tests/rate/wgmma_rate.d128.bx$(bx).$(m).cubin)) \
+  $(foreach bx,0 32,$(B)/tests/rate/wgmma_rate.d64.bx$(bx).both.cubin)
+define rate_rules
+$(B)/tests/rate/wgmma_rate.d$(1).bx$(2).$(3).cubin: tests/gpu/rate/wgmma_rate.tile $(B)/bin/tilec
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) -D BX=$(2) $(call rate_defs,$(3)) -o $$@ $$<
+endef
+$(foreach d,64 128,$(foreach bx,0 16 32 64,$(foreach m,both qk pv,$(eval $(call rate_rules,$(d),$(bx),$(m))))))
+$(B)/tests/rate/wgmma_rate: tests/gpu/rate/wgmma_rate.c $(B)/lib/libtilert.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(B)/lib/libtilert.a $(LDLIBS) -lm
+.PHONY: rate
+rate: $(RATE_CUBINS) $(B)/tests/rate/wgmma_rate
+prims: rate
+
 # the tutorial's middle step (docs/tutorial-gemm.md)
 $(B)/examples/gemm_simple.sm_90a.cubin: examples/gemm/gemm_simple.tile $(B)/bin/tilec
 	$(B)/bin/tilec -o $@ $<
