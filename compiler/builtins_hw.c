@@ -467,6 +467,14 @@ static bool tma_fits(S *s, TValue *desc, TValue *v, Loc loc, const char *fname) 
              fname, ty_str(s->c, w), ty_str(s->c, d));
     return false;
   }
+  /* several boxes: each fills one column block of the view (a swizzle wide) */
+  int eb = ty_dtype_bytes((DType)w->elem.dt);
+  if (w->shape[1] > d->shape[1] && (!w->swizzle || d->shape[1] * eb != w->swizzle)) {
+    dg_error(s->c, loc, "'%s' of %s through %s: a view several boxes wide takes boxes one swizzle block wide "
+                        "(%d bytes a row), not %d bytes",
+             fname, ty_str(s->c, w), ty_str(s->c, d), w->swizzle, d->shape[1] * eb);
+    return false;
+  }
   return true;
 }
 
@@ -517,8 +525,10 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
   TValue *acc = NULL;
   if (a.given[1]) {
     if (a.v[1].k != V_RT || a.v[1].v->type->kind != TY_TILE) {
-      dg_error(s->c, a.loc[1], "%s takes the accumulator tile whose registers it waits for, not %s", name,
-               sv_desc(s, a.v[1]));
+      dg_error(s->c, a.loc[1], "%s takes the accumulator tile whose registers it waits for, not %s%s", name,
+               sv_desc(s, a.v[1]),
+               a.v[1].k == V_TUPLE ? " (wait for each tile of an mma_async pair: a = mma_wait(n, a); b = mma_wait(n, b))"
+                                   : "");
       return sv_err();
     }
     acc = a.v[1].v;
@@ -598,6 +608,11 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
     }
     a.v[0] = a.v[0].items[0];
     x2 = p2;
+  } else if (a.v[0].k == V_TUPLE) {
+    dg_error(s->c, a.loc[0], "operand a of mma_async as a pair is two register tiles side by side along K, not %s "
+                             "(a shared-memory a is one view: slice or widen it instead)",
+             sv_desc(s, a.v[0]));
+    return sv_err();
   }
   bool a_regs = a.v[0].k == V_RT && a.v[0].v->type->kind == TY_TILE;
   TValue *x = a_regs ? a.v[0].v : view_arg(s, &a, 0, "mma_async", "operand a");
@@ -621,6 +636,12 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
                sv_desc(s, a.v[2]));
       return sv_err();
     }
+  }
+  if (acc2 && (acc->type->shape[1] % 8 || acc2->type->shape[1] % 8)) {
+    dg_error(s->c, a.loc[2], "the two accumulators of mma_async, %s and %s, must each have a multiple of 8 columns "
+                             "(whole 8-column blocks of the wgmma fragment)",
+             ty_str(s->c, acc->type), ty_str(s->c, acc2->type));
+    return sv_err();
   }
   int n_acc = acc->type->shape[1] + (acc2 ? acc2->type->shape[1] : 0);
   if (acc2 && acc2->type->shape[0] != acc->type->shape[0]) {

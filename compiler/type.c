@@ -101,6 +101,7 @@ bool ty_eq(const Type *a, const Type *b) {
   if (a->kind == TY_VOID) return true;
   if (a->kind == TY_SMEM || a->kind == TY_BAR || a->kind == TY_TMA)
     if (a->nbuf != b->nbuf || a->swizzle != b->swizzle) return false;
+  if (a->kind == TY_SMEM && (a->trans != b->trans || ty_block_rows(a) != ty_block_rows(b))) return false;
   return ty_elem_eq(a->elem, b->elem) && ty_same_shape(a, b);
 }
 

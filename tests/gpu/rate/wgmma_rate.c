@@ -40,12 +40,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s CUBIN... (at most %d)\n", argv[0], MAXV);
     return 2;
   }
-  if (tile_init(0) != TILE_OK) {
-    printf("SKIP no GPU: %s\n", tile_last_error());
-    return 0;
-  }
-  tile_device_info dev;
-  CK(tile_device_info_get(&dev));
   Variant v[MAXV];
   int n = argc - 1;
   for (int i = 0; i < n; i++) {
@@ -54,15 +48,25 @@ int main(int argc, char **argv) {
     x->path = argv[i + 1];
     const char *base = strrchr(x->path, '/') ? strrchr(x->path, '/') + 1 : x->path;
     char mode[16] = "";
-    if (sscanf(base, "wgmma_rate.d%d.bx%d.%15[a-z].cubin", &x->d, &x->bx, mode) != 3) {
+    int end = 0;
+    if (sscanf(base, "wgmma_rate.d%d.bx%d.%15[a-z].cubin%n", &x->d, &x->bx, mode, &end) != 3 || base[end] ||
+        end == 0 || (strcmp(mode, "both") && strcmp(mode, "qk") && strcmp(mode, "pv"))) {
       fprintf(stderr, "%s: not named wgmma_rate.dD.bxBX.MODE.cubin\n", x->path);
       return 2;
     }
     x->qk = strcmp(mode, "pv") != 0;
     x->pv = strcmp(mode, "qk") != 0;
+  }
+  if (tile_init(0) != TILE_OK) {
+    printf("SKIP no GPU: %s\n", tile_last_error());
+    return 0;
+  }
+  tile_device_info dev;
+  CK(tile_device_info_get(&dev));
+  for (int i = 0; i < n; i++) {
     tile_module *m;
-    CK(tile_module_load_file(x->path, &m));
-    CK(tile_module_get_kernel(m, "wgmma_rate", &x->k));
+    CK(tile_module_load_file(v[i].path, &m));
+    CK(tile_module_get_kernel(m, "wgmma_rate", &v[i].k));
   }
   unsigned ctas = (unsigned)dev.sm_count;
   tile_devptr out;
