@@ -775,8 +775,10 @@ static void lower_op(Lw *L, TOp *op) {
   }
 }
 
+/* Stops at the first error: the ops after a failed one would read its
+ * missing registers. */
 static void lower_block(Lw *L, TBlock *b) {
-  for (TOp *op = b->first; op && !L->c->ice; op = op->next) lower_op(L, op);
+  for (TOp *op = b->first; op && !L->c->ice && !L->c->nerrors; op = op->next) lower_op(L, op);
 }
 
 /* ---- kernels and the module ---- */

@@ -431,6 +431,22 @@ static void fold_converts(TOp *op, void *ud) {
   }
 }
 
+/* convert_layout(smem_load(v)): load v in the wanted layout instead (right
+ * where the first load is, so a conversion inside a loop becomes a load
+ * before it); each thread reads its own elements, with no round trip
+ * through scratch shared memory (a [64, 128] bf16 Q as wgmma A fragments
+ * needed 34 KB of it). The first load goes when nothing else uses it. */
+static void load_in_layout(TOp *op, void *ud) {
+  P *p = ud;
+  if (op->opc != OP_CONVERT) return;
+  TOp *ld = op->opnds[0]->def;
+  if (!ld || ld->opc != OP_SMEM_LOAD) return;
+  TOp *n = ir_op(p->c, OP_SMEM_LOAD, ld->loc, 1, ld->opnds, 1, (Type *[]){op->res[0]->type});
+  ir_insert_after(ld, n);
+  ir_replace_uses(p->f->body, op->res[0], n->res[0]);
+  ir_remove(op);
+}
+
 /* ---- dead code ---- */
 
 static void count_uses(TOp *op, void *ud) {
@@ -642,6 +658,7 @@ bool pass_run(Ctx *c, TModule *m) {
     RematCtx rc = {&p, NULL};
     ir_walk(f->body, remat_op, &rc);
     ir_walk(f->body, fold_converts, &p);
+    ir_walk(f->body, load_in_layout, &p);
     dce(&p);
     ir_walk(f->body, verify_op, &p);
     if (c->nerrors) return false;

@@ -161,7 +161,7 @@ JFA_AB := skip_idle:SKIP_IDLE=true+SPLIT_KV=false kv_first:KV_FIRST=true+SPLIT_K
   qb1_d64:QB=1@64 tree128:--tree-reductions@128 split_kv128:SPLIT_KV=true@128 no_split_kv64:SPLIT_KV=false@64 \
   exp2_fma16:EXP2_FMA=16 stages2s:STAGES=2@128+SPLIT_KV=true@128 qk1:QK1=true \
   wide32s:BX=32@128+STAGES=2@128+SPLIT_KV=true@128 wide32q:BX=32@128+STAGES=2@128+SPLIT_KV=true@128+QK1=true \
-  wide16q:BX=16@128+STAGES=2@128+SPLIT_KV=true@128+QK1=true wide32_64:BX=32@64+QK1=true@64
+  wide16q:BX=16@128+STAGES=2@128+SPLIT_KV=true@128+QK1=true wide32_64:BX=32@64+QK1=true@64 qreg:QREG=true
 jfa_ab_name = $(word 1,$(subst :, ,$(1)))
 # NAME:FLAG+FLAG...; FLAG@64 applies at head dim 64 only
 # (a FLAG starting with -- is a tilec option, passed as it is)

@@ -132,6 +132,25 @@ for d in 64 128; do
     check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7520|Performance Loss"
   fi
 done
+# QREG: Q loaded into registers once per tile (straight into the wgmma A
+# fragments: no scratch shared memory, which D = 128 has none left for), so
+# S = Q K^T is a wgmma with A words too: more of them than in the default
+for d in 64 128; do
+  name=jfa.d$d.qreg
+  ptx=$tmp/$name.ptx
+  if ! "$TILEC" -D D=$d -D QREG=true --emit=ptx -o "$ptx" "$J" 2> "$tmp/err" ||
+     ! "$TILEC" -D D=$d --emit=ptx -o "$tmp/$name.base.ptx" "$J" 2> "$tmp/err"; then
+    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+  fi
+  n=$((n+1))
+  # wgmmas with A words end ", p, 1, 1, TRANS_B; }": a K-major B (K, for S) is 0
+  a=$(grep -c "p, 1, 1, 0; }" "$ptx")
+  b=$(grep -c "p, 1, 1, 0; }" "$tmp/$name.base.ptx")
+  [ "$a" -gt 0 ] && [ "$b" = 0 ] || { echo "FAIL $name: S does not take Q from registers ($a wgmmas with A words and K-major B, $b without QREG)"; fail=$((fail+1)); }
+  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
+    check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7520|Performance Loss"
+  fi
+done
 # the merge kernel of split tiles (jfa_combine.tile): plain loads, stores
 # and exp2, so it builds for both targets; ptxas: no spills
 for arch in sm_90a sm_100a; do
