@@ -29,7 +29,8 @@
  *   mma_wide        a 160-key block: S = Q K^T as one N = 160 wgmma chain
  *                   into a pair of accumulators (K over two column blocks),
  *                   O = (P1, P2) V with A a pair along K, and row slices of
- *                   two-block views of 160 rows (S2, O2)
+ *                   two-block views of 160 rows (S2, O2), and S with Q
+ *                   smem_load-ed into registers (S3)
  * usage: test_prims DIR   (DIR holds NAME.cubin; smem_roundtrip.SW.cubin)
  * Prints one line per check; exit status 0 only if all pass. */
 #include <math.h>
@@ -868,12 +869,12 @@ static void test_mma_wide(void) {
   tile_kernel *k = kernel("mma_wide.cubin", "mma_wide");
   if (!k) return;
   static uint16_t P[64 * 160], Q[64 * 128], K[160 * 128], V[160 * 128];
-  static float S[64 * 160], O[64 * 128], O2[64 * 128], S2[64 * 32];
+  static float S[64 * 160], O[64 * 128], O2[64 * 128], S2[64 * 32], S3[64 * 160];
   static double Sr[64 * 160], Or[64 * 128], O2r[64 * 128], S2r[64 * 32];
   for (int i = 0; i < 64 * 160; i++) P[i] = f2bf(frand());
   for (int i = 0; i < 64 * 128; i++) Q[i] = f2bf(frand());
   for (int i = 0; i < 160 * 128; i++) K[i] = f2bf(frand()), V[i] = f2bf(frand());
-  tile_devptr dP, dQ, dK, dV, dS, dO, dO2, dS2;
+  tile_devptr dP, dQ, dK, dV, dS, dO, dO2, dS2, dS3;
   CHECK(tile_malloc(&dP, sizeof P));
   CHECK(tile_malloc(&dQ, sizeof Q));
   CHECK(tile_malloc(&dK, sizeof K));
@@ -882,6 +883,7 @@ static void test_mma_wide(void) {
   CHECK(tile_malloc(&dO, sizeof O));
   CHECK(tile_malloc(&dO2, sizeof O2));
   CHECK(tile_malloc(&dS2, sizeof S2));
+  CHECK(tile_malloc(&dS3, sizeof S3));
   CHECK(tile_memcpy_htod(dP, P, sizeof P));
   CHECK(tile_memcpy_htod(dQ, Q, sizeof Q));
   CHECK(tile_memcpy_htod(dK, K, sizeof K));
@@ -890,17 +892,19 @@ static void test_mma_wide(void) {
   CHECK(tile_memset_d32(dO, 0x7fc00000u, 64 * 128));
   CHECK(tile_memset_d32(dO2, 0x7fc00000u, 64 * 128));
   CHECK(tile_memset_d32(dS2, 0x7fc00000u, 64 * 32));
+  CHECK(tile_memset_d32(dS3, 0x7fc00000u, 64 * 160));
   tile_tma_desc dq, dk, dv;
   CHECK(tile_tma_desc_2d(&dq, k, 1, dQ, 64, 128, 128));
   CHECK(tile_tma_desc_2d(&dk, k, 2, dK, 160, 128, 128));
   CHECK(tile_tma_desc_2d(&dv, k, 3, dV, 160, 128, 128));
-  void *args[] = {&dP, &dq, &dk, &dv, &dS, &dO, &dO2, &dS2};
-  CHECK(tile_launch(k, 1, 1, 1, args, 8, NULL));
+  void *args[] = {&dP, &dq, &dk, &dv, &dS, &dO, &dO2, &dS2, &dS3};
+  CHECK(tile_launch(k, 1, 1, 1, args, 9, NULL));
   CHECK(tile_synchronize());
   CHECK(tile_memcpy_dtoh(S, dS, sizeof S));
   CHECK(tile_memcpy_dtoh(O, dO, sizeof O));
   CHECK(tile_memcpy_dtoh(O2, dO2, sizeof O2));
   CHECK(tile_memcpy_dtoh(S2, dS2, sizeof S2));
+  CHECK(tile_memcpy_dtoh(S3, dS3, sizeof S3));
   for (int i = 0; i < 64; i++) {
     for (int j = 0; j < 160; j++) {
       double acc = 0;
@@ -919,12 +923,13 @@ static void test_mma_wide(void) {
       O2r[i * 128 + j] = acc2;
     }
   }
-  const char *what[4] = {"wgmma N=160, pair of accumulators", "wgmma A pair along K (128 + 32)",
-                         "wgmma B = row slice of 2 blocks", "wgmma K^T = row slice of 2 blocks"};
-  const float *got[4] = {S, O, O2, S2};
-  const double *ref[4] = {Sr, Or, O2r, S2r};
-  int n[4] = {64 * 160, 64 * 128, 64 * 128, 64 * 32};
-  for (int t = 0; t < 4; t++) {
+  const char *what[5] = {"wgmma N=160, pair of accumulators", "wgmma A pair along K (128 + 32)",
+                         "wgmma B = row slice of 2 blocks", "wgmma K^T = row slice of 2 blocks",
+                         "wgmma A = smem_load (A fragments)"};
+  const float *got[5] = {S, O, O2, S2, S3};
+  const double *ref[5] = {Sr, Or, O2r, S2r, Sr};
+  int n[5] = {64 * 160, 64 * 128, 64 * 128, 64 * 32, 64 * 160};
+  for (int t = 0; t < 5; t++) {
     int bad;
     char d[96];
     double e = rel(got[t], ref[t], n[t], &bad);
@@ -932,7 +937,7 @@ static void test_mma_wide(void) {
     report(what[t], !bad && e < 1e-5, d);
   }
   tile_free(dP), tile_free(dQ), tile_free(dK), tile_free(dV);
-  tile_free(dS), tile_free(dO), tile_free(dO2), tile_free(dS2);
+  tile_free(dS), tile_free(dO), tile_free(dO2), tile_free(dS2), tile_free(dS3);
 }
 
 int main(int argc, char **argv) {
