@@ -142,4 +142,18 @@ bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out);
 SVal sm_slot(S *s, TValue *base, SVal idx, Loc loc);
 SVal sm_view_trans(S *s, TValue *v, Loc loc);
 
+/* ---- sema.c, used by sema_stmt.c ---- */
+TOp *sm_emit_op(S *s, Opcode opc, Loc loc, int n, TValue **opnds, int nres, Type **rts);
+bool sm_int_fits(int64_t v, DType dt);
+bool sm_budget(S *s, Loc loc); /* one evaluation step: false (with an error) past the step or depth limit */
+SVal sm_check_type(S *s, SVal v, TypeExpr *te, Loc loc, const char *what);
+
+/* ---- sema_stmt.c: statements ---- */
+typedef struct St {
+  bool in_fn;       /* inside an inlined function body */
+  SVal *ret;        /* where `return e;` stores its value */
+  bool *returned;
+} St;
+void sm_block_stmts(S *s, Node *b, St *st, bool last_is_tail);
+
 #endif
