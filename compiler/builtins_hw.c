@@ -522,13 +522,16 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
       dg_error(s->c, a.loc[i], "%s takes only the number of stores left in flight", name);
       return sv_err();
     }
-  TValue *acc = NULL;
-  if (a.given[1]) {
+  TValue *acc = NULL, *acc2 = NULL;
+  if (a.given[1] && a.v[1].k == V_TUPLE && a.v[1].n == 2 && a.v[1].items[0].k == V_RT &&
+      a.v[1].items[1].k == V_RT && a.v[1].items[0].v->type->kind == TY_TILE &&
+      a.v[1].items[1].v->type->kind == TY_TILE) { /* the pair of one mma_async */
+    acc = a.v[1].items[0].v;
+    acc2 = a.v[1].items[1].v;
+  } else if (a.given[1]) {
     if (a.v[1].k != V_RT || a.v[1].v->type->kind != TY_TILE) {
       dg_error(s->c, a.loc[1], "%s takes the accumulator tile whose registers it waits for, not %s%s", name,
-               sv_desc(s, a.v[1]),
-               a.v[1].k == V_TUPLE ? " (wait for each tile of an mma_async pair: a = mma_wait(n, a); b = mma_wait(n, b))"
-                                   : "");
+               sv_desc(s, a.v[1]), a.v[1].k == V_TUPLE ? " (or a pair of tiles, as mma_async returns)" : "");
       return sv_err();
     }
     acc = a.v[1].v;
@@ -552,16 +555,26 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
   if (a.given[3]) {
     if (!(rel = bar_arg(s, &a, 3, name))) return sv_err();
   }
-  TValue *ops[3];
+  TValue *ops[4];
   int nops = 0;
   if (acc) ops[nops++] = acc;
+  if (acc2) ops[nops++] = acc2;
   if (after) ops[nops++] = after;
   int after_at = after ? nops : 0;
   if (rel) ops[nops++] = rel;
-  TOp *op = emit(s, opc, call->loc, nops, ops, acc ? acc->type : NULL);
+  /* results: the accumulator(s), registers tied to the wait */
+  TOp *op = ir_op(s->c, opc, call->loc, nops, ops, acc2 ? 2 : acc ? 1 : 0,
+                  (Type *[]){acc ? acc->type : NULL, acc2 ? acc2->type : NULL});
+  ir_append(s->blk, op);
   op->ival = n;
   op->ival2 = after_at;          /* 1 + the index of `after` */
   op->pred = rel ? nops : 0;     /* 1 + the index of `release` */
+  if (acc2) {
+    SVal *items = ar_alloc(&s->c->arena, 2 * sizeof *items);
+    items[0] = sv_rt(op->res[0]);
+    items[1] = sv_rt(op->res[1]);
+    return (SVal){.k = V_TUPLE, .n = 2, .items = items};
+  }
   return acc ? sv_rt(op->res[0]) : (SVal){.k = V_VOID};
 }
 

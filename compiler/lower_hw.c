@@ -546,7 +546,7 @@ bool lw_hw_op(Lw *L, TOp *op) {
       lw_op(L, "nvvm.wgmma.wait.group.sync.aligned", 0, NULL, 0, NULL, 1, &at);
     }
     if (op->pred) arrive_elected(L, op->opnds[op->pred - 1]); /* release = bar, before the registers are read */
-    if (op->nres) tie_registers(L, op->opnds[0], op->res[0]);
+    for (int i = 0; i < op->nres; i++) tie_registers(L, op->opnds[i], op->res[i]);
     return true;
   }
   case OP_CLUSTER_RANK:

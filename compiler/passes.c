@@ -205,8 +205,8 @@ static void assign_op(P *p, TOp *op) {
     if (op->ival) require(p, op, op->nopnds - 1, ly_dotop(c, 0, mma, 16)); /* a's second part */
     return;
   }
-  case OP_MMA_WAIT:
-    if (r) set_layout(p, r, lay(op->opnds[0]));
+  case OP_MMA_WAIT: /* the accumulator(s) it ties */
+    for (int i = 0; i < op->nres; i++) set_layout(p, op->res[i], lay(op->opnds[i]));
     return;
   case OP_SLICE: /* a register-tile window keeps the tile's (shape-agnostic) layout */
     if (r && is_tile(r)) set_layout(p, r, lay(op->opnds[0]));
