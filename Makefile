@@ -81,7 +81,7 @@ $(B)/bin/tilec: compiler/main.c $(B)/lib/libtilec.a
 # --- tests ----------------------------------------------------------------
 .PHONY: unit-bins
 unit-bins: $(UNIT_BINS)
-$(B)/tests/%: tests/unit/%.c tests/unit/testutil.h $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a
+$(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(MLIR_INC) -DTILE_SRC_DIR='"$(CURDIR)"' -DTILE_BUILD_DIR='"$(abspath $(B))"' $< -o $@ \
 	  $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a -lcmocka $(MLIR_LIBS) $(LDLIBS)

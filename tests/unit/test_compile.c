@@ -79,20 +79,6 @@ static void expect_ok(const Out *o, const char *what) {
   }
 }
 
-static void has(const char *hay, const char *needle, const char *what) {
-  if (!hay || !strstr(hay, needle)) {
-    print_error("%s does not contain '%s'\n", what, needle);
-    fail();
-  }
-}
-
-static void lacks(const char *hay, const char *needle, const char *what) {
-  if (strstr(hay, needle)) {
-    print_error("%s contains '%s'\n", what, needle);
-    fail();
-  }
-}
-
 /* Is there an assembler?  (Same search as the compiler's.) */
 static int have_ptxas(void) {
   static int cached = -1;

@@ -50,20 +50,6 @@ static void out_free(Out *o) {
   free(o->diags);
 }
 
-static void has(const char *hay, const char *needle, const char *what) {
-  if (!strstr(hay, needle)) {
-    print_error("%s does not contain:\n  %s\n--- %s ---\n%s\n", what, needle, what, hay);
-    fail();
-  }
-}
-
-static void lacks(const char *hay, const char *needle, const char *what) {
-  if (strstr(hay, needle)) {
-    print_error("%s should not contain:\n  %s\n--- %s ---\n%s\n", what, needle, what, hay);
-    fail();
-  }
-}
-
 /* Parse `let r = EXPR;` inside a kernel and compare the printed value. */
 static void expr_is(const char *expr, const char *want) {
   char src[1024], line[1024];

@@ -52,20 +52,6 @@ static void out_free(Out *o) {
   free(o->meta);
 }
 
-static void has(const char *hay, const char *needle, const char *what) {
-  if (!hay || !strstr(hay, needle)) {
-    print_error("%s does not contain:\n  %s\n--- %s ---\n%s\n", what, needle, what, hay ? hay : "(null)");
-    fail();
-  }
-}
-
-static void lacks(const char *hay, const char *needle, const char *what) {
-  if (strstr(hay, needle)) {
-    print_error("%s should not contain:\n  %s\n--- %s ---\n%s\n", what, needle, what, hay);
-    fail();
-  }
-}
-
 /* The line of text that contains needle ("" when none; static buffer). */
 static const char *line_with(const char *text, const char *needle) {
   static char line[1024];

@@ -46,4 +46,19 @@ static inline void tu_rmtree(const char *path) {
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
   if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", path);
 }
+/* cmocka checks of a text: it contains needle / it does not (what names the
+ * text in the failure message, which prints the whole text). */
+static inline void has(const char *hay, const char *needle, const char *what) {
+  if (!hay || !strstr(hay, needle)) {
+    print_error("%s does not contain:\n  %s\n--- %s ---\n%s\n", what, needle, what, hay ? hay : "(null)");
+    fail();
+  }
+}
+static inline void lacks(const char *hay, const char *needle, const char *what) {
+  if (hay && strstr(hay, needle)) {
+    print_error("%s should not contain:\n  %s\n--- %s ---\n%s\n", what, needle, what, hay);
+    fail();
+  }
+}
+
 #endif
