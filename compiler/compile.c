@@ -51,7 +51,7 @@ static double now(void) {
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static Source *add_source(Ctx *c, const char *name, const char *text, size_t len, bool builtin) {
+Source *cx_add_source(Ctx *c, const char *name, const char *text, size_t len, bool builtin) {
   Source *s = ar_alloc(&c->arena, sizeof *s);
   s->name = ar_strdup(&c->arena, name);
   s->text = ar_strndup(&c->arena, text, len);
@@ -124,7 +124,7 @@ static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
     if (already_loaded(c, file)) return true; /* e.g. a file importing itself */
     char *text = slurp(file, &len);
     if (text) {
-      vec_push(&c->arena, queue, add_source(c, name[0] == '/' ? name : path, text, len, false));
+      vec_push(&c->arena, queue, cx_add_source(c, name[0] == '/' ? name : path, text, len, false));
       free(text);
       return true;
     }
@@ -132,7 +132,7 @@ static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
       snprintf(path, sizeof path, "%s/%s", c->opts.include_dirs[i], name);
       if (already_loaded(c, path)) return true;
       if ((text = slurp(path, &len))) {
-        vec_push(&c->arena, queue, add_source(c, path, text, len, false));
+        vec_push(&c->arena, queue, cx_add_source(c, path, text, len, false));
         free(text);
         return true;
       }
@@ -141,7 +141,7 @@ static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
   size_t len;
   const char *text = tc_stdlib_lookup(name, &len);
   if (text) {
-    vec_push(&c->arena, queue, add_source(c, ar_printf(&c->arena, "<tile>/%s", name), text, len, true));
+    vec_push(&c->arena, queue, cx_add_source(c, ar_printf(&c->arena, "<tile>/%s", name), text, len, true));
     return true;
   }
   dg_error(c, imp->loc, "cannot find '%s' (looked next to %s%s and in the standard library)", name, from->name,
@@ -155,7 +155,7 @@ static void parse_all(Ctx *c, Source *main, Program *prog) {
   const char *prelude = tc_stdlib_lookup("std/prelude.tile", &plen);
   if (prelude) {
     vec_push(&c->arena, &c->imported, (void *)"std/prelude.tile");
-    vec_push(&c->arena, &queue, add_source(c, "<tile>/std/prelude.tile", prelude, plen, true));
+    vec_push(&c->arena, &queue, cx_add_source(c, "<tile>/std/prelude.tile", prelude, plen, true));
   }
   vec_push(&c->arena, &queue, main);
   already_loaded(c, main->name); /* a file that imports itself */
@@ -257,7 +257,7 @@ tilec_status tilec_compile(const char *filename, const char *source, size_t len,
   if (!check_options(c)) {
     r->status = TILEC_ERR_OPTIONS;
   } else {
-    Source *src = add_source(c, filename, source, len, false);
+    Source *src = cx_add_source(c, filename, source, len, false);
     r->status = tc_pipeline(c, src, c->opts.emit, &r->out);
     if (c->arena.failed) {
       dg_plain(c, "out of memory");

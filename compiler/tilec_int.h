@@ -110,6 +110,9 @@ struct Ctx {
   int next_value_id;
 };
 
+/* compile.c: register a source text with c (name and text copied) */
+Source *cx_add_source(Ctx *c, const char *name, const char *text, size_t len, bool builtin);
+
 /* ---- dtypes (type.c) ---- */
 typedef enum DType {
   DT_VOID,

@@ -3,7 +3,7 @@
  * (they decide vector widths and mask handling), checked by brute force
  * against concrete values of fixed and random programs. */
 #include "testutil.h"
-#include "tirutil.h"
+#include "tilec_int.h"
 
 /* ---- axis info against brute force ------------------------------------- */
 
@@ -212,7 +212,7 @@ static const char *ax_brute(const char *src, int trials, char *where, size_t cap
   Program *prog = ar_alloc(&c->arena, sizeof *prog);
   c->prog = prog;
   Vec imports = {0};
-  ps_parse(c, tu_source(c, "ax.tile", src, strlen(src), false), prog, &imports);
+  ps_parse(c, cx_add_source(c, "ax.tile", src, strlen(src), false), prog, &imports);
   TModule *m = ar_alloc(&c->arena, sizeof *m);
   if (c->nerrors || !sm_build(c, prog, m)) {
     print_error("did not compile:\n%s\n", c->diags.data ? c->diags.data : "");

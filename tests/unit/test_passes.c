@@ -8,7 +8,7 @@
  * every operation's operands have the layouts the operation needs. Axis
  * info has its own tests: test_axisinfo.c. */
 #include "testutil.h"
-#include "tirutil.h"
+#include "tilec_int.h"
 
 /* For a test of a compiler bug not fixed yet (commented "KNOWN BUG: ..."):
  * cmocka's skip(), unless TILE_TEST_KNOWN_BUGS=1 asks to run it. */
@@ -754,8 +754,8 @@ static int verify_source(const char *name, const char *src, const tilec_define *
   size_t plen = 0;
   const char *pre = tc_stdlib_lookup("std/prelude.tile", &plen);
   assert_non_null(pre);
-  ps_parse(c, tu_source(c, "<tile>/std/prelude.tile", pre, plen, true), prog, &imports);
-  ps_parse(c, tu_source(c, name, src, strlen(src), false), prog, &imports);
+  ps_parse(c, cx_add_source(c, "<tile>/std/prelude.tile", pre, plen, true), prog, &imports);
+  ps_parse(c, cx_add_source(c, name, src, strlen(src), false), prog, &imports);
   TModule *m = ar_alloc(&c->arena, sizeof *m);
   bool ok = c->nerrors == 0 && sm_build(c, prog, m) && pass_run(c, m);
   if (!ok) {
