@@ -33,6 +33,20 @@ check_not() {
   n=$((n+1))
   if grep -Eq "$4" "$3"; then echo "FAIL $1: $2 (unexpected /$4/)"; fail=$((fail+1)); fi
 }
+# jfa_ptx NAME OUT DEFS...: jfa_fwd.tile to PTX in OUT with tilec's -D DEFS;
+# a failure is counted and printed; status 0 when it compiled
+jfa_ptx() {
+  name=$1; out=$2; shift 2
+  "$TILEC" "$@" --emit=ptx -o "$out" "$J" 2> "$tmp/err" && return 0
+  echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); return 1
+}
+# wgmma_async NAME: ptxas (its log in $tmp/ptxas.log) did not have to inject
+# warpgroup.arrive (C7519) nor serialize the wgmmas (C7520: every MMA
+# waited for, about 13% on J2)
+wgmma_async() {
+  check_not "$1" "ptxas injects no warpgroup.arrive" "$tmp/ptxas.log" "C7519"
+  check_not "$1" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7520|Performance Loss"
+}
 
 for arch in sm_90a sm_100a; do
   for e in vector_add softmax layernorm matmul; do
@@ -88,11 +102,9 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
   d=$1; kind=$2; defs="-D D=$d"
   [ $kind = causal ] && defs="$defs -D CAUSAL=true"
   [ $kind = bcast ] && defs="$defs -D BCAST=true"
+  ptx=$tmp/jfa.d$d.$kind.ptx
+  jfa_ptx jfa.d$d.$kind "$ptx" $defs || continue
   name=jfa.d$d.$kind
-  ptx=$tmp/$name.ptx
-  if ! "$TILEC" $defs --emit=ptx -o "$ptx" "$J" 2> "$tmp/err"; then
-    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
-  fi
   check "$name" "wgmma" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16"
   check "$name" "P from registers (wgmma with A words)" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n$d""k16\.f32\.bf16\.bf16 \{"
   check "$name" "TMA loads" "$ptx" "cp\.async\.bulk\.tensor\.2d"
@@ -108,10 +120,7 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
       sp=$(sed -n 's/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p' "$tmp/ptxas.log" | head -n 1)
       n=$((n+1))
       if [ "${sp:-999}" -gt 0 ]; then echo "FAIL $name: ptxas spills ${sp:-?} bytes"; fail=$((fail+1)); fi
-      # ptxas must not have to inject warpgroup.arrive (C7519) nor serialize
-      # the wgmmas (C7520: every MMA waited for, about 13% on J2)
-      check_not "$name" "ptxas injects no warpgroup.arrive" "$tmp/ptxas.log" "C7519"
-      check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7520|Performance Loss"
+      wgmma_async "$name"
   fi
 done
 # the 160-key KV block option (BX = 32, measured slower, docs/perf.md):
@@ -119,37 +128,27 @@ done
 # the whole head dim), P V as one chain over K = 160 (10 k-steps at D = 128,
 # each m64n128k16 with A words), asynchronous wgmmas
 for d in 64 128; do
+  ptx=$tmp/jfa.d$d.bx32.ptx
+  jfa_ptx jfa.d$d.bx32 "$ptx" -D D=$d -D BX=32 -D QK1=true -D STAGES=2 -D SPLIT_KV=true || continue
   name=jfa.d$d.bx32
-  ptx=$tmp/$name.ptx
-  if ! "$TILEC" -D D=$d -D BX=32 -D QK1=true -D STAGES=2 -D SPLIT_KV=true --emit=ptx -o "$ptx" "$J" 2> "$tmp/err"; then
-    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
-  fi
   check "$name" "S as one N = 160 wgmma" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n160k16\.f32\.bf16\.bf16"
   check_not "$name" "no narrow N = 32 wgmma for the second part" "$ptx" "m64n32k16"
   check "$name" "P V from registers" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n$d""k16\.f32\.bf16\.bf16 \{"
-  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
-    check_not "$name" "ptxas injects no warpgroup.arrive" "$tmp/ptxas.log" "C7519"
-    check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7520|Performance Loss"
-  fi
+  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then wgmma_async "$name"; fi
 done
 # QREG: Q loaded into registers once per tile (straight into the wgmma A
 # fragments: no scratch shared memory, which D = 128 has none left for), so
 # S = Q K^T is a wgmma with A words too: more of them than in the default
 for d in 64 128; do
+  ptx=$tmp/jfa.d$d.qreg.ptx
+  jfa_ptx jfa.d$d.qreg "$ptx" -D D=$d -D QREG=true && jfa_ptx jfa.d$d.qreg "$tmp/jfa.d$d.qreg.base.ptx" -D D=$d || continue
   name=jfa.d$d.qreg
-  ptx=$tmp/$name.ptx
-  if ! "$TILEC" -D D=$d -D QREG=true --emit=ptx -o "$ptx" "$J" 2> "$tmp/err" ||
-     ! "$TILEC" -D D=$d --emit=ptx -o "$tmp/$name.base.ptx" "$J" 2> "$tmp/err"; then
-    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
-  fi
   n=$((n+1))
   # wgmmas with A words end ", p, 1, 1, TRANS_B; }": a K-major B (K, for S) is 0
   a=$(grep -c "p, 1, 1, 0; }" "$ptx")
   b=$(grep -c "p, 1, 1, 0; }" "$tmp/$name.base.ptx")
   [ "$a" -gt 0 ] && [ "$b" = 0 ] || { echo "FAIL $name: S does not take Q from registers ($a wgmmas with A words and K-major B, $b without QREG)"; fail=$((fail+1)); }
-  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
-    check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7520|Performance Loss"
-  fi
+  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then wgmma_async "$name"; fi
 done
 # the merge kernel of split tiles (jfa_combine.tile): plain loads, stores
 # and exp2, so it builds for both targets; ptxas: no spills
