@@ -64,6 +64,7 @@ gpu-bundle: examples jit-static prims jfa-ab
 	mkdir -p $(GPU_B)/lib $(GPU_B)/tests/prims && cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 $(GPU_B)/lib/
 	cp $(B)/gpu/test_prims $(GPU_B)/tests/ && cp $(B)/tests/prims/*.cubin $(GPU_B)/tests/prims/
 	mkdir -p $(GPU_B)/tests/rate && cp $(B)/tests/rate/* $(GPU_B)/tests/rate/
+	$(CC) $(CFLAGS) -shared $(JFA_DIR)/jfa.c -o $(GPU_B)/lib/libjfa.so $(B)/lib/libtilert.a $(LDLIBS) -lm
 	$(CC) $(CFLAGS) -DTILE_SRC_DIR='"."' tests/unit/test_runtime.c -o $(GPU_B)/tests/test_runtime \
 	  $(B)/lib/libtilert.a -lcmocka -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 	@du -sh $(GPU_B)

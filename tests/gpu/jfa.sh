@@ -3,7 +3,8 @@
 # cases, compute-sanitizer on small ones, the benchmark suites, and the peers
 # (PyTorch's jagged paths) in the same run. Build here with `make gpu-bundle`,
 # run on the GPU machine with B=build-gpu carried:
-#   B=build-gpu OUT=$OUT sh tests/gpu/jfa.sh [check] [san] [bench] [peers] [ab] [abi] [alloc]
+#   B=build-gpu OUT=$OUT sh tests/gpu/jfa.sh [check] [san] [bench] [peers] [sbs] [ab] [abi] [alloc]
+# (sbs: ours beside the peers in one Python process, tests/gpu/side_by_side.py)
 # (ab: the default kernel, then each option built by `make jfa-ab`, one
 #  process each; abi: the small cases per option, then ONE process that
 #  times the default and every option interleaved on each suite
@@ -104,6 +105,20 @@ for s in $steps; do
     echo "== jfa: J2 with the buffers placed eight ways"
     timeout ${TBENCH:-90} "$B/examples/jfa_host" --cubins "$B/examples" --bench "$B/shared-bench/suites" --only J2 \
       --allocs 8 2>&1 | grep -v "checked=" | tee "$OUT/jfa_alloc.txt" || rc=1 ;;
+  sbs)
+    # ours and the best peer in ONE process, one protocol (peers.py's bench),
+    # alternating: first from a cooled GPU (1 s idle before every
+    # measurement, as peers.py's runs between set-ups), then back to back
+    # (the GPU at its power cap): tests/gpu/side_by_side.py
+    echo "== jfa: side by side with the peers (one process; cool start, then back to back)"
+    for mode in "cool 4 1" "hot 8 0"; do
+      set -- $mode
+      timeout ${TSBS:-240} python3 tests/gpu/side_by_side.py --lib "$B/lib/libjfa.so" --cubins "$B/examples" \
+        --suites "$B/shared-bench/suites" --rounds $2 --gap $3 --json "$OUT/sbs_$1.json" > "$OUT/sbs_$1.txt" 2>&1
+      r=$?
+      echo "-- $1"; grep -v Warning "$OUT/sbs_$1.txt"
+      [ $r = 0 ] || { echo "side_by_side ($1): exit $r"; rc=1; }
+    done ;;
   peers)
     echo "== peers (PyTorch) on the same suites"
     python3 "$B/shared-bench/peers.py" "$B/shared-bench/suites" ${PEERS:+--peers $PEERS} --json "$OUT/peers.json" 2>&1 | tee "$OUT/peers.txt" || rc=1 ;;
