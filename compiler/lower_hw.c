@@ -52,8 +52,36 @@ static MlirValue elem_offset(Lw *L, const Type *t, MlirValue r, MlirValue c) {
   return lw_bin(L, "arith.xori", off, lw_bin(L, "arith.shli", bits, lw_i32(L, 4)));
 }
 
+/* elem_offset on constants. With power-of-two sizes (the row block and,
+ * for a view several column blocks wide, rows x S) every step of it --
+ * shifts, masks, the swizzle's XOR -- is linear over GF(2) in the bits of
+ * (r, c): offset(a ^ b) = offset(a) ^ offset(b) (offset_linear). */
+static bool ispow2(int64_t x) { return x > 0 && !(x & (x - 1)); }
+
+static bool offset_linear(const Type *t) {
+  int eb = elem_bytes(t), S = block_row_bytes(t);
+  bool multi = t->shape[1] * eb > S;
+  return ispow2(eb) && ispow2(S) && (!multi || ispow2(ty_block_rows(t)));
+}
+
+static int64_t elem_offset_const(const Type *t, int64_t r, int64_t c) {
+  int eb = elem_bytes(t), S = block_row_bytes(t), rows = ty_block_rows(t);
+  int64_t cb = c * eb, off;
+  if (t->shape[1] * eb > S) off = (c / (S / eb)) * rows * S + r * S + cb % S;
+  else off = r * S + cb;
+  if (!t->swizzle) return off;
+  int mask = t->swizzle / 16 - 1;
+  return off ^ (((off >> 7) & mask) << 4);
+}
+
 /* smem_load / smem_store: each thread moves its registers, vectorized over
- * registers that are consecutive along the row inside one 16-byte chunk. */
+ * registers that are consecutive along the row inside one 16-byte chunk.
+ * Addresses: when the offset is linear (offset_linear), the thread's part
+ * is computed once and each register group adds its constant: the bits the
+ * thread part can never set are added (an immediate offset of the access),
+ * only the rest XORed in (the swizzled 16-byte chunk: at most 8 distinct
+ * values). An address per register group, recomputed from (r, c) each time,
+ * cost ptxas 32 live registers for the accumulator of a 64 x 128 tile. */
 static bool smem_move(Lw *L, TOp *op, bool store) {
   TValue *view = op->opnds[0], *tile = store ? op->opnds[1] : op->res[0];
   const Type *t = view->type;
@@ -69,12 +97,28 @@ static bool smem_move(Lw *L, TOp *op, bool store) {
   while (vec > 1 && (vec * eb > 16)) vec /= 2;
   int n = ly_nregs(&lin);
   LV *val = store ? lw_get(L, tile) : lw_new(L, n);
+  bool linear = offset_linear(t);
+  MlirValue toff = {0};
+  int64_t tmask = 0; /* the offset bits the thread part can set */
+  if (linear) {
+    toff = elem_offset(L, t, tc[0], tc[1]);
+    for (int i = 0; i < lin.nlane; i++) tmask |= elem_offset_const(t, lin.lane[i][0], lin.lane[i][1]);
+    for (int i = 0; i < lin.nwarp; i++) tmask |= elem_offset_const(t, lin.warp[i][0], lin.warp[i][1]);
+  }
   for (int g = 0; g < n; g += vec) {
     int rc[TC_MAX_RANK];
     ly_reg_coord(&lin, g, rc);
-    MlirValue r = lw_bin(L, "arith.xori", tc[0], lw_i32(L, rc[0]));
-    MlirValue c = lw_bin(L, "arith.xori", tc[1], lw_i32(L, rc[1]));
-    MlirValue p = byte_gep(L, base, elem_offset(L, t, r, c));
+    MlirValue p;
+    if (linear) {
+      int64_t kc = elem_offset_const(t, rc[0], rc[1]);
+      MlirValue o = toff;
+      if (kc & tmask) o = lw_bin(L, "arith.xori", o, lw_i32(L, (int)(kc & tmask)));
+      p = byte_gep(L, byte_gep(L, base, o), lw_i32(L, (int)(kc & ~tmask)));
+    } else {
+      MlirValue r = lw_bin(L, "arith.xori", tc[0], lw_i32(L, rc[0]));
+      MlirValue c = lw_bin(L, "arith.xori", tc[1], lw_i32(L, rc[1]));
+      p = byte_gep(L, base, elem_offset(L, t, r, c));
+    }
     if (vec == 1) {
       if (store) lw_store(L, val->v[g], p, eb);
       else val->v[g] = lw_load(L, p, et, eb);

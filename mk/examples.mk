@@ -116,16 +116,20 @@ JFA_DIR := examples/jagged_attention
 JFA_SRC := $(JFA_DIR)/jfa_fwd.tile $(JFA_DIR)/jfa_common.tile
 JFA_VARIANTS := self causal bcast
 jfa_defs = $(if $(filter causal,$(1)),-D CAUSAL=true,)$(if $(filter bcast,$(1)),-D BCAST=true,)
-# K/V ring depth: 3 stages for D = 128 (what fits beside one Q), 4 for
-# D = 64 with a double-buffered Q (QB = 2: the next tile's Q loads while
-# this one finishes; J3 +4.8% in an interleaved A/B, docs/perf.md). At
-# D = 128 two Q buffers fit only beside a 2-stage ring, measured slower on
-# every D = 128 suite (docs/perf.md).
-# Reductions: a balanced tree at D = 64 (J3 +2.2%), one chain at D = 128
-# (1.8-3.3% faster on J1/D8k); SPLIT_KV (K and V barriers of their own)
-# at D = 64 only: +1% on J3, 0.2-1.7% slower on the D = 128 suites next to
-# the chain. Interleaved A/Bs of the fourth session (docs/perf.md).
-jfa_pipe = $(if $(filter 64,$(1)),-D STAGES=4 -D QB=2 -D SPLIT_KV=true --tree-reductions,-D STAGES=3)
+# The pipeline per head dim (interleaved A/Bs, docs/perf.md, sixth session):
+# - the O epilogue through shared memory and a TMA store (TMA_STORE) at both:
+#   J1 +6.8%, J2 +17.6%, J3 +4.8%, J4 +13.3%, D8k +2.6%;
+# - D = 128: a 2-stage K/V ring with K and V on barriers of their own
+#   (SPLIT_KV: two stages then equal three) makes room for two Q buffers
+#   (QB = 2: the next tile's Q loads while this one finishes) and the two
+#   32 KB O staging buffers (224 KB in all);
+# - D = 64: 4 stages, QB = 2, SPLIT_KV, and balanced-tree reductions (J3
+#   +2.2%); D = 128 keeps one chain (1.8-3.3% faster on J1/D8k).
+jfa_pipe = $(if $(filter 64,$(1)),-D STAGES=4 -D QB=2 -D SPLIT_KV=true --tree-reductions -D TMA_STORE=true,-D STAGES=2 -D SPLIT_KV=true -D QB=2 -D TMA_STORE=true)
+# the shipped flags, for the PTX/SASS property tests: make -s jfa-flags D=128
+.PHONY: jfa-flags
+jfa-flags:
+	@echo "$(call jfa_pipe,$(D))"
 JFA_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
 define jfa_rules
 $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
@@ -157,12 +161,11 @@ examples: jfa
 
 # Kernel options not on by default, built for an A/B run beside the default
 # kernel (tests/gpu/jfa.sh ab): $(B)/examples/ab/NAME/ holds all six cubins.
-JFA_AB := skip_idle:SKIP_IDLE=true+SPLIT_KV=false kv_first:KV_FIRST=true+SPLIT_KV=false lsum_mma:LSUM_MMA=true \
-  lazy:LAZY_RESCALE=true order_wait:ORDER_WAIT=true lazy_rows:LAZY_ROWS=true no_tile_info:TILE_INFO=false \
-  qb1_d64:QB=1@64 tree128:--tree-reductions@128 split_kv128:SPLIT_KV=true@128 no_split_kv64:SPLIT_KV=false@64 \
-  exp2_fma16:EXP2_FMA=16 stages2s:STAGES=2@128+SPLIT_KV=true@128 qk1:QK1=true \
-  wide32s:BX=32@128+STAGES=2@128+SPLIT_KV=true@128 wide32q:BX=32@128+STAGES=2@128+SPLIT_KV=true@128+QK1=true \
-  wide16q:BX=16@128+STAGES=2@128+SPLIT_KV=true@128+QK1=true wide32_64:BX=32@64+QK1=true@64 qreg:QREG=true
+JFA_AB := prev:STAGES=3@128+SPLIT_KV=false@128+QB=1@128+TMA_STORE=false \
+  no_tma_store:TMA_STORE=false qb1_128:QB=1@128 qb1_d64:QB=1@64 \
+  lsum_mma:LSUM_MMA=true lazy:LAZY_RESCALE=true order_wait:ORDER_WAIT=true lazy_rows:LAZY_ROWS=true \
+  no_tile_info:TILE_INFO=false tree128:--tree-reductions@128 no_split_kv64:SPLIT_KV=false@64 \
+  exp2_fma16:EXP2_FMA=16 qk1:QK1=true
 jfa_ab_name = $(word 1,$(subst :, ,$(1)))
 # NAME:FLAG+FLAG...; FLAG@64 applies at head dim 64 only
 # (a FLAG starting with -- is a tilec option, passed as it is)

@@ -11,7 +11,9 @@
 #include "tile/jagged.h"
 
 enum { BLOCK_M = 128 };      /* query rows per tile (the kernel's BM) */
-enum { K_PARAM = 1 };        /* jfa_fwd's parameter k: its TMA box rows are the KV block */
+/* jfa_fwd's parameter k (its TMA box rows are the KV block) and ot (O for
+ * the TMA-store epilogue) */
+enum { K_PARAM = 1, O_TMA_PARAM = 15 };
 enum { V_SELF, V_CAUSAL, V_BCAST, NVARIANT };
 static const char *variant_name[NVARIANT] = {"self", "causal", "bcast"};
 
@@ -348,13 +350,18 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
     return st;
   if ((st = tile_tma_desc_2d(&dv, plan->k, 2, v->data, (uint64_t)T, cols, (uint64_t)v->stride[0])) != TILE_OK)
     return st;
+  /* O as [rows, H * D] for the kernels' TMA-store epilogue (TMA_STORE) */
+  tile_tma_desc dout;
+  uint64_t o_rows = (uint64_t)(bcast ? p->batch * NQ : T);
+  if ((st = tile_tma_desc_2d(&dout, plan->k, O_TMA_PARAM, o->data, o_rows, cols, (uint64_t)o_stride64)) != TILE_OK)
+    return st;
   tile_devptr od = o->data, ld = lse->data;
   int32_t total = (int32_t)T, heads = (int32_t)H, nq = (int32_t)NQ, o_stride = (int32_t)o_stride64;
   float scale = p->softmax_scale > 0 ? p->softmax_scale : (float)(1.0 / sqrt((double)D));
   float scale_log2 = scale * 1.4426950408889634f;
   void *args[] = {&dq,    &dk,    &dv, &od,       &ld,         &plan->d_offsets,  &plan->d_work, &plan->d_cta_start,
-                  &plan->d_part_o, &plan->d_part_lse, &total, &heads, &nq, &o_stride, &scale_log2};
-  st = tile_launch(plan->k, (unsigned)plan->ctas, 1, 1, args, 15, stream);
+                  &plan->d_part_o, &plan->d_part_lse, &total, &heads, &nq, &o_stride, &scale_log2, &dout};
+  st = tile_launch(plan->k, (unsigned)plan->ctas, 1, 1, args, 16, stream);
   if (st != TILE_OK || plan->split.ncombine == 0) return st;
   /* the split tiles: merge their pieces (BLOCK_M / 64 programs each) */
   void *cargs[] = {&od, &ld, &plan->d_part_o, &plan->d_part_lse, &plan->d_combine, &plan->d_offsets,

@@ -99,7 +99,8 @@ done
 J=examples/jagged_attention/jfa_fwd.tile
 for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; do
   set -- $v
-  d=$1; kind=$2; defs="-D D=$d"
+  # the shipped build flags (mk/examples.mk jfa_pipe)
+  d=$1; kind=$2; defs="-D D=$d $(${MAKE:-make} -s --no-print-directory jfa-flags D=$d)"
   [ $kind = causal ] && defs="$defs -D CAUSAL=true"
   [ $kind = bcast ] && defs="$defs -D BCAST=true"
   ptx=$tmp/jfa.d$d.$kind.ptx
@@ -114,6 +115,8 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
   check "$name" "ftz exp2" "$ptx" "ex2\.approx\.ftz\.f32"
   check "$name" "fused multiply-adds in the softmax" "$ptx" "fma\.rn\.f32"
   check "$name" "paired bf16 conversion of P" "$ptx" "cvt\.rn\.bf16x2\.f32"
+  check "$name" "O by TMA store" "$ptx" "cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group"
+  check "$name" "the TMA store waited for before its buffer is reused" "$ptx" "cp\.async\.bulk\.wait_group\.read 0"
   if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
       # no spills (since the warp index is known warp-uniform: before, the
       # per-tile set-up at D = 128 spilled 16-40 bytes)
