@@ -126,6 +126,25 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
       wgmma_async "$name"
   fi
 done
+# the triple-buffered K/V ring at D = 128 with O staged in the Q buffer
+# (O_IN_Q, JFA_AB oq3n): the TMA store, the wait for its read before the Q
+# buffer is released, no spills
+for v in "128 self" "128 causal" "128 bcast"; do
+  set -- $v
+  d=$1; kind=$2; defs="-D D=$d $(${MAKE:-make} -s --no-print-directory jfa-flags D=$d) -D STAGES=3 -D QB=1 -D O_IN_Q=true -D SPLIT_KV=false"
+  [ $kind = causal ] && defs="$defs -D CAUSAL=true"
+  [ $kind = bcast ] && defs="$defs -D BCAST=true"
+  ptx=$tmp/jfa.d$d.$kind.oq3.ptx
+  jfa_ptx jfa.d$d.$kind.oq3 "$ptx" $defs || continue
+  name=jfa.d$d.$kind.oq3
+  check "$name" "O by TMA store" "$ptx" "cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group"
+  check "$name" "the store's read waited for" "$ptx" "cp\.async\.bulk\.wait_group\.read 0"
+  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
+      sp=$(sed -n 's/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p' "$tmp/ptxas.log" | head -n 1)
+      n=$((n+1))
+      if [ "${sp:-999}" -gt 0 ]; then echo "FAIL $name: ptxas spills ${sp:-?} bytes"; fail=$((fail+1)); fi
+  fi
+done
 # the 160-key KV block option (BX = 32, measured slower, docs/perf.md):
 # S = Q K^T as one wgmma chain of N = 160 into two accumulators (QK1: over
 # the whole head dim), P V as one chain over K = 160 (10 k-steps at D = 128,
