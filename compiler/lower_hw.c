@@ -55,16 +55,16 @@ static MlirValue elem_offset(Lw *L, const Type *t, MlirValue r, MlirValue c) {
 /* elem_offset on constants. With power-of-two sizes (the row block and,
  * for a view several column blocks wide, rows x S) every step of it --
  * shifts, masks, the swizzle's XOR -- is linear over GF(2) in the bits of
- * (r, c): offset(a ^ b) = offset(a) ^ offset(b) (offset_linear). */
+ * (r, c): offset(a ^ b) = offset(a) ^ offset(b) (smem_offset_linear). */
 static bool ispow2(int64_t x) { return x > 0 && !(x & (x - 1)); }
 
-static bool offset_linear(const Type *t) {
+bool smem_offset_linear(const Type *t) {
   int eb = elem_bytes(t), S = block_row_bytes(t);
   bool multi = t->shape[1] * eb > S;
   return ispow2(eb) && ispow2(S) && (!multi || ispow2(ty_block_rows(t)));
 }
 
-static int64_t elem_offset_const(const Type *t, int64_t r, int64_t c) {
+int64_t smem_elem_offset(const Type *t, int64_t r, int64_t c) {
   int eb = elem_bytes(t), S = block_row_bytes(t), rows = ty_block_rows(t);
   int64_t cb = c * eb, off;
   if (t->shape[1] * eb > S) off = (c / (S / eb)) * rows * S + r * S + cb % S;
@@ -74,9 +74,16 @@ static int64_t elem_offset_const(const Type *t, int64_t r, int64_t c) {
   return off ^ (((off >> 7) & mask) << 4);
 }
 
+int64_t smem_thread_bits(const Type *t, const LinLayout *lin) {
+  int64_t m = 0;
+  for (int i = 0; i < lin->nlane; i++) m |= smem_elem_offset(t, lin->lane[i][0], lin->lane[i][1]);
+  for (int i = 0; i < lin->nwarp; i++) m |= smem_elem_offset(t, lin->warp[i][0], lin->warp[i][1]);
+  return m;
+}
+
 /* smem_load / smem_store: each thread moves its registers, vectorized over
  * registers that are consecutive along the row inside one 16-byte chunk.
- * Addresses: when the offset is linear (offset_linear), the thread's part
+ * Addresses: when the offset is linear (smem_offset_linear), the thread's part
  * is computed once and each register group adds its constant: the bits the
  * thread part can never set are added (an immediate offset of the access),
  * only the rest XORed in (the swizzled 16-byte chunk: at most 8 distinct
@@ -97,20 +104,19 @@ static bool smem_move(Lw *L, TOp *op, bool store) {
   while (vec > 1 && (vec * eb > 16)) vec /= 2;
   int n = ly_nregs(&lin);
   LV *val = store ? lw_get(L, tile) : lw_new(L, n);
-  bool linear = offset_linear(t);
+  bool linear = smem_offset_linear(t);
   MlirValue toff = {0};
   int64_t tmask = 0; /* the offset bits the thread part can set */
   if (linear) {
     toff = elem_offset(L, t, tc[0], tc[1]);
-    for (int i = 0; i < lin.nlane; i++) tmask |= elem_offset_const(t, lin.lane[i][0], lin.lane[i][1]);
-    for (int i = 0; i < lin.nwarp; i++) tmask |= elem_offset_const(t, lin.warp[i][0], lin.warp[i][1]);
+    tmask = smem_thread_bits(t, &lin);
   }
   for (int g = 0; g < n; g += vec) {
     int rc[TC_MAX_RANK];
     ly_reg_coord(&lin, g, rc);
     MlirValue p;
     if (linear) {
-      int64_t kc = elem_offset_const(t, rc[0], rc[1]);
+      int64_t kc = smem_elem_offset(t, rc[0], rc[1]);
       MlirValue o = toff;
       if (kc & tmask) o = lw_bin(L, "arith.xori", o, lw_i32(L, (int)(kc & tmask)));
       p = byte_gep(L, byte_gep(L, base, o), lw_i32(L, (int)(kc & ~tmask)));

@@ -223,6 +223,16 @@ bool ty_same_shape(const Type *a, const Type *b);
 bool ty_eq(const Type *a, const Type *b); /* kind, elem, shape; not layout */
 char *ty_str(Ctx *c, const Type *t);
 int64_t ty_numel(const Type *t);
+/* Shared-memory element addressing (lower_hw.c), exposed for the tests:
+ * the byte offset of element (r, c) of an smem view, swizzled as TMA and
+ * wgmma lay it out; whether that offset is linear over GF(2) in the bits
+ * of (r, c) (power-of-two sizes), in which case smem_load/smem_store add a
+ * register group's constant offset to the thread's (XOR for the bits the
+ * thread part can set, smem_thread_bits, an add for the rest). */
+int64_t smem_elem_offset(const Type *t, int64_t r, int64_t c);
+bool smem_offset_linear(const Type *t);
+int64_t smem_thread_bits(const Type *t, const LinLayout *lin);
+
 /* Rows in memory of an smem view's column blocks (see Type.brows). */
 static inline int ty_block_rows(const Type *t) { return t->brows ? t->brows : t->shape[t->trans ? 1 : 0]; }
 

@@ -386,6 +386,87 @@ static void test_same_and_str(void **state) {
   assert_string_equal(ly_str(c, ly_slice(c, 1, m)), "#slice<dim=1, #mma<v2, warps=[4,1]>>");
 }
 
+/* ---- shared-memory addressing (lower_hw.c) ----------------------------- */
+
+/* smem_load/smem_store compute a thread's offset once and combine each
+ * register group's constant with it: XOR for the bits the thread part can
+ * set, an add (an immediate offset) for the rest. That is exact only if
+ * the offset is linear over GF(2) and the two parts' bits are kept apart;
+ * check it element by element against the offset computed from (r, c),
+ * and that the view's elements land on distinct bytes inside the view. */
+static void check_smem_split(Ctx *c, int dt, int rows, int cols, int swizzle, int brows, const Layout *ly, int warps) {
+  snprintf(cfg, sizeof cfg, "smem %s [%d, %d] swizzle %d brows %d", dt == DT_F32 ? "f32" : "bf16", rows, cols, swizzle,
+           brows);
+  Type t = {0};
+  t.kind = TY_SMEM;
+  t.elem.dt = (uint8_t)dt;
+  t.rank = 2;
+  t.shape[0] = rows;
+  t.shape[1] = cols;
+  t.swizzle = swizzle;
+  t.brows = brows;
+  LinLayout lin;
+  const char *why = NULL;
+  CHECK(ly_linear(ly, 2, (int[]){rows, cols}, warps, &lin, &why), "ly_linear failed: %s", why ? why : "");
+  CHECK(smem_offset_linear(&t), "%s [%d, %d] swizzle %d brows %d: expected a linear offset", dt == DT_F32 ? "f32" : "bf16",
+        rows, cols, swizzle, brows);
+  int eb = dt == DT_F32 ? 4 : 2;
+  int64_t span = (int64_t)(brows ? brows : rows) * cols * eb, m = smem_thread_bits(&t, &lin);
+  uint8_t *seen = calloc((size_t)span, 1);
+  int nreg = ly_nregs(&lin);
+  for (int w = 0; w < 1 << lin.nwarp; w++)
+    for (int lane = 0; lane < 1 << lin.nlane; lane++)
+      for (int r = 0; r < nreg; r++) {
+        int el[TC_MAX_RANK], th[TC_MAX_RANK], rg[TC_MAX_RANK];
+        coord_of(&lin, r, lane, w, el);
+        coord_of(&lin, 0, lane, w, th);
+        coord_of(&lin, r, 0, 0, rg);
+        int64_t want = smem_elem_offset(&t, el[0], el[1]);
+        int64_t k = smem_elem_offset(&t, rg[0], rg[1]);
+        int64_t got = (smem_elem_offset(&t, th[0], th[1]) ^ (k & m)) + (k & ~m);
+        CHECK(got == want, "[%d, %d] swizzle %d: element (%d, %d) of warp %d lane %d reg %d at %lld, split gives %lld",
+              rows, cols, swizzle, el[0], el[1], w, lane, r, (long long)want, (long long)got);
+        CHECK(want >= 0 && want + eb <= span, "[%d, %d] swizzle %d: offset %lld outside the view", rows, cols,
+              swizzle, (long long)want);
+        if (brows == 0) { /* own rows: every byte once (a row slice leaves gaps) */
+          CHECK(!seen[want], "[%d, %d] swizzle %d: two elements at byte %lld", rows, cols, swizzle,
+                (long long)want);
+          seen[want] = 1;
+        }
+      }
+  free(seen);
+}
+
+static void test_smem_offset_split(void **state) {
+  Ctx *c = *state;
+  const Layout *mma = ly_mma(c, 2, 4, 1, 8);      /* 4 warps along the rows: the accumulator's per-warp shape */
+  for (int sw = 0; sw <= 128; sw = sw ? sw * 2 : 32) {
+    int cols = sw ? sw / 2 : 64;                  /* bf16: one swizzle block wide */
+    check_smem_split(c, DT_BF16, 64, cols, sw, 0, mma, 4);
+    check_smem_split(c, DT_BF16, 64, cols, sw, 0, ly_default(c, 2, (int[]){64, cols}, 4, 2), 4);
+  }
+  /* several column blocks (JFA's 64 x 128 O staging), and a row slice of a
+   * 128-row allocation (column blocks 128 rows apart) */
+  check_smem_split(c, DT_BF16, 64, 128, 128, 0, mma, 4);
+  check_smem_split(c, DT_BF16, 64, 256, 128, 0, mma, 4);
+  check_smem_split(c, DT_BF16, 64, 128, 128, 128, mma, 4);
+  check_smem_split(c, DT_BF16, 128, 128, 64, 0, ly_default(c, 2, (int[]){128, 128}, 8, 2), 8);
+  check_smem_split(c, DT_F32, 64, 64, 128, 0, mma, 4);
+  check_smem_split(c, DT_F32, 32, 32, 128, 0, ly_default(c, 2, (int[]){32, 32}, 4, 4), 4);
+  /* not linear: 160-row column blocks (a 160-key K/V slot); the lowering
+   * then computes every address from (r, c) */
+  Type t = {0};
+  t.kind = TY_SMEM;
+  t.elem.dt = DT_BF16;
+  t.rank = 2;
+  t.shape[0] = 160;
+  t.shape[1] = 128;
+  t.swizzle = 128;
+  assert_false(smem_offset_linear(&t));
+  t.shape[1] = 64;                                /* one column block: linear at any row count */
+  assert_true(smem_offset_linear(&t));
+}
+
 /* ---- transpose --------------------------------------------------------- */
 
 static void test_transpose(void **state) {
@@ -741,6 +822,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_mma_many_shapes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dotop_many_shapes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_shapes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_smem_offset_split, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
