@@ -209,6 +209,21 @@ static SVal tile_slice(S *s, Node *call, BArgs *a) {
   return sv_rt(op->res[0]);
 }
 
+/* Whether the scalar v is a multiple of m by its construction: a constant
+ * multiple, a product with such a factor, or a sum or difference of such
+ * (a run-time column-slice offset like `r * 64`). */
+static bool provably_multiple(const TValue *v, int64_t m, int depth) {
+  const TOp *d = v->def;
+  if (!d || depth > 16) return false;
+  switch (d->opc) {
+  case OP_CONST: return d->ival % m == 0;
+  case OP_MUL: return provably_multiple(d->opnds[0], m, depth + 1) || provably_multiple(d->opnds[1], m, depth + 1);
+  case OP_ADD:
+  case OP_SUB: return provably_multiple(d->opnds[0], m, depth + 1) && provably_multiple(d->opnds[1], m, depth + 1);
+  default: return false;
+  }
+}
+
 static SVal b_slice(S *s, Node *call, Node *self) {
   static const Spec sp = {{"view", "dim", "offset", "size"}, 4};
   BArgs a;
@@ -227,11 +242,16 @@ static SVal b_slice(S *s, Node *call, Node *self) {
     int eb = ty_dtype_bytes((DType)v->type->elem.dt);
     int per = v->type->swizzle ? v->type->swizzle / eb : v->type->shape[1];
     int cols = v->type->shape[1];
-    if (a.v[2].k != V_INT || a.v[2].i < 0 || a.v[2].i % per || size % per || a.v[2].i + size > cols ||
-        (size & (size - 1))) {
-      dg_error(s->c, call->loc, "a column slice of %s takes whole %d-column swizzle blocks at a compile-time "
-                                "offset",
-               ty_str(s->c, v->type), per);
+    /* a run-time offset must be a multiple of the block by construction
+     * (r * 64); that it stays inside the view is the caller's promise, as
+     * for a run-time row offset */
+    bool rt = a.v[2].k == V_RT && a.v[2].v->type->kind == TY_SCALAR && ty_is_int((DType)a.v[2].v->type->elem.dt) &&
+              provably_multiple(a.v[2].v, per, 0);
+    if ((!rt && (a.v[2].k != V_INT || a.v[2].i < 0 || a.v[2].i % per || a.v[2].i + size > cols)) || size % per ||
+        size > cols || size < 1 || (size & (size - 1))) {
+      dg_error(s->c, call->loc, "a column slice of %s takes whole %d-column swizzle blocks at an offset that is a "
+                                "compile-time constant or a run-time product with a multiple of %d (like r * %d)",
+               ty_str(s->c, v->type), per, per, per);
       return sv_err();
     }
     TValue *off = int_arg(s, &a, 2, "slice", "the offset");
@@ -478,10 +498,13 @@ static bool tma_fits(S *s, TValue *desc, TValue *v, Loc loc, const char *fname) 
   return true;
 }
 
-static SVal b_tma(S *s, Node *call, Node *self, bool load) {
+/* tma_load, tma_store, and tma_store_add (add = true: the copy engine adds
+ * the view into global memory, element by element, instead of writing it:
+ * cp.reduce.async.bulk.tensor .add; f32, f16 and bf16) */
+static SVal b_tma(S *s, Node *call, Node *self, bool load, bool add) {
   static const Spec spl = {{"desc", "coords", "dst", "bar"}, 4};
   static const Spec sps = {{"desc", "coords", "src"}, 3};
-  const char *name = load ? "tma_load" : "tma_store";
+  const char *name = load ? "tma_load" : add ? "tma_store_add" : "tma_store";
   BArgs a;
   if (!sm_bind_args(s, call, self, name, load ? &spl : &sps, &a)) return sv_err();
   if (!is_kind(a.v[0], TY_TMA)) {
@@ -498,7 +521,13 @@ static SVal b_tma(S *s, Node *call, Node *self, bool load) {
     if (!b) return sv_err();
     emit(s, OP_TMA_LOAD, call->loc, 5, (TValue *[]){desc, c[0], c[1], v, b}, NULL);
   } else {
-    emit(s, OP_TMA_STORE, call->loc, 4, (TValue *[]){desc, c[0], c[1], v}, NULL);
+    DType dt = (DType)v->type->elem.dt;
+    if (add && dt != DT_F32 && dt != DT_F16 && dt != DT_BF16) {
+      dg_error(s->c, a.loc[2], "'%s' adds f32, f16 or bf16 elements, not %s", name, ty_dtype_name(dt));
+      return sv_err();
+    }
+    TOp *op = emit(s, OP_TMA_STORE, call->loc, 4, (TValue *[]){desc, c[0], c[1], v}, NULL);
+    op->pred = add;
   }
   return (SVal){.k = V_VOID};
 }
@@ -576,6 +605,31 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
     return (SVal){.k = V_TUPLE, .n = 2, .items = items};
   }
   return acc ? sv_rt(op->res[0]) : (SVal){.k = V_VOID};
+}
+
+/* sem_wait(ptr, value) / sem_signal(ptr, value): a counter in global
+ * memory that orders work across CTAs (the deterministic dQ reduction of
+ * attention's backward: each block's contributions added in a fixed order).
+ * sem_wait: every thread of the group spins on an acquire load until
+ * *ptr == value. sem_signal: the elected thread stores value with release
+ * semantics, after a proxy fence, so that its completed bulk (TMA) writes
+ * (tma_store_flush) are visible to whoever then waits for the value. */
+static SVal b_sem(S *s, Node *call, Node *self, bool wait) {
+  static const Spec sp = {{"ptr", "value"}, 2};
+  const char *name = wait ? "sem_wait" : "sem_signal";
+  BArgs a;
+  if (!sm_bind_args(s, call, self, name, &sp, &a)) return sv_err();
+  SVal p = a.v[0];
+  if (p.k != V_RT || p.v->type->kind != TY_SCALAR || p.v->type->elem.dt != DT_PTR ||
+      (p.v->type->elem.pointee != DT_I32 && p.v->type->elem.pointee != DT_U32)) {
+    dg_error(s->c, a.loc[0], "'%s' needs one pointer to a 32-bit integer in global memory (*i32 or *u32), not %s",
+             name, sv_desc(s, p));
+    return sv_err();
+  }
+  TValue *v = int_arg(s, &a, 1, name, "the value");
+  if (!v) return sv_err();
+  emit(s, wait ? OP_SEM_WAIT : OP_SEM_SIGNAL, call->loc, 2, (TValue *[]){p.v, v}, NULL);
+  return (SVal){.k = V_VOID};
 }
 
 static bool in_one_warpgroup(S *s, Loc loc, const char *name) {
@@ -676,10 +730,7 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
              acc2 ? ty_str(s->c, acc2->type) : "", acc2 ? " (the two accumulators' columns adding up to N)" : "");
     return sv_err();
   }
-  if (!a_regs && x->type->trans) {
-    dg_error(s->c, a.loc[0], "operand a of mma_async must be stored [M, K] with K contiguous (not transposed)");
-    return sv_err();
-  }
+  bool a_mn = !a_regs && x->type->trans; /* [M, K] stored with M contiguous: view.trans() of a [K, M] buffer */
   bool b_mn = !y->type->trans; /* [K, N] stored with N contiguous (e.g. V in attention) */
   if (M != 64) {
     dg_error(s->c, call->loc, "mma_async of [%d, %d] x [%d, %d]: a warpgroup's wgmma computes M = 64 rows (split the "
@@ -696,12 +747,12 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
   int eb = ty_dtype_bytes(dt);
   /* K-major operands: whole 128-byte rows of K (several column blocks
    * make one chain of wgmmas over all of K) */
-  bool a_ok = a_regs || (x->type->swizzle == 128 && (K * eb) % 128 == 0);
+  bool a_ok = a_regs || (x->type->swizzle == 128 && (a_mn ? (M * eb) % 128 == 0 : (K * eb) % 128 == 0));
   bool b_ok = y->type->swizzle == 128 && (b_mn ? (N * eb) % 128 == 0 : (K * eb) % 128 == 0);
   if (!a_ok || !b_ok) {
     dg_error(s->c, call->loc, "mma_async reads shared memory with a 128-byte swizzle: K-major operands are whole "
-                              "128-byte rows of K (K a multiple of %d), an N-contiguous b is whole 128-byte blocks "
-                              "of N; got %s and %s",
+                              "128-byte rows of K (K a multiple of %d), an N-contiguous b (or M-contiguous a, "
+                              "view.trans()) is whole 128-byte blocks of N (M); got %s and %s",
              128 / eb, ty_str(s->c, x->type), ty_str(s->c, y->type));
     return sv_err();
   }
@@ -750,9 +801,16 @@ bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out) {
   else if (!strcmp(name, "barrier_wait")) *out = b_bar_op(s, call, self, OP_BAR_WAIT, name);
   else if (!strcmp(name, "named_barrier")) *out = b_named_barrier(s, call, self, false);
   else if (!strcmp(name, "named_barrier_arrive")) *out = b_named_barrier(s, call, self, true);
-  else if (!strcmp(name, "tma_load")) *out = b_tma(s, call, self, true);
-  else if (!strcmp(name, "tma_store")) *out = b_tma(s, call, self, false);
+  else if (!strcmp(name, "tma_load")) *out = b_tma(s, call, self, true, false);
+  else if (!strcmp(name, "tma_store")) *out = b_tma(s, call, self, false, false);
+  else if (!strcmp(name, "tma_store_add")) *out = b_tma(s, call, self, false, true);
   else if (!strcmp(name, "tma_store_wait")) *out = b_wait_n(s, call, self, OP_TMA_STORE_WAIT, name);
+  else if (!strcmp(name, "tma_store_flush")) {
+    /* the writes to global memory are done, not just the reads of shared memory */
+    *out = b_wait_n(s, call, self, OP_TMA_STORE_WAIT, name);
+    if (out->k != V_ERR) s->blk->last->ival2 = 1;
+  } else if (!strcmp(name, "sem_wait")) *out = b_sem(s, call, self, true);
+  else if (!strcmp(name, "sem_signal")) *out = b_sem(s, call, self, false);
   else if (!strcmp(name, "mma_async")) *out = b_mma_async(s, call, self);
   else if (!strcmp(name, "mma_wait")) *out = b_wait_n(s, call, self, OP_MMA_WAIT, name);
   else if (!strcmp(name, "task_barrier")) {

@@ -617,24 +617,105 @@ static int warps_slots(const TBlock *b) { /* warps a task occupies (whole warpgr
 /* tasks: an if/else chain on the warp index; each branch sets the task's
  * register budget (setmaxnreg, on whole warpgroups) and runs the task body
  * on its warps with its own thread coordinates, named barrier and scratch
- * shared memory. Warps of a task narrower than a warpgroup idle. */
+ * shared memory. Warps of a task narrower than a warpgroup idle, unless
+ * small tasks share the warpgroup (sema_stmt.c packs them): then one
+ * branch covers the warpgroup, sets its budget once (every warp of a
+ * warpgroup must execute the same setmaxnreg), and dispatches each task to
+ * its own warps. */
+static void lower_task_body(Lw *L, TOp *op, int i, MlirValue warp, MlirValue lo, int per) {
+  TBlock *tb = op->regions[i];
+  /* the task's own prologue: thread coordinates are relative to it */
+  MlirBlock saved_entry = L->entry;
+  MlirOperation saved_pe = L->prologue_end;
+  TCoord *saved_coords = L->coords;
+  MlirValue saved_warp = L->warp, saved_scratch = L->scratch, saved_elect = L->elect, saved_bar = L->bar_id;
+  MlirValue saved_rep = L->replica, saved_tw = L->task_warp;
+  int saved_warps = L->warps, saved_bt = L->bar_threads;
+  MlirValue rel = lw_bin(L, "arith.subi", warp, lo);
+  MlirValue rep = lw_bin(L, "arith.divui", rel, lw_i32(L, per));
+  MlirValue tw = lw_bin(L, "arith.remui", rel, lw_i32(L, per));
+  /* idle warps of a narrow task do nothing more */
+  MlirValue active = lw_cmpi(L, CMPI_ULT, tw, lw_i32(L, tb->warps));
+  IfScope body;
+  lw_begin_if(L, &body);
+  L->entry = L->blk;
+  L->prologue_end = lw_op(L, "llvm.mlir.undef", 0, NULL, 1, &L->i32, 0, NULL);
+  L->coords = NULL;
+  L->warps = tb->warps;
+  L->warp = tw;
+  L->task_warp = tw;
+  L->replica = rep;
+  L->elect = lw_bin(L, "arith.andi", lw_cmpi(L, CMPI_EQ, tw, lw_i32(L, 0)), lw_cmpi(L, CMPI_EQ, L->lane, lw_i32(L, 0)));
+  /* named barriers 8.. belong to task replicas (1..7 are the program's) */
+  int first_rep = 0;
+  for (int j = 0; j < i; j++) first_rep += op->regions[j]->replicas;
+  L->bar_id = lw_bin(L, "arith.addi", rep, lw_i32(L, 8 + first_rep));
+  L->bar_threads = tb->warps * 32;
+  /* The task's own copy of the shared-memory base address, and of every
+   * kernel-level buffer and mbarrier address derived from it. Shared by
+   * all tasks, the base is one register live across the whole kernel and
+   * ptxas keeps it (and the ring-slot and descriptor arithmetic on it)
+   * off the uniform datapath: with it R2UR moves per wgmma and divergence
+   * bookkeeping around every mbarrier wait, 6% of the JFA KV loop. An
+   * opaque mov per task keeps the address a short-lived constant. */
+  MlirValue saved_smem = L->smem;
+  L->smem = lw_cast(L, "llvm.inttoptr", lw_asm(L, "mov.u64 $0, tile_smem;", "=l", 0, NULL, L->i64, true), L->ptr3);
+  LV **saved_vals = ar_alloc(&L->c->arena, sizeof(LV *) * (size_t)(L->nsmem_vals ? L->nsmem_vals : 1));
+  int nsaved = L->nsmem_vals;
+  for (int j = 0; j < nsaved; j++) {
+    TValue *sv = L->smem_vals[j];
+    saved_vals[j] = sv->lw;
+    LV *lv = lw_new(L, 1);
+    lv->v[0] = lw_gep(L, L->smem, lw_i32(L, L->smem_offs[j]), L->i8, L->ptr3);
+    lw_set(sv, lv);
+  }
+  /* scratch: one slice per replica after the earlier tasks' slices, sized
+   * by what this task's own conversions need (patched once lowered), so a
+   * producer that converts nothing costs no shared memory */
+  MlirValue stride = lw_i32(L, 0);
+  MlirValue idx = lw_bin(L, "arith.addi", lw_i32(L, L->task_scratch), lw_bin(L, "arith.muli", rep, stride));
+  L->scratch = lw_gep(L, lw_gep(L, L->smem, lw_i32(L, L->kf->smem_static), L->i8, L->ptr3), idx, L->i8, L->ptr3);
+  int saved_max = L->smem_max;
+  L->smem_max = 0;
+  lower_block(L, tb);
+  int task_stride = (L->smem_max + 127) & ~127;
+  mlirOperationSetAttributeByName(mlirOpResultGetOwner(stride), sref("value"), mlirIntegerAttrGet(L->i32, task_stride));
+  L->task_scratch += task_stride * tb->replicas;
+  L->smem_max = saved_max;
+  for (int j = 0; j < nsaved; j++) lw_set(L->smem_vals[j], saved_vals[j]);
+  L->smem = saved_smem;
+  lw_end_if(L, &body, active);
+  L->entry = saved_entry;
+  L->prologue_end = saved_pe;
+  L->coords = saved_coords;
+  L->warp = saved_warp;
+  L->scratch = saved_scratch;
+  L->elect = saved_elect;
+  L->bar_id = saved_bar;
+  L->replica = saved_rep;
+  L->task_warp = saved_tw;
+  L->warps = saved_warps;
+  L->bar_threads = saved_bt;
+}
+
+static MlirValue warp_in(Lw *L, MlirValue warp, int lo, int hi) {
+  return lw_bin(L, "arith.andi", lw_cmpi(L, CMPI_UGE, warp, lw_i32(L, lo)), lw_cmpi(L, CMPI_ULT, warp, lw_i32(L, hi)));
+}
+
 static void lower_tasks(Lw *L, TOp *op) {
   int kernel_regs = L->kf->maxnreg;
   MlirValue warp = L->warp;
-  for (int i = 0; i < op->nregions; i++) {
+  for (int i = 0, j; i < op->nregions; i = j) {
+    /* regions i .. j-1 share warpgroups: one task, or small tasks packed */
     TBlock *tb = op->regions[i];
-    int slots = warps_slots(tb), per = slots / tb->replicas;
-    MlirValue lo = lw_i32(L, tb->warp0), hi = lw_i32(L, tb->warp0 + slots);
-    MlirValue in = lw_bin(L, "arith.andi", lw_cmpi(L, CMPI_UGE, warp, lo), lw_cmpi(L, CMPI_ULT, warp, hi));
+    int glo = tb->warp0 & ~3, ghi = tb->warp0 + warps_slots(tb);
+    for (j = i + 1; j < op->nregions && tb->warps < 4 && op->regions[j]->warp0 >= glo &&
+                    op->regions[j]->warp0 < glo + 4;
+         j++) {}
+    if (j > i + 1) ghi = glo + 4;
+    MlirValue in = warp_in(L, warp, glo, ghi);
     IfScope sc;
     lw_begin_if(L, &sc);
-    /* the task's own prologue: thread coordinates are relative to it */
-    MlirBlock saved_entry = L->entry;
-    MlirOperation saved_pe = L->prologue_end;
-    TCoord *saved_coords = L->coords;
-    MlirValue saved_warp = L->warp, saved_scratch = L->scratch, saved_elect = L->elect, saved_bar = L->bar_id;
-    MlirValue saved_rep = L->replica, saved_tw = L->task_warp;
-    int saved_warps = L->warps, saved_bt = L->bar_threads;
     if (tb->regs) {
       MlirNamedAttribute at[2] = {
           lw_attr(L, "action", lw_pattr(L, tb->regs > kernel_regs ? "#nvvm<action increase>" : "#nvvm<action decrease>")),
@@ -642,71 +723,18 @@ static void lower_tasks(Lw *L, TOp *op) {
       };
       lw_op(L, "nvvm.setmaxregister", 0, NULL, 0, NULL, 2, at);
     }
-    MlirValue rel = lw_bin(L, "arith.subi", warp, lo);
-    MlirValue rep = lw_bin(L, "arith.divui", rel, lw_i32(L, per));
-    MlirValue tw = lw_bin(L, "arith.remui", rel, lw_i32(L, per));
-    /* idle warps of a narrow task do nothing more */
-    MlirValue active = lw_cmpi(L, CMPI_ULT, tw, lw_i32(L, tb->warps));
-    IfScope body;
-    lw_begin_if(L, &body);
-    L->entry = L->blk;
-    L->prologue_end = lw_op(L, "llvm.mlir.undef", 0, NULL, 1, &L->i32, 0, NULL);
-    L->coords = NULL;
-    L->warps = tb->warps;
-    L->warp = tw;
-    L->task_warp = tw;
-    L->replica = rep;
-    L->elect = lw_bin(L, "arith.andi", lw_cmpi(L, CMPI_EQ, tw, lw_i32(L, 0)), lw_cmpi(L, CMPI_EQ, L->lane, lw_i32(L, 0)));
-    /* named barriers 8.. belong to task replicas (1..7 are the program's) */
-    int first_rep = 0;
-    for (int j = 0; j < i; j++) first_rep += op->regions[j]->replicas;
-    L->bar_id = lw_bin(L, "arith.addi", rep, lw_i32(L, 8 + first_rep));
-    L->bar_threads = tb->warps * 32;
-    /* The task's own copy of the shared-memory base address, and of every
-     * kernel-level buffer and mbarrier address derived from it. Shared by
-     * all tasks, the base is one register live across the whole kernel and
-     * ptxas keeps it (and the ring-slot and descriptor arithmetic on it)
-     * off the uniform datapath: with it R2UR moves per wgmma and divergence
-     * bookkeeping around every mbarrier wait, 6% of the JFA KV loop. An
-     * opaque mov per task keeps the address a short-lived constant. */
-    MlirValue saved_smem = L->smem;
-    L->smem = lw_cast(L, "llvm.inttoptr", lw_asm(L, "mov.u64 $0, tile_smem;", "=l", 0, NULL, L->i64, true), L->ptr3);
-    LV **saved_vals = ar_alloc(&L->c->arena, sizeof(LV *) * (size_t)(L->nsmem_vals ? L->nsmem_vals : 1));
-    int nsaved = L->nsmem_vals;
-    for (int j = 0; j < nsaved; j++) {
-      TValue *sv = L->smem_vals[j];
-      saved_vals[j] = sv->lw;
-      LV *lv = lw_new(L, 1);
-      lv->v[0] = lw_gep(L, L->smem, lw_i32(L, L->smem_offs[j]), L->i8, L->ptr3);
-      lw_set(sv, lv);
+    if (j == i + 1) {
+      lower_task_body(L, op, i, warp, lw_i32(L, tb->warp0), warps_slots(tb) / tb->replicas);
+    } else {
+      for (int k = i; k < j; k++) {
+        TBlock *t = op->regions[k];
+        MlirValue mine = warp_in(L, warp, t->warp0, t->warp0 + t->warps);
+        IfScope one;
+        lw_begin_if(L, &one);
+        lower_task_body(L, op, k, warp, lw_i32(L, t->warp0), t->warps);
+        lw_end_if(L, &one, mine);
+      }
     }
-    /* scratch: one slice per replica after the earlier tasks' slices, sized
-     * by what this task's own conversions need (patched once lowered), so a
-     * producer that converts nothing costs no shared memory */
-    MlirValue stride = lw_i32(L, 0);
-    MlirValue idx = lw_bin(L, "arith.addi", lw_i32(L, L->task_scratch), lw_bin(L, "arith.muli", rep, stride));
-    L->scratch = lw_gep(L, lw_gep(L, L->smem, lw_i32(L, L->kf->smem_static), L->i8, L->ptr3), idx, L->i8, L->ptr3);
-    int saved_max = L->smem_max;
-    L->smem_max = 0;
-    lower_block(L, tb);
-    int task_stride = (L->smem_max + 127) & ~127;
-    mlirOperationSetAttributeByName(mlirOpResultGetOwner(stride), sref("value"), mlirIntegerAttrGet(L->i32, task_stride));
-    L->task_scratch += task_stride * tb->replicas;
-    L->smem_max = saved_max;
-    for (int j = 0; j < nsaved; j++) lw_set(L->smem_vals[j], saved_vals[j]);
-    L->smem = saved_smem;
-    lw_end_if(L, &body, active);
-    L->entry = saved_entry;
-    L->prologue_end = saved_pe;
-    L->coords = saved_coords;
-    L->warp = saved_warp;
-    L->scratch = saved_scratch;
-    L->elect = saved_elect;
-    L->bar_id = saved_bar;
-    L->replica = saved_rep;
-    L->task_warp = saved_tw;
-    L->warps = saved_warps;
-    L->bar_threads = saved_bt;
     lw_end_if(L, &sc, in);
   }
 }

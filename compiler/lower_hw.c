@@ -8,6 +8,7 @@
  * replica inside a task). */
 #include "lower.h"
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 static MlirValue addr_of(Lw *L, TValue *v) { return lw_get(L, v)->v[0]; }
@@ -21,7 +22,8 @@ static int64_t slot_stride(const TOp *alloc) {
   if (alloc->opc == OP_BAR_ALLOC) return 8;
   int64_t b = alloc->ival2;
   int sw = alloc->res[0]->type->swizzle;
-  return sw ? (b + 1023) & ~(int64_t)1023 : (b + 15) & ~(int64_t)15;
+  /* unswizzled slots 128-byte aligned: what TMA needs of a shared-memory box */
+  return sw ? (b + 1023) & ~(int64_t)1023 : (b + 127) & ~(int64_t)127;
 }
 
 /* Row size in bytes of one swizzle block (the whole row when unswizzled). */
@@ -94,6 +96,13 @@ static bool smem_move(Lw *L, TOp *op, bool store) {
   const Type *t = view->type;
   LinLayout lin;
   if (!lw_linear(L, tile, &lin)) return false;
+  if (store && (op->flags & OPF_TRANS)) { /* element (r, c) of the tile goes to (c, r) of the view */
+    int sw = lin.shape[0];
+    lin.shape[0] = lin.shape[1], lin.shape[1] = sw;
+    for (int i = 0; i < lin.nreg; i++) sw = lin.reg[i][0], lin.reg[i][0] = lin.reg[i][1], lin.reg[i][1] = sw;
+    for (int i = 0; i < lin.nlane; i++) sw = lin.lane[i][0], lin.lane[i][0] = lin.lane[i][1], lin.lane[i][1] = sw;
+    for (int i = 0; i < lin.nwarp; i++) sw = lin.warp[i][0], lin.warp[i][0] = lin.warp[i][1], lin.warp[i][1] = sw;
+  }
   int eb = elem_bytes(t);
   MlirType et = lw_elem_type(L, t->elem);
   MlirValue base = addr_of(L, view), tc[TC_MAX_RANK];
@@ -180,6 +189,9 @@ static int64_t kmajor_step(const Type *t, int k) {
   int64_t bytes = (int64_t)k * 16 * elem_bytes(t);
   return ((bytes / 128) * ty_block_rows(t) * 128 + bytes % 128) >> 4;
 }
+/* Is operand a [M, K] (shared memory) stored M-contiguous (view.trans() of
+ * a [K, M] buffer: dS^T as the A of dK = dS^T Q in attention's backward)? */
+static bool a_mn_major(const TValue *a) { return a->type->kind != TY_TILE && a->type->trans; }
 /* B descriptor and its offset for k-step k (descriptor units of 16 bytes). */
 static MlirValue b_desc(Lw *L, TValue *b) {
   if (b_mn_major(b)) return wgmma_desc_lbo(L, addr_of(L, b), (int64_t)ty_block_rows(b->type) * 128);
@@ -211,6 +223,17 @@ static void fence_operands(Lw *L, MlirValue *v, int n) {
     buf_free(&cons);
     for (int i = 0; i < m; i++) v[b0 + i] = m == 1 ? r : lw_extract(L, r, i, ft[i]);
   }
+}
+
+/* Is the accumulator a splat of +0.0 (zeros([64, N]))? Then the first
+ * wgmma of the chain does not read it (scale-d = 0): no zero registers are
+ * made and kept live, and ptxas needs no moves into the fragment. */
+static bool zero_acc(const TValue *acc) {
+  const TOp *d = acc->def;
+  while (d && d->opc == OP_CONVERT) d = d->opnds[0]->def;
+  if (!d || d->opc != OP_SPLAT) return false;
+  const TOp *c = d->opnds[0]->def;
+  return c && c->opc == OP_CONST && c->fval == 0.0 && !signbit(c->fval);
 }
 
 /* The accumulator registers v (all of them, in fragment order) as the
@@ -281,15 +304,20 @@ static bool mma_regs_a(Lw *L, TOp *op, LV *C) {
       ops[4 * k + p] = lw_cast(L, "llvm.bitcast", v, L->i32);
     }
   }
+  bool zero = op->nres == 1 && zero_acc(op->opnds[2]);
+  if (zero) { /* the first wgmma ignores the accumulator (scale-d = 0) */
+    MlirValue u = lw_op1(L, "llvm.mlir.undef", 0, NULL, L->f32, 0, NULL);
+    for (int i = 0; i < n; i++) cur[i] = u;
+  }
   memcpy(ops + nw, cur, sizeof(MlirValue) * (size_t)n);
-  fence_operands(L, ops, nw + n);
+  fence_operands(L, ops, zero ? nw : nw + n);
   memcpy(cur, ops + nw, sizeof(MlirValue) * (size_t)n);
   lw_op(L, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL);
   for (int k = 0; k < K / 16; k++) {
     memcpy(args, ops + 4 * k, sizeof(MlirValue) * 4);
     MlirValue step = lw_int(L, L->i64, b_kstep(b, k));
     args[4] = k ? lw_bin(L, "arith.addi", db, step) : db;
-    args[5] = one;
+    args[5] = k == 0 && zero ? lw_i32(L, 0) : one;
     memcpy(args + 6, cur, sizeof(MlirValue) * (size_t)n);
     /* operands: A words, B descriptor, scale flag, then the tied accumulators */
     MlirValue r = lw_asm(L, text.data, cons.data, n + 6, args, st, true);
@@ -329,21 +357,25 @@ static bool lower_mma_async(Lw *L, TOp *op) {
   MlirType st = mlirLLVMStructTypeLiteralGet(L->mc, C->n, ft, false);
   MlirValue *cv = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)C->n);
   memcpy(cv, C->v, sizeof(MlirValue) * (size_t)C->n);
-  fence_operands(L, cv, C->n);
+  bool zero = op->nres == 1 && zero_acc(op->opnds[2]); /* the first wgmma ignores it (scale-d = 0) */
+  if (!zero) fence_operands(L, cv, C->n);
   MlirValue s = lw_op1(L, "llvm.mlir.undef", 0, NULL, st, 0, NULL);
-  for (int i = 0; i < C->n; i++) {
+  for (int i = 0; zero ? 0 : i < C->n; i++) {
     char pos[32];
     snprintf(pos, sizeof pos, "array<i64: %d>", i);
     MlirNamedAttribute at = lw_attr(L, "position", lw_pattr(L, pos));
     s = lw_op1(L, "llvm.insertvalue", 2, (MlirValue[]){s, cv[i]}, st, 1, &at);
   }
   lw_op(L, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL);
-  MlirValue da = wgmma_desc(L, addr_of(L, a)), db = b_desc(L, b);
+  /* an M-contiguous a is addressed like an N-contiguous b */
+  bool amn = a_mn_major(a);
+  MlirValue da = amn ? wgmma_desc_lbo(L, addr_of(L, a), (int64_t)ty_block_rows(a->type) * 128) : wgmma_desc(L, addr_of(L, a)),
+            db = b_desc(L, b);
   const char *ty = a->type->elem.dt == DT_BF16 ? "#nvvm.wgmma_type<bf16>" : "#nvvm.wgmma_type<f16>";
   char shape[64];
   snprintf(shape, sizeof shape, "#nvvm.shape<m = 64, n = %d, k = 16>", N);
   MlirNamedAttribute at[10] = {
-      lw_attr(L, "layoutA", lw_pattr(L, "#nvvm.mma_layout<row>")),
+      lw_attr(L, "layoutA", lw_pattr(L, amn ? "#nvvm.mma_layout<col>" : "#nvvm.mma_layout<row>")),
       lw_attr(L, "layoutB", lw_pattr(L, b_mn_major(b) ? "#nvvm.mma_layout<row>" : "#nvvm.mma_layout<col>")),
       lw_attr(L, "satfinite", lw_pattr(L, "#nvvm.mma_int_overflow<wrapped>")),
       lw_attr(L, "scaleA", lw_pattr(L, "#nvvm.wgmma_scale_in<one>")),
@@ -356,8 +388,10 @@ static bool lower_mma_async(Lw *L, TOp *op) {
   };
   for (int k = 0; k < K / 16; k++) {
     /* the next 16 columns of K start 32 bytes further (>> 4: +2), or in the next column block */
-    MlirValue step = lw_int(L, L->i64, kmajor_step(a->type, k)), bst = lw_int(L, L->i64, b_kstep(b, k));
+    MlirValue step = lw_int(L, L->i64, amn ? (int64_t)k * ((16 * 128) >> 4) : kmajor_step(a->type, k)),
+              bst = lw_int(L, L->i64, b_kstep(b, k));
     MlirValue dak = k ? lw_bin(L, "arith.addi", da, step) : da, dbk = k ? lw_bin(L, "arith.addi", db, bst) : db;
+    at[5] = lw_attr(L, "scaleD", lw_pattr(L, k == 0 && zero ? "#nvvm.wgmma_scale_out<zero>" : "#nvvm.wgmma_scale_out<one>"));
     s = lw_op1(L, "nvvm.wgmma.mma_async", 3, (MlirValue[]){s, dak, dbk}, st, 10, at);
   }
   MlirValue *res = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)C->n);
@@ -461,8 +495,10 @@ static bool lower_tma(Lw *L, TOp *op) {
       lw_op(L, "nvvm.cp.async.bulk.tensor.shared.cluster.global", 5, (MlirValue[]){pj, tmap, cj, row, bar}, 0, NULL,
             3, at);
     } else {
-      lw_asm(L, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];", "l,r,r,l", 4,
-             (MlirValue[]){tmap, cj, row, pj}, (MlirType){0}, true);
+      const char *text = op->pred ? "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group "
+                                    "[$0, {$1, $2}], [$3];"
+                                  : "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];";
+      lw_asm(L, text, "l,r,r,l", 4, (MlirValue[]){tmap, cj, row, pj}, (MlirType){0}, true);
     }
   }
   if (!load) lw_asm(L, "cp.async.bulk.commit_group;", "", 0, NULL, (MlirType){0}, true);
@@ -581,7 +617,7 @@ bool lw_hw_op(Lw *L, TOp *op) {
     IfScope sc;
     elected(L, &sc);
     char text[64];
-    snprintf(text, sizeof text, "cp.async.bulk.wait_group.read %lld;", (long long)op->ival);
+    snprintf(text, sizeof text, "cp.async.bulk.wait_group%s %lld;", op->ival2 ? "" : ".read", (long long)op->ival);
     lw_asm(L, text, "", 0, NULL, (MlirType){0}, true);
     lw_end_if(L, &sc, L->elect);
     return true;
@@ -597,6 +633,22 @@ bool lw_hw_op(Lw *L, TOp *op) {
     }
     if (op->pred) arrive_elected(L, op->opnds[op->pred - 1]); /* release = bar, before the registers are read */
     for (int i = 0; i < op->nres; i++) tie_registers(L, op->opnds[i], op->res[i]);
+    return true;
+  }
+  case OP_SEM_WAIT: {
+    MlirValue ops[2] = {lw_get(L, op->opnds[0])->v[0], lw_get(L, op->opnds[1])->v[0]};
+    lw_asm(L,
+           "{ .reg .pred p; .reg .b32 v; $$tile_sem: ld.acquire.gpu.global.b32 v, [$0]; setp.ne.b32 p, v, $1; "
+           "@p bra $$tile_sem; }",
+           "l,r", 2, ops, (MlirType){0}, true);
+    return true;
+  }
+  case OP_SEM_SIGNAL: {
+    MlirValue ops[2] = {lw_get(L, op->opnds[0])->v[0], lw_get(L, op->opnds[1])->v[0]};
+    IfScope sc;
+    elected(L, &sc);
+    lw_asm(L, "fence.proxy.async.global; st.release.gpu.global.b32 [$0], $1;", "l,r", 2, ops, (MlirType){0}, true);
+    lw_end_if(L, &sc, L->elect);
     return true;
   }
   case OP_CLUSTER_RANK:

@@ -447,6 +447,51 @@ static void load_in_layout(TOp *op, void *ud) {
   ir_remove(op);
 }
 
+/* smem_store(view, trans(x)): store x with its coordinates swapped, from
+ * whatever layout x has (a wgmma accumulator's dS for dQ = dS K), instead of
+ * a round trip through scratch shared memory to a blocked layout that
+ * trans() can relabel. Runs before layouts are assigned; the trans, if
+ * unused otherwise, is dead code. */
+static void fuse_trans_store(TOp *op, void *ud) {
+  (void)ud;
+  if (op->opc != OP_SMEM_STORE || (op->flags & OPF_TRANS)) return;
+  TOp *t = op->opnds[1]->def;
+  if (!t || t->opc != OP_TRANS || t->opnds[0]->type->rank != 2) return;
+  op->opnds[1] = t->opnds[0];
+  op->flags |= OPF_TRANS;
+}
+
+/* convert_layout(broadcast(x)) -> broadcast(convert_layout(x)): convert the
+ * small tile before it is stretched (a row of 64 LSE values broadcast over
+ * a [64, 64] wgmma accumulator), so that no [64, 64] tile goes through
+ * scratch shared memory; load_in_layout then folds an smem_load source. */
+static void sink_broadcast_converts(TOp *op, void *ud) {
+  P *p = ud;
+  p->warps = ir_block_warps(op->block);
+  if (op->opc != OP_CONVERT) return;
+  TOp *bc = op->opnds[0]->def;
+  if (!bc || bc->opc != OP_BROADCAST || !is_tile(bc->opnds[0])) return;
+  TValue *x = bc->opnds[0];
+  const Layout *l = lay(op->res[0]);
+  LinLayout lin;
+  const char *why;
+  if (!ly_linear(l, x->type->rank, x->type->shape, p->warps, &lin, &why)) return;
+  TValue *xc = x;
+  if (!same(p, lay(x), l, x->type)) {
+    TOp *cv = ir_op(p->c, OP_CONVERT, op->loc, 1, &x, 1, (Type *[]){ty_with_layout(p->c, x->type, l)});
+    cv->flags = OPF_INSERTED;
+    cv->res[0]->ax = x->ax;
+    ir_insert_before(op, cv);
+    xc = cv->res[0];
+  }
+  TOp *nb = ir_op(p->c, OP_BROADCAST, bc->loc, 1, &xc, 1, (Type *[]){op->res[0]->type});
+  memcpy(nb->shape, bc->shape, sizeof nb->shape);
+  nb->res[0]->ax = op->res[0]->ax;
+  ir_insert_before(op, nb);
+  ir_replace_uses(p->f->body, op->res[0], nb->res[0]);
+  ir_remove(op);
+}
+
 /* ---- dead code ---- */
 
 static void count_uses(TOp *op, void *ud) {
@@ -466,7 +511,7 @@ static bool has_effects(const TOp *op) {
   case OP_STORE: case OP_ATOMIC_ADD: case OP_FOR: case OP_IF: case OP_WHILE: case OP_CONDITION: case OP_YIELD:
   case OP_RETURN: case OP_SMEM_STORE: case OP_SMEM_WRITE: case OP_BAR_EXPECT: case OP_BAR_ARRIVE: case OP_BAR_WAIT: case OP_NAMED_BAR:
   case OP_FENCE_ASYNC: case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_STORE_WAIT: case OP_MMA_ASYNC:
-  case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_TASKS: case OP_BAR_ALLOC:
+  case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_TASKS: case OP_BAR_ALLOC: case OP_SEM_WAIT: case OP_SEM_SIGNAL:
     return true;
   default:
     return false;
@@ -539,9 +584,10 @@ static void plan_op(TOp *op, void *ud) {
   } else if (pl->phase == 1 && op->opc == OP_SMEM_ALLOC && !op->res[0]->type->swizzle) {
     /* a small unswizzled buffer (scalars a producer hands its consumers)
      * goes in the gap between the mbarriers and the first 1024-byte
-     * boundary, where it costs nothing */
-    int64_t at = (pl->off + 15) & ~(int64_t)15;
-    int64_t bytes = ((op->ival2 + 15) & ~(int64_t)15) * op->res[0]->type->nbuf;
+     * boundary, where it costs nothing; 128-byte aligned slots, as a TMA
+     * box in shared memory needs (a row of 64 LSE values) */
+    int64_t at = (pl->off + 127) & ~(int64_t)127;
+    int64_t bytes = ((op->ival2 + 127) & ~(int64_t)127) * op->res[0]->type->nbuf;
     if (at + bytes <= 1024) {
       op->ival = at;
       op->flags |= OPF_PLACED;
@@ -550,7 +596,7 @@ static void plan_op(TOp *op, void *ud) {
   } else if (pl->phase == 2 && op->opc == OP_SMEM_ALLOC && !(op->flags & OPF_PLACED)) {
     pl->off = (pl->off + 1023) & ~(int64_t)1023;
     op->ival = pl->off;
-    int64_t slot = op->res[0]->type->swizzle ? (op->ival2 + 1023) & ~(int64_t)1023 : (op->ival2 + 15) & ~(int64_t)15;
+    int64_t slot = op->res[0]->type->swizzle ? (op->ival2 + 1023) & ~(int64_t)1023 : (op->ival2 + 127) & ~(int64_t)127;
     pl->off += slot * op->res[0]->type->nbuf; /* lower_hw.c slot_stride() */
   }
 }
@@ -648,6 +694,7 @@ bool pass_run(Ctx *c, TModule *m) {
     plan_smem(c, f);
     check_arrives(c, f->body, 0);
     ir_walk(f->body, check_wgmma_reads, c);
+    ir_walk(f->body, fuse_trans_store, &p);
     for (int round = 0; round < 4; round++) {
       assign_block(&p, f->body);
       p.changed = false;
@@ -657,6 +704,8 @@ bool pass_run(Ctx *c, TModule *m) {
     }
     RematCtx rc = {&p, NULL};
     ir_walk(f->body, remat_op, &rc);
+    ir_walk(f->body, fold_converts, &p);
+    ir_walk(f->body, sink_broadcast_converts, &p);
     ir_walk(f->body, fold_converts, &p);
     ir_walk(f->body, load_in_layout, &p);
     dce(&p);

@@ -401,6 +401,13 @@ static void tasks_stmt(S *s, Node *n, St *st) {
   TOp *op = ir_op(c, OP_TASKS, n->loc, 0, NULL, 0, NULL);
   int warp0 = 0;
   int64_t regs_total = 0;
+  /* Tasks of 1 or 2 warps, one replica each, with the same register budget
+   * share a warpgroup when they follow one another and fit in its 4 warps
+   * (a TMA producer warp and a reduction warp): one setmaxnreg for the
+   * warpgroup, whose warps all execute it. pack_wg is the first warp of the
+   * warpgroup being filled (-1: none), pack_used its warps taken. */
+  int pack_wg = -1, pack_used = 0;
+  int64_t pack_regs = 0;
   bool any_regs = false, all_regs = true;
   Snap sn = snapshot(s);
   TBlock *outer = s->blk;
@@ -423,21 +430,31 @@ static void tasks_stmt(S *s, Node *n, St *st) {
     }
     if (!has_w && !strcmp(t->name, "default")) {
       /* the default task takes the warps the others leave */
-      int others = 0;
+      int others = 0, pw = -1, pused = 0;
+      int64_t pregs = 0;
       for (int j = 0; j < n->nlist; j++) {
         Node *u = n->list[j];
-        if (j == i) continue;
-        int64_t uw = 0, ur = 1;
+        if (j == i) {
+          pw = -1; /* the default task breaks a run of small tasks */
+          continue;
+        }
+        int64_t uw = 0, ur = 1, ug = 0;
         for (int q = 0; q < u->nlist; q++) {
           Node *arg = u->list[q];
           int64_t v;
-          if (!arg->argname || (strcmp(arg->argname, "warps") && strcmp(arg->argname, "replicas"))) continue;
-          if (arg->kind != ND_INT) continue; /* checked when that task is built */
+          if (!arg->argname || arg->kind != ND_INT) continue; /* checked when that task is built */
           v = (int64_t)arg->ival;
           if (!strcmp(arg->argname, "warps")) uw = v;
-          else ur = v;
+          else if (!strcmp(arg->argname, "replicas")) ur = v;
+          else if (!strcmp(arg->argname, "regs")) ug = v;
+        }
+        bool small = uw < 4 && ur == 1;
+        if (small && pw >= 0 && pused + uw <= 4 && pregs == ug) { /* packed, as below */
+          pused += (int)uw;
+          continue;
         }
         others += (int)((uw < 4 ? 4 : uw) * ur);
+        pw = small ? 0 : -1, pused = (int)uw, pregs = ug;
       }
       w = rep > 0 ? (s->kf->warps - others) / rep : 0;
       has_w = w > 0;
@@ -464,14 +481,24 @@ static void tasks_stmt(S *s, Node *n, St *st) {
     any_regs |= has_r;
     all_regs &= has_r;
     int64_t slots = (w < 4 ? 4 : w) * rep; /* whole warpgroups */
-    regs_total += has_r ? slots * 32 * r : 0;
+    int first = warp0;
+    bool small = w < 4 && rep == 1;
+    if (small && pack_wg >= 0 && pack_used + w <= 4 && pack_regs == r) {
+      first = pack_wg + pack_used; /* beside the previous small task, in its warpgroup */
+      pack_used += (int)w;
+    } else {
+      regs_total += has_r ? slots * 32 * r : 0;
+      warp0 += (int)slots;
+      pack_wg = small ? first : -1;
+      pack_used = small ? (int)w : 0;
+      pack_regs = r;
+    }
     TBlock *b = ir_block(c, 0, NULL);
     b->warps = (int)w;
     b->replicas = (int)rep;
     b->regs = (int)r;
-    b->warp0 = warp0;
+    b->warp0 = first;
     b->task_name = t->name;
-    warp0 += (int)slots;
     ir_add_region(c, op, b);
     s->blk = b;
     int saved_warps = s->warps;
@@ -502,6 +529,27 @@ static void tasks_stmt(S *s, Node *n, St *st) {
   if (regs_total > 65536) {
     dg_error(c, n->loc, "the tasks' register budgets add up to %lld registers; an SM has 65536", (long long)regs_total);
     return;
+  }
+  /* setmaxnreg moves registers between the CTA's warpgroups: what one
+   * raises, another must have given back. The CTA starts with its warps x
+   * the entry cap (maxnreg, else the even share of 65536 that lower.c
+   * sets); asking for more makes a setmaxnreg.inc wait forever. */
+  if (any_regs && all_regs) {
+    int threads = s->kf->warps * 32;
+    int64_t cap = s->kf->maxnreg ? s->kf->maxnreg : 65536 / threads;
+    if (!s->kf->maxnreg) {
+      cap -= cap % 8;
+      if (cap > 255) cap = 255;
+    }
+    if (regs_total > cap * threads) {
+      dg_error(c, n->loc, "the tasks' register budgets add up to %lld registers, more than the %lld the CTA starts "
+                          "with (%d threads x %lld each): the warpgroups that ask for more would wait forever for "
+                          "registers no other warpgroup gives back; lower a budget by %lld registers a thread in "
+                          "some warpgroup",
+               (long long)regs_total, (long long)(cap * threads), threads, (long long)cap,
+               (long long)((regs_total - cap * threads + 127) / 128));
+      return;
+    }
   }
   ir_append(s->blk, op);
 }

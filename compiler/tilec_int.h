@@ -400,6 +400,8 @@ typedef enum Opcode {
   OP_TASKS,       /* one region per task */
   OP_REPLICA_ID,
   OP_CLUSTER_RANK,
+  OP_SEM_WAIT,    /* spin (every thread, acquire) until *ptr == value */
+  OP_SEM_SIGNAL,  /* *ptr = value (the elected thread, release, after its async-proxy writes) */
   OP_COUNT
 } Opcode;
 
@@ -460,7 +462,10 @@ struct TOp {
 
 /* OPF_SKIP_ONES (a float mul, from scale_rows): a warp whose factors are all
  * exactly 1 skips the multiplies */
-enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16, OPF_SKIP_ONES = 32 };
+/* OPF_TRANS (smem_store of trans(x), fused by passes.c): x is stored
+ * transposed, element (r, c) of x at (c, r) of the view. */
+enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16, OPF_SKIP_ONES = 32,
+       OPF_TRANS = 64 };
 
 typedef struct TParam {
   const char *name;

@@ -29,6 +29,7 @@ static const char *opnames[OP_COUNT] = {
     [OP_TMA_STORE] = "tma_store", [OP_TMA_STORE_WAIT] = "tma_store_wait", [OP_MMA_ASYNC] = "mma_async",
     [OP_MMA_COMMIT] = "mma_commit", [OP_MMA_WAIT] = "mma_wait", [OP_TASKS] = "tasks",
     [OP_REPLICA_ID] = "replica_id", [OP_CLUSTER_RANK] = "cluster_rank",
+    [OP_SEM_WAIT] = "sem_wait", [OP_SEM_SIGNAL] = "sem_signal",
 };
 
 const char *ir_opname(Opcode o) { return o < OP_COUNT && opnames[o] ? opnames[o] : "?"; }
@@ -206,7 +207,12 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
     if (op->pred) buf_printf(o, " arrive");
     break;
   case OP_TMA_STORE_WAIT:
+    buf_printf(o, " %lld%s", (long long)op->ival, op->ival2 ? " writes" : "");
+    break;
   case OP_MMA_WAIT: buf_printf(o, " %lld", (long long)op->ival); break;
+  case OP_TMA_STORE:
+    if (op->pred) buf_puts(o, " add");
+    break;
   case OP_EXP2:
     if (op->ival) buf_printf(o, " fma_every=%lld", (long long)op->ival);
     break;
@@ -219,6 +225,7 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
     pr_val(o, op->opnds[i]);
   }
   if (op->flags & OPF_SKIP_ONES) buf_puts(o, " skip_ones");
+  if (op->flags & OPF_TRANS) buf_puts(o, " trans");
   if (op->opc == OP_LOAD || op->opc == OP_STORE || op->opc == OP_ATOMIC_ADD) {
     if (op->flags & OPF_MASK) buf_puts(o, " masked");
     if (op->flags & OPF_OTHER) buf_puts(o, " other");
