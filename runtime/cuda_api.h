@@ -119,6 +119,7 @@ typedef struct rt_cuda_api {
   CUresult (*cuMemcpyDtoD)(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
   CUresult (*cuMemsetD8)(CUdeviceptr dst, unsigned char value, size_t n);
   CUresult (*cuMemsetD32)(CUdeviceptr dst, unsigned value, size_t n);
+  CUresult (*cuMemsetD32Async)(CUdeviceptr dst, unsigned value, size_t n, CUstream s);
   CUresult (*cuStreamCreate)(CUstream *s, unsigned flags);
   CUresult (*cuStreamDestroy)(CUstream s);
   CUresult (*cuStreamSynchronize)(CUstream s);

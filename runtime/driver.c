@@ -71,6 +71,7 @@ static const rt_sym rt_syms[] = {
     RT_SYM(cuMemcpyDtoD, "cuMemcpyDtoD_v2", NULL, true),
     RT_SYM(cuMemsetD8, "cuMemsetD8_v2", NULL, true),
     RT_SYM(cuMemsetD32, "cuMemsetD32_v2", NULL, true),
+    RT_SYM(cuMemsetD32Async, "cuMemsetD32Async", NULL, true),
     RT_SYM(cuStreamCreate, "cuStreamCreate", NULL, true),
     RT_SYM(cuStreamDestroy, "cuStreamDestroy_v2", NULL, true),
     RT_SYM(cuStreamSynchronize, "cuStreamSynchronize", NULL, true),

@@ -70,19 +70,28 @@ typedef struct jctx {
   int64_t bm, bn; /* block_m, block_n */
   int causal;
   int64_t nqb; /* broadcast-Q: query blocks per (b, h); 0 in self-attention */
+  int bwd;     /* backward tiles: KV blocks, costed by the query blocks they meet */
 } jctx;
 
 static inline int64_t seq_len(const jctx *c, int64_t b) {
   return off_at(c->off, c->is64, b + 1) - off_at(c->off, c->is64, b);
 }
 
-/* Query blocks of sequence b, of L rows (0: no tiles). */
+/* Tiles of sequence b, of L rows (0: none): its query blocks (forward), or
+ * its KV blocks (backward). */
 static inline int64_t seq_blocks(const jctx *c, int64_t L) {
+  if (c->bwd) return (L + c->bn - 1) / c->bn;
   return c->nqb ? c->nqb : (L + c->bm - 1) / c->bm;
 }
 
-/* KV blocks visited by query block m of a sequence of L rows. */
+/* Forward: KV blocks visited by query block m of a sequence of L rows.
+ * Backward: query blocks met by KV block m. */
 static inline int64_t tile_cost(const jctx *c, int64_t L, int64_t m) {
+  if (c->bwd) {
+    if (c->nqb) return c->nqb;
+    int64_t q = (L + c->bm - 1) / c->bm;
+    return c->causal ? q - (m * c->bn) / c->bm : q;
+  }
   if (!c->causal) return (L + c->bn - 1) / c->bn;
   int64_t e = (m + 1) * c->bm;
   if (e > L) e = L;
@@ -196,6 +205,7 @@ typedef struct causal_order {
   const uint64_t *keys; /* groups in dealing order (low 32 bits: g) */
   int64_t ng;
   int H;
+  int bwd;              /* backward: a sequence's costs fall with m, so its heaviest tiles come first */
 } causal_order;
 
 /* The least-loaded CTA: a tournament tree over the CTAs' loads.  Node i
@@ -237,11 +247,12 @@ static inline int32_t lt_take(ltree *t, int64_t cost) {
 static int64_t deal_causal(const causal_order *o, ltree *t, int32_t *cta, int32_t *work, int32_t *pos) {
   int64_t total = 0, k = 0;
   for (int64_t g = 0; g < o->ng; g++) {
-    int64_t gi = (int64_t)(o->keys[g] & 0xffffffffu);
-    for (int64_t q = o->first[gi + 1] - 1; q >= o->first[gi]; q--) {
-      const segment *s = &o->seg[q];
-      for (int32_t m = s->m_hi; m >= s->m_lo; m--)
-        for (int h = 0; h < o->H; h++, k++) {
+    int64_t gi = (int64_t)(o->keys[g] & 0xffffffffu), nseg = o->first[gi + 1] - o->first[gi];
+    for (int64_t qi = 0; qi < nseg; qi++) {
+      const segment *s = &o->seg[o->bwd ? o->first[gi] + qi : o->first[gi + 1] - 1 - qi];
+      int32_t span = s->m_hi - s->m_lo;
+      for (int32_t mi = 0; mi <= span; mi++)
+        for (int h = 0, m = o->bwd ? s->m_lo + mi : s->m_hi - mi; h < o->H; h++, k++) {
           total += s->cost;
           if (t) {
             int32_t c = lt_take(t, s->cost);
@@ -282,7 +293,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
   tile_status st = tile_jagged_check_offsets(p->offsets, p->batch, p->offsets_are_64bit, -1);
   if (st != TILE_OK) return st;
 
-  jctx c = {p->offsets, p->offsets_are_64bit != 0, p->block_m, p->block_n, p->causal != 0, 0};
+  jctx c = {p->offsets, p->offsets_are_64bit != 0, p->block_m, p->block_n, p->causal != 0, 0, p->backward != 0};
   if (p->num_q > 0) {
     c.nqb = (p->num_q + p->block_m - 1) / p->block_m;
     if (c.nqb > TILE_JAGGED_MAX_TILES)
@@ -304,7 +315,12 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
                      "jagged schedule: more than %d tiles (reached at sequence %lld of %lld rows, %lld query blocks "
                      "x %d heads): tile indices would overflow int32; use larger blocks or split the batch",
                      TILE_JAGGED_MAX_TILES, (long long)b, (long long)L, (long long)nb, H);
-    int64_t cmin = tile_cost(&c, L, 0), cmax = tile_cost(&c, L, nb - 1); /* costs never decrease with m */
+    /* costs never decrease with m (forward) or never increase (backward) */
+    int64_t cmin = tile_cost(&c, L, 0), cmax = tile_cost(&c, L, nb - 1);
+    if (cmin > cmax) {
+      int64_t t = cmin;
+      cmin = cmax, cmax = t;
+    }
     if (cmax > INT32_MAX)
       return rt_fail(TILE_ERR_INVALID,
                      "jagged schedule: sequence %lld has %lld KV rows, %lld blocks of %d: the tile cost overflows int32",
@@ -370,12 +386,12 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
     int64_t ng = 0;
     for (int64_t i = 0, j; i < ns; i = j, ng++) {
       for (j = i + 1; j < ns && seg[j].b == seg[i].b; j++) {}
-      first[ng] = i; /* a sequence's segments: ascending m, ascending cost */
-      keys[ng] = (uint64_t)(INT32_MAX - seg[j - 1].cost) << 32 | (uint64_t)ng;
+      first[ng] = i; /* a sequence's segments: ascending m, ascending cost (backward: descending) */
+      keys[ng] = (uint64_t)(INT32_MAX - seg[c.bwd ? i : j - 1].cost) << 32 | (uint64_t)ng;
     }
     first[ng] = ns;
     qsort(keys, (size_t)ng, sizeof *keys, key_cmp);
-    causal_order o = {seg, first, keys, ng, H};
+    causal_order o = {seg, first, keys, ng, H, c.bwd};
     ltree t = {load, idx, P};
     lt_init_loads(&t, n, NULL);
     deal_causal(&o, &t, cta, NULL, fill); /* choose (and count) */

@@ -76,6 +76,16 @@ tile_status tile_memset_d32(tile_devptr dst, uint32_t value, size_t count) {
   return TILE_OK;
 }
 
+tile_status tile_memset_d32_async(tile_devptr dst, uint32_t value, size_t count, tile_stream stream) {
+  if (dst % 4) return rt_fail(TILE_ERR_INVALID, "tile_memset_d32_async: 0x%llx is not 4-byte aligned",
+                              (unsigned long long)dst);
+  RT_ENTER();
+  if (count == 0) return TILE_OK;
+  CUresult r = rt_cu.cuMemsetD32Async(dst, value, count, (CUstream)stream);
+  if (r != CUDA_SUCCESS) return rt_cuda_fail(r, "cuMemsetD32Async(%zu words)", count);
+  return TILE_OK;
+}
+
 tile_status tile_synchronize(void) {
   RT_ENTER();
   CUresult r = rt_cu.cuCtxSynchronize();

@@ -44,6 +44,9 @@ typedef struct tile_jagged_params {
   int zigzag;            /* 1: sort by cost, descending (ties in (b, h, m) order), deal in zigzag
                             (causal: sequence-major, least-loaded CTA; docs/runtime.md);
                             0: natural (b, h, m) order, round robin (the baseline) */
+  int backward;          /* 1: the tiles of attention's backward pass instead: (b, h, n), KV block n of
+                            block_n keys, each costing the query blocks of block_m rows it meets
+                            (causal: those at or after its first key); see the cost model below */
 } tile_jagged_params;
 
 /* Work lists, all CTAs in one array: CTA c runs tiles cta_start[c] ..
@@ -74,7 +77,16 @@ typedef struct tile_jagged_schedule {
  * Empty sequences: in self-attention they have no rows, hence no tiles.  In
  * broadcast-Q mode an empty KV sequence still has num_q output rows, so its
  * tiles are emitted with cost 0 (the kernel must write O = 0 and LSE = -inf
- * for them); they sort last. */
+ * for them); they sort last.
+ *
+ * Backward (p->backward): tile (b, h, n) is KV block n (keys [n*block_n,
+ * min((n+1)*block_n, L))) of sequence b, cdiv(L, block_n) tiles per (b, h);
+ * its cost is the query blocks of block_m rows it meets:
+ *   self-attention, non-causal: cdiv(L, block_m);
+ *   causal: cdiv(L, block_m) - (n*block_n)/block_m (queries before the
+ *     block's first key see none of it);
+ *   broadcast-Q: cdiv(num_q, block_m).
+ * Empty sequences have no tiles.  The work list holds {b, h, n, cost}. */
 tile_status tile_jagged_schedule_build(const tile_jagged_params *p, tile_jagged_schedule *out);
 /* The same into a schedule from an earlier build or rebuild (or a zeroed
  * one), reusing its arrays when they are large enough: a training loop that

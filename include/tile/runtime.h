@@ -73,6 +73,8 @@ tile_status tile_memcpy_dtoh(void *dst, tile_devptr src, size_t bytes);
 tile_status tile_memcpy_dtod(tile_devptr dst, tile_devptr src, size_t bytes);
 tile_status tile_memset_d8(tile_devptr dst, uint8_t value, size_t bytes);
 tile_status tile_memset_d32(tile_devptr dst, uint32_t value, size_t count);
+/* The same, ordered on a stream (NULL: the default stream). */
+tile_status tile_memset_d32_async(tile_devptr dst, uint32_t value, size_t count, tile_stream stream);
 tile_status tile_synchronize(void);
 
 /* Streams and events (timing). */
