@@ -56,15 +56,16 @@ $(B)/examples/examples_jit_static.xz: $(B)/examples/examples_jit_static
 # `make gpu-bundle`, then run tests/gpu/run.sh with B=build-gpu, carrying build-gpu.
 GPU_B := build-gpu
 .PHONY: gpu-bundle
-gpu-bundle: examples jit-static prims jfa-ab
+gpu-bundle: examples jit-static prims jfa-ab jfa-bwd-ab
 	rm -rf $(GPU_B) && mkdir -p $(GPU_B)/examples $(GPU_B)/tests $(GPU_B)/bin
 	cp $(B)/examples/*_host $(B)/examples/*.sm_90a.cubin $(B)/examples/examples_jit_static.xz $(GPU_B)/examples/
 	mkdir -p $(GPU_B)/examples/ab $(foreach a,$(JFA_AB),&& cp -r $(B)/examples/ab/$(call jfa_ab_name,$(a)) $(GPU_B)/examples/ab/)
+	mkdir -p $(GPU_B)/examples/ab_bwd $(foreach a,$(JFA_BWD_AB),&& cp -r $(B)/examples/ab_bwd/$(call jfa_ab_name,$(a)) $(GPU_B)/examples/ab_bwd/)
 	mkdir -p $(GPU_B)/shared-bench && cp -r ../shared/bench/. $(GPU_B)/shared-bench/ 2>/dev/null || true
 	mkdir -p $(GPU_B)/lib $(GPU_B)/tests/prims && cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 $(GPU_B)/lib/
 	cp $(B)/gpu/test_prims $(GPU_B)/tests/ && cp $(B)/tests/prims/*.cubin $(GPU_B)/tests/prims/
 	mkdir -p $(GPU_B)/tests/rate && cp $(B)/tests/rate/* $(GPU_B)/tests/rate/
-	$(CC) $(CFLAGS) -shared $(JFA_DIR)/jfa.c -o $(GPU_B)/lib/libjfa.so $(B)/lib/libtilert.a $(LDLIBS) -lm
+	$(CC) $(CFLAGS) -shared $(JFA_HOST_SRC) -o $(GPU_B)/lib/libjfa.so $(B)/lib/libtilert.a $(LDLIBS) -lm
 	$(CC) $(CFLAGS) -DTILE_SRC_DIR='"."' tests/unit/test_runtime.c -o $(GPU_B)/tests/test_runtime \
 	  $(B)/lib/libtilert.a -lcmocka -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
 	@du -sh $(GPU_B)
@@ -154,11 +155,42 @@ $(B)/examples/jfa_combine.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/jfa_combine.tile $(J
 	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_combine.tile
 endef
 $(foreach d,64 128,$(foreach v,self bcast,$(eval $(call jfa_combine_rules,$(d),$(v)))))
-$(B)/examples/jfa_host: $(JFA_DIR)/jfa_host.c $(JFA_DIR)/jfa.c $(JFA_DIR)/jfa.h examples/common/host.h $(B)/lib/libtilert.a
+# the backward pass (jfa_bwd.tile): head dim x variant x (deterministic or
+# not), and its small kernels before and after (jfa_bwd_pre.tile, one cubin
+# with jfa_bwd_pre and jfa_bwd_post per head dim and layout)
+JFA_BWD_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(B)/examples/jfa_bwd.d$(d).$(t).sm_90a.cubin)))
+JFA_BWD_PRE := $(foreach d,64 128,$(foreach v,self bcast,$(B)/examples/jfa_bwd_pre.d$(d).$(v).sm_90a.cubin))
+jfa_det = $(if $(findstring .det,$(1)),-D DET=true,)
+define jfa_bwd_rules
+$(B)/examples/jfa_bwd.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(basename $(2))) $(call jfa_det,$(2)) -o $$@ $(JFA_DIR)/jfa_bwd.tile
+$(B)/examples/jfa_bwd.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(basename $(2))) $(call jfa_det,$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_bwd.tile
+endef
+$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(eval $(call jfa_bwd_rules,$(d),$(t))))))
+define jfa_bwd_pre_rules
+$(B)/examples/jfa_bwd_pre.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/jfa_bwd_pre.tile $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) -o $$@ $(JFA_DIR)/jfa_bwd_pre.tile
+$(B)/examples/jfa_bwd_pre.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/jfa_bwd_pre.tile $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_bwd_pre.tile
+endef
+$(foreach d,64 128,$(foreach v,self bcast,$(eval $(call jfa_bwd_pre_rules,$(d),$(v)))))
+JFA_HOST_SRC := $(JFA_DIR)/jfa.c $(JFA_DIR)/jfa_bwd.c $(JFA_DIR)/jfa_check.c
+JFA_HOST_DEPS := $(JFA_HOST_SRC) $(JFA_DIR)/jfa.h $(JFA_DIR)/jfa_int.h
+$(B)/examples/jfa_host: $(JFA_DIR)/jfa_host.c $(JFA_HOST_DEPS) examples/common/host.h $(B)/lib/libtilert.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(JFA_DIR)/jfa_host.c $(JFA_DIR)/jfa.c -o $@ $(B)/lib/libtilert.a $(LDLIBS) -lm
+	$(CC) $(CFLAGS) $(JFA_DIR)/jfa_host.c $(JFA_HOST_SRC) -o $@ $(B)/lib/libtilert.a $(LDLIBS) -lm
+$(B)/examples/jfa_bwd_host: $(JFA_DIR)/jfa_bwd_host.c $(JFA_HOST_DEPS) examples/common/host.h $(B)/lib/libtilert.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(JFA_DIR)/jfa_bwd_host.c $(JFA_HOST_SRC) -o $@ $(B)/lib/libtilert.a $(LDLIBS) -lm
 .PHONY: jfa
-jfa: $(JFA_CUBINS) $(JFA_CUBINS:.cubin=.ptx) $(JFA_COMBINE) $(JFA_COMBINE:.cubin=.ptx) $(B)/examples/jfa_host
+jfa: $(JFA_CUBINS) $(JFA_CUBINS:.cubin=.ptx) $(JFA_COMBINE) $(JFA_COMBINE:.cubin=.ptx) $(B)/examples/jfa_host \
+  $(B)/examples/jfa_bwd_host \
+  $(JFA_BWD_CUBINS) $(JFA_BWD_CUBINS:.cubin=.ptx) $(JFA_BWD_PRE) $(JFA_BWD_PRE:.cubin=.ptx)
 examples: jfa
 
 # Kernel options not on by default, built for an A/B run beside the default
@@ -189,3 +221,17 @@ endef
 $(foreach a,$(JFA_AB),$(foreach c,$(JFA_COMBINE),$(eval $(call jfa_ab_copy,$(call jfa_ab_name,$(a)),$(c)))))
 .PHONY: jfa-ab
 jfa-ab: $(JFA_AB_CUBINS)
+
+# backward kernel options for an A/B (tests/gpu/jfa_bwd.sh ab): NAME:FLAG+FLAG,
+# built into $(B)/examples/ab_bwd/NAME/ beside copies of the other JFA cubins
+JFA_BWD_AB := pipe:PIPE=true
+define jfa_bwd_ab_rules
+$(B)/examples/ab_bwd/$(call jfa_ab_name,$(1))/jfa_bwd.d$(2).$(3).sm_90a.cubin: $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(2) $(call jfa_defs,$(basename $(3))) $(call jfa_det,$(3)) $(call jfa_ab_flags,$(1),$(2)) -o $$@ $(JFA_DIR)/jfa_bwd.tile
+endef
+$(foreach a,$(JFA_BWD_AB),$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(eval $(call jfa_bwd_ab_rules,$(a),$(d),$(t)))))))
+JFA_BWD_AB_CUBINS := $(foreach a,$(JFA_BWD_AB),$(patsubst $(B)/examples/%,$(B)/examples/ab_bwd/$(call jfa_ab_name,$(a))/%,$(JFA_BWD_CUBINS)))
+.PHONY: jfa-bwd-ab
+jfa-bwd-ab: $(JFA_BWD_AB_CUBINS) $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_PRE)
+	$(foreach a,$(JFA_BWD_AB),cp $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_PRE) $(B)/examples/ab_bwd/$(call jfa_ab_name,$(a))/ &&) true

@@ -20,6 +20,7 @@
 #ifndef JFA_H
 #define JFA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tile/runtime.h"
@@ -56,7 +57,11 @@ typedef struct jfa_params {
   int no_zigzag;             /* 1: natural tile order, round robin (to measure the scheduler) */
   int no_split;              /* 1: never split the tiles of the last partial pass (tile_jagged_split_tail) */
   int num_ctas;              /* 0: one per SM */
+  int passes;                /* what the plan runs: JFA_FWD, JFA_BWD or both (0: JFA_FWD) */
+  int deterministic;         /* backward: dQ added in a fixed order, so dq is bitwise the same run to run */
 } jfa_params;
+
+enum { JFA_FWD = 1, JFA_BWD = 2 };
 
 /* The checks jfa_plan_create and jfa_plan_forward run first, on their own
  * (no GPU needed): TILE_OK, or TILE_ERR_INVALID with the message set.
@@ -91,6 +96,44 @@ tile_status jfa_check_tensors(const jfa_params *p, int64_t total_rows, const jfa
 tile_status jfa_varlen_fwd(jfa_lib *lib, const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v,
                            const jfa_tensor *o, const jfa_tensor *lse, const int32_t *cu_seqlens, int64_t batch,
                            int64_t max_seqlen, int causal, float softmax_scale, tile_stream stream);
+
+/* ---- the backward pass ------------------------------------------------------
+ *
+ * Given dO, the forward's inputs and outputs (q, k, v, o, lse) and the same
+ * offsets, computes dq, dk, dv (bf16; dq accumulated in f32). A plan made
+ * with passes & JFA_BWD owns the backward's work list and its workspace
+ * (jfa_bwd_workspace_bytes says how much: the f32 dQ accumulator, the LSE
+ * in log2 units and Delta = rowsum(dO * O), and in deterministic mode one
+ * counter per (head, 64-row query block)); run one backward pass of a plan
+ * at a time (one plan per stream). deterministic = 1 adds each dQ block's
+ * contributions in a fixed order, so dq is bitwise the same from run to
+ * run (the KV blocks of one sequence in order; broadcast-Q: sequence by
+ * sequence).
+ *
+ * Self-attention: dout, dq like q [total, H, D]; dk, dv like k.
+ * Broadcast-Q: dout like o [B, num_q, H, D]; dq like q [num_q, H, D]; dk,
+ * dv like k [total, H, D]. Rows may be strided (a multiple of 8 elements);
+ * heads and head dims are contiguous; outputs must not be inputs. */
+tile_status jfa_plan_backward(jfa_plan *plan, const jfa_tensor *dout, const jfa_tensor *q, const jfa_tensor *k,
+                              const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse, const jfa_tensor *dq,
+                              const jfa_tensor *dk, const jfa_tensor *dv, tile_stream stream);
+tile_status jfa_check_bwd_tensors(const jfa_params *p, int64_t total_rows, const jfa_tensor *dout,
+                                  const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v, const jfa_tensor *o,
+                                  const jfa_tensor *lse, const jfa_tensor *dq, const jfa_tensor *dk,
+                                  const jfa_tensor *dv);
+/* The workspace a plan for p allocates for the backward pass, in bytes. */
+tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes);
+/* Backward work items (KV blocks of 128 keys), the largest per-CTA work and
+ * the total (in 64-row query blocks), for reports. */
+void jfa_plan_bwd_stats(const jfa_plan *plan, int64_t *nitems, int64_t *max_cta_cost, int64_t *total_cost, int *ctas);
+
+/* The one call, shaped like FlashAttention's varlen backward
+ * (dout, q, k, v, out, lse, cu_seqlens, max_seqlen, causal, softmax_scale,
+ * deterministic): plan, run, free the plan. */
+tile_status jfa_varlen_bwd(jfa_lib *lib, const jfa_tensor *dout, const jfa_tensor *q, const jfa_tensor *k,
+                           const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse, const jfa_tensor *dq,
+                           const jfa_tensor *dk, const jfa_tensor *dv, const int32_t *cu_seqlens, int64_t batch,
+                           int64_t max_seqlen, int causal, float softmax_scale, int deterministic, tile_stream stream);
 
 #ifdef __cplusplus
 }

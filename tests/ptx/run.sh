@@ -227,6 +227,73 @@ else
   check convergent_barrier "inline asm calls carry the convergent attribute" "$tmp/conv.ll" "^attributes #[0-9]+ = \{ convergent nounwind \}"
 fi
 
+# The backward pass (jfa_bwd.tile): every head dim x variant x mode (and the
+# PIPE option): S^T / dP^T / dQ as m64n64 wgmmas, dV and dK as wgmmas over
+# the head dim, dK's A read transposed from shared memory (imm-trans-a 1),
+# dQ added by TMA reduce-add, the packed producer/reducer warpgroup at 24
+# registers and the consumers at 240; deterministic mode's counters (acquire
+# loads, release stores, the reduce's writes waited for). ptxas: no
+# serialized or fenced-up wgmmas; no spills at D = 64; at D = 128 at most 64
+# bytes (the producer's and reducer's per-item scalars at 24 registers).
+JB=examples/jagged_attention/jfa_bwd.tile
+for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128 bcast 0" "64 causal 1" "128 bcast 1" \
+         "64 self 0 pipe" "128 causal 0 pipe"; do
+  set -- $v
+  d=$1; kind=$2; det=$3; defs="-D D=$d"
+  [ $kind = causal ] && defs="$defs -D CAUSAL=true"
+  [ $kind = bcast ] && defs="$defs -D BCAST=true"
+  [ $det = 1 ] && defs="$defs -D DET=true"
+  [ "${4:-}" = pipe ] && defs="$defs -D PIPE=true"
+  name=jfa_bwd.d$d.$kind.det$det${4:+.$4}
+  ptx=$tmp/$name.ptx
+  n=$((n+1))
+  if ! "$TILEC" $defs --emit=ptx -o "$ptx" "$JB" 2> "$tmp/err"; then
+    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+  fi
+  check "$name" "S^T, dP^T and dQ wgmmas" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16"
+  check "$name" "dV from register P^T" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n$d""k16\.f32\.bf16\.bf16 \{"
+  check "$name" "dK's A transposed from shared memory" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n$d""k16\.f32\.bf16\.bf16 .*p, 1, +1, 1, +1;"
+  check "$name" "dQ by TMA reduce-add" "$ptx" "cp\.reduce\.async\.bulk\.tensor\.2d\.global\.shared::cta\.add\.tile\.bulk_group"
+  check "$name" "producer and reducer at 24 registers" "$ptx" "setmaxnreg\.dec\.sync\.aligned\.u32[[:space:]]+24"
+  check "$name" "consumers at 240 registers" "$ptx" "setmaxnreg\.inc\.sync\.aligned\.u32[[:space:]]+240"
+  check "$name" "transposed dS store" "$ptx" "st\.shared\.b16"
+  if [ $det = 1 ]; then
+    check "$name" "waits for its turn (acquire)" "$ptx" "ld\.acquire\.gpu\.global\.b32"
+    check "$name" "hands the turn on (release)" "$ptx" "st\.release\.gpu\.global\.b32"
+    check "$name" "the adds are written before the release" "$ptx" "cp\.async\.bulk\.wait_group 0;"
+  else
+    check_not "$name" "no counters" "$ptx" "ld\.acquire"
+  fi
+  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
+    sp=$(sed -n 's/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p' "$tmp/ptxas.log" | head -n 1)
+    lim=0; [ $d = 128 ] && lim=64; [ "${4:-}" = pipe ] && lim=128
+    n=$((n+1))
+    if [ "${sp:-999}" -gt $lim ]; then echo "FAIL $name: ptxas spills ${sp:-?} bytes (at most $lim)"; fail=$((fail+1)); fi
+    check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7510|C7512|C7514|C7519|C7520|Performance Loss"
+  fi
+done
+# its small kernels: Delta and the LSE before it, dQ to bf16 after it
+for arch in sm_90a sm_100a; do
+  for b in false true; do
+    name=jfa_bwd_pre.bcast_$b.$arch; ptx=$tmp/$name.ptx
+    n=$((n+1))
+    if ! "$TILEC" --arch=$arch -D BCAST=$b --emit=ptx -o "$ptx" examples/jagged_attention/jfa_bwd_pre.tile 2> "$tmp/err"; then
+      echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+    fi
+    check "$name" "both kernels" "$ptx" "\.visible \.entry jfa_bwd_post\("
+    check "$name" "16-byte loads of O and dO" "$ptx" "ld\.global(\.nc)?\.v4"
+    if [ -x "$PTXAS" ] && assemble "$name" $arch "$ptx"; then
+      check "$name" "no spills" "$tmp/ptxas.log" " 0 bytes spill stores"
+    fi
+  done
+done
+n=$((n+1))
+if "$TILEC" --arch=sm_100a -D D=128 -o "$tmp/jb.cubin" "$JB" 2> "$tmp/err"; then
+  echo "FAIL jfa_bwd/sm_100a: expected a 'not supported yet' diagnostic"; fail=$((fail+1))
+elif ! grep -q "error: mma_async on sm_100a lowers to tcgen05.mma, which is not supported yet" "$tmp/err"; then
+  echo "FAIL jfa_bwd/sm_100a: unexpected diagnostic"; cat "$tmp/err"; fail=$((fail+1))
+fi
+
 n=$((n+1))
 if "$TILEC" --arch=sm_100a -D D=128 -o "$tmp/j.cubin" "$J" 2> "$tmp/err"; then
   echo "FAIL jfa/sm_100a: expected a 'not supported yet' diagnostic"; fail=$((fail+1))

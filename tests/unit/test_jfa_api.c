@@ -2,10 +2,14 @@
  * jfa.h), which run before anything touches the GPU: bad offsets, head dims,
  * modes, and every tensor property the kernel relies on (dtype, rank, shape,
  * contiguity, 16-byte alignment of bases and rows) give TILE_ERR_INVALID
- * with a message that names the problem. */
+ * with a message that names the problem; the same for the backward pass
+ * (its gradients and dO, outputs that alias inputs, the passes and
+ * deterministic fields) and its workspace size. */
 #include "testutil.h"
 
 #include "../../examples/jagged_attention/jfa.c"
+#include "../../examples/jagged_attention/jfa_bwd.c"
+#include "../../examples/jagged_attention/jfa_check.c"
 
 static int32_t OFF[4] = {0, 100, 150, 200};
 
@@ -180,12 +184,125 @@ static void test_plan_create_checks_first(void **state) {
   expect_err(jfa_plan_forward(NULL, NULL, NULL, NULL, NULL, NULL, NULL), "plan is NULL");
 }
 
+/* ---- the backward pass ---- */
+typedef struct BSet {
+  Set f;
+  jfa_tensor dout, dq, dk, dv;
+} BSet;
+
+static BSet bwd_set(void) {
+  BSet s;
+  s.f = self_set();
+  t3(&s.dout, 0x60000, "bf16", 200, 2, 128);
+  t3(&s.dq, 0x70000, "bf16", 200, 2, 128);
+  t3(&s.dk, 0x80000, "bf16", 200, 2, 128);
+  t3(&s.dv, 0x90000, "bf16", 200, 2, 128);
+  return s;
+}
+
+static tile_status brun(const jfa_params *p, const BSet *s) {
+  return jfa_check_bwd_tensors(p, 200, &s->dout, &s->f.q, &s->f.k, &s->f.v, &s->f.o, &s->f.lse, &s->dq, &s->dk, &s->dv);
+}
+
+static void test_bwd_tensors(void **state) {
+  (void)state;
+  jfa_params p = params();
+  BSet s = bwd_set();
+  assert_int_equal(brun(&p, &s), TILE_OK);
+  s = bwd_set(); s.dout.dtype = "f32";
+  expect_err(brun(&p, &s), "dout must be bf16, not f32");
+  s = bwd_set(); s.dq.shape[0] = 199;
+  expect_err(brun(&p, &s), "dq has shape [199, 2, 128]; expected [200, 2, 128]");
+  s = bwd_set(); s.dk.data += 4;
+  expect_err(brun(&p, &s), "dk is not 16-byte aligned");
+  s = bwd_set(); s.dv.stride[0] = 1030;
+  expect_err(brun(&p, &s), "dv rows must start 16 bytes apart");
+  s = bwd_set(); s.dout.stride[1] = 256;
+  expect_err(brun(&p, &s), "dout must be contiguous after its first dimension");
+  s = bwd_set(); s.dq.data = s.f.q.data;
+  expect_err(brun(&p, &s), "dq and q are the same memory");
+  s = bwd_set(); s.dk.data = s.dout.data;
+  expect_err(brun(&p, &s), "dk and dout are the same memory");
+  s = bwd_set(); s.dv.data = s.dk.data;
+  expect_err(brun(&p, &s), "dv and dk are the same memory");
+  s = bwd_set(); s.f.lse.rank = 3;
+  expect_err(brun(&p, &s), "lse must have 2 dimensions"); /* the forward's checks come first */
+  s = bwd_set();
+  expect_err(jfa_check_bwd_tensors(&p, 200, NULL, &s.f.q, &s.f.k, &s.f.v, &s.f.o, &s.f.lse, &s.dq, &s.dk, &s.dv),
+             "dout is NULL");
+  /* broadcast-Q: dout like o [B, nq, H, D], dq like q [nq, H, D] */
+  p.num_q = 70;
+  s = bwd_set();
+  t3(&s.f.q, 0x10000, "bf16", 70, 2, 128);
+  t3(&s.dq, 0x70000, "bf16", 70, 2, 128);
+  t3(&s.f.lse, 0x50000, "f32", 3, 2, 70);
+  int64_t osh[4] = {3, 70, 2, 128}, ost[4] = {70 * 256, 256, 128, 1};
+  jfa_tensor *o4[2] = {&s.f.o, &s.dout};
+  for (int i = 0; i < 2; i++) {
+    tile_devptr d = o4[i]->data;
+    memset(o4[i], 0, sizeof *o4[i]);
+    o4[i]->data = d, o4[i]->dtype = "bf16", o4[i]->rank = 4;
+    memcpy(o4[i]->shape, osh, sizeof osh);
+    memcpy(o4[i]->stride, ost, sizeof ost);
+  }
+  assert_int_equal(brun(&p, &s), TILE_OK);
+  BSet bad = s;
+  bad.dout.stride[0] += 8;
+  expect_err(brun(&p, &bad), "dout's batch stride");
+  bad = s;
+  t3(&bad.dq, 0x70000, "bf16", 200, 2, 128);
+  expect_err(brun(&p, &bad), "dq has shape [200, 2, 128]; expected [70, 2, 128]");
+}
+
+static void test_bwd_params(void **state) {
+  (void)state;
+  jfa_params p = params();
+  p.passes = 4;
+  expect_err(jfa_check_params(&p, NULL), "passes 4");
+  p.passes = -1;
+  expect_err(jfa_check_params(&p, NULL), "passes -1");
+  p = params();
+  p.deterministic = 2;
+  expect_err(jfa_check_params(&p, NULL), "deterministic must be 0 or 1");
+  p = params();
+  p.passes = JFA_FWD | JFA_BWD;
+  p.deterministic = 1;
+  assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+  expect_err(jfa_plan_backward(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), "plan is NULL");
+}
+
+/* the workspace: the f32 dQ accumulator, two rows of 64 floats per (head,
+ * query block) and the query blocks' (sequence, block) map; deterministic
+ * mode adds a counter per (head, query block) */
+static void test_bwd_workspace(void **state) {
+  (void)state;
+  jfa_params p = params(); /* lengths 100, 50, 50: 2 + 1 + 1 query blocks of 64 */
+  size_t bytes = 0;
+  assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
+  size_t acc = 200 * 2 * 128 * 4, ws = 2 * (size_t)(2 * 4) * 64 * 4, map = 4 * 8;
+  assert_int_equal(bytes, acc + ws + map);
+  p.deterministic = 1;
+  assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
+  assert_int_equal(bytes, acc + ws + map + 2 * 4 * 4);
+  /* broadcast-Q, 70 queries: 2 blocks per (sequence, head); dQ is [70, H, D] */
+  p = params();
+  p.num_q = 70;
+  assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
+  assert_int_equal(bytes, (size_t)70 * 2 * 128 * 4 + 2 * (size_t)(3 * 2 * 2) * 64 * 4);
+  p.head_dim = 80;
+  expect_err(jfa_bwd_workspace_bytes(&p, &bytes), "head_dim 80");
+  expect_err(jfa_bwd_workspace_bytes(&p, NULL), "bytes is NULL");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_params),
       cmocka_unit_test(test_tensors_self),
       cmocka_unit_test(test_tensors_bcast),
       cmocka_unit_test(test_plan_create_checks_first),
+      cmocka_unit_test(test_bwd_tensors),
+      cmocka_unit_test(test_bwd_params),
+      cmocka_unit_test(test_bwd_workspace),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

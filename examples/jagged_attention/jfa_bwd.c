@@ -1,0 +1,310 @@
+/* jfa_bwd.c - the host side of Jagged Flash Attention's backward pass:
+ * the work list (KV blocks, scheduled like the forward's tiles), the
+ * workspace (the f32 dQ accumulator, the LSE in log2 units, Delta), the
+ * checks, and the three launches (jfa_bwd_pre, jfa_bwd, jfa_bwd_post).
+ * See jfa.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jfa_int.h"
+
+/* jfa_bwd's parameters that are TMA descriptors, in order (the kernel's
+ * signature) */
+enum { P_Q, P_K, P_V, P_DO, P_LSE2, P_DELTA, P_DQ_ACC };
+
+struct jfa_bwd_state {
+  tile_kernel *k, *pre, *post;
+  tile_jagged_schedule sched;
+  int64_t nitems;               /* work items: 8 int32 each */
+  tile_devptr d_work, d_cta_start;
+  int64_t q_rows;               /* rows of Q and dQ: total (self) or num_q (broadcast-Q) */
+  int64_t o_rows;               /* rows of O and dO: total or B * num_q */
+  int64_t nqb;                  /* query blocks per head: all sequences' (self) or num_q's (broadcast-Q) */
+  int64_t ws_rows;              /* rows of 64 floats of LSE (log2) and Delta: one per (head, query block),
+                                   and per sequence in broadcast-Q */
+  int64_t nsem;                 /* deterministic: one counter per (head, query block) */
+  tile_devptr d_dq_acc, d_lse2, d_delta, d_sem, d_qbmap;
+};
+
+static const char *bwd_variant(int variant, int det) {
+  static const char *names[NVARIANT][2] = {{"self", "self.det"}, {"causal", "causal.det"}, {"bcast", "bcast.det"}};
+  return names[variant][det];
+}
+
+void jfa_bwd_lib_close(jfa_lib *lib) {
+  for (int d = 0; d < 2; d++) {
+    for (int v = 0; v < NVARIANT; v++)
+      for (int det = 0; det < 2; det++)
+        if (lib->bmod[d][v][det]) tile_module_unload(lib->bmod[d][v][det]);
+    for (int b = 0; b < 2; b++)
+      if (lib->pmod[d][b]) tile_module_unload(lib->pmod[d][b]);
+  }
+}
+
+void jfa_bwd_plan_destroy(jfa_plan *plan) {
+  struct jfa_bwd_state *s = plan->bwd;
+  if (!s) return;
+  tile_devptr *bufs[] = {&s->d_work, &s->d_cta_start, &s->d_dq_acc, &s->d_lse2, &s->d_delta, &s->d_sem, &s->d_qbmap};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+    if (*bufs[i]) tile_free(*bufs[i]);
+  tile_jagged_schedule_free(&s->sched);
+  free(s);
+  plan->bwd = NULL;
+}
+
+/* Deterministic mode: a CTA's items in ascending rank (see item_rank), so
+ * that the item every dQ block waits for next is never behind a later one. */
+static int rank_cmp(const void *a, const void *b) {
+  const int32_t *x = a, *y = b;
+  if (x[5] != y[5]) return x[5] < y[5] ? -1 : 1;
+  if (x[6] != y[6]) return x[6] < y[6] ? -1 : 1;
+  return (x[2] > y[2]) - (x[2] < y[2]);
+}
+
+tile_status jfa_bwd_plan_create(jfa_plan *plan) {
+  const jfa_params *p = &plan->p;
+  jfa_lib *lib = plan->lib;
+  struct jfa_bwd_state *s = calloc(1, sizeof *s);
+  if (!s) return tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
+  plan->bwd = s;
+  int64_t B = p->batch, H = p->heads, D = p->head_dim, T = plan->total, NQ = p->num_q;
+  int bcast = NQ > 0, d = D == 128, det = p->deterministic != 0;
+  int variant = bcast ? V_BCAST : p->causal ? V_CAUSAL : V_SELF;
+  tile_status st = jfa_load_kernel(lib, "jfa_bwd", (int)D, bwd_variant(variant, det), &lib->bmod[d][variant][det],
+                                   &lib->bkern[d][variant][det]);
+  if (st != TILE_OK) return st;
+  s->k = lib->bkern[d][variant][det];
+  st = jfa_load_kernel(lib, "jfa_bwd_pre", (int)D, bcast ? "bcast" : "self", &lib->pmod[d][bcast], &lib->pre[d][bcast]);
+  if (st != TILE_OK) return st;
+  if (!lib->post[d][bcast] &&
+      (st = tile_module_get_kernel(lib->pmod[d][bcast], "jfa_bwd_post", &lib->post[d][bcast])) != TILE_OK)
+    return st;
+  s->pre = lib->pre[d][bcast];
+  s->post = lib->post[d][bcast];
+  const tile_kernel_info *ki = tile_kernel_get_info(s->k);
+  if (ki->nparams <= P_DQ_ACC || ki->params[P_K].kind != TILE_PARAM_TMA || ki->params[P_K].box[0] != BWD_KB)
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s has no TMA parameter k with a KV block of %d rows",
+                          ki->name, BWD_KB);
+
+  s->q_rows = bcast ? NQ : T;
+  s->o_rows = bcast ? B * NQ : T;
+  if (B == 0) return TILE_OK;
+
+  /* the schedule: KV blocks of BWD_KB keys, each costing the BWD_QB-row
+   * query blocks it meets, sorted and dealt like the forward's tiles */
+  tile_jagged_params jp = {0};
+  jp.batch = B;
+  jp.offsets = p->cu_seqlens;
+  jp.offsets_are_64bit = p->cu_seqlens_64bit;
+  jp.heads = p->heads;
+  jp.block_m = BWD_QB;
+  jp.block_n = BWD_KB;
+  jp.causal = p->causal;
+  jp.num_q = NQ;
+  jp.num_ctas = plan->ctas;
+  jp.zigzag = !p->no_zigzag;
+  jp.backward = 1;
+  if ((st = tile_jagged_schedule_build(&jp, &s->sched)) != TILE_OK) return st;
+  int64_t n = s->sched.ntiles;
+  if (n > TILE_JAGGED_MAX_ITEMS)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: %lld backward work items, more than %d", (long long)n,
+                          TILE_JAGGED_MAX_ITEMS);
+
+  /* per sequence: its first query block among all sequences' (the dQ
+   * counters of deterministic mode) and its first KV block (the ranks of
+   * broadcast-Q's items) */
+  int64_t *qb0 = malloc((size_t)(B + 1) * sizeof *qb0), *kb0 = malloc((size_t)(B + 1) * sizeof *kb0);
+  int32_t *work = malloc((size_t)(n ? n : 1) * 8 * sizeof *work);
+  if (!qb0 || !kb0 || !work) {
+    free(qb0), free(kb0), free(work);
+    return tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory for %lld backward items", (long long)n);
+  }
+  qb0[0] = kb0[0] = 0;
+  for (int64_t b = 0; b < B; b++) {
+    int64_t L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
+    qb0[b + 1] = qb0[b] + (L + BWD_QB - 1) / BWD_QB;
+    kb0[b + 1] = kb0[b] + (L + BWD_KB - 1) / BWD_KB;
+  }
+  int64_t nqb = bcast ? (NQ + BWD_QB - 1) / BWD_QB : qb0[B]; /* query blocks per head */
+  s->nqb = nqb;
+  s->ws_rows = (bcast ? B * H : H) * nqb;
+  st = TILE_OK;
+  if (s->ws_rows > INT32_MAX / 64 || kb0[B] > INT32_MAX)
+    st = tile_set_error(TILE_ERR_INVALID, "jfa: the batch is too large for the backward's 32-bit workspace rows "
+                                          "(%lld rows of 64)", (long long)s->ws_rows);
+  /* self-attention: (sequence, block) of each query block, for jfa_bwd_pre */
+  int32_t *qbmap = NULL;
+  if (st == TILE_OK && !bcast) {
+    qbmap = malloc((size_t)(nqb ? nqb : 1) * 2 * sizeof *qbmap);
+    if (!qbmap) st = tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
+    for (int64_t b = 0; b < B && qbmap; b++)
+      for (int64_t g = qb0[b]; g < qb0[b + 1]; g++) qbmap[2 * g] = (int32_t)b, qbmap[2 * g + 1] = (int32_t)(g - qb0[b]);
+  }
+  for (int64_t i = 0; i < n && st == TILE_OK; i++) {
+    const int32_t *t = s->sched.work + 4 * i;
+    int32_t b = t[0], h = t[1], kb = t[2];
+    int64_t L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b), qlen = bcast ? NQ : L;
+    int64_t i0 = p->causal ? (int64_t)kb * BWD_KB / BWD_QB : 0, i1 = (qlen + BWD_QB - 1) / BWD_QB;
+    if (i1 - i0 != t[3]) { /* the scheduler's cost model is the kernel's loop */
+      st = tile_set_error(TILE_ERR_INVALID, "jfa: internal error: backward item (%d, %d, %d) costs %d, its loop %lld", b, h, kb, t[3],
+                          (long long)(i1 - i0));
+      break;
+    }
+    int32_t *w = work + 8 * i;
+    w[0] = b, w[1] = h, w[2] = kb, w[3] = (int32_t)i0, w[4] = (int32_t)i1;
+    /* rank: the order in which items add into one dQ block (deterministic
+     * mode); counter: the first of the item's query blocks' counters */
+    w[5] = (int32_t)(bcast ? kb0[b] + kb : kb);
+    w[6] = (int32_t)(h * nqb + (bcast ? 0 : qb0[b]));
+    w[7] = (int32_t)(bcast ? ((int64_t)b * H + h) * nqb : h * nqb + qb0[b]); /* workspace row of its Q block 0 */
+  }
+  free(qb0), free(kb0);
+  if (st == TILE_OK && det)
+    for (int c = 0; c < plan->ctas; c++)
+      qsort(work + 8 * (int64_t)s->sched.cta_start[c], (size_t)(s->sched.cta_start[c + 1] - s->sched.cta_start[c]),
+            8 * sizeof *work, rank_cmp);
+  s->nitems = n;
+  s->nsem = det ? H * nqb : 0;
+  if (st == TILE_OK) st = jfa_upload(&s->d_work, work, (size_t)n * 32);
+  free(work);
+  if (st == TILE_OK) st = jfa_upload(&s->d_cta_start, s->sched.cta_start, (size_t)(plan->ctas + 1) * 4);
+  /* the workspace */
+  if (st == TILE_OK) st = jfa_upload(&s->d_dq_acc, NULL, (size_t)(s->q_rows * H * D) * 4);
+  if (st == TILE_OK) st = jfa_upload(&s->d_lse2, NULL, (size_t)s->ws_rows * 64 * 4);
+  if (st == TILE_OK) st = jfa_upload(&s->d_delta, NULL, (size_t)s->ws_rows * 64 * 4);
+  if (st == TILE_OK && det) st = jfa_upload(&s->d_sem, NULL, (size_t)s->nsem * 4);
+  if (st == TILE_OK && qbmap) st = jfa_upload(&s->d_qbmap, qbmap, (size_t)nqb * 8);
+  free(qbmap);
+  return st;
+}
+
+tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
+  if (!bytes) return tile_set_error(TILE_ERR_INVALID, "jfa_bwd_workspace_bytes: bytes is NULL");
+  *bytes = 0;
+  int64_t T;
+  tile_status st = jfa_check_params(p, &T);
+  if (st != TILE_OK) return st;
+  int64_t B = p->batch, H = p->heads, D = p->head_dim, NQ = p->num_q;
+  int bcast = NQ > 0;
+  int64_t q_rows = bcast ? NQ : T, nqb = 0;
+  if (bcast) nqb = (NQ + BWD_QB - 1) / BWD_QB;
+  else
+    for (int64_t b = 0; b < B; b++) nqb += (jfa_offset_at(p, b + 1) - jfa_offset_at(p, b) + BWD_QB - 1) / BWD_QB;
+  int64_t ws_rows = (bcast ? B * H : H) * nqb;
+  size_t total = (size_t)(q_rows * H * D) * 4 + 2 * (size_t)ws_rows * 64 * 4 + (bcast ? 0 : (size_t)nqb * 8);
+  if (p->deterministic) total += (size_t)(H * nqb) * 4;
+  *bytes = total;
+  return TILE_OK;
+}
+
+void jfa_plan_bwd_stats(const jfa_plan *plan, int64_t *nitems, int64_t *max_cta_cost, int64_t *total_cost, int *ctas) {
+  const struct jfa_bwd_state *s = plan ? plan->bwd : NULL;
+  if (nitems) *nitems = s ? s->nitems : 0;
+  if (max_cta_cost) *max_cta_cost = s ? s->sched.max_cta_cost : 0;
+  if (total_cost) *total_cost = s ? s->sched.total_cost : 0;
+  if (ctas) *ctas = plan ? plan->ctas : 0;
+}
+
+tile_status jfa_check_bwd_tensors(const jfa_params *p, int64_t total_rows, const jfa_tensor *dout,
+                                  const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v, const jfa_tensor *o,
+                                  const jfa_tensor *lse, const jfa_tensor *dq, const jfa_tensor *dk,
+                                  const jfa_tensor *dv) {
+  tile_status st = jfa_check_tensors(p, total_rows, q, k, v, o, lse);
+  if (st != TILE_OK) return st;
+  int64_t H = p->heads, D = p->head_dim, T = total_rows, B = p->batch, NQ = p->num_q;
+  int bcast = NQ > 0;
+  int64_t qs[3] = {bcast ? NQ : T, H, D}, kvs[3] = {T, H, D}, os[4] = {B, NQ, H, D};
+  if (bcast) {
+    if ((st = jfa_check_tensor("dout", dout, "bf16", 4, os, 1)) != TILE_OK) return st;
+    if (dout->shape[0] > 1 && dout->stride[0] != NQ * dout->stride[1])
+      return tile_set_error(TILE_ERR_INVALID, "jfa: dout's batch stride must be num_q x its row stride");
+  } else if ((st = jfa_check_tensor("dout", dout, "bf16", 3, qs, 1)) != TILE_OK) {
+    return st;
+  }
+  if ((st = jfa_check_tensor("dq", dq, "bf16", 3, qs, 1)) != TILE_OK) return st;
+  if ((st = jfa_check_tensor("dk", dk, "bf16", 3, kvs, 1)) != TILE_OK) return st;
+  if ((st = jfa_check_tensor("dv", dv, "bf16", 3, kvs, 1)) != TILE_OK) return st;
+  const jfa_tensor *big[] = {dout, dq, dk, dv};
+  for (int i = 0; i < 4; i++)
+    if ((bcast && i == 0 ? big[i]->stride[1] : big[i]->stride[0]) > INT32_MAX)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: %s's row stride is too large",
+                            (const char *[]){"dout", "dq", "dk", "dv"}[i]);
+  /* the outputs are written while the inputs are read: no overlaps */
+  const jfa_tensor *outs[] = {dq, dk, dv}, *ins[] = {dout, q, k, v, o, lse};
+  const char *on[] = {"dq", "dk", "dv"}, *in[] = {"dout", "q", "k", "v", "o", "lse"};
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 6; j++)
+      if (outs[i]->data && outs[i]->data == ins[j]->data)
+        return tile_set_error(TILE_ERR_INVALID, "jfa: %s and %s are the same memory", on[i], in[j]);
+    for (int j = 0; j < i; j++)
+      if (outs[i]->data && outs[i]->data == outs[j]->data)
+        return tile_set_error(TILE_ERR_INVALID, "jfa: %s and %s are the same memory", on[i], on[j]);
+  }
+  return TILE_OK;
+}
+
+static tile_status desc(tile_tma_desc *dsc, const tile_kernel *k, int param, tile_devptr base, int64_t rows,
+                        int64_t cols, int64_t stride) {
+  return tile_tma_desc_2d(dsc, k, param, base, (uint64_t)rows, (uint64_t)cols, (uint64_t)stride);
+}
+
+tile_status jfa_plan_backward(jfa_plan *plan, const jfa_tensor *dout, const jfa_tensor *q, const jfa_tensor *k,
+                              const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse, const jfa_tensor *dq,
+                              const jfa_tensor *dk, const jfa_tensor *dv, tile_stream stream) {
+  if (!plan) return tile_set_error(TILE_ERR_INVALID, "jfa_plan_backward: plan is NULL");
+  struct jfa_bwd_state *s = plan->bwd;
+  if (!s)
+    return tile_set_error(TILE_ERR_INVALID, "jfa_plan_backward: the plan was made without the backward pass "
+                                            "(jfa_params.passes: add JFA_BWD)");
+  const jfa_params *p = &plan->p;
+  int64_t H = p->heads, D = p->head_dim, T = plan->total, NQ = p->num_q;
+  int bcast = NQ > 0;
+  tile_status st = jfa_check_bwd_tensors(p, T, dout, q, k, v, o, lse, dq, dk, dv);
+  if (st != TILE_OK) return st;
+  if (p->batch == 0 || s->q_rows == 0) return TILE_OK; /* nothing to compute */
+
+  float scale = p->softmax_scale > 0 ? p->softmax_scale : (float)(1.0 / sqrt((double)D));
+  float scale_log2 = scale * 1.4426950408889634f;
+  int32_t heads = (int32_t)H, nq = (int32_t)NQ, total = (int32_t)T, nqb = (int32_t)s->nqb;
+  int32_t q_rows = (int32_t)s->q_rows;
+  int32_t o_stride = (int32_t)(bcast ? o->stride[1] : o->stride[0]);
+  int32_t do_stride = (int32_t)(bcast ? dout->stride[1] : dout->stride[0]);
+  tile_devptr od = o->data, dod = dout->data, ld = lse->data;
+
+  /* 1. Delta = rowsum(dO * O), LSE in log2 units, dQ accumulator = 0: one
+   * program per query block (broadcast-Q: per sequence and query block) */
+  void *pre_args[] = {&od, &dod, &ld, &s->d_lse2, &s->d_delta, &s->d_dq_acc, &plan->d_offsets, &s->d_qbmap,
+                      &nqb, &heads, &nq, &total, &o_stride, &do_stride};
+  int64_t groups = bcast ? p->batch * s->nqb : s->nqb;
+  if (groups > 0 && (st = tile_launch(s->pre, (unsigned)groups, (unsigned)H, 1, pre_args, 14, stream)) != TILE_OK)
+    return st;
+  if (s->nsem && (st = tile_memset_d32_async(s->d_sem, 0, (size_t)s->nsem, stream)) != TILE_OK) return st;
+
+  /* 2. the backward kernel, over the KV blocks */
+  if (s->nitems > 0) {
+    tile_tma_desc dq_, dk_, dv_, ddo, dl2, ddl, dacc;
+    uint64_t cols = (uint64_t)(H * D);
+    if ((st = desc(&dq_, s->k, P_Q, q->data, s->q_rows, (int64_t)cols, q->stride[0])) != TILE_OK ||
+        (st = desc(&dk_, s->k, P_K, k->data, T, (int64_t)cols, k->stride[0])) != TILE_OK ||
+        (st = desc(&dv_, s->k, P_V, v->data, T, (int64_t)cols, v->stride[0])) != TILE_OK ||
+        (st = desc(&ddo, s->k, P_DO, dout->data, s->o_rows, (int64_t)cols, do_stride)) != TILE_OK ||
+        (st = desc(&dl2, s->k, P_LSE2, s->d_lse2, s->ws_rows, 64, 64)) != TILE_OK ||
+        (st = desc(&ddl, s->k, P_DELTA, s->d_delta, s->ws_rows, 64, 64)) != TILE_OK ||
+        (st = desc(&dacc, s->k, P_DQ_ACC, s->d_dq_acc, s->q_rows, (int64_t)cols, (int64_t)cols)) != TILE_OK)
+      return st;
+    tile_devptr dkd = dk->data, dvd = dv->data;
+    int32_t dk_stride = (int32_t)dk->stride[0], dv_stride = (int32_t)dv->stride[0];
+    void *args[] = {&dq_,           &dk_,       &dv_,      &ddo,        &dl2,        &ddl,       &dacc,
+                    &dkd,           &dvd,       &plan->d_offsets, &s->d_work, &s->d_cta_start, &s->d_sem,
+                    &heads,         &nq,        &dk_stride, &dv_stride, &scale_log2, &scale};
+    if ((st = tile_launch(s->k, (unsigned)plan->ctas, 1, 1, args, 19, stream)) != TILE_OK) return st;
+  }
+
+  /* 3. dQ = scale * the accumulator, in bf16 */
+  tile_devptr dqd = dq->data;
+  int32_t dq_stride = (int32_t)dq->stride[0];
+  void *post_args[] = {&s->d_dq_acc, &dqd, &q_rows, &heads, &dq_stride, &scale};
+  return tile_launch(s->post, (unsigned)((s->q_rows + 63) / 64), (unsigned)H, 1, post_args, 6, stream);
+}

@@ -1,0 +1,673 @@
+/* jfa_bwd_host.c - checks and benchmarks Jagged Flash Attention's backward
+ * pass on the GPU through the host API (jfa.h).
+ *
+ *   jfa_bwd_host --cubins DIR --check [--small] [--seed S]
+ *       the forward's correctness cases (empty sequences, length 1, ragged
+ *       lengths, one 32k sequence, B = 20000, both head dims, causal or
+ *       not, broadcast-Q with num_q not a multiple of 64), each in normal
+ *       and deterministic mode: the forward makes O and LSE, then dq, dk,
+ *       dv (poisoned with NaN first, a guard band after each checked
+ *       untouched) are compared with a float64 reference on sampled rows,
+ *       computed from the same q, k, v, dO and the forward's O and LSE (the
+ *       backward's inputs); deterministic mode runs twice and must give
+ *       bitwise the same dq; plus the API's bad-input errors.
+ *   jfa_bwd_host --cubins DIR --bench SUITES_DIR [--only J1,J4] [--reps N] [--ab DIR2]
+ *       backward TFLOP/s (2.5 x the forward's FLOPs, FlashAttention's
+ *       convention) on ../shared/bench/suites: zigzag, no zigzag and
+ *       deterministic plans timed interleaved (the median of N launches
+ *       each), the forward in the same process, and a training step
+ *       (forward + backward); then a sampled check of the suite; --ab: the
+ *       backward of DIR2's cubins (other kernel options) timed interleaved
+ *       too, and checked on the same inputs. One line:
+ *         suite shape bwd-ms bwd-TFLOP/s no-zigzag gain det det-cost
+ *         fwd-ms step-ms max/avg
+ *
+ * Exit status 0 only when every check passed. */
+#include <stdbool.h>
+
+#include "../common/host.h"
+#include "jfa.h"
+
+typedef struct Case {
+  const char *name;
+  int D, H, causal;
+  int64_t num_q; /* broadcast-Q when > 0 */
+  int64_t B;
+  int64_t *len;
+} Case;
+
+enum { GUARD_ROWS = 2 };
+static const uint16_t GUARD = 0x7777;
+
+/* Host and device copies of one problem. Device buffers of the outputs
+ * (dq, dk, dv) carry GUARD_ROWS guard rows after the tensor. */
+typedef struct Data {
+  int64_t total, qrows, orows;
+  int32_t *off;
+  uint16_t *q, *k, *v, *o, *dout, *dq, *dk, *dv;
+  float *lse;
+  tile_devptr gq, gk, gv, go, glse, gdout, gdq, gdk, gdv;
+  size_t lse_count;
+} Data;
+
+static double fwd_flops(const Case *c) {
+  double f = 0;
+  for (int64_t b = 0; b < c->B; b++) {
+    double L = (double)c->len[b];
+    f += c->num_q > 0 ? (double)c->num_q * L : c->causal ? L * (L + 1) / 2 : L * L;
+  }
+  return 4.0 * c->H * c->D * f;
+}
+
+static void fill_bf16(uint16_t *x, size_t n) {
+  static uint16_t pool[4096];
+  static int init;
+  if (!init) {
+    for (int i = 0; i < 4096; i++) pool[i] = f2bf(rng_float(-1, 1));
+    init = 1;
+  }
+  uint64_t s = rng_next() | 1;
+  for (size_t i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x[i] = pool[(s >> 20) & 4095];
+  }
+}
+
+static void tensor3(jfa_tensor *t, tile_devptr p, const char *dt, int64_t a, int64_t b, int64_t c) {
+  memset(t, 0, sizeof *t);
+  t->data = p;
+  t->dtype = dt;
+  t->rank = 3;
+  t->shape[0] = a, t->shape[1] = b, t->shape[2] = c;
+  t->stride[2] = 1, t->stride[1] = c, t->stride[0] = b * c;
+}
+static void tensor_o(jfa_tensor *t, tile_devptr p, const Case *c, const Data *d) {
+  if (c->num_q > 0) {
+    memset(t, 0, sizeof *t);
+    t->data = p, t->dtype = "bf16", t->rank = 4;
+    t->shape[0] = c->B, t->shape[1] = c->num_q, t->shape[2] = c->H, t->shape[3] = c->D;
+    t->stride[3] = 1, t->stride[2] = c->D, t->stride[1] = (int64_t)c->H * c->D, t->stride[0] = c->num_q * t->stride[1];
+  } else {
+    tensor3(t, p, "bf16", d->total, c->H, c->D);
+  }
+}
+/* t: q, k, v, o, lse, dout, dq, dk, dv */
+static void tensors(const Case *c, const Data *d, jfa_tensor *t) {
+  tensor3(&t[0], d->gq, "bf16", d->qrows, c->H, c->D);
+  tensor3(&t[1], d->gk, "bf16", d->total, c->H, c->D);
+  tensor3(&t[2], d->gv, "bf16", d->total, c->H, c->D);
+  tensor_o(&t[3], d->go, c, d);
+  if (c->num_q > 0) {
+    tensor3(&t[4], d->glse, "f32", c->B, c->H, c->num_q);
+  } else {
+    memset(&t[4], 0, sizeof t[4]);
+    t[4].data = d->glse, t[4].dtype = "f32", t[4].rank = 2;
+    t[4].shape[0] = c->H, t[4].shape[1] = d->total;
+    t[4].stride[1] = 1, t[4].stride[0] = d->total;
+  }
+  tensor_o(&t[5], d->gdout, c, d);
+  tensor3(&t[6], d->gdq, "bf16", d->qrows, c->H, c->D);
+  tensor3(&t[7], d->gdk, "bf16", d->total, c->H, c->D);
+  tensor3(&t[8], d->gdv, "bf16", d->total, c->H, c->D);
+}
+
+static void data_make(const Case *c, Data *d) {
+  memset(d, 0, sizeof *d);
+  d->off = malloc((size_t)(c->B + 1) * sizeof *d->off);
+  d->off[0] = 0;
+  for (int64_t b = 0; b < c->B; b++) d->off[b + 1] = d->off[b] + (int32_t)c->len[b];
+  d->total = d->off[c->B];
+  d->qrows = c->num_q > 0 ? c->num_q : d->total;
+  d->orows = c->num_q > 0 ? c->B * c->num_q : d->total;
+  size_t row = (size_t)c->H * c->D;
+  size_t nq = (size_t)d->qrows * row, nkv = (size_t)d->total * row, no = (size_t)d->orows * row;
+  size_t g = GUARD_ROWS * row;
+  d->q = malloc(nq * 2 + 2), d->dq = malloc((nq + g) * 2);
+  d->k = malloc(nkv * 2 + 2), d->dk = malloc((nkv + g) * 2);
+  d->v = malloc(nkv * 2 + 2), d->dv = malloc((nkv + g) * 2);
+  d->o = malloc(no * 2 + 2), d->dout = malloc(no * 2 + 2);
+  d->lse_count = (size_t)c->H * (size_t)d->orows;
+  d->lse = malloc(d->lse_count * 4 + 4);
+  fill_bf16(d->q, nq);
+  fill_bf16(d->k, nkv);
+  fill_bf16(d->v, nkv);
+  fill_bf16(d->dout, no);
+  CHECK(tile_malloc(&d->gq, nq * 2 + 16));
+  CHECK(tile_malloc(&d->gk, nkv * 2 + 16));
+  CHECK(tile_malloc(&d->gv, nkv * 2 + 16));
+  CHECK(tile_malloc(&d->go, no * 2 + 16));
+  CHECK(tile_malloc(&d->gdout, no * 2 + 16));
+  CHECK(tile_malloc(&d->glse, d->lse_count * 4 + 16));
+  CHECK(tile_malloc(&d->gdq, (nq + g) * 2));
+  CHECK(tile_malloc(&d->gdk, (nkv + g) * 2));
+  CHECK(tile_malloc(&d->gdv, (nkv + g) * 2));
+  if (nq) CHECK(tile_memcpy_htod(d->gq, d->q, nq * 2));
+  if (nkv) CHECK(tile_memcpy_htod(d->gk, d->k, nkv * 2));
+  if (nkv) CHECK(tile_memcpy_htod(d->gv, d->v, nkv * 2));
+  if (no) CHECK(tile_memcpy_htod(d->gdout, d->dout, no * 2));
+}
+
+/* NaN into the gradients, the guard pattern after them */
+static void poison(const Data *d, size_t row) {
+  tile_devptr p[3] = {d->gdq, d->gdk, d->gdv};
+  size_t n[3] = {(size_t)d->qrows * row, (size_t)d->total * row, (size_t)d->total * row};
+  uint32_t gw = (uint32_t)GUARD << 16 | GUARD;
+  for (int i = 0; i < 3; i++) {
+    CHECK(tile_memset_d8(p[i], 0xff, n[i] * 2));
+    CHECK(tile_memset_d32(p[i] + n[i] * 2, gw, GUARD_ROWS * row / 2));
+  }
+}
+
+static void data_free(Data *d) {
+  tile_devptr g[] = {d->gq, d->gk, d->gv, d->go, d->glse, d->gdout, d->gdq, d->gdk, d->gdv};
+  for (size_t i = 0; i < sizeof g / sizeof *g; i++) tile_free(g[i]);
+  void *h[] = {d->off, d->q, d->k, d->v, d->o, d->dout, d->dq, d->dk, d->dv, d->lse};
+  for (size_t i = 0; i < sizeof h / sizeof *h; i++) free(h[i]);
+}
+
+static double dotbf(const uint16_t *a, const uint16_t *b, int D) {
+  double t = 0;
+  for (int x = 0; x < D; x++) t += (double)bf2f(a[x]) * bf2f(b[x]);
+  return t;
+}
+
+/* The float64 backward from the backward's inputs: q, k, v, dO and the
+ * forward's O and LSE. Query row i of sequence b (self; broadcast-Q: dense
+ * row i against sequence b): its O / dO row, its LSE, its Delta. */
+typedef struct Ref {
+  const Case *c;
+  const Data *d;
+  double scale;
+} Ref;
+
+static size_t orow_of(const Ref *r, int64_t b, int64_t i) {
+  return (size_t)(r->c->num_q > 0 ? b * r->c->num_q + i : r->d->off[b] + i);
+}
+static double lse_of(const Ref *r, int64_t b, int64_t i, int h) {
+  const Case *c = r->c;
+  return c->num_q > 0 ? r->d->lse[((size_t)b * c->H + h) * c->num_q + i] : r->d->lse[(size_t)h * r->d->total + r->d->off[b] + i];
+}
+static double delta_of(const Ref *r, int64_t b, int64_t i, int h) {
+  size_t row = (size_t)r->c->H * r->c->D, o = orow_of(r, b, i) * row + (size_t)h * r->c->D;
+  return dotbf(r->d->o + o, r->d->dout + o, r->c->D);
+}
+static const uint16_t *q_row(const Ref *r, int64_t b, int64_t i, int h) {
+  size_t row = (size_t)r->c->H * r->c->D;
+  int64_t qr = r->c->num_q > 0 ? i : r->d->off[b] + i;
+  return r->d->q + (size_t)qr * row + (size_t)h * r->c->D;
+}
+
+/* dS[i, j] (unscaled: P (dP - Delta)) and P[i, j], key j of sequence b */
+static void p_ds(const Ref *r, int64_t b, int64_t i, int64_t j, int h, double delta, double lse, double *p, double *ds) {
+  size_t row = (size_t)r->c->H * r->c->D;
+  const uint16_t *kr = r->d->k + (size_t)(r->d->off[b] + j) * row + (size_t)h * r->c->D;
+  const uint16_t *vr = r->d->v + (size_t)(r->d->off[b] + j) * row + (size_t)h * r->c->D;
+  const uint16_t *dor = r->d->dout + orow_of(r, b, i) * row + (size_t)h * r->c->D;
+  *p = exp(dotbf(q_row(r, b, i, h), kr, r->c->D) * r->scale - lse);
+  *ds = *p * (dotbf(dor, vr, r->c->D) - delta);
+}
+
+/* dK and dV of key j of sequence b, head h */
+static void check_key(const Ref *r, int64_t b, int64_t j, int h, ErrStat *ek, ErrStat *ev) {
+  const Case *c = r->c;
+  int D = c->D;
+  size_t row = (size_t)c->H * D;
+  int64_t L = r->d->off[b + 1] - r->d->off[b], nqr = c->num_q > 0 ? c->num_q : L;
+  double dk[128] = {0}, dv[128] = {0};
+  for (int64_t i = c->causal ? j : 0; i < nqr; i++) {
+    double p, ds;
+    p_ds(r, b, i, j, h, delta_of(r, b, i, h), lse_of(r, b, i, h), &p, &ds);
+    const uint16_t *qr = q_row(r, b, i, h), *dor = r->d->dout + orow_of(r, b, i) * row + (size_t)h * D;
+    for (int x = 0; x < D; x++) {
+      dv[x] += p * bf2f(dor[x]);
+      dk[x] += ds * r->scale * bf2f(qr[x]);
+    }
+  }
+  size_t kr = (size_t)(r->d->off[b] + j) * row + (size_t)h * D;
+  for (int x = 0; x < D; x++) {
+    err_add(ek, bf2f(r->d->dk[kr + x]), dk[x]);
+    err_add(ev, bf2f(r->d->dv[kr + x]), dv[x]);
+  }
+}
+
+/* dQ of query row i (of sequence b in self-attention; of the dense Q, summed
+ * over every sequence, in broadcast-Q), head h */
+static void check_query(const Ref *r, int64_t b, int64_t i, int h, ErrStat *eq) {
+  const Case *c = r->c;
+  int D = c->D;
+  size_t row = (size_t)c->H * D;
+  double dq[128] = {0};
+  int64_t b0 = c->num_q > 0 ? 0 : b, b1 = c->num_q > 0 ? c->B : b + 1;
+  for (int64_t s = b0; s < b1; s++) {
+    int64_t L = r->d->off[s + 1] - r->d->off[s], nk = c->causal ? i + 1 : L;
+    if (nk == 0) continue;
+    double delta = delta_of(r, s, i, h), lse = lse_of(r, s, i, h);
+    for (int64_t j = 0; j < nk; j++) {
+      double p, ds;
+      p_ds(r, s, i, j, h, delta, lse, &p, &ds);
+      const uint16_t *kr = r->d->k + (size_t)(r->d->off[s] + j) * row + (size_t)h * D;
+      for (int x = 0; x < D; x++) dq[x] += ds * r->scale * bf2f(kr[x]);
+    }
+  }
+  int64_t qr = c->num_q > 0 ? i : r->d->off[b] + i;
+  for (int x = 0; x < D; x++) err_add(eq, bf2f(r->d->dq[(size_t)qr * row + (size_t)h * D + x]), dq[x]);
+}
+
+static jfa_params params_of(const Case *c, const Data *d, int det) {
+  jfa_params p = {0};
+  p.batch = c->B;
+  p.cu_seqlens = d->off;
+  p.heads = c->H;
+  p.head_dim = c->D;
+  p.causal = c->causal;
+  p.num_q = c->num_q;
+  p.passes = JFA_FWD | JFA_BWD;
+  p.deterministic = det;
+  return p;
+}
+
+/* gradients back to the host; counts NaN (unwritten) and guard changes */
+static void fetch_grads(const Case *c, Data *d, long *unwritten, long *guard) {
+  size_t row = (size_t)c->H * c->D, g = GUARD_ROWS * row;
+  size_t n[3] = {(size_t)d->qrows * row, (size_t)d->total * row, (size_t)d->total * row};
+  uint16_t *h[3] = {d->dq, d->dk, d->dv};
+  tile_devptr dv[3] = {d->gdq, d->gdk, d->gdv};
+  for (int i = 0; i < 3; i++) {
+    CHECK(tile_memcpy_dtoh(h[i], dv[i], (n[i] + g) * 2));
+    for (size_t e = 0; e < n[i]; e++) *unwritten += bf2f(h[i][e]) != bf2f(h[i][e]);
+    for (size_t e = 0; e < g; e++) *guard += h[i][n[i] + e] != GUARD;
+  }
+}
+
+/* Run the case (forward, then backward) and check the gradients; det: in
+ * deterministic mode, twice, dq bitwise equal. */
+static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
+  Data d;
+  data_make(c, &d);
+  size_t row = (size_t)c->H * c->D;
+  jfa_params p = params_of(c, &d, det);
+  jfa_plan *plan;
+  CHECK(jfa_plan_create(lib, &p, &plan));
+  jfa_tensor t[9];
+  tensors(c, &d, t);
+  CHECK(jfa_plan_forward(plan, &t[0], &t[1], &t[2], &t[3], &t[4], NULL));
+  CHECK(tile_synchronize());
+  size_t no = (size_t)d.orows * row;
+  if (no) CHECK(tile_memcpy_dtoh(d.o, d.go, no * 2));
+  CHECK(tile_memcpy_dtoh(d.lse, d.glse, d.lse_count * 4 + 4));
+  poison(&d, row);
+  CHECK(jfa_plan_backward(plan, &t[5], &t[0], &t[1], &t[2], &t[3], &t[4], &t[6], &t[7], &t[8], NULL));
+  CHECK(tile_synchronize());
+  long unwritten = 0, guard = 0, differ = 0;
+  fetch_grads(c, &d, &unwritten, &guard);
+  if (det) { /* again: the same bits */
+    size_t nq = (size_t)d.qrows * row;
+    uint16_t *first = malloc(nq * 2 + 2);
+    memcpy(first, d.dq, nq * 2);
+    poison(&d, row);
+    CHECK(jfa_plan_backward(plan, &t[5], &t[0], &t[1], &t[2], &t[3], &t[4], &t[6], &t[7], &t[8], NULL));
+    CHECK(tile_synchronize());
+    fetch_grads(c, &d, &unwritten, &guard);
+    for (size_t e = 0; e < nq; e++) differ += first[e] != d.dq[e];
+    free(first);
+  }
+  /* the reference on sampled keys and query rows */
+  Ref r = {c, &d, 1.0 / sqrt((double)c->D)};
+  ErrStat ek = {0}, ev = {0}, eq = {0};
+  long checked = 0;
+  int64_t nseq = quick ? 6 : 24, edge = quick ? 8 : 24, nrand = quick ? 6 : 24;
+  int64_t seq_step = c->B > nseq ? c->B / nseq : 1;
+  double total_keys = (double)d.total;
+  for (int64_t b = 0; b < c->B; b += seq_step) {
+    int64_t L = d.off[b + 1] - d.off[b], nqr = c->num_q > 0 ? c->num_q : L;
+    double per_key = (double)nqr * c->D, per_q = (c->num_q > 0 ? total_keys : (double)L) * c->D;
+    for (int h = 0; h < c->H; h += (c->H > 2 ? c->H - 1 : 1)) {
+      /* every row when cheap; else the first and last `edge` and some random ones */
+      int allk = per_key * L < (quick ? 4e6 : 4e7), allq = per_q * nqr < (quick ? 4e6 : 4e7);
+      for (int pass = 0; pass < 2; pass++) {
+        int64_t n = pass ? nqr : L;
+        int all = pass ? allq : allk;
+        if (c->num_q > 0 && pass && b != 0) continue; /* dQ is one dense tensor: check it once */
+        for (int64_t s = 0; s < (all ? n : 2 * edge + nrand) && n > 0; s++, checked++) {
+          int64_t i = all ? s : s < edge ? s : s < 2 * edge ? n - 1 - (s - edge) : rng_int(0, n - 1);
+          if (i < 0 || i >= n) continue;
+          if (pass) check_query(&r, b, i, h, &eq);
+          else check_key(&r, b, i, h, &ek, &ev);
+        }
+      }
+    }
+  }
+  int64_t nitems, maxc, totc;
+  int ctas;
+  jfa_plan_bwd_stats(plan, &nitems, &maxc, &totc, &ctas);
+  jfa_plan_destroy(plan);
+  double rq = err_rel(&eq), rk = err_rel(&ek), rv = err_rel(&ev);
+  long nonfinite = eq.bad + ek.bad + ev.bad;
+  bool ok = nonfinite == 0 && rq <= 1e-2 && rk <= 1e-2 && rv <= 1e-2 && !unwritten && !guard && !differ;
+  printf("%-28s%s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s items=%-6lld checked=%-6ld dQ=%.2e dK=%.2e dV=%.2e "
+         "unwritten=%ld guard=%ld nonfinite=%ld%s %s\n",
+         c->name, det ? " det" : "", (long long)c->B, (long long)d.total, c->D, c->H, c->causal ? "causal" : "",
+         c->num_q > 0 ? "bcast" : "", (long long)nitems, checked, rq, rk, rv, unwritten, guard, nonfinite,
+         det ? (differ ? " RUN-TO-RUN-DIFFERS" : " bitwise-repeatable") : "", ok ? "OK" : "FAIL");
+  data_free(&d);
+  return ok;
+}
+
+static int64_t *lens_random(int64_t B, int64_t lo, int64_t hi) {
+  int64_t *l = malloc((size_t)(B > 0 ? B : 1) * sizeof *l);
+  for (int64_t b = 0; b < B; b++) l[b] = rng_int(lo, hi);
+  return l;
+}
+static int64_t *lens_of(int n, const int64_t *v) {
+  int64_t *l = malloc((size_t)(n > 0 ? n : 1) * sizeof *l);
+  for (int i = 0; i < n; i++) l[i] = v[i];
+  return l;
+}
+
+/* ---- bad input: errors, no launch ---------------------------------------- */
+static bool check_errors(jfa_lib *lib) {
+  bool ok = true;
+  int32_t off[4] = {0, 100, 150, 200};
+  Case c = {"err", 128, 2, 0, 0, 3, NULL};
+  Data d = {0};
+  d.off = off;
+  d.total = 200, d.qrows = 200, d.orows = 200;
+  d.gq = d.gk = d.gv = d.go = d.glse = d.gdout = 0x100000;
+  d.gdq = 0x200000, d.gdk = 0x300000, d.gdv = 0x400000;
+  jfa_params p = params_of(&c, &d, 0);
+  jfa_plan *plan;
+  p.passes = JFA_FWD;
+  CHECK(jfa_plan_create(lib, &p, &plan));
+  jfa_tensor t[9];
+  tensors(&c, &d, t);
+  tile_status st = jfa_plan_backward(plan, &t[5], &t[0], &t[1], &t[2], &t[3], &t[4], &t[6], &t[7], &t[8], NULL);
+  bool good = st == TILE_ERR_INVALID && strstr(tile_last_error(), "without the backward");
+  printf("error: %-28s -> %s: %s %s\n", "forward-only plan", tile_status_name(st), tile_last_error(), good ? "OK" : "FAIL");
+  ok &= good;
+  jfa_plan_destroy(plan);
+  p.passes = 4;
+  st = jfa_plan_create(lib, &p, &plan);
+  good = st == TILE_ERR_INVALID && strstr(tile_last_error(), "passes");
+  printf("error: %-28s -> %s: %s %s\n", "passes 4", tile_status_name(st), tile_last_error(), good ? "OK" : "FAIL");
+  ok &= good;
+  p.passes = JFA_BWD;
+  CHECK(jfa_plan_create(lib, &p, &plan));
+  st = jfa_plan_forward(plan, &t[0], &t[1], &t[2], &t[3], &t[4], NULL);
+  good = st == TILE_ERR_INVALID && strstr(tile_last_error(), "backward pass only");
+  printf("error: %-28s -> %s: %s %s\n", "backward-only plan forward", tile_status_name(st), tile_last_error(),
+         good ? "OK" : "FAIL");
+  ok &= good;
+  struct {
+    const char *what, *want;
+    int field;
+  } tb[] = {{"dout as f32", "dout must be bf16", 0},     {"dq misaligned", "not 16-byte aligned", 1},
+            {"dk wrong rows", "dk has shape", 2},         {"dv row stride 1030", "16 bytes apart", 3},
+            {"dq is q", "same memory", 4},                {"dv is dk", "same memory", 5},
+            {"dout heads strided", "contiguous", 6},      {"lse wrong rank", "lse must have 2", 7}};
+  for (size_t i = 0; i < sizeof tb / sizeof tb[0]; i++) {
+    tensors(&c, &d, t);
+    switch (tb[i].field) {
+    case 0: t[5].dtype = "f32"; break;
+    case 1: t[6].data += 8; break;
+    case 2: t[7].shape[0] = 199; break;
+    case 3: t[8].stride[0] = 1030; break;
+    case 4: t[6].data = t[0].data; break;
+    case 5: t[8].data = t[7].data; break;
+    case 6: t[5].stride[1] = 256; break;
+    case 7: t[4].rank = 3; break;
+    }
+    st = jfa_plan_backward(plan, &t[5], &t[0], &t[1], &t[2], &t[3], &t[4], &t[6], &t[7], &t[8], NULL);
+    good = st == TILE_ERR_INVALID && strstr(tile_last_error(), tb[i].want);
+    printf("error: %-28s -> %s: %s %s\n", tb[i].what, tile_status_name(st), tile_last_error(), good ? "OK" : "FAIL");
+    ok &= good;
+  }
+  jfa_plan_destroy(plan);
+  return ok;
+}
+
+/* ---- benchmark -------------------------------------------------------------- */
+static void die_plan(tile_status st, const char *who) {
+  if (st == TILE_OK) return;
+  fprintf(stderr, "jfa_bwd_host: %s failed: %s: %s\n", who, tile_status_name(st), tile_last_error());
+  printf("%s FAILED\n", who);
+  exit(2);
+}
+
+/* kind 0: backward; 1: forward; 2: forward + backward (a training step) */
+static void run_plan(jfa_plan *pl, const jfa_tensor *t, int kind, const char *who) {
+  if (kind >= 1) die_plan(jfa_plan_forward(pl, &t[0], &t[1], &t[2], &t[3], &t[4], NULL), who);
+  if (kind != 1) die_plan(jfa_plan_backward(pl, &t[5], &t[0], &t[1], &t[2], &t[3], &t[4], &t[6], &t[7], &t[8], NULL), who);
+}
+
+/* medians of n (plan, kind) pairs timed round robin after 3 warm-up rounds */
+static void time_many(jfa_plan **plans, const int *kind, const char *const *who, int n, const jfa_tensor *t, int reps,
+                      double *med) {
+  tile_event e0, e1;
+  CHECK(tile_event_create(&e0));
+  CHECK(tile_event_create(&e1));
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < n; k++) {
+      run_plan(plans[k], t, kind[k], who[k]);
+      die_plan(tile_synchronize(), who[k]);
+    }
+  float *ms = malloc((size_t)reps * (size_t)n * sizeof *ms);
+  for (int i = 0; i < reps; i++)
+    for (int k = 0; k < n; k++) {
+      CHECK(tile_event_record(e0, NULL));
+      run_plan(plans[k], t, kind[k], who[k]);
+      CHECK(tile_event_record(e1, NULL));
+      die_plan(tile_event_elapsed_ms(&ms[(size_t)k * reps + i], e0, e1), who[k]);
+    }
+  for (int k = 0; k < n; k++) {
+    float *m = ms + (size_t)k * reps;
+    for (int i = 1; i < reps; i++)
+      for (int j = i; j > 0 && m[j] < m[j - 1]; j--) {
+        float x = m[j];
+        m[j] = m[j - 1];
+        m[j - 1] = x;
+      }
+    med[k] = m[reps / 2];
+  }
+  free(ms);
+  tile_event_destroy(e0);
+  tile_event_destroy(e1);
+}
+
+/* ab: another folder of cubins (the same kernels built with other options),
+ * its backward timed interleaved with the default's and checked on the
+ * suite's inputs; NULL: none */
+static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int reps, jfa_lib *ab, const char *ab_name) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/suites.json", dir);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "cannot open %s\n", path);
+    return false;
+  }
+  static char js[1 << 16];
+  size_t n = fread(js, 1, sizeof js - 1, f);
+  js[n] = 0;
+  fclose(f);
+  bool ok = true;
+  printf("%-5s %-28s %9s %8s %9s %7s %8s %8s %9s %9s %8s\n", "suite", "shape", "bwd-ms", "TFLOP/s", "no-zigzag",
+         "gain", "det", "det-cost", "fwd-ms", "step-ms", "max/avg");
+  for (char *o = strchr(js, '{'); o; o = strchr(o + 1, '{')) {
+    char *end = strchr(o, '}');
+    if (!end) break;
+    *end = 0;
+    char name[32] = "", mode[32] = "self", lf[128] = "";
+    long heads = 0, hd = 0, nq = 0;
+    int causal = 0;
+    char *s;
+    if ((s = strstr(o, "\"name\""))) sscanf(strchr(s + 6, '"') + 1, "%31[^\"]", name);
+    if ((s = strstr(o, "\"mode\""))) sscanf(strchr(s + 6, '"') + 1, "%31[^\"]", mode);
+    if ((s = strstr(o, "\"lengths_file\""))) sscanf(strchr(s + 14, '"') + 1, "%127[^\"]", lf);
+    if ((s = strstr(o, "\"heads\""))) heads = strtol(strchr(s, ':') + 1, NULL, 10);
+    if ((s = strstr(o, "\"head_dim\""))) hd = strtol(strchr(s, ':') + 1, NULL, 10);
+    if ((s = strstr(o, "\"num_q\""))) nq = strtol(strchr(s, ':') + 1, NULL, 10);
+    if ((s = strstr(o, "\"causal\""))) causal = strstr(s, "true") && strstr(s, "true") < strchr(s, ',') ? 1 : 0;
+    o = end;
+    if (only && !strstr(only, name)) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, lf);
+    FILE *lfp = fopen(path, "rb");
+    if (!lfp) {
+      fprintf(stderr, "cannot open %s\n", path);
+      ok = false;
+      continue;
+    }
+    int64_t cap = 1024, B = 0, *len = malloc((size_t)cap * sizeof *len);
+    long x;
+    while (fscanf(lfp, "%ld", &x) == 1) {
+      if (B == cap) len = realloc(len, (size_t)(cap *= 2) * sizeof *len);
+      len[B++] = x;
+    }
+    fclose(lfp);
+    Case c = {name, (int)hd, (int)heads, causal, !strcmp(mode, "broadcast_q") ? nq : 0, B, len};
+    Data d;
+    data_make(&c, &d);
+    jfa_tensor t[9];
+    tensors(&c, &d, t);
+    jfa_params p = params_of(&c, &d, 0);
+    jfa_plan *plans[4] = {NULL};
+    CHECK(jfa_plan_create(lib, &p, &plans[0]));
+    p.no_zigzag = 1;
+    CHECK(jfa_plan_create(lib, &p, &plans[1]));
+    p.no_zigzag = 0, p.deterministic = 1;
+    CHECK(jfa_plan_create(lib, &p, &plans[2]));
+    p.deterministic = 0;
+    if (ab) CHECK(jfa_plan_create(ab, &p, &plans[3]));
+    jfa_plan *pl[6] = {plans[0], plans[1], plans[2], plans[0], plans[0], plans[3]};
+    int kind[6] = {0, 0, 0, 1, 2, 0};
+    const char *who[6] = {"backward", "backward no-zigzag", "backward deterministic", "forward", "step", "ab backward"};
+    /* O and LSE for the backward's inputs */
+    die_plan(jfa_plan_forward(plans[0], &t[0], &t[1], &t[2], &t[3], &t[4], NULL), "forward");
+    double med[6];
+    time_many(pl, kind, who, ab ? 6 : 5, t, reps, med);
+    double flops = fwd_flops(&c), bflops = 2.5 * flops;
+    int64_t nitems, maxc, totc;
+    int ctas;
+    jfa_plan_bwd_stats(plans[0], &nitems, &maxc, &totc, &ctas);
+    char shape[64];
+    snprintf(shape, sizeof shape, "B=%lld H=%d D=%d%s%s", (long long)B, c.H, c.D, c.causal ? " causal" : "",
+             c.num_q ? " bcast" : "");
+    printf("%-5s %-28s %9.4f %8.1f %9.1f %6.3fx %8.1f %7.3fx %9.4f %9.4f %8.3f\n", name, shape, med[0],
+           bflops / med[0] / 1e9, bflops / med[1] / 1e9, med[1] / med[0], bflops / med[2] / 1e9, med[2] / med[0],
+           med[3], med[4], (double)maxc * ctas / (double)(totc ? totc : 1));
+    printf("      fwd %.1f TFLOP/s, step (fwd + bwd) %.1f TFLOP/s\n", flops / med[3] / 1e9,
+           3.5 * flops / med[4] / 1e9);
+    if (ab)
+      printf("ab %-5s %-20s bwd %9.4f ms %8.1f TFLOP/s %7.3fx (default ms / variant ms)\n", name, ab_name, med[5],
+             bflops / med[5] / 1e9, med[0] / med[5]);
+    fflush(stdout);
+    for (int k = 0; k < 4; k++) jfa_plan_destroy(plans[k]);
+    data_free(&d);
+    uint64_t rng0 = rng_state;
+    ok &= run_check(lib, &c, 1, 0);
+    if (ab) { /* the variant on the same inputs and rows */
+      uint64_t rng1 = rng_state;
+      rng_state = rng0;
+      char vname[64];
+      snprintf(vname, sizeof vname, "%s ab:%s", name, ab_name);
+      Case cv = c;
+      cv.name = vname;
+      bool vok = run_check(ab, &cv, 1, 0);
+      if (!vok) printf("ab %-5s %-20s FAILED the sampled check\n", name, ab_name);
+      ok &= vok;
+      rng_state = rng1;
+    }
+    free(len);
+  }
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  const char *cubins = NULL, *suites = NULL, *only = NULL, *abdir = NULL;
+  int check = 0, small = 0, reps = 20, det_only = 0;
+  uint64_t seed = 1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--cubins") && i + 1 < argc) cubins = argv[++i];
+    else if (!strcmp(argv[i], "--check")) check = 1;
+    else if (!strcmp(argv[i], "--small")) small = 1;
+    else if (!strcmp(argv[i], "--det")) det_only = 1; /* only the deterministic mode */
+    else if (!strcmp(argv[i], "--bench") && i + 1 < argc) suites = argv[++i];
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+    else if (!strcmp(argv[i], "--ab") && i + 1 < argc) abdir = argv[++i];
+    else {
+      fprintf(stderr,
+              "usage: %s --cubins DIR (--check [--small] [--det] | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
+              "       [--ab DIR])\n"
+              "       [--seed S]\n",
+              argv[0]);
+      return 2;
+    }
+  }
+  if (!cubins || (!check && !suites)) {
+    fprintf(stderr, "%s: give --cubins DIR and --check or --bench DIR\n", argv[0]);
+    return 2;
+  }
+  if (reps < 1) reps = 1;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  rng_state = 0x9E3779B97F4A7C15ull ^ (seed * 0xBF58476D1CE4E5B9ull);
+  CHECK(tile_init(0));
+  jfa_lib *lib;
+  CHECK(jfa_lib_open(cubins, &lib));
+  bool ok = true;
+  if (check) {
+    ok &= check_errors(lib);
+    static const int64_t mixed[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0, 159, 160, 161, 319, 321, 480};
+    static const int64_t one32k[] = {32768};
+    static const int64_t b1[] = {777};
+    static const int64_t allempty[] = {0, 0, 0};
+    for (int D = 64; D <= 128; D += 64) {
+      for (int det = det_only; det <= 1; det++) {
+        if (small) {
+          Case cs[] = {
+              {"mixed (empty, 1, 127..1000)", D, 2, 1, 0, 18, lens_of(18, mixed)},
+              {"bcast nq=70", D, 2, 0, 70, 4, lens_random(4, 0, 300)},
+          };
+          for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            ok &= run_check(lib, &cs[i], 1, det);
+            free(cs[i].len);
+          }
+          continue;
+        }
+        for (int causal = 0; causal <= 1; causal++) {
+          Case cs[] = {
+              {"mixed (empty, 1, 127..1000)", D, 3, causal, 0, 18, lens_of(18, mixed)},
+              {"B=1 len=777", D, 2, causal, 0, 1, lens_of(1, b1)},
+              {"random B=40 len 0..2000", D, 4, causal, 0, 40, lens_random(40, 0, 2000)},
+              {"B=20000 len 0..40", D, 2, causal, 0, 20000, lens_random(20000, 0, 40)},
+              {"one 32k sequence", D, 2, causal, 0, 1, lens_of(1, one32k)},
+              {"all empty", D, 2, causal, 0, 3, lens_of(3, allempty)},
+              {"empty batch (B=0)", D, 2, causal, 0, 0, lens_of(0, allempty)},
+          };
+          for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            ok &= run_check(lib, &cs[i], 0, det);
+            free(cs[i].len);
+          }
+        }
+        Case bq[] = {
+            {"bcast nq=200 mixed", D, 3, 0, 200, 18, lens_of(18, mixed)},
+            {"bcast nq=1 B=5", D, 2, 0, 1, 5, lens_random(5, 0, 700)},
+            {"bcast nq=333 B=300", D, 2, 0, 333, 300, lens_random(300, 0, 600)},
+        };
+        for (size_t i = 0; i < sizeof bq / sizeof bq[0]; i++) {
+          ok &= run_check(lib, &bq[i], 0, det);
+          free(bq[i].len);
+        }
+      }
+    }
+  }
+  jfa_lib *ab = NULL;
+  if (abdir) CHECK(jfa_lib_open(abdir, &ab));
+  const char *ab_name = abdir ? strrchr(abdir, '/') ? strrchr(abdir, '/') + 1 : abdir : NULL;
+  if (suites) ok &= bench_suites(lib, suites, only, reps, ab, ab_name);
+  jfa_lib_close(ab);
+  jfa_lib_close(lib);
+  printf("%s\n", ok ? "ALL OK" : "SOME CHECKS FAILED");
+  return ok ? 0 : 1;
+}

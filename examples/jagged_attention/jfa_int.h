@@ -1,0 +1,63 @@
+/* jfa_int.h - what the JFA host code shares, in three files that call
+ * downwards only: jfa.c (the library, plans, the forward pass, the one-call
+ * wrappers) -> jfa_bwd.c (the backward pass) -> jfa_check.c (argument
+ * checks, uploads, loading kernels). Not a public header. */
+#ifndef JFA_INT_H
+#define JFA_INT_H
+
+#include "jfa.h"
+#include "tile/jagged.h"
+
+enum { BLOCK_M = 128 };      /* forward: query rows per tile (jfa_fwd's BM) */
+/* jfa_fwd's parameter k (its TMA box rows are the KV block) and ot (O for
+ * the TMA-store epilogue) */
+enum { K_PARAM = 1, O_TMA_PARAM = 15 };
+enum { BWD_KB = 128, BWD_QB = 64 }; /* backward: keys per work item, query rows per step (jfa_bwd's KB, QB) */
+enum { V_SELF, V_CAUSAL, V_BCAST, NVARIANT };
+
+struct jfa_lib {
+  char dir[1024];
+  tile_module *mod[2][NVARIANT]; /* [head_dim 64 / 128][variant] */
+  tile_kernel *kern[2][NVARIANT];
+  tile_module *cmod[2][2];       /* jfa_combine: [head_dim 64 / 128][self / bcast] */
+  tile_kernel *ckern[2][2];
+  tile_module *bmod[2][NVARIANT][2]; /* jfa_bwd: [head_dim][variant][deterministic] */
+  tile_kernel *bkern[2][NVARIANT][2];
+  tile_module *pmod[2][2];       /* jfa_bwd_pre (and jfa_bwd_post in the same cubin): [head_dim][self / bcast] */
+  tile_kernel *pre[2][2], *post[2][2];
+  int sm_count;
+};
+
+struct jfa_plan {
+  jfa_lib *lib;
+  jfa_params p;
+  tile_kernel *k;
+  int64_t total;     /* rows of K/V (offsets[B]) */
+  int ctas;
+  tile_jagged_schedule sched;
+  tile_jagged_split split; /* the work lists the kernel runs: sched, its tail maybe split */
+  tile_kernel *combine;    /* when split.ncombine > 0 */
+  tile_devptr d_offsets, d_work, d_cta_start, d_combine; /* int32 copies on the device */
+  tile_devptr d_part_o, d_part_lse;                      /* the pieces' partial outputs */
+  /* backward (jfa_bwd.c), when p.passes has JFA_BWD */
+  struct jfa_bwd_state *bwd;
+};
+
+/* jfa_check.c */
+int64_t jfa_offset_at(const jfa_params *p, int64_t i);
+/* name: what the message calls it; shape: the expected shape (rank dims). */
+tile_status jfa_check_tensor(const char *name, const jfa_tensor *t, const char *dtype, int rank,
+                             const int64_t *shape, int tma);
+/* A device buffer of `bytes` (4 when 0), filled from h when h != NULL. */
+tile_status jfa_upload(tile_devptr *d, const void *h, size_t bytes);
+/* Kernel `name` of DIR/NAME.dD.VARIANT.sm_90a.cubin, loaded into *mod, *kern on first use. */
+tile_status jfa_load_kernel(const jfa_lib *lib, const char *name, int head_dim, const char *variant,
+                            tile_module **mod, tile_kernel **kern);
+
+/* jfa_bwd.c: the backward half of a plan (schedule, work list, workspace),
+ * built by jfa_plan_create when p->passes asks for it; freed with the plan. */
+tile_status jfa_bwd_plan_create(jfa_plan *plan);
+void jfa_bwd_plan_destroy(jfa_plan *plan);
+void jfa_bwd_lib_close(jfa_lib *lib);
+
+#endif
