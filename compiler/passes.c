@@ -149,11 +149,12 @@ static void assign_op(P *p, TOp *op) {
     /* A store of an MMA result whose rows are contiguous in memory writes
      * straight from the accumulator registers (pairs of elements) instead of
      * a round trip through shared memory: the epilogue of an attention
-     * kernel has no shared memory to spare. Wide stores of such tiles are
-     * what TMA store is for. */
+     * kernel has no shared memory to spare (atomic adds too: a dQ block
+     * added from a wgmma accumulator). Wide stores of such tiles are what
+     * TMA store is for. */
     TValue *val = op->nopnds > 1 ? op->opnds[1] : NULL;
-    if (op->opc == OP_STORE && val && is_tile(val) && !is_cheap(val, 0) && lay(val) && lay(val)->kind == LY_MMA &&
-        ax_get(c, op->opnds[0])->contig[val->type->rank - 1] >= 2)
+    if ((op->opc == OP_STORE || op->opc == OP_ATOMIC_ADD) && val && is_tile(val) && !is_cheap(val, 0) && lay(val) &&
+        lay(val)->kind == LY_MMA && ax_get(c, op->opnds[0])->contig[val->type->rank - 1] >= 2)
       l = lay(val);
     /* A small vector reduced from an MMA result (an attention kernel's row
      * statistics, LSE) is stored from the registers that hold it, one

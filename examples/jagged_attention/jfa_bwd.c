@@ -16,7 +16,7 @@ enum { P_Q, P_K, P_V, P_DO, P_LSE2, P_DELTA, P_DQ_ACC };
 
 struct jfa_bwd_state {
   tile_kernel *k, *pre, *post;
-  tile_jagged_schedule sched;
+  int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   tile_devptr d_work, d_cta_start;
   int64_t q_rows;               /* rows of Q and dQ: total (self) or num_q (broadcast-Q) */
@@ -49,7 +49,6 @@ void jfa_bwd_plan_destroy(jfa_plan *plan) {
   tile_devptr *bufs[] = {&s->d_work, &s->d_cta_start, &s->d_dq_acc, &s->d_lse2, &s->d_delta, &s->d_sem, &s->d_qbmap};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
     if (*bufs[i]) tile_free(*bufs[i]);
-  tile_jagged_schedule_free(&s->sched);
   free(s);
   plan->bwd = NULL;
 }
@@ -61,6 +60,99 @@ static int rank_cmp(const void *a, const void *b) {
   if (x[5] != y[5]) return x[5] < y[5] ? -1 : 1;
   if (x[6] != y[6]) return x[6] < y[6] ? -1 : 1;
   return (x[2] > y[2]) - (x[2] < y[2]);
+}
+
+void jfa_bwd_items_free(jfa_bwd_items *it) {
+  if (!it) return;
+  tile_jagged_schedule_free(&it->sched);
+  free(it->work);
+  free(it->qbmap);
+  memset(it, 0, sizeof *it);
+}
+
+tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, jfa_bwd_items *it) {
+  memset(it, 0, sizeof *it);
+  int64_t B = p->batch, H = p->heads, NQ = p->num_q;
+  int bcast = NQ > 0, det = p->deterministic != 0;
+  if (B == 0) return TILE_OK;
+  /* the schedule: KV blocks of BWD_KB keys, each costing the BWD_QB-row
+   * query blocks it meets, sorted and dealt like the forward's tiles */
+  tile_jagged_params jp = {0};
+  jp.batch = B;
+  jp.offsets = p->cu_seqlens;
+  jp.offsets_are_64bit = p->cu_seqlens_64bit;
+  jp.heads = p->heads;
+  jp.block_m = BWD_QB;
+  jp.block_n = BWD_KB;
+  jp.causal = p->causal;
+  jp.num_q = NQ;
+  jp.num_ctas = ctas;
+  jp.zigzag = !p->no_zigzag;
+  jp.backward = 1;
+  tile_status st = tile_jagged_schedule_build(&jp, &it->sched);
+  if (st != TILE_OK) return st;
+  int64_t n = it->sched.ntiles;
+  if (n > TILE_JAGGED_MAX_ITEMS) {
+    jfa_bwd_items_free(it);
+    return tile_set_error(TILE_ERR_INVALID, "jfa: %lld backward work items, more than %d", (long long)n,
+                          TILE_JAGGED_MAX_ITEMS);
+  }
+  /* per sequence: its first query block among all sequences' (the dQ
+   * counters of deterministic mode, the workspace rows) and its first KV
+   * block (the ranks of broadcast-Q's items) */
+  int64_t *qb0 = malloc((size_t)(B + 1) * sizeof *qb0), *kb0 = malloc((size_t)(B + 1) * sizeof *kb0);
+  it->work = malloc((size_t)(n ? n : 1) * 8 * sizeof *it->work);
+  if (!qb0 || !kb0 || !it->work) {
+    free(qb0), free(kb0);
+    jfa_bwd_items_free(it);
+    return tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory for %lld backward items", (long long)n);
+  }
+  qb0[0] = kb0[0] = 0;
+  for (int64_t b = 0; b < B; b++) {
+    int64_t L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
+    qb0[b + 1] = qb0[b] + (L + BWD_QB - 1) / BWD_QB;
+    kb0[b + 1] = kb0[b] + (L + BWD_KB - 1) / BWD_KB;
+  }
+  int64_t nqb = bcast ? (NQ + BWD_QB - 1) / BWD_QB : qb0[B]; /* query blocks per head */
+  it->nqb = nqb;
+  it->ws_rows = (bcast ? B * H : H) * nqb;
+  if (it->ws_rows > INT32_MAX / 64 || kb0[B] > INT32_MAX || H * nqb > INT32_MAX)
+    st = tile_set_error(TILE_ERR_INVALID, "jfa: the batch is too large for the backward's 32-bit workspace rows "
+                                          "(%lld rows of 64)", (long long)it->ws_rows);
+  /* self-attention: (sequence, block) of each query block, for jfa_bwd_pre */
+  if (st == TILE_OK && !bcast) {
+    it->qbmap = malloc((size_t)(nqb ? nqb : 1) * 2 * sizeof *it->qbmap);
+    if (!it->qbmap) st = tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
+    for (int64_t b = 0; b < B && it->qbmap; b++)
+      for (int64_t g = qb0[b]; g < qb0[b + 1]; g++)
+        it->qbmap[2 * g] = (int32_t)b, it->qbmap[2 * g + 1] = (int32_t)(g - qb0[b]);
+  }
+  for (int64_t i = 0; i < n && st == TILE_OK; i++) {
+    const int32_t *t = it->sched.work + 4 * i;
+    int32_t b = t[0], h = t[1], kb = t[2];
+    int64_t L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b), qlen = bcast ? NQ : L;
+    int64_t i0 = p->causal ? (int64_t)kb * BWD_KB / BWD_QB : 0, i1 = (qlen + BWD_QB - 1) / BWD_QB;
+    if (i1 - i0 != t[3]) { /* the scheduler's cost model is the kernel's loop */
+      st = tile_set_error(TILE_ERR_INVALID, "jfa: internal error: backward item (%d, %d, %d) costs %d, its loop %lld",
+                          b, h, kb, t[3], (long long)(i1 - i0));
+      break;
+    }
+    int32_t *w = it->work + 8 * i;
+    w[0] = b, w[1] = h, w[2] = kb, w[3] = (int32_t)i0, w[4] = (int32_t)i1;
+    /* rank: the order in which items add into one dQ block (deterministic
+     * mode); counter: the first of the item's query blocks' counters */
+    w[5] = (int32_t)(bcast ? kb0[b] + kb : kb);
+    w[6] = (int32_t)(h * nqb + (bcast ? 0 : qb0[b]));
+    w[7] = (int32_t)(bcast ? ((int64_t)b * H + h) * nqb : h * nqb + qb0[b]); /* workspace row of its Q block 0 */
+  }
+  free(qb0), free(kb0);
+  if (st == TILE_OK && det)
+    for (int c = 0; c < ctas; c++)
+      qsort(it->work + 8 * (int64_t)it->sched.cta_start[c],
+            (size_t)(it->sched.cta_start[c + 1] - it->sched.cta_start[c]), 8 * sizeof *it->work, rank_cmp);
+  it->nitems = n;
+  if (st != TILE_OK) jfa_bwd_items_free(it);
+  return st;
 }
 
 tile_status jfa_bwd_plan_create(jfa_plan *plan) {
@@ -91,92 +183,23 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   s->q_rows = bcast ? NQ : T;
   s->o_rows = bcast ? B * NQ : T;
   if (B == 0) return TILE_OK;
-
-  /* the schedule: KV blocks of BWD_KB keys, each costing the BWD_QB-row
-   * query blocks it meets, sorted and dealt like the forward's tiles */
-  tile_jagged_params jp = {0};
-  jp.batch = B;
-  jp.offsets = p->cu_seqlens;
-  jp.offsets_are_64bit = p->cu_seqlens_64bit;
-  jp.heads = p->heads;
-  jp.block_m = BWD_QB;
-  jp.block_n = BWD_KB;
-  jp.causal = p->causal;
-  jp.num_q = NQ;
-  jp.num_ctas = plan->ctas;
-  jp.zigzag = !p->no_zigzag;
-  jp.backward = 1;
-  if ((st = tile_jagged_schedule_build(&jp, &s->sched)) != TILE_OK) return st;
-  int64_t n = s->sched.ntiles;
-  if (n > TILE_JAGGED_MAX_ITEMS)
-    return tile_set_error(TILE_ERR_INVALID, "jfa: %lld backward work items, more than %d", (long long)n,
-                          TILE_JAGGED_MAX_ITEMS);
-
-  /* per sequence: its first query block among all sequences' (the dQ
-   * counters of deterministic mode) and its first KV block (the ranks of
-   * broadcast-Q's items) */
-  int64_t *qb0 = malloc((size_t)(B + 1) * sizeof *qb0), *kb0 = malloc((size_t)(B + 1) * sizeof *kb0);
-  int32_t *work = malloc((size_t)(n ? n : 1) * 8 * sizeof *work);
-  if (!qb0 || !kb0 || !work) {
-    free(qb0), free(kb0), free(work);
-    return tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory for %lld backward items", (long long)n);
-  }
-  qb0[0] = kb0[0] = 0;
-  for (int64_t b = 0; b < B; b++) {
-    int64_t L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
-    qb0[b + 1] = qb0[b] + (L + BWD_QB - 1) / BWD_QB;
-    kb0[b + 1] = kb0[b] + (L + BWD_KB - 1) / BWD_KB;
-  }
-  int64_t nqb = bcast ? (NQ + BWD_QB - 1) / BWD_QB : qb0[B]; /* query blocks per head */
-  s->nqb = nqb;
-  s->ws_rows = (bcast ? B * H : H) * nqb;
-  st = TILE_OK;
-  if (s->ws_rows > INT32_MAX / 64 || kb0[B] > INT32_MAX)
-    st = tile_set_error(TILE_ERR_INVALID, "jfa: the batch is too large for the backward's 32-bit workspace rows "
-                                          "(%lld rows of 64)", (long long)s->ws_rows);
-  /* self-attention: (sequence, block) of each query block, for jfa_bwd_pre */
-  int32_t *qbmap = NULL;
-  if (st == TILE_OK && !bcast) {
-    qbmap = malloc((size_t)(nqb ? nqb : 1) * 2 * sizeof *qbmap);
-    if (!qbmap) st = tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
-    for (int64_t b = 0; b < B && qbmap; b++)
-      for (int64_t g = qb0[b]; g < qb0[b + 1]; g++) qbmap[2 * g] = (int32_t)b, qbmap[2 * g + 1] = (int32_t)(g - qb0[b]);
-  }
-  for (int64_t i = 0; i < n && st == TILE_OK; i++) {
-    const int32_t *t = s->sched.work + 4 * i;
-    int32_t b = t[0], h = t[1], kb = t[2];
-    int64_t L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b), qlen = bcast ? NQ : L;
-    int64_t i0 = p->causal ? (int64_t)kb * BWD_KB / BWD_QB : 0, i1 = (qlen + BWD_QB - 1) / BWD_QB;
-    if (i1 - i0 != t[3]) { /* the scheduler's cost model is the kernel's loop */
-      st = tile_set_error(TILE_ERR_INVALID, "jfa: internal error: backward item (%d, %d, %d) costs %d, its loop %lld", b, h, kb, t[3],
-                          (long long)(i1 - i0));
-      break;
-    }
-    int32_t *w = work + 8 * i;
-    w[0] = b, w[1] = h, w[2] = kb, w[3] = (int32_t)i0, w[4] = (int32_t)i1;
-    /* rank: the order in which items add into one dQ block (deterministic
-     * mode); counter: the first of the item's query blocks' counters */
-    w[5] = (int32_t)(bcast ? kb0[b] + kb : kb);
-    w[6] = (int32_t)(h * nqb + (bcast ? 0 : qb0[b]));
-    w[7] = (int32_t)(bcast ? ((int64_t)b * H + h) * nqb : h * nqb + qb0[b]); /* workspace row of its Q block 0 */
-  }
-  free(qb0), free(kb0);
-  if (st == TILE_OK && det)
-    for (int c = 0; c < plan->ctas; c++)
-      qsort(work + 8 * (int64_t)s->sched.cta_start[c], (size_t)(s->sched.cta_start[c + 1] - s->sched.cta_start[c]),
-            8 * sizeof *work, rank_cmp);
-  s->nitems = n;
-  s->nsem = det ? H * nqb : 0;
-  if (st == TILE_OK) st = jfa_upload(&s->d_work, work, (size_t)n * 32);
-  free(work);
-  if (st == TILE_OK) st = jfa_upload(&s->d_cta_start, s->sched.cta_start, (size_t)(plan->ctas + 1) * 4);
+  jfa_bwd_items it;
+  if ((st = jfa_bwd_items_build(p, plan->ctas, &it)) != TILE_OK) return st;
+  s->nitems = it.nitems;
+  s->nqb = it.nqb;
+  s->ws_rows = it.ws_rows;
+  s->nsem = det ? H * it.nqb : 0;
+  s->max_cta_cost = it.sched.max_cta_cost;
+  s->total_cost = it.sched.total_cost;
+  st = jfa_upload(&s->d_work, it.work, (size_t)it.nitems * 32);
+  if (st == TILE_OK) st = jfa_upload(&s->d_cta_start, it.sched.cta_start, (size_t)(plan->ctas + 1) * 4);
+  if (st == TILE_OK && it.qbmap) st = jfa_upload(&s->d_qbmap, it.qbmap, (size_t)it.nqb * 8);
+  jfa_bwd_items_free(&it);
   /* the workspace */
   if (st == TILE_OK) st = jfa_upload(&s->d_dq_acc, NULL, (size_t)(s->q_rows * H * D) * 4);
   if (st == TILE_OK) st = jfa_upload(&s->d_lse2, NULL, (size_t)s->ws_rows * 64 * 4);
   if (st == TILE_OK) st = jfa_upload(&s->d_delta, NULL, (size_t)s->ws_rows * 64 * 4);
   if (st == TILE_OK && det) st = jfa_upload(&s->d_sem, NULL, (size_t)s->nsem * 4);
-  if (st == TILE_OK && qbmap) st = jfa_upload(&s->d_qbmap, qbmap, (size_t)nqb * 8);
-  free(qbmap);
   return st;
 }
 
@@ -202,8 +225,8 @@ tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
 void jfa_plan_bwd_stats(const jfa_plan *plan, int64_t *nitems, int64_t *max_cta_cost, int64_t *total_cost, int *ctas) {
   const struct jfa_bwd_state *s = plan ? plan->bwd : NULL;
   if (nitems) *nitems = s ? s->nitems : 0;
-  if (max_cta_cost) *max_cta_cost = s ? s->sched.max_cta_cost : 0;
-  if (total_cost) *total_cost = s ? s->sched.total_cost : 0;
+  if (max_cta_cost) *max_cta_cost = s ? s->max_cta_cost : 0;
+  if (total_cost) *total_cost = s ? s->total_cost : 0;
   if (ctas) *ctas = plan ? plan->ctas : 0;
 }
 
@@ -296,10 +319,10 @@ tile_status jfa_plan_backward(jfa_plan *plan, const jfa_tensor *dout, const jfa_
       return st;
     tile_devptr dkd = dk->data, dvd = dv->data;
     int32_t dk_stride = (int32_t)dk->stride[0], dv_stride = (int32_t)dv->stride[0];
-    void *args[] = {&dq_,           &dk_,       &dv_,      &ddo,        &dl2,        &ddl,       &dacc,
-                    &dkd,           &dvd,       &plan->d_offsets, &s->d_work, &s->d_cta_start, &s->d_sem,
-                    &heads,         &nq,        &dk_stride, &dv_stride, &scale_log2, &scale};
-    if ((st = tile_launch(s->k, (unsigned)plan->ctas, 1, 1, args, 19, stream)) != TILE_OK) return st;
+    void *args[] = {&dq_, &dk_, &dv_, &ddo, &dl2, &ddl, &dacc, &dkd, &dvd, &plan->d_offsets, &s->d_work,
+                    &s->d_cta_start, &s->d_sem, &s->d_dq_acc, &heads, &nq, &dk_stride, &dv_stride, &scale_log2,
+                    &scale};
+    if ((st = tile_launch(s->k, (unsigned)plan->ctas, 1, 1, args, 20, stream)) != TILE_OK) return st;
   }
 
   /* 3. dQ = scale * the accumulator, in bf16 */

@@ -54,8 +54,22 @@ tile_status jfa_upload(tile_devptr *d, const void *h, size_t bytes);
 tile_status jfa_load_kernel(const jfa_lib *lib, const char *name, int head_dim, const char *variant,
                             tile_module **mod, tile_kernel **kern);
 
-/* jfa_bwd.c: the backward half of a plan (schedule, work list, workspace),
- * built by jfa_plan_create when p->passes asks for it; freed with the plan. */
+/* jfa_bwd.c: the backward's work list, host code alone (no GPU): the
+ * schedule (KV blocks over `ctas` CTAs) and 8 int32 per item, {b, h, KV
+ * block, first Q block, end Q block, rank, counter of Q block 0, workspace
+ * row of Q block 0}; deterministic mode: each CTA's items in ascending rank.
+ * Self-attention: qbmap, (sequence, block) of each of the nqb query blocks. */
+typedef struct jfa_bwd_items {
+  tile_jagged_schedule sched;
+  int32_t *work;
+  int32_t *qbmap;
+  int64_t nitems, nqb, ws_rows;
+} jfa_bwd_items;
+tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, jfa_bwd_items *out);
+void jfa_bwd_items_free(jfa_bwd_items *it);
+
+/* jfa_bwd.c: the backward half of a plan (work list, workspace), built by
+ * jfa_plan_create when p->passes asks for it; freed with the plan. */
 tile_status jfa_bwd_plan_create(jfa_plan *plan);
 void jfa_bwd_plan_destroy(jfa_plan *plan);
 void jfa_bwd_lib_close(jfa_lib *lib);

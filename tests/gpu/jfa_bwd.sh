@@ -8,7 +8,11 @@
 #  (make jfa-bwd-ab; AB_BWD="pipe" picks), then the suites with the option's
 #  backward timed interleaved with the default's, both sampled-checked;
 #  fwd: the forward's small cases, after a compiler change; peers: peers.py
-#  (FA2 varlen, dense cuDNN; PEERS=...) for their backward in the same call)
+#  (FA2 varlen, dense cuDNN; PEERS=...) for their backward in the same call;
+#  sbs: ours beside the peer in one Python process (tests/gpu/side_by_side.py
+#  --bwd: backward and training step alternating, gradients compared);
+#  PEER=fa4 makes FlashAttention-4 the peer, its wheels installed in
+#  /tmp/site first as ../shared/bench/fa4_wheels.sh says)
 # Each step runs under a time limit (a hang must not eat the device call).
 B=${B:-build}
 OUT=${OUT:-/tmp/jfa-bwd-out}
@@ -66,6 +70,13 @@ for s in $steps; do
       --json "$OUT/peers.json" > "$OUT/peers.txt" 2>&1
     r=$?; grep -v "Warning\|warn" "$OUT/peers.txt" | tail -n 14
     [ $r = 0 ] || { echo "peers: exit $r"; rc=1; } ;;
+  sbs)
+    echo "== jfa bwd: ours beside ${PEER:-the best PyTorch peer} (one process)"
+    timeout ${TSBS:-300} python3 tests/gpu/side_by_side.py --bwd --lib "$B/lib/libjfa.so" --cubins "$B/examples" \
+      --suites "$B/shared-bench/suites" ${PEER:+--peer $PEER} ${ONLY:+--only $ONLY} --json "$OUT/bwd_sbs.json" \
+      > "$OUT/bwd_sbs.txt" 2>&1
+    r=$?; grep -v "Warning\|warn" "$OUT/bwd_sbs.txt" | tail -n 12
+    [ $r = 0 ] || { echo "sbs: exit $r"; rc=1; } ;;
   *) echo "unknown step $s"; rc=2 ;;
   esac
 done

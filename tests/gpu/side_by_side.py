@@ -21,7 +21,14 @@ relative Frobenius error) before timing.
       [--cubins build-gpu/examples] [--suites build-gpu/shared-bench/suites]
       [--only J1,D8k] [--rounds 5] [--reps 10] [--gap 0]
 --gap S: sleep S seconds before every measurement (a cooled GPU, as
-peers.py's short runs between its set-ups often are)."""
+peers.py's short runs between its set-ups often are).
+--bwd: the backward pass instead: ours (jfa_plan_backward) against the
+peer's backward (time(forward + backward) - time(forward), peers.py's
+convention), both from the same q, k, v, dO; the gradients compared (dq, dk,
+dv relative error against the peer's autograd); plus the training step
+(ours forward + backward against the peer's forward + backward). --peer fa4:
+FlashAttention-4 (flash_attn.cute, carried as ../shared/bench/fa4_wheels.sh
+says; /tmp/site) instead of FA2 varlen / dense cuDNN."""
 import argparse, ctypes as C, json, os, sys, time
 import torch
 import torch.nn.functional as F
@@ -34,11 +41,14 @@ class JfaTensor(C.Structure):
                 ("shape", C.c_int64 * 4), ("stride", C.c_int64 * 4)]
 
 
-class JfaParams(C.Structure):
+class JfaParams(C.Structure):       # jfa.h's jfa_params, field for field
     _fields_ = [("batch", C.c_int64), ("cu_seqlens", C.c_void_p), ("cu_seqlens_64bit", C.c_int),
                 ("heads", C.c_int), ("head_dim", C.c_int), ("causal", C.c_int), ("num_q", C.c_int64),
                 ("softmax_scale", C.c_float), ("no_zigzag", C.c_int), ("no_split", C.c_int),
-                ("num_ctas", C.c_int)]
+                ("num_ctas", C.c_int), ("passes", C.c_int), ("deterministic", C.c_int)]
+
+
+JFA_FWD, JFA_BWD = 1, 2
 
 
 def jt(t, dtype):
@@ -54,6 +64,7 @@ class Jfa:
         self.L = C.CDLL(lib)
         self.L.tile_last_error.restype = C.c_char_p
         self.L.jfa_plan_forward.argtypes = [C.c_void_p] + [C.POINTER(JfaTensor)] * 5 + [C.c_void_p]
+        self.L.jfa_plan_backward.argtypes = [C.c_void_p] + [C.POINTER(JfaTensor)] * 9 + [C.c_void_p]
         self.L.jfa_plan_create.argtypes = [C.c_void_p, C.POINTER(JfaParams), C.POINTER(C.c_void_p)]
         self.L.jfa_lib_open.argtypes = [C.c_char_p, C.POINTER(C.c_void_p)]
         self.ok(self.L.tile_init(0), "tile_init")
@@ -64,12 +75,13 @@ class Jfa:
         if st != 0:
             raise RuntimeError(f"{what}: {self.L.tile_last_error().decode()}")
 
-    def plan(self, lengths, H, D, causal, num_q):
+    def plan(self, lengths, H, D, causal, num_q, passes=JFA_FWD, deterministic=0):
         off = (C.c_int64 * (len(lengths) + 1))()
         for i, n in enumerate(lengths):
             off[i + 1] = off[i] + n
         p = JfaParams(batch=len(lengths), cu_seqlens=C.cast(off, C.c_void_p), cu_seqlens_64bit=1, heads=H,
-                      head_dim=D, causal=int(causal), num_q=num_q, softmax_scale=0.0)
+                      head_dim=D, causal=int(causal), num_q=num_q, softmax_scale=0.0, passes=passes,
+                      deterministic=deterministic)
         plan = C.c_void_p()
         self.ok(self.L.jfa_plan_create(self.lib, C.byref(p), C.byref(plan)), "jfa_plan_create")
         return plan
@@ -85,6 +97,21 @@ class Jfa:
             st = f(*args)
             if st != 0:
                 self.ok(st, "jfa_plan_forward")
+        run.keep = a
+        return run
+
+
+    def bind_bwd(self, plan, do, q, k, v, o, lse, dq, dk, dv):
+        """The backward's launcher (a plan made with passes including JFA_BWD)."""
+        a = [jt(do, b"bf16"), jt(q, b"bf16"), jt(k, b"bf16"), jt(v, b"bf16"), jt(o, b"bf16"), jt(lse, b"f32"),
+             jt(dq, b"bf16"), jt(dk, b"bf16"), jt(dv, b"bf16")]
+        args = [plan] + [C.byref(x) for x in a] + [None]
+        f = self.L.jfa_plan_backward
+
+        def run():
+            st = f(*args)
+            if st != 0:
+                self.ok(st, "jfa_plan_backward")
         run.keep = a
         return run
 
@@ -117,6 +144,132 @@ def med(x):
     return x[len(x) // 2]
 
 
+def rel(a, b):
+    return ((a.float() - b.float()).norm() / b.float().norm()).item()
+
+
+class Peer:
+    """The peer's attention on copies of q, k, v that it owns (leaf tensors
+    with gradients, in its own layout): fwd() without gradients, fb(do)
+    forward + backward, grads() as (dq, dk, dv) in our layout."""
+
+    def __init__(self, s, q, k, v, causal, which):
+        from torch.nn.attention.varlen import varlen_attn
+        H, D, L = s["heads"], s["head_dim"], s["lengths"]
+        B, tot = len(L), sum(L)
+        bq = s["mode"] == "broadcast_q"
+        nq = s["num_q"] if bq else 0
+        dev = q.device
+        self.shape = (B, nq, H, D) if bq else (tot, H, D)
+        self.dense = which != "fa4" and not bq and min(L) == max(L)
+        if self.dense:                         # dense cuDNN on contiguous [B, H, L, D], as peers.py
+            from torch.nn.attention import sdpa_kernel, SDPBackend
+            t4 = lambda t: t.view(B, L[0], H, D).transpose(1, 2).contiguous().requires_grad_(True)
+            self.t = [t4(x) for x in (q, k, v)]
+            self.back = lambda g: g.transpose(1, 2).reshape(tot, H, D)
+            def f():
+                with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                    return F.scaled_dot_product_attention(*self.t, is_causal=causal)
+            self.f = f
+            self.name = "dense-cudnn"
+            self.do = lambda do: do.view(B, L[0], H, D).transpose(1, 2).contiguous()
+            return
+        self.t = [x.detach().clone().requires_grad_(True) for x in (q, k, v)]
+        self.back = lambda g: g
+        self.do = lambda do: do.reshape(B * nq, H, D) if bq else do
+        offk = torch.zeros(B + 1, dtype=torch.int32, device=dev)
+        offk[1:] = torch.cumsum(torch.tensor(L, device=dev), 0)
+        offq = torch.arange(0, (B + 1) * nq, nq, dtype=torch.int32, device=dev) if bq else offk
+        mq, mk = (nq if bq else max(L)), max(L)
+        qv = (lambda x: x.unsqueeze(0).expand(B, -1, -1, -1).reshape(B * nq, H, D)) if bq else (lambda x: x)
+        if which == "fa4":
+            from flash_attn.cute import flash_attn_varlen_func as fa4
+            def f():
+                r = fa4(qv(self.t[0]), self.t[1], self.t[2], cu_seqlens_q=offq, cu_seqlens_k=offk,
+                        max_seqlen_q=mq, max_seqlen_k=mk, causal=causal)
+                return r[0] if isinstance(r, tuple) else r
+            self.name = "fa4"
+        else:
+            ws = (-1, 0) if causal else (-1, -1)
+            f = lambda: varlen_attn(qv(self.t[0]), self.t[1], self.t[2], offq, offk, mq, mk, window_size=ws)
+            self.name = "fa2-varlen"
+        self.f = f
+
+    def fwd(self):
+        with torch.no_grad():
+            self.f()
+
+    def fb(self, do):
+        for t in self.t:
+            t.grad = None
+        self.f().backward(do)
+
+    def grads(self):
+        return [self.back(t.grad) for t in self.t]
+
+
+def main_bwd(a, jfa):
+    """--bwd: our backward beside the peer's, alternating, one process."""
+    dev = "cuda"
+    suites = json.load(open(os.path.join(a.suites, "suites.json")))
+    rows, ok = [], True
+    print(f"backward: protocol peers.py's bench() (3 warm-up + median of {a.reps}), alternating, {a.rounds} rounds; "
+          "peer bwd = fwd+bwd - fwd", flush=True)
+    print("suite  peer          ours bwd ms  peer bwd ms  ours TF/s  peer TF/s  ours/peer  step ours/peer  "
+          "dq_err  dk_err  dv_err")
+    for s in suites:
+        if a.only and s["name"] not in a.only.split(","):
+            continue
+        s["lengths"] = [int(x) for x in open(os.path.join(a.suites, s["lengths_file"])).read().split()]
+        H, D, causal, L = s["heads"], s["head_dim"], s["causal"], s["lengths"]
+        B, tot = len(L), sum(L)
+        bq = s["mode"] == "broadcast_q"
+        nq = s["num_q"] if bq else 0
+        k = torch.randn(tot, H, D, device=dev, dtype=torch.bfloat16)
+        v = torch.randn_like(k)
+        q = torch.randn(nq if bq else tot, H, D, device=dev, dtype=torch.bfloat16)
+        o = torch.empty((B, nq, H, D) if bq else (tot, H, D), device=dev, dtype=torch.bfloat16)
+        do = torch.randn_like(o)
+        lse = torch.empty((B, H, nq) if bq else (H, tot), device=dev, dtype=torch.float32)
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        plan = jfa.plan(L, H, D, causal, nq, passes=JFA_FWD | JFA_BWD)
+        fwd = jfa.bind(plan, q, k, v, o, lse)
+        bwd = jfa.bind_bwd(plan, do, q, k, v, o, lse, dq, dk, dv)
+        peer = Peer(s, q, k, v, causal, a.peer)
+        pdo = peer.do(do)
+        pname = peer.name
+        peer_f = peer.fwd
+        peer_fb = lambda: peer.fb(pdo)
+        def ours_fb():
+            fwd(); bwd()
+        with torch.no_grad():
+            fwd(); bwd()
+        peer_fb(); torch.cuda.synchronize()
+        errs = tuple(rel(ours, ref) for ours, ref in zip((dq, dk, dv), peer.grads()))
+        ff = fwd_flops(s)
+        tb, tpf, tpfb, tofb = [], [], [], []
+        for i in range(a.rounds):
+            for who in ((0, 1) if i % 2 == 0 else (1, 0)):
+                if who == 0:
+                    tb.append(bench(bwd, a.reps)); tofb.append(bench(ours_fb, a.reps))
+                else:
+                    tpf.append(bench(peer_f, a.reps)); tpfb.append(bench(peer_fb, a.reps))
+        mb, mpb = med(tb), med(tpfb) - med(tpf)
+        step = (med(tpfb)) / med(tofb)
+        bad = not all(e < 2e-2 for e in errs)
+        ok &= not bad
+        print(f"{s['name']:6s} {pname:12s} {mb:11.3f} {mpb:12.3f}  {2.5 * ff / mb / 1e9:9.1f}  "
+              f"{2.5 * ff / mpb / 1e9:9.1f}   {mpb / mb:6.3f}x   {step:12.3f}x  "
+              f"{errs[0]:.1e} {errs[1]:.1e} {errs[2]:.1e}{'  FAIL' if bad else ''}", flush=True)
+        rows.append({"suite": s["name"], "peer": pname, "ours_bwd_ms": mb, "peer_bwd_ms": mpb,
+                     "ours_step_ms": med(tofb), "peer_step_ms": med(tpfb), "grad_err": errs})
+        del k, v, q, o, do, lse, dq, dk, dv, peer
+        torch.cuda.empty_cache()
+    if a.json:
+        json.dump(rows, open(a.json, "w"), indent=1)
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", default="build-gpu/lib/libjfa.so")
@@ -127,11 +280,18 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--gap", type=float, default=0.0)
     ap.add_argument("--json")
+    ap.add_argument("--bwd", action="store_true")
+    ap.add_argument("--peer", default="", help="fa4: FlashAttention-4 as the backward's peer")
     a = ap.parse_args()
+    if a.peer == "fa4" and os.path.isdir("/tmp/site"):
+        import site
+        site.addsitedir("/tmp/site")          # the carried wheels (../shared/bench/fa4_wheels.sh)
     torch.manual_seed(0)
     dev = "cuda"
     torch.zeros(1, device=dev)                # PyTorch's context first; the runtime retains the same one
     jfa = Jfa(a.lib, a.cubins)
+    if a.bwd:
+        return main_bwd(a, jfa)
     from torch.nn.attention import sdpa_kernel, SDPBackend
     from torch.nn.attention.varlen import varlen_attn
     suites = json.load(open(os.path.join(a.suites, "suites.json")))

@@ -237,13 +237,14 @@ fi
 # bytes (the producer's and reducer's per-item scalars at 24 registers).
 JB=examples/jagged_attention/jfa_bwd.tile
 for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128 bcast 0" "64 causal 1" "128 bcast 1" \
-         "64 self 0 pipe" "128 causal 0 pipe"; do
+         "64 self 0 pipe" "128 causal 0 pipe" "128 self 0 atomic" "64 bcast 0 atomic"; do
   set -- $v
   d=$1; kind=$2; det=$3; defs="-D D=$d"
   [ $kind = causal ] && defs="$defs -D CAUSAL=true"
   [ $kind = bcast ] && defs="$defs -D BCAST=true"
   [ $det = 1 ] && defs="$defs -D DET=true"
   [ "${4:-}" = pipe ] && defs="$defs -D PIPE=true"
+  [ "${4:-}" = atomic ] && defs="$defs -D DQ_ATOMIC=true"
   name=jfa_bwd.d$d.$kind.det$det${4:+.$4}
   ptx=$tmp/$name.ptx
   n=$((n+1))
@@ -253,7 +254,12 @@ for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128
   check "$name" "S^T, dP^T and dQ wgmmas" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16"
   check "$name" "dV from register P^T" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n$d""k16\.f32\.bf16\.bf16 \{"
   check "$name" "dK's A transposed from shared memory" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n$d""k16\.f32\.bf16\.bf16 .*p, 1, +1, 1, +1;"
-  check "$name" "dQ by TMA reduce-add" "$ptx" "cp\.reduce\.async\.bulk\.tensor\.2d\.global\.shared::cta\.add\.tile\.bulk_group"
+  if [ "${4:-}" = atomic ]; then
+    check "$name" "dQ by atomics from the registers" "$ptx" "atom\\.global\\.add\\.f32"
+    check_not "$name" "no dQ reduce-add" "$ptx" "cp\\.reduce\\.async"
+  else
+    check "$name" "dQ by TMA reduce-add" "$ptx" "cp\.reduce\.async\.bulk\.tensor\.2d\.global\.shared::cta\.add\.tile\.bulk_group"
+  fi
   check "$name" "producer and reducer at 24 registers" "$ptx" "setmaxnreg\.dec\.sync\.aligned\.u32[[:space:]]+24"
   check "$name" "consumers at 240 registers" "$ptx" "setmaxnreg\.inc\.sync\.aligned\.u32[[:space:]]+240"
   check "$name" "transposed dS store" "$ptx" "st\.shared\.b16"

@@ -294,6 +294,93 @@ static void test_bwd_workspace(void **state) {
   expect_err(jfa_bwd_workspace_bytes(&p, NULL), "bytes is NULL");
 }
 
+/* Deterministic mode's protocol on the host: each CTA's reduction warp
+ * walks its items' Q blocks in order and may add into a block's dQ only
+ * when the block's counter equals the item's rank, then sets it to rank + 1.
+ * Run it to completion: it must never stall (every CTA waiting), and every
+ * counter must end at its number of contributors. Random batches in every
+ * mode, few and many CTAs. */
+/* 1 when every CTA got through its list, 0 at a stall (the kernel would hang) */
+static int run_det(const jfa_bwd_items *it, int ctas, int64_t H) {
+  int64_t ncnt = H * it->nqb;
+  int32_t *cnt = calloc((size_t)(ncnt ? ncnt : 1), sizeof *cnt);
+  int64_t *want = calloc((size_t)(ncnt ? ncnt : 1), sizeof *want);
+  int64_t *item = malloc((size_t)ctas * sizeof *item), *qi = malloc((size_t)ctas * sizeof *qi);
+  for (int64_t i = 0; i < it->nitems; i++)
+    for (int32_t q = it->work[8 * i + 3]; q < it->work[8 * i + 4]; q++) want[it->work[8 * i + 6] + q]++;
+  for (int c = 0; c < ctas; c++) {
+    item[c] = it->sched.cta_start[c];
+    qi[c] = item[c] < it->sched.cta_start[c + 1] ? it->work[8 * item[c] + 3] : 0;
+  }
+  int done = 1;
+  for (int64_t left = it->nitems; left > 0;) {
+    int moved = 0;
+    for (int c = 0; c < ctas; c++)
+      while (item[c] < it->sched.cta_start[c + 1]) {
+        const int32_t *w = it->work + 8 * item[c];
+        int32_t *k = &cnt[w[6] + qi[c]];
+        if (*k != w[5]) break; /* not its turn yet */
+        *k = w[5] + 1;
+        moved = 1;
+        if (++qi[c] == w[4]) {
+          left--;
+          if (++item[c] < it->sched.cta_start[c + 1]) qi[c] = it->work[8 * item[c] + 3];
+        }
+      }
+    if (!moved) {
+      done = 0;
+      break;
+    }
+  }
+  for (int64_t i = 0; done && i < ncnt; i++) assert_int_equal(cnt[i], want[i]);
+  free(cnt), free(want), free(item), free(qi);
+  return done;
+}
+
+static void simulate_det(const jfa_params *p, int ctas) {
+  jfa_bwd_items it;
+  assert_int_equal(jfa_bwd_items_build(p, ctas, &it), TILE_OK);
+  assert_true(run_det(&it, ctas, p->heads));
+  /* the check can fail: two items of one CTA that meet the same dQ block,
+   * swapped out of rank order, stall it */
+  for (int c = 0; c < ctas; c++)
+    for (int32_t i = it.sched.cta_start[c]; i + 1 < it.sched.cta_start[c + 1]; i++) {
+      int32_t *a = it.work + 8 * (int64_t)i, *b = a + 8;
+      if (a[6] != b[6] || a[5] == b[5] || a[4] <= b[3] || b[4] <= a[3]) continue;
+      int32_t tmp[8];
+      memcpy(tmp, a, sizeof tmp), memcpy(a, b, sizeof tmp), memcpy(b, tmp, sizeof tmp);
+      assert_false(run_det(&it, ctas, p->heads));
+      memcpy(b, a, sizeof tmp), memcpy(a, tmp, sizeof tmp);
+      c = ctas;
+      break;
+    }
+  jfa_bwd_items_free(&it);
+}
+
+static void test_bwd_det_order(void **state) {
+  (void)state;
+  uint64_t x = 0x2545f4914f6cdd1dull;
+  for (int round = 0; round < 48; round++) {
+    int32_t off[65];
+    int B = 1 + (int)(x % 64);
+    off[0] = 0;
+    for (int b = 0; b < B; b++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      off[b + 1] = off[b] + (x % 7 == 0 ? 0 : (int32_t)(x % 1200));
+    }
+    jfa_params p = params();
+    p.batch = B;
+    p.cu_seqlens = off;
+    p.heads = 1 + round % 3;
+    p.deterministic = 1;
+    p.passes = JFA_BWD;
+    p.causal = round % 3 == 1;
+    p.num_q = round % 3 == 2 ? 1 + (int64_t)(x % 300) : 0;
+    p.no_zigzag = round % 5 == 0;
+    simulate_det(&p, 1 + round % 7 * 20);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_params),
@@ -303,6 +390,7 @@ int main(void) {
       cmocka_unit_test(test_bwd_tensors),
       cmocka_unit_test(test_bwd_params),
       cmocka_unit_test(test_bwd_workspace),
+      cmocka_unit_test(test_bwd_det_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
