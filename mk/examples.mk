@@ -180,7 +180,7 @@ $(B)/examples/jfa_bwd_pre.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/jfa_bwd_pre.tile $(B
 endef
 $(foreach d,64 128,$(foreach v,self bcast,$(eval $(call jfa_bwd_pre_rules,$(d),$(v)))))
 JFA_HOST_SRC := $(JFA_DIR)/jfa.c $(JFA_DIR)/jfa_bwd.c $(JFA_DIR)/jfa_check.c
-JFA_HOST_DEPS := $(JFA_HOST_SRC) $(JFA_DIR)/jfa.h $(JFA_DIR)/jfa_int.h
+JFA_HOST_DEPS := $(JFA_HOST_SRC) $(JFA_DIR)/jfa.h $(JFA_DIR)/jfa_int.h $(JFA_DIR)/jfa_test.h
 $(B)/examples/jfa_host: $(JFA_DIR)/jfa_host.c $(JFA_HOST_DEPS) examples/common/host.h $(B)/lib/libtilert.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(JFA_DIR)/jfa_host.c $(JFA_HOST_SRC) -o $@ $(B)/lib/libtilert.a $(LDLIBS) -lm

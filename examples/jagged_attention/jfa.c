@@ -223,59 +223,56 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
   return tile_launch(plan->combine, (unsigned)plan->split.ncombine, BLOCK_M / 64, 1, cargs, 10, stream);
 }
 
-tile_status jfa_varlen_fwd(jfa_lib *lib, const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v,
-                           const jfa_tensor *o, const jfa_tensor *lse, const int32_t *cu_seqlens, int64_t batch,
-                           int64_t max_seqlen, int causal, float softmax_scale, tile_stream stream) {
+/* The one-call wrappers' parameters from q and the offsets, checked against
+ * max_seqlen (0: not checked). */
+static tile_status varlen_params(jfa_params *p, const jfa_tensor *q, const int32_t *cu_seqlens, int64_t batch,
+                                 int64_t max_seqlen, int causal, float softmax_scale) {
   if (!q) return tile_set_error(TILE_ERR_INVALID, "jfa: q is NULL");
   if (q->rank != 3) return tile_set_error(TILE_ERR_INVALID, "jfa: q must have 3 dimensions, not %d", q->rank);
-  jfa_params p = {0};
-  p.batch = batch;
-  p.cu_seqlens = cu_seqlens;
-  p.heads = (int)q->shape[1];
-  p.head_dim = (int)q->shape[2];
-  p.causal = causal;
-  p.softmax_scale = softmax_scale;
+  memset(p, 0, sizeof *p);
+  p->batch = batch;
+  p->cu_seqlens = cu_seqlens;
+  p->heads = (int)q->shape[1];
+  p->head_dim = (int)q->shape[2];
+  p->causal = causal;
+  p->softmax_scale = softmax_scale;
   if (cu_seqlens && batch >= 0 && max_seqlen > 0)
     for (int64_t b = 0; b < batch; b++)
       if (cu_seqlens[b + 1] - cu_seqlens[b] > max_seqlen)
         return tile_set_error(TILE_ERR_INVALID, "jfa: sequence %lld has %lld rows, more than max_seqlen = %lld",
                               (long long)b, (long long)(cu_seqlens[b + 1] - cu_seqlens[b]), (long long)max_seqlen);
-  jfa_plan *plan;
-  tile_status st = jfa_plan_create(lib, &p, &plan);
-  if (st != TILE_OK) return st;
-  st = jfa_plan_forward(plan, q, k, v, o, lse, stream);
-  /* the plan's device buffers are freed only after the kernel has read them */
+  return TILE_OK;
+}
+
+/* Wait for the plan's kernels (its device buffers are freed only after
+ * they have used them), free it; the first error of the run and the wait. */
+static tile_status finish(jfa_plan *plan, tile_status st, tile_stream stream) {
   tile_status st2 = stream ? tile_stream_synchronize(stream) : tile_synchronize();
   jfa_plan_destroy(plan);
   return st != TILE_OK ? st : st2;
+}
+
+tile_status jfa_varlen_fwd(jfa_lib *lib, const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v,
+                           const jfa_tensor *o, const jfa_tensor *lse, const int32_t *cu_seqlens, int64_t batch,
+                           int64_t max_seqlen, int causal, float softmax_scale, tile_stream stream) {
+  jfa_params p;
+  jfa_plan *plan;
+  tile_status st = varlen_params(&p, q, cu_seqlens, batch, max_seqlen, causal, softmax_scale);
+  if (st == TILE_OK) st = jfa_plan_create(lib, &p, &plan);
+  if (st != TILE_OK) return st;
+  return finish(plan, jfa_plan_forward(plan, q, k, v, o, lse, stream), stream);
 }
 
 tile_status jfa_varlen_bwd(jfa_lib *lib, const jfa_tensor *dout, const jfa_tensor *q, const jfa_tensor *k,
                            const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse, const jfa_tensor *dq,
                            const jfa_tensor *dk, const jfa_tensor *dv, const int32_t *cu_seqlens, int64_t batch,
                            int64_t max_seqlen, int causal, float softmax_scale, int deterministic, tile_stream stream) {
-  if (!q) return tile_set_error(TILE_ERR_INVALID, "jfa: q is NULL");
-  if (q->rank != 3) return tile_set_error(TILE_ERR_INVALID, "jfa: q must have 3 dimensions, not %d", q->rank);
-  jfa_params p = {0};
-  p.batch = batch;
-  p.cu_seqlens = cu_seqlens;
-  p.heads = (int)q->shape[1];
-  p.head_dim = (int)q->shape[2];
-  p.causal = causal;
-  p.softmax_scale = softmax_scale;
+  jfa_params p;
+  jfa_plan *plan;
+  tile_status st = varlen_params(&p, q, cu_seqlens, batch, max_seqlen, causal, softmax_scale);
   p.passes = JFA_BWD;
   p.deterministic = deterministic;
-  if (cu_seqlens && batch >= 0 && max_seqlen > 0)
-    for (int64_t b = 0; b < batch; b++)
-      if (cu_seqlens[b + 1] - cu_seqlens[b] > max_seqlen)
-        return tile_set_error(TILE_ERR_INVALID, "jfa: sequence %lld has %lld rows, more than max_seqlen = %lld",
-                              (long long)b, (long long)(cu_seqlens[b + 1] - cu_seqlens[b]), (long long)max_seqlen);
-  jfa_plan *plan;
-  tile_status st = jfa_plan_create(lib, &p, &plan);
+  if (st == TILE_OK) st = jfa_plan_create(lib, &p, &plan);
   if (st != TILE_OK) return st;
-  st = jfa_plan_backward(plan, dout, q, k, v, o, lse, dq, dk, dv, stream);
-  /* the plan's device buffers are freed only after the kernels have used them */
-  tile_status st2 = stream ? tile_stream_synchronize(stream) : tile_synchronize();
-  jfa_plan_destroy(plan);
-  return st != TILE_OK ? st : st2;
+  return finish(plan, jfa_plan_backward(plan, dout, q, k, v, o, lse, dq, dk, dv, stream), stream);
 }

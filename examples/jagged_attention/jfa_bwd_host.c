@@ -23,18 +23,7 @@
  *         fwd-ms step-ms max/avg
  *
  * Exit status 0 only when every check passed. */
-#include <stdbool.h>
-
-#include "../common/host.h"
-#include "jfa.h"
-
-typedef struct Case {
-  const char *name;
-  int D, H, causal;
-  int64_t num_q; /* broadcast-Q when > 0 */
-  int64_t B;
-  int64_t *len;
-} Case;
+#include "jfa_test.h"
 
 enum { GUARD_ROWS = 2 };
 static const uint16_t GUARD = 0x7777;
@@ -50,64 +39,14 @@ typedef struct Data {
   size_t lse_count;
 } Data;
 
-static double fwd_flops(const Case *c) {
-  double f = 0;
-  for (int64_t b = 0; b < c->B; b++) {
-    double L = (double)c->len[b];
-    f += c->num_q > 0 ? (double)c->num_q * L : c->causal ? L * (L + 1) / 2 : L * L;
-  }
-  return 4.0 * c->H * c->D * f;
-}
-
-static void fill_bf16(uint16_t *x, size_t n) {
-  static uint16_t pool[4096];
-  static int init;
-  if (!init) {
-    for (int i = 0; i < 4096; i++) pool[i] = f2bf(rng_float(-1, 1));
-    init = 1;
-  }
-  uint64_t s = rng_next() | 1;
-  for (size_t i = 0; i < n; i++) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    x[i] = pool[(s >> 20) & 4095];
-  }
-}
-
-static void tensor3(jfa_tensor *t, tile_devptr p, const char *dt, int64_t a, int64_t b, int64_t c) {
-  memset(t, 0, sizeof *t);
-  t->data = p;
-  t->dtype = dt;
-  t->rank = 3;
-  t->shape[0] = a, t->shape[1] = b, t->shape[2] = c;
-  t->stride[2] = 1, t->stride[1] = c, t->stride[0] = b * c;
-}
-static void tensor_o(jfa_tensor *t, tile_devptr p, const Case *c, const Data *d) {
-  if (c->num_q > 0) {
-    memset(t, 0, sizeof *t);
-    t->data = p, t->dtype = "bf16", t->rank = 4;
-    t->shape[0] = c->B, t->shape[1] = c->num_q, t->shape[2] = c->H, t->shape[3] = c->D;
-    t->stride[3] = 1, t->stride[2] = c->D, t->stride[1] = (int64_t)c->H * c->D, t->stride[0] = c->num_q * t->stride[1];
-  } else {
-    tensor3(t, p, "bf16", d->total, c->H, c->D);
-  }
-}
 /* t: q, k, v, o, lse, dout, dq, dk, dv */
 static void tensors(const Case *c, const Data *d, jfa_tensor *t) {
   tensor3(&t[0], d->gq, "bf16", d->qrows, c->H, c->D);
   tensor3(&t[1], d->gk, "bf16", d->total, c->H, c->D);
   tensor3(&t[2], d->gv, "bf16", d->total, c->H, c->D);
-  tensor_o(&t[3], d->go, c, d);
-  if (c->num_q > 0) {
-    tensor3(&t[4], d->glse, "f32", c->B, c->H, c->num_q);
-  } else {
-    memset(&t[4], 0, sizeof t[4]);
-    t[4].data = d->glse, t[4].dtype = "f32", t[4].rank = 2;
-    t[4].shape[0] = c->H, t[4].shape[1] = d->total;
-    t[4].stride[1] = 1, t[4].stride[0] = d->total;
-  }
-  tensor_o(&t[5], d->gdout, c, d);
+  tensor_o(&t[3], d->go, c, d->total);
+  tensor_lse(&t[4], d->glse, c, d->total);
+  tensor_o(&t[5], d->gdout, c, d->total);
   tensor3(&t[6], d->gdq, "bf16", d->qrows, c->H, c->D);
   tensor3(&t[7], d->gdk, "bf16", d->total, c->H, c->D);
   tensor3(&t[8], d->gdv, "bf16", d->total, c->H, c->D);
@@ -355,17 +294,6 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
   return ok;
 }
 
-static int64_t *lens_random(int64_t B, int64_t lo, int64_t hi) {
-  int64_t *l = malloc((size_t)(B > 0 ? B : 1) * sizeof *l);
-  for (int64_t b = 0; b < B; b++) l[b] = rng_int(lo, hi);
-  return l;
-}
-static int64_t *lens_of(int n, const int64_t *v) {
-  int64_t *l = malloc((size_t)(n > 0 ? n : 1) * sizeof *l);
-  for (int i = 0; i < n; i++) l[i] = v[i];
-  return l;
-}
-
 /* ---- bad input: errors, no launch ---------------------------------------- */
 static bool check_errors(jfa_lib *lib) {
   bool ok = true;
@@ -460,16 +388,7 @@ static void time_many(jfa_plan **plans, const int *kind, const char *const *who,
       CHECK(tile_event_record(e1, NULL));
       die_plan(tile_event_elapsed_ms(&ms[(size_t)k * reps + i], e0, e1), who[k]);
     }
-  for (int k = 0; k < n; k++) {
-    float *m = ms + (size_t)k * reps;
-    for (int i = 1; i < reps; i++)
-      for (int j = i; j > 0 && m[j] < m[j - 1]; j--) {
-        float x = m[j];
-        m[j] = m[j - 1];
-        m[j - 1] = x;
-      }
-    med[k] = m[reps / 2];
-  }
+  for (int k = 0; k < n; k++) med[k] = median_ms(ms + (size_t)k * reps, reps);
   free(ms);
   tile_event_destroy(e0);
   tile_event_destroy(e1);
@@ -478,108 +397,81 @@ static void time_many(jfa_plan **plans, const int *kind, const char *const *who,
 /* ab: another folder of cubins (the same kernels built with other options),
  * its backward timed interleaved with the default's and checked on the
  * suite's inputs; NULL: none */
-static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int reps, jfa_lib *ab, const char *ab_name) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/suites.json", dir);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "cannot open %s\n", path);
-    return false;
-  }
-  static char js[1 << 16];
-  size_t n = fread(js, 1, sizeof js - 1, f);
-  js[n] = 0;
-  fclose(f);
+typedef struct BenchCtx {
+  jfa_lib *lib, *ab;
+  const char *ab_name;
+  int reps;
+  bool ok;
+} BenchCtx;
+
+static void bench_suite(const Case *cs, void *ud) {
+  BenchCtx *x = ud;
+  jfa_lib *lib = x->lib, *ab = x->ab;
+  const char *ab_name = x->ab_name, *name = cs->name;
+  int reps = x->reps;
   bool ok = true;
+  Case c = *cs;
+  int64_t B = c.B;
+  Data d;
+  data_make(&c, &d);
+  jfa_tensor t[9];
+  tensors(&c, &d, t);
+  jfa_params p = params_of(&c, &d, 0);
+  jfa_plan *plans[4] = {NULL};
+  CHECK(jfa_plan_create(lib, &p, &plans[0]));
+  p.no_zigzag = 1;
+  CHECK(jfa_plan_create(lib, &p, &plans[1]));
+  p.no_zigzag = 0, p.deterministic = 1;
+  CHECK(jfa_plan_create(lib, &p, &plans[2]));
+  p.deterministic = 0;
+  if (ab) CHECK(jfa_plan_create(ab, &p, &plans[3]));
+  jfa_plan *pl[6] = {plans[0], plans[1], plans[2], plans[0], plans[0], plans[3]};
+  int kind[6] = {0, 0, 0, 1, 2, 0};
+  const char *who[6] = {"backward", "backward no-zigzag", "backward deterministic", "forward", "step", "ab backward"};
+  /* O and LSE for the backward's inputs */
+  die_plan(jfa_plan_forward(plans[0], &t[0], &t[1], &t[2], &t[3], &t[4], NULL), "forward");
+  double med[6];
+  time_many(pl, kind, who, ab ? 6 : 5, t, reps, med);
+  double flops = fwd_flops(&c), bflops = 2.5 * flops;
+  int64_t nitems, maxc, totc;
+  int ctas;
+  jfa_plan_bwd_stats(plans[0], &nitems, &maxc, &totc, &ctas);
+  char shape[64];
+  snprintf(shape, sizeof shape, "B=%lld H=%d D=%d%s%s", (long long)B, c.H, c.D, c.causal ? " causal" : "",
+           c.num_q ? " bcast" : "");
+  printf("%-5s %-28s %9.4f %8.1f %9.1f %6.3fx %8.1f %7.3fx %9.4f %9.4f %8.3f\n", name, shape, med[0],
+         bflops / med[0] / 1e9, bflops / med[1] / 1e9, med[1] / med[0], bflops / med[2] / 1e9, med[2] / med[0],
+         med[3], med[4], (double)maxc * ctas / (double)(totc ? totc : 1));
+  printf("      fwd %.1f TFLOP/s, step (fwd + bwd) %.1f TFLOP/s\n", flops / med[3] / 1e9,
+         3.5 * flops / med[4] / 1e9);
+  if (ab)
+    printf("ab %-5s %-20s bwd %9.4f ms %8.1f TFLOP/s %7.3fx (default ms / variant ms)\n", name, ab_name, med[5],
+           bflops / med[5] / 1e9, med[0] / med[5]);
+  fflush(stdout);
+  for (int k = 0; k < 4; k++) jfa_plan_destroy(plans[k]);
+  data_free(&d);
+  uint64_t rng0 = rng_state;
+  ok &= run_check(lib, &c, 1, 0);
+  if (ab) { /* the variant on the same inputs and rows */
+    uint64_t rng1 = rng_state;
+    rng_state = rng0;
+    char vname[64];
+    snprintf(vname, sizeof vname, "%s ab:%s", name, ab_name);
+    Case cv = c;
+    cv.name = vname;
+    bool vok = run_check(ab, &cv, 1, 0);
+    if (!vok) printf("ab %-5s %-20s FAILED the sampled check\n", name, ab_name);
+    ok &= vok;
+    rng_state = rng1;
+  }
+  x->ok &= ok;
+}
+
+static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int reps, jfa_lib *ab, const char *ab_name) {
   printf("%-5s %-28s %9s %8s %9s %7s %8s %8s %9s %9s %8s\n", "suite", "shape", "bwd-ms", "TFLOP/s", "no-zigzag",
          "gain", "det", "det-cost", "fwd-ms", "step-ms", "max/avg");
-  for (char *o = strchr(js, '{'); o; o = strchr(o + 1, '{')) {
-    char *end = strchr(o, '}');
-    if (!end) break;
-    *end = 0;
-    char name[32] = "", mode[32] = "self", lf[128] = "";
-    long heads = 0, hd = 0, nq = 0;
-    int causal = 0;
-    char *s;
-    if ((s = strstr(o, "\"name\""))) sscanf(strchr(s + 6, '"') + 1, "%31[^\"]", name);
-    if ((s = strstr(o, "\"mode\""))) sscanf(strchr(s + 6, '"') + 1, "%31[^\"]", mode);
-    if ((s = strstr(o, "\"lengths_file\""))) sscanf(strchr(s + 14, '"') + 1, "%127[^\"]", lf);
-    if ((s = strstr(o, "\"heads\""))) heads = strtol(strchr(s, ':') + 1, NULL, 10);
-    if ((s = strstr(o, "\"head_dim\""))) hd = strtol(strchr(s, ':') + 1, NULL, 10);
-    if ((s = strstr(o, "\"num_q\""))) nq = strtol(strchr(s, ':') + 1, NULL, 10);
-    if ((s = strstr(o, "\"causal\""))) causal = strstr(s, "true") && strstr(s, "true") < strchr(s, ',') ? 1 : 0;
-    o = end;
-    if (only && !strstr(only, name)) continue;
-    snprintf(path, sizeof path, "%s/%s", dir, lf);
-    FILE *lfp = fopen(path, "rb");
-    if (!lfp) {
-      fprintf(stderr, "cannot open %s\n", path);
-      ok = false;
-      continue;
-    }
-    int64_t cap = 1024, B = 0, *len = malloc((size_t)cap * sizeof *len);
-    long x;
-    while (fscanf(lfp, "%ld", &x) == 1) {
-      if (B == cap) len = realloc(len, (size_t)(cap *= 2) * sizeof *len);
-      len[B++] = x;
-    }
-    fclose(lfp);
-    Case c = {name, (int)hd, (int)heads, causal, !strcmp(mode, "broadcast_q") ? nq : 0, B, len};
-    Data d;
-    data_make(&c, &d);
-    jfa_tensor t[9];
-    tensors(&c, &d, t);
-    jfa_params p = params_of(&c, &d, 0);
-    jfa_plan *plans[4] = {NULL};
-    CHECK(jfa_plan_create(lib, &p, &plans[0]));
-    p.no_zigzag = 1;
-    CHECK(jfa_plan_create(lib, &p, &plans[1]));
-    p.no_zigzag = 0, p.deterministic = 1;
-    CHECK(jfa_plan_create(lib, &p, &plans[2]));
-    p.deterministic = 0;
-    if (ab) CHECK(jfa_plan_create(ab, &p, &plans[3]));
-    jfa_plan *pl[6] = {plans[0], plans[1], plans[2], plans[0], plans[0], plans[3]};
-    int kind[6] = {0, 0, 0, 1, 2, 0};
-    const char *who[6] = {"backward", "backward no-zigzag", "backward deterministic", "forward", "step", "ab backward"};
-    /* O and LSE for the backward's inputs */
-    die_plan(jfa_plan_forward(plans[0], &t[0], &t[1], &t[2], &t[3], &t[4], NULL), "forward");
-    double med[6];
-    time_many(pl, kind, who, ab ? 6 : 5, t, reps, med);
-    double flops = fwd_flops(&c), bflops = 2.5 * flops;
-    int64_t nitems, maxc, totc;
-    int ctas;
-    jfa_plan_bwd_stats(plans[0], &nitems, &maxc, &totc, &ctas);
-    char shape[64];
-    snprintf(shape, sizeof shape, "B=%lld H=%d D=%d%s%s", (long long)B, c.H, c.D, c.causal ? " causal" : "",
-             c.num_q ? " bcast" : "");
-    printf("%-5s %-28s %9.4f %8.1f %9.1f %6.3fx %8.1f %7.3fx %9.4f %9.4f %8.3f\n", name, shape, med[0],
-           bflops / med[0] / 1e9, bflops / med[1] / 1e9, med[1] / med[0], bflops / med[2] / 1e9, med[2] / med[0],
-           med[3], med[4], (double)maxc * ctas / (double)(totc ? totc : 1));
-    printf("      fwd %.1f TFLOP/s, step (fwd + bwd) %.1f TFLOP/s\n", flops / med[3] / 1e9,
-           3.5 * flops / med[4] / 1e9);
-    if (ab)
-      printf("ab %-5s %-20s bwd %9.4f ms %8.1f TFLOP/s %7.3fx (default ms / variant ms)\n", name, ab_name, med[5],
-             bflops / med[5] / 1e9, med[0] / med[5]);
-    fflush(stdout);
-    for (int k = 0; k < 4; k++) jfa_plan_destroy(plans[k]);
-    data_free(&d);
-    uint64_t rng0 = rng_state;
-    ok &= run_check(lib, &c, 1, 0);
-    if (ab) { /* the variant on the same inputs and rows */
-      uint64_t rng1 = rng_state;
-      rng_state = rng0;
-      char vname[64];
-      snprintf(vname, sizeof vname, "%s ab:%s", name, ab_name);
-      Case cv = c;
-      cv.name = vname;
-      bool vok = run_check(ab, &cv, 1, 0);
-      if (!vok) printf("ab %-5s %-20s FAILED the sampled check\n", name, ab_name);
-      ok &= vok;
-      rng_state = rng1;
-    }
-    free(len);
-  }
-  return ok;
+  BenchCtx x = {lib, ab, ab_name, reps, true};
+  return each_suite(dir, only, bench_suite, &x) && x.ok;
 }
 
 int main(int argc, char **argv) {

@@ -27,19 +27,9 @@
  *       and the exit status is 1.
  *
  * Exit status 0 only when every check passed. */
-#include <stdbool.h>
 #include <sys/stat.h>
 
-#include "../common/host.h"
-#include "jfa.h"
-
-typedef struct Case {
-  const char *name;
-  int D, H, causal;
-  int64_t num_q;      /* broadcast-Q when > 0 */
-  int64_t B;
-  int64_t *len;       /* B lengths */
-} Case;
+#include "jfa_test.h"
 
 typedef struct Data {
   int64_t total, qrows, orows;
@@ -53,58 +43,13 @@ typedef struct Data {
 enum { GUARD_ROWS = 3 };
 static const uint16_t GUARD = 0x7777;
 
-static double fwd_flops(const Case *c) {
-  double f = 0;
-  for (int64_t b = 0; b < c->B; b++) {
-    double L = (double)c->len[b];
-    f += c->num_q > 0 ? (double)c->num_q * L : c->causal ? L * (L + 1) / 2 : L * L;
-  }
-  return 4.0 * c->H * c->D * f;
-}
-
-static void fill_bf16(uint16_t *x, size_t n) {
-  /* random values in [-1, 1): a pool of 4096 rounded values indexed by a fast generator */
-  static uint16_t pool[4096];
-  static int init;
-  if (!init) {
-    for (int i = 0; i < 4096; i++) pool[i] = f2bf(rng_float(-1, 1));
-    init = 1;
-  }
-  uint64_t s = rng_next() | 1;
-  for (size_t i = 0; i < n; i++) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    x[i] = pool[(s >> 20) & 4095];
-  }
-}
-
-static void tensor3(jfa_tensor *t, tile_devptr p, const char *dt, int64_t a, int64_t b, int64_t c) {
-  memset(t, 0, sizeof *t);
-  t->data = p;
-  t->dtype = dt;
-  t->rank = 3;
-  t->shape[0] = a, t->shape[1] = b, t->shape[2] = c;
-  t->stride[2] = 1, t->stride[1] = c, t->stride[0] = b * c;
-}
 static void tensors(const Case *c, const Data *d, jfa_tensor *q, jfa_tensor *k, jfa_tensor *v, jfa_tensor *o,
                     jfa_tensor *lse) {
   tensor3(q, d->dq, "bf16", d->qrows, c->H, c->D);
   tensor3(k, d->dk, "bf16", d->total, c->H, c->D);
   tensor3(v, d->dv, "bf16", d->total, c->H, c->D);
-  if (c->num_q > 0) {
-    memset(o, 0, sizeof *o);
-    o->data = d->dout, o->dtype = "bf16", o->rank = 4;
-    o->shape[0] = c->B, o->shape[1] = c->num_q, o->shape[2] = c->H, o->shape[3] = c->D;
-    o->stride[3] = 1, o->stride[2] = c->D, o->stride[1] = (int64_t)c->H * c->D, o->stride[0] = c->num_q * o->stride[1];
-    tensor3(lse, d->dlse, "f32", c->B, c->H, c->num_q);
-  } else {
-    tensor3(o, d->dout, "bf16", d->total, c->H, c->D);
-    memset(lse, 0, sizeof *lse);
-    lse->data = d->dlse, lse->dtype = "f32", lse->rank = 2;
-    lse->shape[0] = c->H, lse->shape[1] = d->total;
-    lse->stride[1] = 1, lse->stride[0] = d->total;
-  }
+  tensor_o(o, d->dout, c, d->total);
+  tensor_lse(lse, d->dlse, c, d->total);
 }
 
 static void data_make(const Case *c, Data *d) {
@@ -275,17 +220,6 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   return ok;
 }
 
-static int64_t *lens_random(int64_t B, int64_t lo, int64_t hi) {
-  int64_t *l = malloc((size_t)(B > 0 ? B : 1) * sizeof *l);
-  for (int64_t b = 0; b < B; b++) l[b] = rng_int(lo, hi);
-  return l;
-}
-static int64_t *lens_of(int n, const int64_t *v) {
-  int64_t *l = malloc((size_t)(n > 0 ? n : 1) * sizeof *l);
-  for (int i = 0; i < n; i++) l[i] = v[i];
-  return l;
-}
-
 /* ---- bad input: errors, no launch -------------------------------------- */
 static bool check_errors(jfa_lib *lib) {
   bool ok = true;
@@ -388,170 +322,135 @@ static void time_many(jfa_plan **plans, const char *const *who, int n, const jfa
       CHECK(tile_event_record(e1, NULL));
       check_plan(tile_event_elapsed_ms(&ms[(size_t)k * reps + i], e0, e1), who[k], "forward (timed)");
     }
-  for (int k = 0; k < n; k++) {
-    float *m = ms + (size_t)k * reps;
-    for (int i = 1; i < reps; i++)
-      for (int j = i; j > 0 && m[j] < m[j - 1]; j--) {
-        float x = m[j];
-        m[j] = m[j - 1];
-        m[j - 1] = x;
-      }
-    med[k] = m[reps / 2];
-  }
+  for (int k = 0; k < n; k++) med[k] = median_ms(ms + (size_t)k * reps, reps);
   free(ms);
   tile_event_destroy(e0);
   tile_event_destroy(e1);
 }
 
-static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int reps, int allocs, Variant *ab, int nab) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/suites.json", dir);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "cannot open %s\n", path);
-    return false;
-  }
-  static char js[1 << 16];
-  size_t n = fread(js, 1, sizeof js - 1, f);
-  js[n] = 0;
-  fclose(f);
+typedef struct BenchCtx {
+  jfa_lib *lib;
+  int reps, allocs, nab;
+  Variant *ab;
+  bool ok;
+} BenchCtx;
+
+static void bench_suite(const Case *cs, void *ud) {
+  BenchCtx *x = ud;
+  jfa_lib *lib = x->lib;
+  int reps = x->reps, allocs = x->allocs, nab = x->nab;
+  Variant *ab = x->ab;
   bool ok = true;
+  Case c = *cs;
+  const char *name = c.name;
+  int64_t B = c.B;
+  bool noplan[MAX_AB] = {false};
+  /* --allocs N: the same suite N times, each on fresh buffers placed
+   * differently (a spacer of a few MB allocated first): does the time
+   * depend on where the tensors land? (J2 was bimodal between processes)
+   * (--ab needs allocs == 1: main refuses both) */
+  for (int a = 0; a < allocs; a++) {
+    tile_devptr spacer = 0;
+    if (a > 0) CHECK(tile_malloc(&spacer, (size_t)a * (3u << 20) + 4096));
+    Data d;
+    data_make(&c, &d);
+    jfa_tensor t[5];
+    tensors(&c, &d, &t[0], &t[1], &t[2], &t[3], &t[4]);
+    jfa_params p = {0};
+    p.batch = B;
+    p.cu_seqlens = d.off;
+    p.heads = c.H;
+    p.head_dim = c.D;
+    p.causal = c.causal;
+    p.num_q = c.num_q;
+    /* plans[0]: the default kernel, zigzag; [1]: no zigzag; [2..]: the
+     * --ab variants (zigzag) whose plan could be made; vi[] maps back */
+    jfa_plan *plans[3 + MAX_AB];
+    const char *who[3 + MAX_AB] = {"default", "default no-zigzag"};
+    char whob[MAX_AB][160]; /* the name for time_many, or why the plan failed */
+    int vi[3 + MAX_AB], np = 2;
+    CHECK(jfa_plan_create(lib, &p, &plans[0]));
+    int64_t nsplit, npieces;
+    jfa_plan_split_stats(plans[0], &nsplit, &npieces);
+    if (nsplit) { /* the tail split measured against no split (vi -1) */
+      p.no_split = 1;
+      CHECK(jfa_plan_create(lib, &p, &plans[np]));
+      p.no_split = 0;
+      who[np] = "default no-split";
+      vi[np++] = -1;
+    }
+    for (int v = 0; v < nab; v++) {
+      tile_status st = jfa_plan_create(ab[v].lib, &p, &plans[np]);
+      if (st != TILE_OK) { /* reported after the default's line */
+        snprintf(whob[v], sizeof whob[v], "%s: %s", tile_status_name(st), tile_last_error());
+        ab[v].failed = noplan[v] = true;
+        ok = false;
+        continue;
+      }
+      snprintf(whob[v], sizeof whob[v], "ab %s variant %s", name, ab[v].name);
+      who[np] = whob[v];
+      vi[np++] = v;
+    }
+    p.no_zigzag = 1;
+    CHECK(jfa_plan_create(lib, &p, &plans[1]));
+    double flops = fwd_flops(&c);
+    double med[3 + MAX_AB];
+    time_many(plans, who, np, t, reps, med);
+    double t_zz = med[0], t_rr = med[1];
+    int64_t ntiles, maxc, totc;
+    int ctas;
+    jfa_plan_stats(plans[0], &ntiles, &maxc, &totc, &ctas);
+    char shape[64];
+    snprintf(shape, sizeof shape, "B=%lld H=%d D=%d%s%s", (long long)B, c.H, c.D, c.causal ? " causal" : "",
+             c.num_q ? " bcast" : "");
+    char label[40];
+    if (allocs > 1) snprintf(label, sizeof label, "%s#%d", name, a);
+    else snprintf(label, sizeof label, "%s", name);
+    printf("%-5s %-34s %10.4f %10.1f %10.1f %7.3fx %10.3f\n", label, shape, t_zz, flops / t_zz / 1e9,
+           flops / t_rr / 1e9, t_rr / t_zz, (double)maxc * ctas / (double)(totc ? totc : 1));
+    for (int k = 2; k < np; k++)
+      printf("ab %-5s %-20s %10.4f %10.1f %7.3fx\n", label, vi[k] >= 0 ? ab[vi[k]].name : "(no split)", med[k],
+             flops / med[k] / 1e9, t_zz / med[k]);
+    if (nsplit)
+      printf("      split: %lld tiles of the last pass cut into %lld pieces (no split: the '(no split)' line)\n",
+             (long long)nsplit, (long long)npieces);
+    for (int v = 0; v < nab; v++)
+      if (noplan[v]) printf("ab %-5s %-20s FAILED: no plan: %s\n", label, ab[v].name, whob[v]);
+    fflush(stdout);
+    for (int k = 0; k < np; k++) jfa_plan_destroy(plans[k]);
+    data_free(&d);
+    if (spacer) tile_free(spacer);
+  }
+  /* and a sampled correctness check of the same suite: the default, then
+   * each variant on the same inputs and rows (the generator rewound) */
+  uint64_t rng0 = rng_state;
+  ok &= run_check(lib, &c, 1);
+  uint64_t rng1 = rng_state;
+  for (int v = 0; v < nab; v++) {
+    char vname[128];
+    snprintf(vname, sizeof vname, "%s ab:%s", name, ab[v].name);
+    Case cv = c;
+    cv.name = vname;
+    rng_state = rng0;
+    if (noplan[v]) continue; /* reported above; run_check would exit on it */
+    bool vok = run_check(ab[v].lib, &cv, 1);
+    if (!vok) {
+      printf("ab %-5s %-20s FAILED the sampled check\n", name, ab[v].name);
+      ab[v].failed = true;
+    }
+    ok &= vok;
+  }
+  rng_state = rng1;
+  x->ok &= ok;
+}
+
+static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int reps, int allocs, Variant *ab, int nab) {
   printf("%-5s %-34s %10s %10s %10s %8s %10s\n", "suite", "shape", "ms", "TFLOP/s", "no-zigzag", "gain", "max/avg");
   if (nab > 0)
     printf("#  %-5s %-20s %10s %10s %8s  (--ab: timed interleaved with the above; default ms / variant ms)\n",
            "suite", "variant", "ms", "TFLOP/s", "vs-dflt");
-  /* a minimal reader for the flat objects of suites.json */
-  for (char *o = strchr(js, '{'); o; o = strchr(o + 1, '{')) {
-    char *end = strchr(o, '}');
-    if (!end) break;
-    *end = 0;
-    char name[32] = "", mode[32] = "self", lf[128] = "";
-    long heads = 0, hd = 0, nq = 0;
-    int causal = 0;
-    char *s;
-    if ((s = strstr(o, "\"name\""))) sscanf(strchr(s + 6, '"') + 1, "%31[^\"]", name);
-    if ((s = strstr(o, "\"mode\""))) sscanf(strchr(s + 6, '"') + 1, "%31[^\"]", mode);
-    if ((s = strstr(o, "\"lengths_file\""))) sscanf(strchr(s + 14, '"') + 1, "%127[^\"]", lf);
-    if ((s = strstr(o, "\"heads\""))) heads = strtol(strchr(s, ':') + 1, NULL, 10);
-    if ((s = strstr(o, "\"head_dim\""))) hd = strtol(strchr(s, ':') + 1, NULL, 10);
-    if ((s = strstr(o, "\"num_q\""))) nq = strtol(strchr(s, ':') + 1, NULL, 10);
-    if ((s = strstr(o, "\"causal\""))) causal = strstr(s, "true") && strstr(s, "true") < strchr(s, ',') ? 1 : 0;
-    o = end;
-    if (only && !strstr(only, name)) continue;
-    snprintf(path, sizeof path, "%s/%s", dir, lf);
-    FILE *lfp = fopen(path, "rb");
-    if (!lfp) {
-      fprintf(stderr, "cannot open %s\n", path);
-      ok = false;
-      continue;
-    }
-    int64_t cap = 1024, B = 0, *len = malloc((size_t)cap * sizeof *len);
-    long x;
-    while (fscanf(lfp, "%ld", &x) == 1) {
-      if (B == cap) len = realloc(len, (size_t)(cap *= 2) * sizeof *len);
-      len[B++] = x;
-    }
-    fclose(lfp);
-    Case c = {name, (int)hd, (int)heads, causal, !strcmp(mode, "broadcast_q") ? nq : 0, B, len};
-    bool noplan[MAX_AB] = {false};
-    /* --allocs N: the same suite N times, each on fresh buffers placed
-     * differently (a spacer of a few MB allocated first): does the time
-     * depend on where the tensors land? (J2 was bimodal between processes)
-     * (--ab needs allocs == 1: main refuses both) */
-    for (int a = 0; a < allocs; a++) {
-      tile_devptr spacer = 0;
-      if (a > 0) CHECK(tile_malloc(&spacer, (size_t)a * (3u << 20) + 4096));
-      Data d;
-      data_make(&c, &d);
-      jfa_tensor t[5];
-      tensors(&c, &d, &t[0], &t[1], &t[2], &t[3], &t[4]);
-      jfa_params p = {0};
-      p.batch = B;
-      p.cu_seqlens = d.off;
-      p.heads = c.H;
-      p.head_dim = c.D;
-      p.causal = c.causal;
-      p.num_q = c.num_q;
-      /* plans[0]: the default kernel, zigzag; [1]: no zigzag; [2..]: the
-       * --ab variants (zigzag) whose plan could be made; vi[] maps back */
-      jfa_plan *plans[3 + MAX_AB];
-      const char *who[3 + MAX_AB] = {"default", "default no-zigzag"};
-      char whob[MAX_AB][160]; /* the name for time_many, or why the plan failed */
-      int vi[3 + MAX_AB], np = 2;
-      CHECK(jfa_plan_create(lib, &p, &plans[0]));
-      int64_t nsplit, npieces;
-      jfa_plan_split_stats(plans[0], &nsplit, &npieces);
-      if (nsplit) { /* the tail split measured against no split (vi -1) */
-        p.no_split = 1;
-        CHECK(jfa_plan_create(lib, &p, &plans[np]));
-        p.no_split = 0;
-        who[np] = "default no-split";
-        vi[np++] = -1;
-      }
-      for (int v = 0; v < nab; v++) {
-        tile_status st = jfa_plan_create(ab[v].lib, &p, &plans[np]);
-        if (st != TILE_OK) { /* reported after the default's line */
-          snprintf(whob[v], sizeof whob[v], "%s: %s", tile_status_name(st), tile_last_error());
-          ab[v].failed = noplan[v] = true;
-          ok = false;
-          continue;
-        }
-        snprintf(whob[v], sizeof whob[v], "ab %s variant %s", name, ab[v].name);
-        who[np] = whob[v];
-        vi[np++] = v;
-      }
-      p.no_zigzag = 1;
-      CHECK(jfa_plan_create(lib, &p, &plans[1]));
-      double flops = fwd_flops(&c);
-      double med[3 + MAX_AB];
-      time_many(plans, who, np, t, reps, med);
-      double t_zz = med[0], t_rr = med[1];
-      int64_t ntiles, maxc, totc;
-      int ctas;
-      jfa_plan_stats(plans[0], &ntiles, &maxc, &totc, &ctas);
-      char shape[64];
-      snprintf(shape, sizeof shape, "B=%lld H=%d D=%d%s%s", (long long)B, c.H, c.D, c.causal ? " causal" : "",
-               c.num_q ? " bcast" : "");
-      char label[40];
-      if (allocs > 1) snprintf(label, sizeof label, "%s#%d", name, a);
-      else snprintf(label, sizeof label, "%s", name);
-      printf("%-5s %-34s %10.4f %10.1f %10.1f %7.3fx %10.3f\n", label, shape, t_zz, flops / t_zz / 1e9,
-             flops / t_rr / 1e9, t_rr / t_zz, (double)maxc * ctas / (double)(totc ? totc : 1));
-      for (int k = 2; k < np; k++)
-        printf("ab %-5s %-20s %10.4f %10.1f %7.3fx\n", label, vi[k] >= 0 ? ab[vi[k]].name : "(no split)", med[k],
-               flops / med[k] / 1e9, t_zz / med[k]);
-      if (nsplit)
-        printf("      split: %lld tiles of the last pass cut into %lld pieces (no split: the '(no split)' line)\n",
-               (long long)nsplit, (long long)npieces);
-      for (int v = 0; v < nab; v++)
-        if (noplan[v]) printf("ab %-5s %-20s FAILED: no plan: %s\n", label, ab[v].name, whob[v]);
-      fflush(stdout);
-      for (int k = 0; k < np; k++) jfa_plan_destroy(plans[k]);
-      data_free(&d);
-      if (spacer) tile_free(spacer);
-    }
-    /* and a sampled correctness check of the same suite: the default, then
-     * each variant on the same inputs and rows (the generator rewound) */
-    uint64_t rng0 = rng_state;
-    ok &= run_check(lib, &c, 1);
-    uint64_t rng1 = rng_state;
-    for (int v = 0; v < nab; v++) {
-      char vname[128];
-      snprintf(vname, sizeof vname, "%s ab:%s", name, ab[v].name);
-      Case cv = c;
-      cv.name = vname;
-      rng_state = rng0;
-      if (noplan[v]) continue; /* reported above; run_check would exit on it */
-      bool vok = run_check(ab[v].lib, &cv, 1);
-      if (!vok) {
-        printf("ab %-5s %-20s FAILED the sampled check\n", name, ab[v].name);
-        ab[v].failed = true;
-      }
-      ok &= vok;
-    }
-    rng_state = rng1;
-    free(len);
-  }
+  BenchCtx x = {lib, reps, allocs, nab, ab, true};
+  bool ok = each_suite(dir, only, bench_suite, &x) && x.ok;
   for (int v = 0; v < nab; v++)
     if (ab[v].failed) printf("ab variant %s (%s) FAILED\n", ab[v].name, ab[v].dir);
   return ok;

@@ -33,13 +33,7 @@
 /* ---- helpers ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rng(void) {
-  uint64_t x = rng_state;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return rng_state = x;
-}
+static uint64_t rng(void) { return tu_xorshift(&rng_state); }
 
 static double now_ms(void) {
   struct timespec ts;

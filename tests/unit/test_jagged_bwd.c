@@ -19,13 +19,7 @@
 #include "tile/runtime.h"
 
 static uint64_t rng_state = 0x51ed270b27f32a9dull;
-static uint64_t rng(void) {
-  uint64_t x = rng_state;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return rng_state = x;
-}
+static uint64_t rng(void) { return tu_xorshift(&rng_state); }
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

@@ -362,10 +362,10 @@ static void test_bwd_det_order(void **state) {
   uint64_t x = 0x2545f4914f6cdd1dull;
   for (int round = 0; round < 48; round++) {
     int32_t off[65];
-    int B = 1 + (int)(x % 64);
+    int B = 1 + (int)(tu_xorshift(&x) % 64);
     off[0] = 0;
     for (int b = 0; b < B; b++) {
-      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      tu_xorshift(&x);
       off[b + 1] = off[b] + (x % 7 == 0 ? 0 : (int32_t)(x % 1200));
     }
     jfa_params p = params();

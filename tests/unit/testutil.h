@@ -17,6 +17,15 @@
 #define TILE_BUILD_DIR "build"
 #endif
 
+/* xorshift64: the tests' reproducible random numbers (*state != 0) */
+static inline uint64_t tu_xorshift(uint64_t *state) {
+  uint64_t x = *state;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *state = x;
+}
+
 /* Read a whole file; NULL if it cannot be read. Caller frees. */
 static inline char *tu_read_file(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");

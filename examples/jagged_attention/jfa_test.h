@@ -1,0 +1,159 @@
+/* jfa_test.h - what the two JFA check and benchmark programs share
+ * (jfa_host.c, the forward; jfa_bwd_host.c, the backward): a problem
+ * ("case") of jagged lengths, random bf16 inputs, tensor descriptions, the
+ * FLOP count, and the reader of ../shared/bench/suites/suites.json. */
+#ifndef JFA_TEST_H
+#define JFA_TEST_H
+
+#include <stdbool.h>
+
+#include "../common/host.h"
+#include "jfa.h"
+
+typedef struct Case {
+  const char *name;
+  int D, H, causal;
+  int64_t num_q;      /* broadcast-Q when > 0 */
+  int64_t B;
+  int64_t *len;       /* B lengths */
+} Case;
+
+/* The forward's FLOPs, FlashAttention's convention (the backward: 2.5x). */
+static inline double fwd_flops(const Case *c) {
+  double f = 0;
+  for (int64_t b = 0; b < c->B; b++) {
+    double L = (double)c->len[b];
+    f += c->num_q > 0 ? (double)c->num_q * L : c->causal ? L * (L + 1) / 2 : L * L;
+  }
+  return 4.0 * c->H * c->D * f;
+}
+
+/* random values in [-1, 1): a pool of 4096 rounded values indexed by a fast generator */
+static inline void fill_bf16(uint16_t *x, size_t n) {
+  static uint16_t pool[4096];
+  static int init;
+  if (!init) {
+    for (int i = 0; i < 4096; i++) pool[i] = f2bf(rng_float(-1, 1));
+    init = 1;
+  }
+  uint64_t s = rng_next() | 1;
+  for (size_t i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x[i] = pool[(s >> 20) & 4095];
+  }
+}
+
+/* a contiguous [a, b, c] tensor at p */
+static inline void tensor3(jfa_tensor *t, tile_devptr p, const char *dt, int64_t a, int64_t b, int64_t c) {
+  memset(t, 0, sizeof *t);
+  t->data = p;
+  t->dtype = dt;
+  t->rank = 3;
+  t->shape[0] = a, t->shape[1] = b, t->shape[2] = c;
+  t->stride[2] = 1, t->stride[1] = c, t->stride[0] = b * c;
+}
+
+/* O's layout (and dO's): [B, num_q, H, D] in broadcast-Q, else [total, H, D] */
+static inline void tensor_o(jfa_tensor *t, tile_devptr p, const Case *c, int64_t total) {
+  if (c->num_q > 0) {
+    memset(t, 0, sizeof *t);
+    t->data = p, t->dtype = "bf16", t->rank = 4;
+    t->shape[0] = c->B, t->shape[1] = c->num_q, t->shape[2] = c->H, t->shape[3] = c->D;
+    t->stride[3] = 1, t->stride[2] = c->D, t->stride[1] = (int64_t)c->H * c->D, t->stride[0] = c->num_q * t->stride[1];
+  } else {
+    tensor3(t, p, "bf16", total, c->H, c->D);
+  }
+}
+
+/* the LSE: [B, H, num_q] in broadcast-Q, else [H, total] */
+static inline void tensor_lse(jfa_tensor *t, tile_devptr p, const Case *c, int64_t total) {
+  if (c->num_q > 0) {
+    tensor3(t, p, "f32", c->B, c->H, c->num_q);
+  } else {
+    memset(t, 0, sizeof *t);
+    t->data = p, t->dtype = "f32", t->rank = 2;
+    t->shape[0] = c->H, t->shape[1] = total;
+    t->stride[1] = 1, t->stride[0] = total;
+  }
+}
+
+static inline int64_t *lens_random(int64_t B, int64_t lo, int64_t hi) {
+  int64_t *l = malloc((size_t)(B > 0 ? B : 1) * sizeof *l);
+  for (int64_t b = 0; b < B; b++) l[b] = rng_int(lo, hi);
+  return l;
+}
+static inline int64_t *lens_of(int n, const int64_t *v) {
+  int64_t *l = malloc((size_t)(n > 0 ? n : 1) * sizeof *l);
+  for (int i = 0; i < n; i++) l[i] = v[i];
+  return l;
+}
+
+/* Sort m[0..n) and return the median. */
+static inline double median_ms(float *m, int n) {
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && m[j] < m[j - 1]; j--) {
+      float x = m[j];
+      m[j] = m[j - 1];
+      m[j - 1] = x;
+    }
+  return m[n / 2];
+}
+
+/* Each suite of DIR/suites.json (a minimal reader of its flat objects) that
+ * `only` names (NULL: all), its lengths read from DIR/NAME.lengths, handed
+ * to fn as a Case (name and lengths valid during the call). False when the
+ * file or a lengths file cannot be read. */
+static inline bool each_suite(const char *dir, const char *only, void (*fn)(const Case *, void *), void *ud) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/suites.json", dir);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "cannot open %s\n", path);
+    return false;
+  }
+  static char js[1 << 16];
+  size_t n = fread(js, 1, sizeof js - 1, f);
+  js[n] = 0;
+  fclose(f);
+  bool ok = true;
+  for (char *o = strchr(js, '{'); o; o = strchr(o + 1, '{')) {
+    char *end = strchr(o, '}');
+    if (!end) break;
+    *end = 0;
+    char name[32] = "", mode[32] = "self", lf[128] = "";
+    long heads = 0, hd = 0, nq = 0;
+    int causal = 0;
+    char *s;
+    if ((s = strstr(o, "\"name\""))) sscanf(strchr(s + 6, '"') + 1, "%31[^\"]", name);
+    if ((s = strstr(o, "\"mode\""))) sscanf(strchr(s + 6, '"') + 1, "%31[^\"]", mode);
+    if ((s = strstr(o, "\"lengths_file\""))) sscanf(strchr(s + 14, '"') + 1, "%127[^\"]", lf);
+    if ((s = strstr(o, "\"heads\""))) heads = strtol(strchr(s, ':') + 1, NULL, 10);
+    if ((s = strstr(o, "\"head_dim\""))) hd = strtol(strchr(s, ':') + 1, NULL, 10);
+    if ((s = strstr(o, "\"num_q\""))) nq = strtol(strchr(s, ':') + 1, NULL, 10);
+    if ((s = strstr(o, "\"causal\""))) causal = strstr(s, "true") && strstr(s, "true") < strchr(s, ',') ? 1 : 0;
+    o = end;
+    if (only && !strstr(only, name)) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, lf);
+    FILE *lfp = fopen(path, "rb");
+    if (!lfp) {
+      fprintf(stderr, "cannot open %s\n", path);
+      ok = false;
+      continue;
+    }
+    int64_t cap = 1024, B = 0, *len = malloc((size_t)cap * sizeof *len);
+    long x;
+    while (fscanf(lfp, "%ld", &x) == 1) {
+      if (B == cap) len = realloc(len, (size_t)(cap *= 2) * sizeof *len);
+      len[B++] = x;
+    }
+    fclose(lfp);
+    Case c = {name, (int)hd, (int)heads, causal, !strcmp(mode, "broadcast_q") ? nq : 0, B, len};
+    fn(&c, ud);
+    free(len);
+  }
+  return ok;
+}
+
+#endif
