@@ -611,7 +611,8 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
  * memory that orders work across CTAs (the deterministic dQ reduction of
  * attention's backward: each block's contributions added in a fixed order).
  * sem_wait: every thread of the group spins on an acquire load until
- * *ptr == value. sem_signal: the elected thread stores value with release
+ * *ptr == value, then a proxy fence orders what it saw before its own bulk
+ * (TMA) accesses. sem_signal: the elected thread stores value with release
  * semantics, after a proxy fence, so that its completed bulk (TMA) writes
  * (tma_store_flush) are visible to whoever then waits for the value. */
 static SVal b_sem(S *s, Node *call, Node *self, bool wait) {

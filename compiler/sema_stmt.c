@@ -402,7 +402,8 @@ static void tasks_stmt(S *s, Node *n, St *st) {
   int warp0 = 0;
   int64_t regs_total = 0;
   /* Tasks of 1 or 2 warps, one replica each, with the same register budget
-   * share a warpgroup when they follow one another and fit in its 4 warps
+   * (given: tasks without budgets keep a warpgroup each, as they always
+   * have) share a warpgroup when they follow one another and fit in its 4 warps
    * (a TMA producer warp and a reduction warp): one setmaxnreg for the
    * warpgroup, whose warps all execute it. pack_wg is the first warp of the
    * warpgroup being filled (-1: none), pack_used its warps taken. */
@@ -449,7 +450,7 @@ static void tasks_stmt(S *s, Node *n, St *st) {
           else if (!strcmp(arg->argname, "regs")) ug = v;
         }
         bool small = uw < 4 && ur == 1;
-        if (small && pw >= 0 && pused + uw <= 4 && pregs == ug) { /* packed, as below */
+        if (small && pw >= 0 && pused + uw <= 4 && ug && pregs == ug) { /* packed, as below */
           pused += (int)uw;
           continue;
         }
@@ -483,7 +484,7 @@ static void tasks_stmt(S *s, Node *n, St *st) {
     int64_t slots = (w < 4 ? 4 : w) * rep; /* whole warpgroups */
     int first = warp0;
     bool small = w < 4 && rep == 1;
-    if (small && pack_wg >= 0 && pack_used + w <= 4 && pack_regs == r) {
+    if (small && has_r && pack_wg >= 0 && pack_used + w <= 4 && pack_regs == r) {
       first = pack_wg + pack_used; /* beside the previous small task, in its warpgroup */
       pack_used += (int)w;
     } else {
@@ -541,6 +542,7 @@ static void tasks_stmt(S *s, Node *n, St *st) {
       cap -= cap % 8;
       if (cap > 255) cap = 255;
     }
+    cap = (cap + 7) / 8 * 8; /* registers are allocated 8 a thread at a time (255 -> 256) */
     if (regs_total > cap * threads) {
       dg_error(c, n->loc, "the tasks' register budgets add up to %lld registers, more than the %lld the CTA starts "
                           "with (%d threads x %lld each): the warpgroups that ask for more would wait forever for "

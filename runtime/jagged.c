@@ -512,6 +512,9 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
   if (!out) return rt_fail(TILE_ERR_INVALID, "tile_jagged_split_tail: NULL output");
   memset(out, 0, sizeof *out);
   if (!p || !s) return rt_fail(TILE_ERR_INVALID, "tile_jagged_split_tail: NULL parameters or schedule");
+  if (p->backward)
+    return rt_fail(TILE_ERR_INVALID, "jagged split: tail splitting cuts forward tiles' KV ranges; this schedule is "
+                                     "a backward one (params.backward)");
   if (s->num_ctas < 1 || s->num_ctas != p->num_ctas || !s->cta_start || !s->work)
     return rt_fail(TILE_ERR_INVALID, "jagged split: the schedule was not built with these parameters "
                                      "(num_ctas %d, schedule's %d)", p->num_ctas, s->num_ctas);

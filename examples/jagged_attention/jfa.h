@@ -101,19 +101,22 @@ tile_status jfa_varlen_fwd(jfa_lib *lib, const jfa_tensor *q, const jfa_tensor *
  *
  * Given dO, the forward's inputs and outputs (q, k, v, o, lse) and the same
  * offsets, computes dq, dk, dv (bf16; dq accumulated in f32). A plan made
- * with passes & JFA_BWD owns the backward's work list and its workspace
- * (jfa_bwd_workspace_bytes says how much: the f32 dQ accumulator, the LSE
- * in log2 units and Delta = rowsum(dO * O), and in deterministic mode one
- * counter per (head, 64-row query block)); run one backward pass of a plan
- * at a time (one plan per stream). deterministic = 1 adds each dQ block's
- * contributions in a fixed order, so dq is bitwise the same from run to
- * run (the KV blocks of one sequence in order; broadcast-Q: sequence by
- * sequence).
+ * with passes & JFA_BWD owns the backward's work list (32 bytes an item:
+ * a KV block of 128 keys and head) and its workspace (jfa_bwd_workspace_bytes
+ * says how much: the f32 dQ accumulator, the LSE in log2 units and Delta =
+ * rowsum(dO * O), and in deterministic mode one counter per (head, 64-row
+ * query block)); run one backward pass of a plan at a time (one plan per
+ * stream). deterministic = 1 adds each dQ block's contributions in a fixed
+ * order, so dq is bitwise the same from run to run (the KV blocks of one
+ * sequence in order; broadcast-Q: sequence by sequence); its CTAs wait for
+ * each other, so num_ctas may not exceed the SMs, and nothing else may hold
+ * SMs while it runs.
  *
  * Self-attention: dout, dq like q [total, H, D]; dk, dv like k.
  * Broadcast-Q: dout like o [B, num_q, H, D]; dq like q [num_q, H, D]; dk,
  * dv like k [total, H, D]. Rows may be strided (a multiple of 8 elements);
- * heads and head dims are contiguous; outputs must not be inputs. */
+ * heads and head dims are contiguous; an output shares no byte with any
+ * other tensor. */
 tile_status jfa_plan_backward(jfa_plan *plan, const jfa_tensor *dout, const jfa_tensor *q, const jfa_tensor *k,
                               const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse, const jfa_tensor *dq,
                               const jfa_tensor *dk, const jfa_tensor *dv, tile_stream stream);

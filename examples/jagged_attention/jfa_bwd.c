@@ -182,7 +182,12 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
 
   s->q_rows = bcast ? NQ : T;
   s->o_rows = bcast ? B * NQ : T;
-  if (B == 0) return TILE_OK;
+  if (det && plan->ctas > lib->sm_count)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: the deterministic backward needs every CTA resident at once "
+                                            "(its items wait for each other across CTAs): num_ctas %d is more than "
+                                            "the %d SMs", plan->ctas, lib->sm_count);
+  if (B == 0) /* broadcast-Q: dq is still num_q rows, all zero (the accumulator, converted) */
+    return bcast ? jfa_upload(&s->d_dq_acc, NULL, (size_t)(s->q_rows * H * D) * 4) : TILE_OK;
   jfa_bwd_items it;
   if ((st = jfa_bwd_items_build(p, plan->ctas, &it)) != TILE_OK) return st;
   s->nitems = it.nitems;
@@ -215,7 +220,7 @@ tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
   if (bcast) nqb = (NQ + BWD_QB - 1) / BWD_QB;
   else
     for (int64_t b = 0; b < B; b++) nqb += (jfa_offset_at(p, b + 1) - jfa_offset_at(p, b) + BWD_QB - 1) / BWD_QB;
-  int64_t ws_rows = (bcast ? B * H : H) * nqb;
+  int64_t ws_rows = (bcast ? B * H : H) * nqb; /* B = 0: none (broadcast-Q then keeps only the accumulator) */
   size_t total = (size_t)(q_rows * H * D) * 4 + 2 * (size_t)ws_rows * 64 * 4 + (bcast ? 0 : (size_t)nqb * 8);
   if (p->deterministic) total += (size_t)(H * nqb) * 4;
   *bytes = total;
@@ -228,6 +233,21 @@ void jfa_plan_bwd_stats(const jfa_plan *plan, int64_t *nitems, int64_t *max_cta_
   if (max_cta_cost) *max_cta_cost = s ? s->max_cta_cost : 0;
   if (total_cost) *total_cost = s ? s->total_cost : 0;
   if (ctas) *ctas = plan ? plan->ctas : 0;
+}
+
+/* The bytes a (checked) tensor spans: [*lo, *hi). */
+static void extent(const jfa_tensor *t, uint64_t *lo, uint64_t *hi) {
+  int eb = !strcmp(t->dtype, "f32") ? 4 : 2;
+  uint64_t last = 0;
+  for (int d = 0; d < t->rank; d++) {
+    if (t->shape[d] == 0) {
+      *lo = *hi = t->data;
+      return;
+    }
+    last += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->stride[d];
+  }
+  *lo = t->data;
+  *hi = t->data + (last + 1) * (uint64_t)eb;
 }
 
 tile_status jfa_check_bwd_tensors(const jfa_params *p, int64_t total_rows, const jfa_tensor *dout,
@@ -254,17 +274,18 @@ tile_status jfa_check_bwd_tensors(const jfa_params *p, int64_t total_rows, const
     if ((bcast && i == 0 ? big[i]->stride[1] : big[i]->stride[0]) > INT32_MAX)
       return tile_set_error(TILE_ERR_INVALID, "jfa: %s's row stride is too large",
                             (const char *[]){"dout", "dq", "dk", "dv"}[i]);
-  /* the outputs are written while the inputs are read: no overlaps */
-  const jfa_tensor *outs[] = {dq, dk, dv}, *ins[] = {dout, q, k, v, o, lse};
-  const char *on[] = {"dq", "dk", "dv"}, *in[] = {"dout", "q", "k", "v", "o", "lse"};
-  for (int i = 0; i < 3; i++) {
-    for (int j = 0; j < 6; j++)
-      if (outs[i]->data && outs[i]->data == ins[j]->data)
-        return tile_set_error(TILE_ERR_INVALID, "jfa: %s and %s are the same memory", on[i], in[j]);
-    for (int j = 0; j < i; j++)
-      if (outs[i]->data && outs[i]->data == outs[j]->data)
-        return tile_set_error(TILE_ERR_INVALID, "jfa: %s and %s are the same memory", on[i], on[j]);
-  }
+  /* the outputs are written while the inputs are read: no byte in common */
+  const jfa_tensor *all[] = {dq, dk, dv, dout, q, k, v, o, lse};
+  const char *names[] = {"dq", "dk", "dv", "dout", "q", "k", "v", "o", "lse"};
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 9; j++) {
+      if (j == i) continue;
+      uint64_t a0, a1, b0, b1;
+      extent(all[i], &a0, &a1), extent(all[j], &b0, &b1);
+      if (a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1)
+        return tile_set_error(TILE_ERR_INVALID, "jfa: %s and %s overlap in memory (an output must not share bytes "
+                                                "with another tensor)", names[i], names[j]);
+    }
   return TILE_OK;
 }
 
@@ -286,7 +307,7 @@ tile_status jfa_plan_backward(jfa_plan *plan, const jfa_tensor *dout, const jfa_
   int bcast = NQ > 0;
   tile_status st = jfa_check_bwd_tensors(p, T, dout, q, k, v, o, lse, dq, dk, dv);
   if (st != TILE_OK) return st;
-  if (p->batch == 0 || s->q_rows == 0) return TILE_OK; /* nothing to compute */
+  if (s->q_rows == 0) return TILE_OK; /* nothing to compute */
 
   float scale = p->softmax_scale > 0 ? p->softmax_scale : (float)(1.0 / sqrt((double)D));
   float scale_log2 = scale * 1.4426950408889634f;
@@ -303,6 +324,8 @@ tile_status jfa_plan_backward(jfa_plan *plan, const jfa_tensor *dout, const jfa_
   int64_t groups = bcast ? p->batch * s->nqb : s->nqb;
   if (groups > 0 && (st = tile_launch(s->pre, (unsigned)groups, (unsigned)H, 1, pre_args, 14, stream)) != TILE_OK)
     return st;
+  if (groups == 0 && (st = tile_memset_d32_async(s->d_dq_acc, 0, (size_t)(s->q_rows * H * D), stream)) != TILE_OK)
+    return st; /* broadcast-Q over no sequences: dq = 0 */
   if (s->nsem && (st = tile_memset_d32_async(s->d_sem, 0, (size_t)s->nsem, stream)) != TILE_OK) return st;
 
   /* 2. the backward kernel, over the KV blocks */

@@ -332,7 +332,7 @@ static bool check_errors(jfa_lib *lib) {
     int field;
   } tb[] = {{"dout as f32", "dout must be bf16", 0},     {"dq misaligned", "not 16-byte aligned", 1},
             {"dk wrong rows", "dk has shape", 2},         {"dv row stride 1030", "16 bytes apart", 3},
-            {"dq is q", "same memory", 4},                {"dv is dk", "same memory", 5},
+            {"dq is q", "overlap in memory", 4},          {"dv is dk", "overlap in memory", 5},
             {"dout heads strided", "contiguous", 6},      {"lse wrong rank", "lse must have 2", 7}};
   for (size_t i = 0; i < sizeof tb / sizeof tb[0]; i++) {
     tensors(&c, &d, t);

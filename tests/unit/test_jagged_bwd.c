@@ -160,11 +160,26 @@ static void test_bwd_causal_sequence_major(void **state) {
   tile_jagged_schedule_free(&s);
 }
 
+/* tail splitting cuts forward tiles' KV ranges: a backward schedule is refused */
+static void test_bwd_no_split(void **state) {
+  (void)state;
+  int64_t off[2] = {0, 4096};
+  tile_jagged_params p = bparams(1, off, 1, 0, 0, 132, 1);
+  tile_jagged_schedule s;
+  assert_int_equal(tile_jagged_schedule_build(&p, &s), TILE_OK);
+  tile_jagged_split_params sp = {4, 1, 132};
+  tile_jagged_split x;
+  assert_int_equal(tile_jagged_split_tail(&p, &s, &sp, &x), TILE_ERR_INVALID);
+  assert_non_null(strstr(tile_last_error(), "backward"));
+  tile_jagged_schedule_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bwd_costs),
       cmocka_unit_test(test_bwd_random),
       cmocka_unit_test(test_bwd_causal_sequence_major),
+      cmocka_unit_test(test_bwd_no_split),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

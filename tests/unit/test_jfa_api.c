@@ -190,13 +190,16 @@ typedef struct BSet {
   jfa_tensor dout, dq, dk, dv;
 } BSet;
 
+/* every tensor 1 MB apart: no two share a byte */
 static BSet bwd_set(void) {
   BSet s;
   s.f = self_set();
-  t3(&s.dout, 0x60000, "bf16", 200, 2, 128);
-  t3(&s.dq, 0x70000, "bf16", 200, 2, 128);
-  t3(&s.dk, 0x80000, "bf16", 200, 2, 128);
-  t3(&s.dv, 0x90000, "bf16", 200, 2, 128);
+  jfa_tensor *all[] = {&s.f.q, &s.f.k, &s.f.v, &s.f.o, &s.f.lse};
+  for (int i = 0; i < 5; i++) all[i]->data = (tile_devptr)(i + 1) << 20;
+  t3(&s.dout, 6 << 20, "bf16", 200, 2, 128);
+  t3(&s.dq, 7 << 20, "bf16", 200, 2, 128);
+  t3(&s.dk, 8 << 20, "bf16", 200, 2, 128);
+  t3(&s.dv, 9 << 20, "bf16", 200, 2, 128);
   return s;
 }
 
@@ -220,11 +223,13 @@ static void test_bwd_tensors(void **state) {
   s = bwd_set(); s.dout.stride[1] = 256;
   expect_err(brun(&p, &s), "dout must be contiguous after its first dimension");
   s = bwd_set(); s.dq.data = s.f.q.data;
-  expect_err(brun(&p, &s), "dq and q are the same memory");
-  s = bwd_set(); s.dk.data = s.dout.data;
-  expect_err(brun(&p, &s), "dk and dout are the same memory");
-  s = bwd_set(); s.dv.data = s.dk.data;
-  expect_err(brun(&p, &s), "dv and dk are the same memory");
+  expect_err(brun(&p, &s), "dq and q overlap in memory");
+  s = bwd_set(); s.dk.data = s.dout.data + 256 * 2 * 100; /* dk starts at dout's row 100 */
+  expect_err(brun(&p, &s), "dk and dout overlap in memory");
+  s = bwd_set(); s.dv.data = s.dk.data - 256 * 2 * 199; /* dv's last row is dk's first */
+  expect_err(brun(&p, &s), "dk and dv overlap in memory");
+  s = bwd_set(); s.dv.data = s.dk.data + 256 * 2 * 200; /* right after dk: fine */
+  assert_int_equal(brun(&p, &s), TILE_OK);
   s = bwd_set(); s.f.lse.rank = 3;
   expect_err(brun(&p, &s), "lse must have 2 dimensions"); /* the forward's checks come first */
   s = bwd_set();
@@ -233,9 +238,9 @@ static void test_bwd_tensors(void **state) {
   /* broadcast-Q: dout like o [B, nq, H, D], dq like q [nq, H, D] */
   p.num_q = 70;
   s = bwd_set();
-  t3(&s.f.q, 0x10000, "bf16", 70, 2, 128);
-  t3(&s.dq, 0x70000, "bf16", 70, 2, 128);
-  t3(&s.f.lse, 0x50000, "f32", 3, 2, 70);
+  t3(&s.f.q, s.f.q.data, "bf16", 70, 2, 128);
+  t3(&s.dq, s.dq.data, "bf16", 70, 2, 128);
+  t3(&s.f.lse, s.f.lse.data, "f32", 3, 2, 70);
   int64_t osh[4] = {3, 70, 2, 128}, ost[4] = {70 * 256, 256, 128, 1};
   jfa_tensor *o4[2] = {&s.f.o, &s.dout};
   for (int i = 0; i < 2; i++) {
@@ -250,7 +255,7 @@ static void test_bwd_tensors(void **state) {
   bad.dout.stride[0] += 8;
   expect_err(brun(&p, &bad), "dout's batch stride");
   bad = s;
-  t3(&bad.dq, 0x70000, "bf16", 200, 2, 128);
+  t3(&bad.dq, s.dq.data, "bf16", 200, 2, 128);
   expect_err(brun(&p, &bad), "dq has shape [200, 2, 128]; expected [70, 2, 128]");
 }
 
