@@ -83,6 +83,73 @@ int64_t smem_thread_bits(const Type *t, const LinLayout *lin) {
   return m;
 }
 
+/* Is basis vector b the column step v alone? */
+static bool col_step(const int *b, int v) { return b[0] == 0 && b[1] == v; }
+
+/* smem_store of a 16-bit tile by stmatrix.m8n8.x4: one instruction stores
+ * four 8 x 8 matrices, each thread handing over 8 elements (two per 32-bit
+ * register, a fragment row's pair) and lane 8i + j giving the address of
+ * row j of matrix i. It fits when 8 elements of a shared-memory row (one
+ * 16-byte chunk) come from three bits of the layout, in order:
+ *   reg 0, lane 0, lane 1  -> the fragment's columns: plain stmatrix, the
+ *                             rows' addresses from lanes 2-4;
+ *   lane 2, lane 3, lane 4 -> the fragment's rows: stmatrix.trans (the MMA
+ *                             layout stored transposed, dS^T as dS in
+ *                             attention's backward), the addresses from
+ *                             reg 0 and lanes 0-1;
+ * every other bit moving whole chunks (columns in steps of 8), and registers
+ * 1 and 2 picking the four matrices. Each thread computes its lane's row
+ * address once; each group of 8 registers adds a constant (as smem_move). */
+static bool stmatrix_store(Lw *L, const LinLayout *lin, TValue *view, LV *val) {
+  const Type *t = view->type;
+  if (L->c->opts.no_stmatrix || elem_bytes(t) != 2 || lin->rank != 2 || lin->nlane != 5 || lin->nreg < 3 ||
+      !smem_offset_linear(t))
+    return false;
+  bool trans;
+  const int *addr[3];
+  if (col_step(lin->lane[2], 1) && col_step(lin->lane[3], 2) && col_step(lin->lane[4], 4)) {
+    trans = true;
+    addr[0] = lin->reg[0], addr[1] = lin->lane[0], addr[2] = lin->lane[1];
+  } else if (col_step(lin->reg[0], 1) && col_step(lin->lane[0], 2) && col_step(lin->lane[1], 4)) {
+    trans = false;
+    addr[0] = lin->lane[2], addr[1] = lin->lane[3], addr[2] = lin->lane[4];
+  } else {
+    return false;
+  }
+  for (int i = 0; i < 3; i++)
+    if (addr[i][1] & 7) return false;
+  for (int i = 1; i < lin->nreg; i++)
+    if (lin->reg[i][1] & 7) return false;
+  for (int i = 0; i < lin->nwarp; i++)
+    if (lin->warp[i][1] & 7) return false;
+  /* lane 8i + j: row j of matrix i (registers 2i, 2i + 1) */
+  LinLayout at = *lin;
+  for (int d = 0; d < 2; d++) {
+    at.lane[0][d] = addr[0][d], at.lane[1][d] = addr[1][d], at.lane[2][d] = addr[2][d];
+    at.lane[3][d] = lin->reg[1][d], at.lane[4][d] = lin->reg[2][d];
+  }
+  MlirValue base = addr_of(L, view), tc[TC_MAX_RANK];
+  lw_thread_coord(L, &at, tc);
+  MlirValue toff = elem_offset(L, t, tc[0], tc[1]);
+  int64_t tmask = smem_thread_bits(t, &at);
+  MlirType v2 = lw_vec_type(lw_elem_type(L, t->elem), 2);
+  const char *text = trans ? "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [$0], {$1, $2, $3, $4};"
+                           : "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};";
+  for (int g = 0; g < ly_nregs(lin); g += 8) {
+    int rc[TC_MAX_RANK];
+    ly_reg_coord(lin, g, rc);
+    int64_t kc = smem_elem_offset(t, rc[0], rc[1]);
+    MlirValue o = toff;
+    if (kc & tmask) o = lw_bin(L, "arith.xori", o, lw_i32(L, (int)(kc & tmask)));
+    MlirValue args[5];
+    args[0] = byte_gep(L, byte_gep(L, base, o), lw_i32(L, (int)(kc & ~tmask)));
+    for (int i = 0; i < 4; i++)
+      args[1 + i] = lw_cast(L, "llvm.bitcast", lw_vec_build(L, v2, 2, &val->v[g + 2 * i]), L->i32);
+    lw_asm(L, text, "l,r,r,r,r", 5, args, (MlirType){0}, true);
+  }
+  return true;
+}
+
 /* smem_load / smem_store: each thread moves its registers, vectorized over
  * registers that are consecutive along the row inside one 16-byte chunk.
  * Addresses: when the offset is linear (smem_offset_linear), the thread's part
@@ -103,6 +170,7 @@ static bool smem_move(Lw *L, TOp *op, bool store) {
     for (int i = 0; i < lin.nlane; i++) sw = lin.lane[i][0], lin.lane[i][0] = lin.lane[i][1], lin.lane[i][1] = sw;
     for (int i = 0; i < lin.nwarp; i++) sw = lin.warp[i][0], lin.warp[i][0] = lin.warp[i][1], lin.warp[i][1] = sw;
   }
+  if (store && stmatrix_store(L, &lin, view, lw_get(L, tile))) return true;
   int eb = elem_bytes(t);
   MlirType et = lw_elem_type(L, t->elem);
   MlirValue base = addr_of(L, view), tc[TC_MAX_RANK];
@@ -600,7 +668,11 @@ bool lw_hw_op(Lw *L, TOp *op) {
     } else {
       MlirValue id = op->nopnds ? lw_get(L, op->opnds[0])->v[0] : lw_i32(L, op->ival);
       MlirValue args[2] = {id, lw_i32(L, op->ival2)};
-      lw_asm(L, op->pred ? "bar.arrive $0, $1;" : "bar.sync $0, $1;", "r,r", 2, args, (MlirType){0}, true);
+      /* not bar.sync (= barrier.sync.aligned: every thread at the same
+       * instruction): the warpgroups that meet at a named barrier may come
+       * from different code, e.g. a masked and an unmasked copy of a loop
+       * body (synccheck: "divergent threads in block") */
+      lw_asm(L, op->pred ? "barrier.arrive $0, $1;" : "barrier.sync $0, $1;", "r,r", 2, args, (MlirType){0}, true);
     }
     return true;
   case OP_FENCE_ASYNC: {

@@ -1,7 +1,7 @@
 /* main.c - tilec, the command-line driver: a thin layer over libtilec.
  *
  *   tilec [--arch=sm_90a|sm_100a] [--emit=STAGE] [-D NAME=VALUE]... [-I DIR]...
- *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [--tree-reductions] [-v]
+ *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [--tree-reductions] [--no-stmatrix] [-v]
  *         [-o OUT] FILE.tile
  *
  * Exit status: 0 success, 1 the program has errors, 2 bad usage,
@@ -28,6 +28,8 @@ static void usage(FILE *f) {
           "  --no-line-info     do not keep Tile source lines in the PTX/cubin\n"
           "  --tree-reductions  combine a thread's elements of a reduction in a balanced\n"
           "                     tree (shorter dependency chains) instead of one chain\n"
+          "  --no-stmatrix      store 16-bit tiles to shared memory element-wise, not by\n"
+          "                     stmatrix (for A/B measurements)\n"
           "  --nvjitlink        assemble PTX with libnvJitLink instead of ptxas\n"
           "  --ptxas=PATH       the ptxas to run (default: $TILE_PTXAS, $CUDA_HOME/bin, PATH)\n"
           "  --max-errors=N     stop after N errors (default 20)\n"
@@ -100,6 +102,8 @@ int main(int argc, char **argv) {
       o.line_info = 0;
     } else if (!strcmp(a, "--tree-reductions")) {
       o.tree_reductions = 1;
+    } else if (!strcmp(a, "--no-stmatrix")) {
+      o.no_stmatrix = 1;
     } else if (!strcmp(a, "--nvjitlink")) {
       o.use_nvjitlink = 1;
     } else if (!strncmp(a, "--ptxas=", 8)) {

@@ -58,6 +58,8 @@ typedef struct tilec_options {
   int tree_reductions;       /* 1: a thread combines its elements of a reduction in a balanced tree
                                 (log depth); 0 (default): in one chain, which measured faster in the
                                 D = 128 attention loop (docs/perf.md), slower at D = 64 */
+  int no_stmatrix;           /* 1: store 16-bit tiles to shared memory thread by thread, never with
+                                stmatrix (an A/B switch; default 0: stmatrix where the layout fits) */
 } tilec_options;
 
 /* Fill options with the defaults above. */

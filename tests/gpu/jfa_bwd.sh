@@ -5,7 +5,7 @@
 # run on the GPU machine with B=build-gpu carried:
 #   B=build-gpu OUT=$OUT sh tests/gpu/jfa_bwd.sh [small] [check] [san] [bench] [ab] [fwd] [peers]
 # (ab: the small cases with each backward option of $B/examples/ab_bwd/*
-#  (make jfa-bwd-ab; AB_BWD="pipe" picks), then the suites with the option's
+#  (make jfa-bwd-ab; AB_BWD="ss" picks), then the suites with the option's
 #  backward timed interleaved with the default's, both sampled-checked;
 #  fwd: the forward's small cases, after a compiler change; peers: peers.py
 #  (FA2 varlen, dense cuDNN; PEERS=...) for their backward in the same call;
