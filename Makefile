@@ -87,6 +87,7 @@ $(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(B)/lib/libtilejit.a $(
 	  $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a -lcmocka $(MLIR_LIBS) $(LDLIBS)
 
 include mk/examples.mk
+include mk/fuzz_host.mk
 
 # ptxas found by scripts/install-deps.sh (a PyPI copy when there is no CUDA toolkit)
 ifneq ($(origin TILE_PTXAS),environment)

@@ -170,16 +170,18 @@ fail:
   return st;
 }
 
+/* plan NULL: all zero */
 void jfa_plan_stats(const jfa_plan *plan, int64_t *ntiles, int64_t *max_cta_cost, int64_t *total_cost, int *ctas) {
-  if (ntiles) *ntiles = plan->sched.ntiles;
-  if (max_cta_cost) *max_cta_cost = plan->split.nparts ? plan->split.max_cta_cost : plan->sched.max_cta_cost;
-  if (total_cost) *total_cost = plan->sched.total_cost;
-  if (ctas) *ctas = plan->ctas;
+  if (ntiles) *ntiles = plan ? plan->sched.ntiles : 0;
+  if (max_cta_cost)
+    *max_cta_cost = !plan ? 0 : plan->split.nparts ? plan->split.max_cta_cost : plan->sched.max_cta_cost;
+  if (total_cost) *total_cost = plan ? plan->sched.total_cost : 0;
+  if (ctas) *ctas = plan ? plan->ctas : 0;
 }
 
 void jfa_plan_split_stats(const jfa_plan *plan, int64_t *split_tiles, int64_t *pieces) {
-  if (split_tiles) *split_tiles = plan->split.ncombine;
-  if (pieces) *pieces = plan->split.nparts;
+  if (split_tiles) *split_tiles = plan ? plan->split.ncombine : 0;
+  if (pieces) *pieces = plan ? plan->split.nparts : 0;
 }
 
 tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v,
@@ -223,12 +225,22 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
   return tile_launch(plan->combine, (unsigned)plan->split.ncombine, BLOCK_M / 64, 1, cargs, 10, stream);
 }
 
-/* The one-call wrappers' parameters from q and the offsets, checked against
- * max_seqlen (0: not checked). */
-static tile_status varlen_params(jfa_params *p, const jfa_tensor *q, const int32_t *cu_seqlens, int64_t batch,
-                                 int64_t max_seqlen, int causal, float softmax_scale) {
+/* The one-call wrappers' parameters from q and the offsets, all checked:
+ * q's heads and head dim before they become ints, the batch before an
+ * offset is read, the offsets (jfa_check_params) before max_seqlen (0: not
+ * checked) compares the sequences' lengths with it. */
+static tile_status varlen_params(jfa_params *p, int64_t *total, const jfa_tensor *q, const int32_t *cu_seqlens,
+                                 int64_t batch, int64_t max_seqlen, int causal, float softmax_scale, int passes,
+                                 int deterministic) {
   if (!q) return tile_set_error(TILE_ERR_INVALID, "jfa: q is NULL");
   if (q->rank != 3) return tile_set_error(TILE_ERR_INVALID, "jfa: q must have 3 dimensions, not %d", q->rank);
+  if (q->shape[1] < 1 || q->shape[1] > JFA_MAX_ROW_ELEMS)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: q has %lld heads (its shape[1]); 1 to %d are supported",
+                          (long long)q->shape[1], JFA_MAX_ROW_ELEMS);
+  if (q->shape[2] != 64 && q->shape[2] != 128)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: head_dim %lld is not supported (64 or 128)", (long long)q->shape[2]);
+  if (max_seqlen < 0)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: max_seqlen %lld must be >= 0 (0: not checked)", (long long)max_seqlen);
   memset(p, 0, sizeof *p);
   p->batch = batch;
   p->cu_seqlens = cu_seqlens;
@@ -236,11 +248,16 @@ static tile_status varlen_params(jfa_params *p, const jfa_tensor *q, const int32
   p->head_dim = (int)q->shape[2];
   p->causal = causal;
   p->softmax_scale = softmax_scale;
-  if (cu_seqlens && batch >= 0 && max_seqlen > 0)
-    for (int64_t b = 0; b < batch; b++)
-      if (cu_seqlens[b + 1] - cu_seqlens[b] > max_seqlen)
-        return tile_set_error(TILE_ERR_INVALID, "jfa: sequence %lld has %lld rows, more than max_seqlen = %lld",
-                              (long long)b, (long long)(cu_seqlens[b + 1] - cu_seqlens[b]), (long long)max_seqlen);
+  p->passes = passes;
+  p->deterministic = deterministic;
+  tile_status st = jfa_check_params(p, total);
+  if (st != TILE_OK || max_seqlen == 0) return st;
+  for (int64_t b = 0; b < batch; b++) { /* non-decreasing: a length is >= 0, no overflow */
+    int64_t len = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
+    if (len > max_seqlen)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: sequence %lld has %lld rows, more than max_seqlen = %lld",
+                            (long long)b, (long long)len, (long long)max_seqlen);
+  }
   return TILE_OK;
 }
 
@@ -257,7 +274,11 @@ tile_status jfa_varlen_fwd(jfa_lib *lib, const jfa_tensor *q, const jfa_tensor *
                            int64_t max_seqlen, int causal, float softmax_scale, tile_stream stream) {
   jfa_params p;
   jfa_plan *plan;
-  tile_status st = varlen_params(&p, q, cu_seqlens, batch, max_seqlen, causal, softmax_scale);
+  int64_t total;
+  /* every argument before the plan (device memory, uploads, kernels) */
+  tile_status st = varlen_params(&p, &total, q, cu_seqlens, batch, max_seqlen, causal, softmax_scale, JFA_FWD, 0);
+  if (st == TILE_OK) st = jfa_check_tensors(&p, total, q, k, v, o, lse);
+  if (st == TILE_OK && !lib) st = tile_set_error(TILE_ERR_INVALID, "jfa_varlen_fwd: lib is NULL");
   if (st == TILE_OK) st = jfa_plan_create(lib, &p, &plan);
   if (st != TILE_OK) return st;
   return finish(plan, jfa_plan_forward(plan, q, k, v, o, lse, stream), stream);
@@ -269,9 +290,11 @@ tile_status jfa_varlen_bwd(jfa_lib *lib, const jfa_tensor *dout, const jfa_tenso
                            int64_t max_seqlen, int causal, float softmax_scale, int deterministic, tile_stream stream) {
   jfa_params p;
   jfa_plan *plan;
-  tile_status st = varlen_params(&p, q, cu_seqlens, batch, max_seqlen, causal, softmax_scale);
-  p.passes = JFA_BWD;
-  p.deterministic = deterministic;
+  int64_t total;
+  tile_status st = varlen_params(&p, &total, q, cu_seqlens, batch, max_seqlen, causal, softmax_scale, JFA_BWD,
+                                 deterministic);
+  if (st == TILE_OK) st = jfa_check_bwd_tensors(&p, total, dout, q, k, v, o, lse, dq, dk, dv);
+  if (st == TILE_OK && !lib) st = tile_set_error(TILE_ERR_INVALID, "jfa_varlen_bwd: lib is NULL");
   if (st == TILE_OK) st = jfa_plan_create(lib, &p, &plan);
   if (st != TILE_OK) return st;
   return finish(plan, jfa_plan_backward(plan, dout, q, k, v, o, lse, dq, dk, dv, stream), stream);

@@ -7,9 +7,16 @@
  *   jfa_varlen_fwd(lib, &q, &k, &v, &o, &lse, cu_seqlens, batch,
  *                  max_seqlen, causal, softmax_scale, stream);
  *
- * Every argument is checked before anything runs (dtypes, shapes, strides,
- * 16-byte alignment for TMA, head dims, offsets monotonic and ending at the
- * row count); bad input returns TILE_ERR_INVALID with a message in
+ * Every argument is checked before anything is read, allocated or launched,
+ * with overflow-safe arithmetic: NULL pointers; the batch (0 .. 10^7) before
+ * any offset is read; heads, head_dim and num_q in range (the backward: at
+ * most 65535 heads); offsets starting at 0, non-decreasing and ending below
+ * 2^31 - 256 rows; dtypes and shapes (totals that agree with the offsets);
+ * strides positive, heads and head dims contiguous, rows at least a row and
+ * 16 bytes apart (TMA) with a row stride below 2^31 elements, the LSE dense;
+ * each tensor's extent (shape x stride x element size) without overflow and
+ * below 2^64 from its 16-byte-aligned base; every output sharing no byte with
+ * any other tensor. Bad input returns TILE_ERR_INVALID with a message in
  * tile_last_error() and launches nothing.
  *
  * The kernel is persistent: the work, (sequence, head, 128-row query block)
@@ -65,14 +72,15 @@ enum { JFA_FWD = 1, JFA_BWD = 2 };
 
 /* The checks jfa_plan_create and jfa_plan_forward run first, on their own
  * (no GPU needed): TILE_OK, or TILE_ERR_INVALID with the message set.
- * total_rows receives cu_seqlens[batch]. */
+ * total_rows receives cu_seqlens[batch]. The scalars are checked before the
+ * offsets are read (cu_seqlens must have batch + 1 entries). */
 tile_status jfa_check_params(const jfa_params *p, int64_t *total_rows);
 
 typedef struct jfa_plan jfa_plan;
 tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out);
 void jfa_plan_destroy(jfa_plan *plan);
 /* Tiles, the largest per-CTA KV work (pieces of split tiles counted with
- * their overhead) and the total, for reports. */
+ * their overhead) and the total, for reports (all 0 for a NULL plan). */
 void jfa_plan_stats(const jfa_plan *plan, int64_t *ntiles, int64_t *max_cta_cost, int64_t *total_cost, int *ctas);
 /* Split tiles and their pieces (0, 0: nothing split; the forward pass is
  * then one kernel, else jfa_fwd and jfa_combine). */
@@ -88,11 +96,15 @@ void jfa_plan_split_stats(const jfa_plan *plan, int64_t *split_tiles, int64_t *p
 tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v,
                              const jfa_tensor *o, const jfa_tensor *lse, tile_stream stream);
 
+/* The forward's tensors for p and total_rows (0 .. 2^31 - 257; when
+ * p->cu_seqlens is set, it must be cu_seqlens[batch]); o and lse share no
+ * byte with each other or with q, k, v (which may share memory). */
 tile_status jfa_check_tensors(const jfa_params *p, int64_t total_rows, const jfa_tensor *q, const jfa_tensor *k,
                               const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse);
 
-/* The one call (FlashAttention varlen's shape): plan, run, free the plan.
- * max_seqlen (0: not checked) must be >= every sequence's length. */
+/* The one call (FlashAttention varlen's shape): check every argument (the
+ * tensors too) before the plan, plan, run, free the plan. max_seqlen (0:
+ * not checked; < 0 is an error) must be >= every sequence's length. */
 tile_status jfa_varlen_fwd(jfa_lib *lib, const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v,
                            const jfa_tensor *o, const jfa_tensor *lse, const int32_t *cu_seqlens, int64_t batch,
                            int64_t max_seqlen, int causal, float softmax_scale, tile_stream stream);

@@ -214,6 +214,11 @@ tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
   int64_t T;
   tile_status st = jfa_check_params(p, &T);
   if (st != TILE_OK) return st;
+  if (p->heads > JFA_BWD_MAX_HEADS) /* whether or not p->passes asks for the backward */
+    return tile_set_error(TILE_ERR_INVALID, "jfa: heads %d: the backward pass runs one grid row per head, at most %d",
+                          p->heads, JFA_BWD_MAX_HEADS);
+  /* checked: rows < 2^31, heads x head_dim < 2^30, B <= 10^7, so every
+   * product below is < 2^63 */
   int64_t B = p->batch, H = p->heads, D = p->head_dim, NQ = p->num_q;
   int bcast = NQ > 0;
   int64_t q_rows = bcast ? NQ : T, nqb = 0;
@@ -235,58 +240,29 @@ void jfa_plan_bwd_stats(const jfa_plan *plan, int64_t *nitems, int64_t *max_cta_
   if (ctas) *ctas = plan ? plan->ctas : 0;
 }
 
-/* The bytes a (checked) tensor spans: [*lo, *hi). */
-static void extent(const jfa_tensor *t, uint64_t *lo, uint64_t *hi) {
-  int eb = !strcmp(t->dtype, "f32") ? 4 : 2;
-  uint64_t last = 0;
-  for (int d = 0; d < t->rank; d++) {
-    if (t->shape[d] == 0) {
-      *lo = *hi = t->data;
-      return;
-    }
-    last += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->stride[d];
-  }
-  *lo = t->data;
-  *hi = t->data + (last + 1) * (uint64_t)eb;
-}
-
 tile_status jfa_check_bwd_tensors(const jfa_params *p, int64_t total_rows, const jfa_tensor *dout,
                                   const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v, const jfa_tensor *o,
                                   const jfa_tensor *lse, const jfa_tensor *dq, const jfa_tensor *dk,
                                   const jfa_tensor *dv) {
-  tile_status st = jfa_check_tensors(p, total_rows, q, k, v, o, lse);
+  tile_status st = jfa_check_fwd_shapes(p, total_rows, q, k, v, o, lse);
   if (st != TILE_OK) return st;
   int64_t H = p->heads, D = p->head_dim, T = total_rows, B = p->batch, NQ = p->num_q;
   int bcast = NQ > 0;
   int64_t qs[3] = {bcast ? NQ : T, H, D}, kvs[3] = {T, H, D}, os[4] = {B, NQ, H, D};
   if (bcast) {
-    if ((st = jfa_check_tensor("dout", dout, "bf16", 4, os, 1)) != TILE_OK) return st;
-    if (dout->shape[0] > 1 && dout->stride[0] != NQ * dout->stride[1])
+    if ((st = jfa_check_tensor("dout", dout, "bf16", 4, os, JFA_TMA)) != TILE_OK) return st;
+    if (dout->shape[0] > 1 && dout->stride[0] != NQ * dout->stride[1]) /* both checked: < 2^30 x 2^31 */
       return tile_set_error(TILE_ERR_INVALID, "jfa: dout's batch stride must be num_q x its row stride");
-  } else if ((st = jfa_check_tensor("dout", dout, "bf16", 3, qs, 1)) != TILE_OK) {
+  } else if ((st = jfa_check_tensor("dout", dout, "bf16", 3, qs, JFA_TMA)) != TILE_OK) {
     return st;
   }
-  if ((st = jfa_check_tensor("dq", dq, "bf16", 3, qs, 1)) != TILE_OK) return st;
-  if ((st = jfa_check_tensor("dk", dk, "bf16", 3, kvs, 1)) != TILE_OK) return st;
-  if ((st = jfa_check_tensor("dv", dv, "bf16", 3, kvs, 1)) != TILE_OK) return st;
-  const jfa_tensor *big[] = {dout, dq, dk, dv};
-  for (int i = 0; i < 4; i++)
-    if ((bcast && i == 0 ? big[i]->stride[1] : big[i]->stride[0]) > INT32_MAX)
-      return tile_set_error(TILE_ERR_INVALID, "jfa: %s's row stride is too large",
-                            (const char *[]){"dout", "dq", "dk", "dv"}[i]);
+  if ((st = jfa_check_tensor("dq", dq, "bf16", 3, qs, JFA_TMA)) != TILE_OK) return st;
+  if ((st = jfa_check_tensor("dk", dk, "bf16", 3, kvs, JFA_TMA)) != TILE_OK) return st;
+  if ((st = jfa_check_tensor("dv", dv, "bf16", 3, kvs, JFA_TMA)) != TILE_OK) return st;
   /* the outputs are written while the inputs are read: no byte in common */
   const jfa_tensor *all[] = {dq, dk, dv, dout, q, k, v, o, lse};
-  const char *names[] = {"dq", "dk", "dv", "dout", "q", "k", "v", "o", "lse"};
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 9; j++) {
-      if (j == i) continue;
-      uint64_t a0, a1, b0, b1;
-      extent(all[i], &a0, &a1), extent(all[j], &b0, &b1);
-      if (a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1)
-        return tile_set_error(TILE_ERR_INVALID, "jfa: %s and %s overlap in memory (an output must not share bytes "
-                                                "with another tensor)", names[i], names[j]);
-    }
-  return TILE_OK;
+  static const char *const names[] = {"dq", "dk", "dv", "dout", "q", "k", "v", "o", "lse"};
+  return jfa_check_disjoint(all, names, 9, 3);
 }
 
 static tile_status desc(tile_tma_desc *dsc, const tile_kernel *k, int param, tile_devptr base, int64_t rows,

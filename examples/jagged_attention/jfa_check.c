@@ -3,6 +3,7 @@
  * argument checks, which run without a GPU, device uploads and the loading
  * of kernels from the cubin folder. It calls neither of them. See jfa.h. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +33,30 @@ int64_t jfa_offset_at(const jfa_params *p, int64_t i) {
   return p->cu_seqlens_64bit ? ((const int64_t *)p->cu_seqlens)[i] : ((const int32_t *)p->cu_seqlens)[i];
 }
 
-/* name: what the message calls it; shape: the expected shape (rank dims). */
+/* The bytes t spans from t->data (0 when a dimension is empty): the last
+ * element's offset + 1, times its size; 0 and false on overflow. */
+static bool tensor_bytes(const jfa_tensor *t, int eb, uint64_t *bytes) {
+  uint64_t last = 0, x;
+  *bytes = 0;
+  for (int d = 0; d < t->rank; d++)
+    if (t->shape[d] == 0) return true;
+  for (int d = 0; d < t->rank; d++)
+    if (__builtin_mul_overflow((uint64_t)(t->shape[d] - 1), (uint64_t)t->stride[d], &x) ||
+        __builtin_add_overflow(last, x, &last))
+      return false;
+  return !__builtin_add_overflow(last, 1, &last) && !__builtin_mul_overflow(last, (uint64_t)eb, bytes);
+}
+
+static int elem_bytes(const char *dtype) { return !strcmp(dtype, "f32") ? 4 : 2; }
+
+/* name: what the message calls it; shape: the expected shape (rank dims,
+ * each >= 0: the caller's checked sizes). Every stride positive; heads and
+ * head dims contiguous; rows (dimension 0, or 1 of a rank-4 [B, num_q, H, D]
+ * tensor) at least a row apart, within int32 and 16 bytes apart for TMA; the
+ * whole extent (shape x stride x element size) without overflow and below
+ * 2^64 from its base. */
 tile_status jfa_check_tensor(const char *name, const jfa_tensor *t, const char *dtype, int rank,
-                                const int64_t *shape, int tma) {
+                             const int64_t *shape, int flags) {
   if (!t) return tile_set_error(TILE_ERR_INVALID, "jfa: %s is NULL", name);
   if (!t->dtype || strcmp(t->dtype, dtype))
     return tile_set_error(TILE_ERR_INVALID, "jfa: %s must be %s, not %s", name, dtype, t->dtype ? t->dtype : "(none)");
@@ -50,27 +72,77 @@ tile_status jfa_check_tensor(const char *name, const jfa_tensor *t, const char *
       }
       return tile_set_error(TILE_ERR_INVALID, "jfa: %s has shape [%s]; expected [%s]", name, got, want);
     }
-  int eb = !strcmp(dtype, "f32") ? 4 : 2;
+  /* an empty tensor (a batch of empty sequences) has no bytes: its strides
+   * are never used, and may be 0 */
+  bool empty = false;
+  for (int i = 0; i < rank; i++) empty |= t->shape[i] == 0;
+  for (int i = 0; i < rank && !empty; i++)
+    if (t->stride[i] < 1)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: %s has stride[%d] = %lld; strides must be positive", name, i,
+                            (long long)t->stride[i]);
+  int eb = elem_bytes(dtype);
+  int row = rank == 4 ? 1 : 0; /* the dimension of the rows the kernels step through by a row stride */
   /* the last dims contiguous (heads x head_dim, or the LSE row) */
-  int64_t want = 1;
+  int64_t want = 1, row_elems = 1; /* elements after dimension i; of a row */
   for (int i = rank - 1; i >= 1; i--) {
     if (t->shape[i] > 1 && t->stride[i] != want)
       return tile_set_error(TILE_ERR_INVALID,
                             "jfa: %s must be contiguous after its first dimension (stride[%d] = %lld, expected %lld)",
                             name, i, (long long)t->stride[i], (long long)want);
-    want *= t->shape[i];
+    if (__builtin_mul_overflow(want, t->shape[i], &want))
+      return tile_set_error(TILE_ERR_INVALID, "jfa: %s has too many elements", name);
+    if (i == row + 1) row_elems = want;
   }
-  if (t->shape[0] > 1 && t->stride[0] < want)
+  /* rows at least a row apart even when there is one (TMA wants it) */
+  if (!empty && t->stride[0] < want)
     return tile_set_error(TILE_ERR_INVALID, "jfa: %s rows overlap (stride[0] = %lld < %lld)", name,
                           (long long)t->stride[0], (long long)want);
+  /* a rank-4 tensor with one row per batch: its row stride is still the kernels' */
+  if (!empty && row && t->stride[row] < row_elems)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: %s rows overlap (stride[%d] = %lld < %lld)", name, row,
+                          (long long)t->stride[row], (long long)row_elems);
+  if (!empty && (flags & JFA_DENSE) && t->shape[0] > 1 && t->stride[0] != want)
+    return tile_set_error(TILE_ERR_INVALID,
+                          "jfa: %s must be dense (stride[0] = %lld, expected %lld): the kernels index it without strides",
+                          name, (long long)t->stride[0], (long long)want);
+  if (!empty && (flags & JFA_TMA) && t->stride[row] > INT32_MAX)
+    return tile_set_error(TILE_ERR_INVALID,
+                          "jfa: %s's row stride %lld is too large (at most 2^31 - 1 elements: the kernels take it "
+                          "as a 32-bit int)", name, (long long)t->stride[row]);
   if (t->data % 16)
     return tile_set_error(TILE_ERR_INVALID, "jfa: %s is not 16-byte aligned (address 0x%llx)", name,
                           (unsigned long long)t->data);
-  if (tma && (t->stride[0] * eb) % 16)
+  if ((flags & JFA_TMA) && t->stride[row] % (16 / eb))
     return tile_set_error(TILE_ERR_INVALID,
                           "jfa: %s rows must start 16 bytes apart (row stride %lld elements of %d bytes)",
-                          name, (long long)t->stride[0], eb);
-  if (!t->data && t->shape[0] > 0) return tile_set_error(TILE_ERR_INVALID, "jfa: %s has a NULL data pointer", name);
+                          name, (long long)t->stride[row], eb);
+  uint64_t bytes;
+  if (!tensor_bytes(t, eb, &bytes))
+    return tile_set_error(TILE_ERR_INVALID, "jfa: %s spans more than 2^64 bytes (its shape times its strides)", name);
+  if (!t->data && bytes > 0) return tile_set_error(TILE_ERR_INVALID, "jfa: %s has a NULL data pointer", name);
+  if (bytes > UINT64_MAX - t->data)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: %s (%llu bytes at 0x%llx) runs past the end of the address space",
+                          name, (unsigned long long)bytes, (unsigned long long)t->data);
+  return TILE_OK;
+}
+
+/* The bytes a checked tensor spans: [*lo, *hi), empty when a dimension is. */
+static void tensor_span(const jfa_tensor *t, uint64_t *lo, uint64_t *hi) {
+  uint64_t bytes;
+  tensor_bytes(t, elem_bytes(t->dtype), &bytes); /* checked: no overflow, no wrap */
+  *lo = t->data;
+  *hi = t->data + bytes;
+}
+
+tile_status jfa_check_disjoint(const jfa_tensor *const *t, const char *const *names, int n, int nout) {
+  for (int i = 0; i < nout; i++)
+    for (int j = i + 1; j < n; j++) {
+      uint64_t a0, a1, b0, b1;
+      tensor_span(t[i], &a0, &a1), tensor_span(t[j], &b0, &b1);
+      if (a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1)
+        return tile_set_error(TILE_ERR_INVALID, "jfa: %s and %s overlap in memory (an output must not share bytes "
+                                                "with another tensor)", names[i], names[j]);
+    }
   return TILE_OK;
 }
 
@@ -81,15 +153,25 @@ tile_status jfa_upload(tile_devptr *d, const void *h, size_t bytes) {
   return st;
 }
 
-tile_status jfa_check_params(const jfa_params *p, int64_t *total_rows) {
+tile_status jfa_check_ranges(const jfa_params *p) {
   if (!p) return tile_set_error(TILE_ERR_INVALID, "jfa: params is NULL");
   if (p->head_dim != 64 && p->head_dim != 128)
     return tile_set_error(TILE_ERR_INVALID, "jfa: head_dim %d is not supported (64 or 128)", p->head_dim);
   if (p->heads < 1) return tile_set_error(TILE_ERR_INVALID, "jfa: heads must be >= 1, not %d", p->heads);
+  if ((int64_t)p->heads * p->head_dim > JFA_MAX_ROW_ELEMS)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: heads %d x head_dim %d is more than %d elements a row", p->heads,
+                          p->head_dim, JFA_MAX_ROW_ELEMS);
   if (p->batch < 0 || p->batch > TILE_JAGGED_MAX_BATCH)
     return tile_set_error(TILE_ERR_INVALID, "jfa: batch %lld out of range 0..%d", (long long)p->batch,
                           TILE_JAGGED_MAX_BATCH);
-  if (p->num_q < 0) return tile_set_error(TILE_ERR_INVALID, "jfa: num_q must be >= 0");
+  if (p->num_q < 0) return tile_set_error(TILE_ERR_INVALID, "jfa: num_q must be >= 0, not %lld", (long long)p->num_q);
+  if (p->num_q > JFA_MAX_ROW_ELEMS)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: num_q %lld is too large (at most %d)", (long long)p->num_q,
+                          JFA_MAX_ROW_ELEMS);
+  if (p->batch * p->num_q > JFA_MAX_ROWS) /* <= 10^7 x 2^30: no overflow */
+    return tile_set_error(TILE_ERR_INVALID, "jfa: %lld x %lld output rows (batch x num_q) are too many for 32-bit "
+                                            "row indices (at most %d)", (long long)p->batch, (long long)p->num_q,
+                          JFA_MAX_ROWS);
   if (p->num_q > 0 && p->causal)
     return tile_set_error(TILE_ERR_INVALID, "jfa: broadcast-Q attention (num_q > 0) has no causal mask");
   if (!(p->softmax_scale >= 0) || isinf(p->softmax_scale))
@@ -99,8 +181,21 @@ tile_status jfa_check_params(const jfa_params *p, int64_t *total_rows) {
   if (p->passes < 0 || p->passes > (JFA_FWD | JFA_BWD))
     return tile_set_error(TILE_ERR_INVALID, "jfa: passes %d is not JFA_FWD (1), JFA_BWD (2), both (3) or 0 (forward)",
                           p->passes);
+  if ((p->passes & JFA_BWD) && p->heads > JFA_BWD_MAX_HEADS)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: heads %d: the backward pass runs one grid row per head, at most %d",
+                          p->heads, JFA_BWD_MAX_HEADS);
   if (p->deterministic != 0 && p->deterministic != 1)
     return tile_set_error(TILE_ERR_INVALID, "jfa: deterministic must be 0 or 1, not %d", p->deterministic);
+  return TILE_OK;
+}
+
+/* Every scalar first (the batch before an offset is read: the caller's
+ * array has batch + 1 entries), then the offsets: offsets[0] = 0,
+ * non-decreasing (so no sequence length overflows), offsets[batch] within
+ * the kernels' 32-bit rows. */
+tile_status jfa_check_params(const jfa_params *p, int64_t *total_rows) {
+  tile_status st = jfa_check_ranges(p);
+  if (st != TILE_OK) return st;
   if (!p->cu_seqlens) return tile_set_error(TILE_ERR_INVALID, "jfa: cu_seqlens is NULL");
   if (p->batch == 0) { /* an empty batch: nothing to do, nothing launched */
     if (jfa_offset_at(p, 0) != 0)
@@ -109,40 +204,68 @@ tile_status jfa_check_params(const jfa_params *p, int64_t *total_rows) {
     if (total_rows) *total_rows = 0;
     return TILE_OK;
   }
-  tile_status st = tile_jagged_check_offsets(p->cu_seqlens, p->batch, p->cu_seqlens_64bit, -1);
+  st = tile_jagged_check_offsets(p->cu_seqlens, p->batch, p->cu_seqlens_64bit, -1);
   if (st != TILE_OK) return st;
   int64_t total = jfa_offset_at(p, p->batch);
   /* rows are TMA coordinates and int32 kernel arithmetic */
-  if (total > INT32_MAX - 2 * BLOCK_M || p->num_q > INT32_MAX / 2 ||
-      (p->num_q > 0 && p->batch * p->num_q > INT32_MAX - 2 * BLOCK_M) || (int64_t)p->heads * p->head_dim > INT32_MAX / 2)
-    return tile_set_error(TILE_ERR_INVALID, "jfa: the batch is too large for 32-bit row indices (%lld rows)",
-                          (long long)total);
+  if (total > JFA_MAX_ROWS)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: the batch is too large for 32-bit row indices (%lld rows, at most %d)",
+                          (long long)total, JFA_MAX_ROWS);
   if (total_rows) *total_rows = total;
+  return TILE_OK;
+}
+
+/* total_rows: in range, none in an empty batch, and offsets[batch] when p
+ * carries the offsets (a plan does not: its total was checked when it was
+ * made). */
+static tile_status check_total(const jfa_params *p, int64_t total_rows) {
+  tile_status st = jfa_check_ranges(p);
+  if (st != TILE_OK) return st;
+  if (total_rows < 0 || total_rows > JFA_MAX_ROWS)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: total_rows %lld out of range 0..%d", (long long)total_rows,
+                          JFA_MAX_ROWS);
+  if (p->batch == 0 && total_rows != 0)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: total_rows %lld, but an empty batch has no rows",
+                          (long long)total_rows);
+  if (p->cu_seqlens) {
+    int64_t total;
+    if ((st = jfa_check_params(p, &total)) != TILE_OK) return st;
+    if (total != total_rows)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: total_rows %lld does not match offsets[%lld] = %lld",
+                            (long long)total_rows, (long long)p->batch, (long long)total);
+  }
+  return TILE_OK;
+}
+
+tile_status jfa_check_fwd_shapes(const jfa_params *p, int64_t total_rows, const jfa_tensor *q, const jfa_tensor *k,
+                                 const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse) {
+  tile_status st = check_total(p, total_rows);
+  if (st != TILE_OK) return st;
+  int64_t H = p->heads, D = p->head_dim, T = total_rows, B = p->batch, NQ = p->num_q;
+  int bcast = NQ > 0;
+  int64_t qs[3] = {bcast ? NQ : T, H, D}, kvs[3] = {T, H, D};
+  int64_t os[4] = {B, NQ, H, D}, ls_self[2] = {H, T}, ls_b[3] = {B, H, NQ};
+  if ((st = jfa_check_tensor("q", q, "bf16", 3, qs, JFA_TMA)) != TILE_OK) return st;
+  if ((st = jfa_check_tensor("k", k, "bf16", 3, kvs, JFA_TMA)) != TILE_OK) return st;
+  if ((st = jfa_check_tensor("v", v, "bf16", 3, kvs, JFA_TMA)) != TILE_OK) return st;
+  if (bcast) {
+    if ((st = jfa_check_tensor("o", o, "bf16", 4, os, JFA_TMA)) != TILE_OK) return st;
+    if ((st = jfa_check_tensor("lse", lse, "f32", 3, ls_b, JFA_DENSE)) != TILE_OK) return st;
+    if (o->shape[0] > 1 && o->stride[0] != NQ * o->stride[1]) /* both checked: < 2^30 x 2^31 */
+      return tile_set_error(TILE_ERR_INVALID, "jfa: o's batch stride must be num_q x its row stride");
+  } else {
+    if ((st = jfa_check_tensor("o", o, "bf16", 3, qs, JFA_TMA)) != TILE_OK) return st;
+    if ((st = jfa_check_tensor("lse", lse, "f32", 2, ls_self, JFA_DENSE)) != TILE_OK) return st;
+  }
   return TILE_OK;
 }
 
 tile_status jfa_check_tensors(const jfa_params *p, int64_t total_rows, const jfa_tensor *q, const jfa_tensor *k,
                               const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse) {
-  if (!p) return tile_set_error(TILE_ERR_INVALID, "jfa: params is NULL");
-  int64_t H = p->heads, D = p->head_dim, T = total_rows, B = p->batch, NQ = p->num_q;
-  int bcast = NQ > 0;
-  int64_t qs[3] = {bcast ? NQ : T, H, D}, kvs[3] = {T, H, D};
-  int64_t os[4] = {B, NQ, H, D}, ls_self[2] = {H, T}, ls_b[3] = {B, H, NQ};
-  tile_status st;
-  if ((st = jfa_check_tensor("q", q, "bf16", 3, qs, 1)) != TILE_OK) return st;
-  if ((st = jfa_check_tensor("k", k, "bf16", 3, kvs, 1)) != TILE_OK) return st;
-  if ((st = jfa_check_tensor("v", v, "bf16", 3, kvs, 1)) != TILE_OK) return st;
-  if (bcast) {
-    if ((st = jfa_check_tensor("o", o, "bf16", 4, os, 1)) != TILE_OK) return st;
-    if ((st = jfa_check_tensor("lse", lse, "f32", 3, ls_b, 0)) != TILE_OK) return st;
-    if (o->shape[0] > 1 && o->stride[0] != NQ * o->stride[1])
-      return tile_set_error(TILE_ERR_INVALID, "jfa: o's batch stride must be num_q x its row stride");
-  } else {
-    if ((st = jfa_check_tensor("o", o, "bf16", 3, qs, 1)) != TILE_OK) return st;
-    if ((st = jfa_check_tensor("lse", lse, "f32", 2, ls_self, 0)) != TILE_OK) return st;
-  }
-  if ((bcast ? o->stride[1] : o->stride[0]) > INT32_MAX)
-    return tile_set_error(TILE_ERR_INVALID, "jfa: o's row stride is too large");
-  return TILE_OK;
+  tile_status st = jfa_check_fwd_shapes(p, total_rows, q, k, v, o, lse);
+  if (st != TILE_OK) return st;
+  /* o and lse are written while q, k, v are read */
+  const jfa_tensor *all[] = {o, lse, q, k, v};
+  static const char *const names[] = {"o", "lse", "q", "k", "v"};
+  return jfa_check_disjoint(all, names, 5, 2);
 }
-

@@ -14,6 +14,13 @@ enum { BLOCK_M = 128 };      /* forward: query rows per tile (jfa_fwd's BM) */
 enum { K_PARAM = 1, O_TMA_PARAM = 15 };
 enum { BWD_KB = 128, BWD_QB = 64 }; /* backward: keys per work item, query rows per step (jfa_bwd's KB, QB) */
 enum { V_SELF, V_CAUSAL, V_BCAST, NVARIANT };
+/* Limits the checks enforce (jfa_check.c): rows of any tensor (offsets[B],
+ * num_q, B x num_q) are TMA coordinates and int32 kernel arithmetic, with
+ * room for two blocks past the end; elements of a row (heads x head_dim) are
+ * int32 column indices; the backward's pre/post grids have one program row
+ * per head (grid y <= 65535). With them every product of sizes below fits
+ * int64 (and size_t). */
+enum { JFA_MAX_ROWS = INT32_MAX - 2 * BLOCK_M, JFA_MAX_ROW_ELEMS = INT32_MAX / 2, JFA_BWD_MAX_HEADS = 65535 };
 
 struct jfa_lib {
   char dir[1024];
@@ -45,9 +52,24 @@ struct jfa_plan {
 
 /* jfa_check.c */
 int64_t jfa_offset_at(const jfa_params *p, int64_t i);
-/* name: what the message calls it; shape: the expected shape (rank dims). */
+/* p's scalar fields (modes, head_dim, heads, batch, num_q and the products
+ * of sizes they make), without reading the offsets. */
+tile_status jfa_check_ranges(const jfa_params *p);
+/* jfa_check_tensor's flags: the kernels read it with TMA and take its row
+ * stride as an int32 (16-byte rows, row stride < 2^31); it is indexed
+ * without strides (dense: the LSE). */
+enum { JFA_TMA = 1, JFA_DENSE = 2 };
+/* name: what the message calls it; shape: the expected shape (rank dims,
+ * each >= 0). Rank-4 tensors are [B, num_q, H, D] with rows in dimension 1. */
 tile_status jfa_check_tensor(const char *name, const jfa_tensor *t, const char *dtype, int rank,
-                             const int64_t *shape, int tma);
+                             const int64_t *shape, int flags);
+/* The forward's five tensors, each alone (jfa_check_tensors without the
+ * overlap of its outputs, for the backward, which reads o and lse). */
+tile_status jfa_check_fwd_shapes(const jfa_params *p, int64_t total_rows, const jfa_tensor *q, const jfa_tensor *k,
+                                 const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse);
+/* The outputs t[0 .. nout-1] share no byte with any other of the n
+ * (checked) tensors. */
+tile_status jfa_check_disjoint(const jfa_tensor *const *t, const char *const *names, int n, int nout);
 /* A device buffer of `bytes` (4 when 0), filled from h when h != NULL. */
 tile_status jfa_upload(tile_devptr *d, const void *h, size_t bytes);
 /* Kernel `name` of DIR/NAME.dD.VARIANT.sm_90a.cubin, loaded into *mod, *kern on first use. */

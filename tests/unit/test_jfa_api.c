@@ -4,7 +4,10 @@
  * contiguity, 16-byte alignment of bases and rows) give TILE_ERR_INVALID
  * with a message that names the problem; the same for the backward pass
  * (its gradients and dO, outputs that alias inputs, the passes and
- * deterministic fields) and its workspace size. */
+ * deterministic fields) and its workspace size; and hostile arguments (huge
+ * batches, extreme offsets, overflowing strides and extents, aliased
+ * outputs, nonsense totals and ranges, NULLs), which crashed, overflowed or
+ * passed before. */
 #include "testutil.h"
 
 #include "../../examples/jagged_attention/jfa.c"
@@ -92,14 +95,15 @@ typedef struct Set {
   jfa_tensor q, k, v, o, lse;
 } Set;
 
+/* every tensor 1 MiB apart: no two share a byte (the outputs may not) */
 static Set self_set(void) {
   Set s;
-  t3(&s.q, 0x10000, "bf16", 200, 2, 128);
-  t3(&s.k, 0x20000, "bf16", 200, 2, 128);
-  t3(&s.v, 0x30000, "bf16", 200, 2, 128);
-  t3(&s.o, 0x40000, "bf16", 200, 2, 128);
+  t3(&s.q, 1 << 20, "bf16", 200, 2, 128);
+  t3(&s.k, 2 << 20, "bf16", 200, 2, 128);
+  t3(&s.v, 3 << 20, "bf16", 200, 2, 128);
+  t3(&s.o, 4 << 20, "bf16", 200, 2, 128);
   memset(&s.lse, 0, sizeof s.lse);
-  s.lse.data = 0x50000, s.lse.dtype = "f32", s.lse.rank = 2;
+  s.lse.data = 5 << 20, s.lse.dtype = "f32", s.lse.rank = 2;
   s.lse.shape[0] = 2, s.lse.shape[1] = 200, s.lse.stride[0] = 200, s.lse.stride[1] = 1;
   return s;
 }
@@ -151,13 +155,13 @@ static void test_tensors_bcast(void **state) {
   jfa_params p = params();
   p.num_q = 70;
   Set s = self_set();
-  t3(&s.q, 0x10000, "bf16", 70, 2, 128);
+  t3(&s.q, 1 << 20, "bf16", 70, 2, 128);
   memset(&s.o, 0, sizeof s.o);
-  s.o.data = 0x40000, s.o.dtype = "bf16", s.o.rank = 4;
+  s.o.data = 4 << 20, s.o.dtype = "bf16", s.o.rank = 4;
   int64_t osh[4] = {3, 70, 2, 128}, ost[4] = {70 * 256, 256, 128, 1};
   memcpy(s.o.shape, osh, sizeof osh);
   memcpy(s.o.stride, ost, sizeof ost);
-  t3(&s.lse, 0x50000, "f32", 3, 2, 70);
+  t3(&s.lse, 5 << 20, "f32", 3, 2, 70);
   assert_int_equal(run(&p, &s), TILE_OK);
   Set bad = s;
   bad.o.stride[0] = 70 * 256 + 8;
@@ -166,7 +170,7 @@ static void test_tensors_bcast(void **state) {
   bad.lse.shape[2] = 64;
   expect_err(run(&p, &bad), "lse has shape [3, 2, 64]; expected [3, 2, 70]");
   bad = s;
-  t3(&bad.q, 0x10000, "bf16", 200, 2, 128); /* a jagged Q in broadcast mode */
+  t3(&bad.q, 1 << 20, "bf16", 200, 2, 128); /* a jagged Q in broadcast mode */
   expect_err(run(&p, &bad), "q has shape [200, 2, 128]; expected [70, 2, 128]");
 }
 
@@ -190,12 +194,10 @@ typedef struct BSet {
   jfa_tensor dout, dq, dk, dv;
 } BSet;
 
-/* every tensor 1 MB apart: no two share a byte */
+/* every tensor 1 MiB apart: no two share a byte */
 static BSet bwd_set(void) {
   BSet s;
   s.f = self_set();
-  jfa_tensor *all[] = {&s.f.q, &s.f.k, &s.f.v, &s.f.o, &s.f.lse};
-  for (int i = 0; i < 5; i++) all[i]->data = (tile_devptr)(i + 1) << 20;
   t3(&s.dout, 6 << 20, "bf16", 200, 2, 128);
   t3(&s.dq, 7 << 20, "bf16", 200, 2, 128);
   t3(&s.dk, 8 << 20, "bf16", 200, 2, 128);
@@ -386,6 +388,304 @@ static void test_bwd_det_order(void **state) {
   }
 }
 
+/* ---- hostile arguments ----
+ *
+ * Each case below crashed, overflowed or was accepted before these checks
+ * existed; all must give TILE_ERR_INVALID with a message that names the
+ * problem, read nothing they should not (the offsets only after the batch
+ * is in range) and launch nothing. The one-call wrappers run with lib =
+ * NULL: everything is checked before the library is touched. */
+
+/* the wrappers on the self set of 200 rows (q, k, v, o, lse) */
+static tile_status vfwd(const Set *s, const int32_t *off, int64_t batch, int64_t max_seqlen) {
+  return jfa_varlen_fwd(NULL, &s->q, &s->k, &s->v, &s->o, &s->lse, off, batch, max_seqlen, 0, 0.0f, NULL);
+}
+static tile_status vbwd(const BSet *s, const int32_t *off, int64_t batch, int64_t max_seqlen) {
+  return jfa_varlen_bwd(NULL, &s->dout, &s->f.q, &s->f.k, &s->f.v, &s->f.o, &s->f.lse, &s->dq, &s->dk, &s->dv, off,
+                        batch, max_seqlen, 0, 0.0f, 0, NULL);
+}
+
+/* A huge batch: the offsets (4 entries here) must not be read, not even by
+ * the wrappers' max_seqlen check. */
+static void test_hostile_batch(void **state) {
+  (void)state;
+  Set s = self_set();
+  BSet b = bwd_set();
+  int32_t *off = malloc(4 * sizeof *off); /* exactly 4 entries: ASan sees any read past them */
+  memcpy(off, OFF, sizeof OFF);
+  int64_t huge[] = {(int64_t)1 << 40, INT64_MAX, TILE_JAGGED_MAX_BATCH + 1LL, -1, INT64_MIN};
+  for (size_t i = 0; i < sizeof huge / sizeof *huge; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "batch %lld out of range", (long long)huge[i]);
+    expect_err(vfwd(&s, off, huge[i], 100), want);
+    expect_err(vfwd(&s, off, huge[i], 0), want);
+    expect_err(vbwd(&b, off, huge[i], 100), want);
+  }
+  /* the right batch and no GPU library: everything else was fine */
+  expect_err(vfwd(&s, off, 3, 100), "lib is NULL");
+  expect_err(vbwd(&b, off, 3, 100), "lib is NULL");
+  free(off);
+}
+
+/* Offsets at the ends of the int32 and int64 ranges: no signed overflow
+ * (sequence lengths are differences), offsets[0] and monotonicity checked
+ * before max_seqlen compares lengths, totals within int32 row indices. */
+static void test_hostile_offsets(void **state) {
+  (void)state;
+  Set s = self_set();
+  BSet b = bwd_set();
+  int32_t ext[2] = {INT32_MIN, INT32_MAX}; /* INT32_MAX - INT32_MIN overflows int */
+  expect_err(vfwd(&s, ext, 1, 10), "offsets[0] is -2147483648");
+  expect_err(vbwd(&b, ext, 1, 10), "offsets[0] is -2147483648");
+  int32_t neg[2] = {-5, 100}; /* a "length" of 105 */
+  expect_err(vfwd(&s, neg, 1, 50), "offsets[0] is -5");
+  int32_t dec[3] = {0, INT32_MAX, INT32_MIN}; /* INT32_MIN - INT32_MAX overflows int */
+  expect_err(vfwd(&s, dec, 2, 10), "offsets decrease at index 2");
+  int32_t big[2] = {0, INT32_MAX}; /* int32 offsets, but rows past the kernel's int32 arithmetic */
+  expect_err(vfwd(&s, big, 1, 0), "too large for 32-bit row indices");
+  expect_err(vfwd(&s, OFF, 3, -1), "max_seqlen -1");
+  expect_err(vfwd(&s, OFF, 3, 99), "sequence 0 has 100 rows, more than max_seqlen = 99");
+  /* int64 offsets */
+  jfa_params p = params();
+  int64_t e64[3] = {0, INT64_MAX, INT64_MIN};
+  p.cu_seqlens = e64, p.cu_seqlens_64bit = 1, p.batch = 1;
+  expect_err(jfa_check_params(&p, NULL), "too large for 32-bit row indices");
+  p.batch = 2;
+  expect_err(jfa_check_params(&p, NULL), "offsets decrease at index 2");
+  int64_t n64[2] = {INT64_MIN, 0};
+  p.cu_seqlens = n64, p.batch = 1;
+  expect_err(jfa_check_params(&p, NULL), "offsets[0] is -9223372036854775808");
+  p.batch = 0;
+  expect_err(jfa_check_params(&p, NULL), "offsets[0] is -9223372036854775808");
+}
+
+/* Strides: positive, their byte products and every tensor's extent without
+ * overflow, row strides what the kernels take (int32, 16-byte rows), the
+ * LSE dense (the kernels index it without a stride). */
+static void test_hostile_strides(void **state) {
+  (void)state;
+  jfa_params p = params();
+  Set s = self_set();
+  s.q.stride[0] = (int64_t)1 << 62; /* x 2 bytes overflowed int64, and passed the 16-byte test */
+  expect_err(run(&p, &s), "q's row stride 4611686018427387904 is too large");
+  s = self_set(); s.k.stride[0] = INT64_MAX;
+  expect_err(run(&p, &s), "k's row stride");
+  s = self_set(); s.v.stride[0] = (int64_t)1 << 58; /* 199 x 2^58 x 2 bytes: past 2^64 */
+  expect_err(run(&p, &s), "v's row stride");
+  s = self_set(); s.q.stride[0] = (int64_t)INT32_MAX + 1; /* the kernels take row strides as int32 */
+  expect_err(run(&p, &s), "q's row stride 2147483648 is too large");
+  s = self_set(); s.q.stride[0] = -256;
+  expect_err(run(&p, &s), "q has stride[0] = -256; strides must be positive");
+  /* a tensor that ends past the top of the address space */
+  s = self_set(); s.k.data = ~(tile_devptr)0 - 0xffff; /* 16-byte aligned, 64 KiB below 2^64 */
+  expect_err(run(&p, &s), "k (102400 bytes at 0xffffffffffff0000) runs past the end of the address space");
+  /* one row and one head: the strides of size-1 dimensions must still be positive */
+  int32_t one[2] = {0, 1};
+  p.batch = 1, p.cu_seqlens = one, p.heads = 1;
+  Set t;
+  t3(&t.q, 1 << 20, "bf16", 1, 1, 128);
+  t3(&t.k, 2 << 20, "bf16", 1, 1, 128);
+  t3(&t.v, 3 << 20, "bf16", 1, 1, 128);
+  t3(&t.o, 4 << 20, "bf16", 1, 1, 128);
+  memset(&t.lse, 0, sizeof t.lse);
+  t.lse.data = 5 << 20, t.lse.dtype = "f32", t.lse.rank = 2;
+  t.lse.shape[0] = 1, t.lse.shape[1] = 1, t.lse.stride[0] = 1, t.lse.stride[1] = 1;
+  assert_int_equal(jfa_check_tensors(&p, 1, &t.q, &t.k, &t.v, &t.o, &t.lse), TILE_OK);
+  Set u = t;
+  u.q.stride[0] = -256;
+  expect_err(jfa_check_tensors(&p, 1, &u.q, &u.k, &u.v, &u.o, &u.lse), "q has stride[0] = -256");
+  u = t, u.k.stride[1] = -128;
+  expect_err(jfa_check_tensors(&p, 1, &u.q, &u.k, &u.v, &u.o, &u.lse), "k has stride[1] = -128");
+  u = t, u.o.stride[0] = 0;
+  expect_err(jfa_check_tensors(&p, 1, &u.q, &u.k, &u.v, &u.o, &u.lse), "o has stride[0] = 0");
+  u = t, u.lse.stride[0] = INT64_MIN;
+  expect_err(jfa_check_tensors(&p, 1, &u.q, &u.k, &u.v, &u.o, &u.lse), "lse has stride[0]");
+  u = t, u.q.stride[0] = 64; /* one row, but TMA still needs the row stride >= the row */
+  expect_err(jfa_check_tensors(&p, 1, &u.q, &u.k, &u.v, &u.o, &u.lse), "q rows overlap");
+  /* empty tensors (a batch of empty sequences): strides never used, 0 or
+   * torch's 1 are fine */
+  int32_t none[3] = {0, 0, 0};
+  p = params();
+  p.batch = 2, p.cu_seqlens = none;
+  Set e = self_set();
+  jfa_tensor *ee[] = {&e.q, &e.k, &e.v, &e.o};
+  for (int i = 0; i < 4; i++) ee[i]->shape[0] = 0;
+  e.lse.shape[1] = 0, e.lse.stride[0] = 0; /* examples/jagged_attention/jfa_test.h's [H, total] */
+  assert_int_equal(jfa_check_tensors(&p, 0, &e.q, &e.k, &e.v, &e.o, &e.lse), TILE_OK);
+  e.lse.stride[0] = 1; /* torch.empty(2, 0).stride() */
+  assert_int_equal(jfa_check_tensors(&p, 0, &e.q, &e.k, &e.v, &e.o, &e.lse), TILE_OK);
+  e.q.data = e.o.data; /* no bytes: no overlap */
+  assert_int_equal(jfa_check_tensors(&p, 0, &e.q, &e.k, &e.v, &e.o, &e.lse), TILE_OK);
+  /* the LSE is indexed densely: [H, total] with a padded row is wrong */
+  p = params();
+  s = self_set(); s.lse.stride[0] = 208;
+  expect_err(run(&p, &s), "lse must be dense");
+  /* broadcast-Q, one sequence, one query: o [1, 1, H, D]; its row stride
+   * is stride[1], the kernels' o_stride, though that dimension has one
+   * element */
+  int32_t off1[2] = {0, 200};
+  p = params();
+  p.batch = 1, p.cu_seqlens = off1, p.num_q = 1;
+  s = self_set();
+  t3(&s.q, 1 << 20, "bf16", 1, 2, 128);
+  memset(&s.o, 0, sizeof s.o);
+  s.o.data = 4 << 20, s.o.dtype = "bf16", s.o.rank = 4;
+  int64_t osh[4] = {1, 1, 2, 128}, ost[4] = {256, 256, 128, 1};
+  memcpy(s.o.shape, osh, sizeof osh);
+  memcpy(s.o.stride, ost, sizeof ost);
+  t3(&s.lse, 5 << 20, "f32", 1, 2, 1);
+  assert_int_equal(run(&p, &s), TILE_OK);
+  Set bad = s;
+  bad.o.stride[1] = 3;
+  expect_err(run(&p, &bad), "o rows overlap (stride[1] = 3 < 256)");
+  bad.o.stride[1] = 260;
+  expect_err(run(&p, &bad), "o rows must start 16 bytes apart (row stride 260");
+  bad.o.stride[1] = (int64_t)1 << 31;
+  expect_err(run(&p, &bad), "o's row stride 2147483648 is too large");
+}
+
+/* Outputs share no byte with an input or with each other: forward (o, lse)
+ * and backward (dq, dk, dv), through the wrappers too. */
+static void test_hostile_alias(void **state) {
+  (void)state;
+  jfa_params p = params();
+  Set s = self_set(); /* 1 MiB apart; each of q, k, v, o is 102400 bytes */
+  assert_int_equal(run(&p, &s), TILE_OK);
+  Set a = s;
+  a.o.data = s.q.data;
+  expect_err(run(&p, &a), "o and q overlap in memory");
+  a = s, a.o.data = s.v.data + 102400 - 16; /* o's first row is v's last */
+  expect_err(run(&p, &a), "o and v overlap in memory");
+  a = s, a.o.data = s.v.data + 102400; /* right after v: fine */
+  assert_int_equal(run(&p, &a), TILE_OK);
+  a = s, a.lse.data = s.k.data + 1024;
+  expect_err(run(&p, &a), "lse and k overlap in memory");
+  a = s, a.lse.data = s.o.data + 512;
+  expect_err(run(&p, &a), "o and lse overlap in memory");
+  a = s, a.q.data = s.k.data; /* inputs may share memory */
+  assert_int_equal(run(&p, &a), TILE_OK);
+  /* the wrappers check the tensors before a plan exists */
+  a = s, a.o.data = s.q.data;
+  expect_err(vfwd(&a, OFF, 3, 0), "o and q overlap in memory");
+  BSet b = bwd_set();
+  b.dq.data = b.f.k.data;
+  expect_err(vbwd(&b, OFF, 3, 0), "dq and k overlap in memory");
+  /* the backward: an output whose extent wrapped around 2^64 used to look empty */
+  b = bwd_set();
+  b.dk.data = ~(tile_devptr)0 - 0xffff;
+  expect_err(brun(&p, &b), "dk (102400 bytes at 0xffffffffffff0000) runs past the end of the address space");
+}
+
+/* total_rows must agree with the offsets and fit the kernels' rows; negative
+ * or mismatched totals with tensors of that shape were accepted. */
+static void test_hostile_totals(void **state) {
+  (void)state;
+  jfa_params p = params();
+  Set s = self_set();
+  Set n = s;
+  jfa_tensor *all[] = {&n.q, &n.k, &n.v, &n.o};
+  for (int i = 0; i < 4; i++) all[i]->shape[0] = -1;
+  n.lse.shape[1] = -1;
+  expect_err(jfa_check_tensors(&p, -1, &n.q, &n.k, &n.v, &n.o, &n.lse), "total_rows -1 out of range");
+  Set m = s;
+  jfa_tensor *allm[] = {&m.q, &m.k, &m.v, &m.o};
+  for (int i = 0; i < 4; i++) allm[i]->shape[0] = 300;
+  m.lse.shape[1] = 300, m.lse.stride[0] = 300;
+  expect_err(jfa_check_tensors(&p, 300, &m.q, &m.k, &m.v, &m.o, &m.lse),
+             "total_rows 300 does not match offsets[3] = 200");
+  expect_err(jfa_check_tensors(&p, (int64_t)1 << 40, &s.q, &s.k, &s.v, &s.o, &s.lse), "total_rows");
+  BSet b = bwd_set();
+  expect_err(jfa_check_bwd_tensors(&p, 300, &b.dout, &b.f.q, &b.f.k, &b.f.v, &b.f.o, &b.f.lse, &b.dq, &b.dk, &b.dv),
+             "total_rows 300 does not match");
+  /* an empty batch has no rows */
+  p.batch = 0;
+  p.cu_seqlens = NULL;
+  expect_err(jfa_check_tensors(&p, 200, &s.q, &s.k, &s.v, &s.o, &s.lse), "an empty batch has no rows");
+}
+
+/* heads, head_dim, num_q and batch in range whatever the batch (an empty
+ * batch skipped them), and in the wrappers before q's int64 shape becomes an
+ * int. */
+static void test_hostile_ranges(void **state) {
+  (void)state;
+  jfa_params p = params();
+  p.batch = 0;
+  p.heads = INT32_MAX;
+  expect_err(jfa_check_params(&p, NULL), "heads 2147483647");
+  p = params();
+  p.batch = 0;
+  p.num_q = INT64_MAX;
+  expect_err(jfa_check_params(&p, NULL), "num_q 9223372036854775807");
+  size_t bytes = 1;
+  expect_err(jfa_bwd_workspace_bytes(&p, &bytes), "num_q"); /* num_q x H x D x 4 overflowed */
+  assert_int_equal(bytes, 0);
+  p = params();
+  p.num_q = (int64_t)1 << 30;
+  expect_err(jfa_check_params(&p, NULL), "num_q");
+  p = params();
+  p.num_q = 805306368; /* 3 << 28 fits int32, but B x num_q output rows do not */
+  expect_err(jfa_check_params(&p, NULL), "3 x 805306368 output rows");
+  p = params();
+  p.passes = JFA_BWD;
+  p.heads = 70000, p.head_dim = 64; /* the backward's grids have one program row per head */
+  expect_err(jfa_check_params(&p, NULL), "heads 70000");
+  p.passes = JFA_FWD;
+  assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+  expect_err(jfa_bwd_workspace_bytes(&p, &bytes), "heads 70000");
+  p = params();
+  p.num_q = -1; /* jfa_check_tensors alone took it for self-attention */
+  Set s = self_set();
+  expect_err(run(&p, &s), "num_q must be >= 0");
+  p = params();
+  p.head_dim = 0;
+  expect_err(run(&p, &s), "head_dim 0");
+  /* the wrappers read heads and head_dim from q's shape */
+  p = params();
+  s = self_set();
+  s.q.shape[1] = ((int64_t)1 << 32) + 2; /* was cast to int: 2 heads */
+  expect_err(vfwd(&s, OFF, 3, 0), "q has 4294967298 heads");
+  s = self_set();
+  s.q.shape[2] = ((int64_t)1 << 32) + 128;
+  expect_err(vfwd(&s, OFF, 3, 0), "head_dim 4294967424 is not supported");
+  s = self_set();
+  s.q.shape[1] = 0;
+  expect_err(vfwd(&s, OFF, 3, 0), "q has 0 heads");
+}
+
+/* NULL pointers anywhere: an error, never a crash. */
+static void test_hostile_null(void **state) {
+  (void)state;
+  int64_t a = 1, b = 1, c = 1;
+  int ctas = 1;
+  jfa_plan_stats(NULL, &a, &b, &c, &ctas);
+  assert_true(a == 0 && b == 0 && c == 0 && ctas == 0);
+  a = b = 1;
+  jfa_plan_split_stats(NULL, &a, &b);
+  assert_true(a == 0 && b == 0);
+  jfa_plan_bwd_stats(NULL, &a, &b, &c, &ctas);
+  Set s = self_set();
+  BSet bs = bwd_set();
+  expect_err(jfa_varlen_fwd(NULL, &s.q, NULL, &s.v, &s.o, &s.lse, OFF, 3, 0, 0, 0.0f, NULL), "k is NULL");
+  expect_err(jfa_varlen_fwd(NULL, &s.q, &s.k, &s.v, &s.o, NULL, OFF, 3, 0, 0, 0.0f, NULL), "lse is NULL");
+  expect_err(jfa_varlen_fwd(NULL, NULL, &s.k, &s.v, &s.o, &s.lse, OFF, 3, 0, 0, 0.0f, NULL), "q is NULL");
+  expect_err(jfa_varlen_fwd(NULL, &s.q, &s.k, &s.v, &s.o, &s.lse, NULL, 3, 100, 0, 0.0f, NULL), "cu_seqlens is NULL");
+  expect_err(jfa_varlen_bwd(NULL, NULL, &bs.f.q, &bs.f.k, &bs.f.v, &bs.f.o, &bs.f.lse, &bs.dq, &bs.dk, &bs.dv, OFF, 3, 0,
+                            0, 0.0f, 0, NULL),
+             "dout is NULL");
+  expect_err(jfa_varlen_bwd(NULL, &bs.dout, &bs.f.q, &bs.f.k, &bs.f.v, &bs.f.o, &bs.f.lse, &bs.dq, &bs.dk, NULL, OFF,
+                            3, 0, 0, 0.0f, 0, NULL),
+             "dv is NULL");
+  s.q.dtype = NULL;
+  expect_err(vfwd(&s, OFF, 3, 0), "q must be bf16, not (none)");
+  jfa_params p = params();
+  expect_err(jfa_check_bwd_tensors(NULL, 200, &bs.dout, &bs.f.q, &bs.f.k, &bs.f.v, &bs.f.o, &bs.f.lse, &bs.dq, &bs.dk,
+                                   &bs.dv),
+             "params is NULL");
+  expect_err(jfa_check_bwd_tensors(&p, 200, &bs.dout, &bs.f.q, &bs.f.k, &bs.f.v, &bs.f.o, &bs.f.lse, NULL, &bs.dk,
+                                   &bs.dv),
+             "dq is NULL");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_params),
@@ -396,6 +696,13 @@ int main(void) {
       cmocka_unit_test(test_bwd_params),
       cmocka_unit_test(test_bwd_workspace),
       cmocka_unit_test(test_bwd_det_order),
+      cmocka_unit_test(test_hostile_batch),
+      cmocka_unit_test(test_hostile_offsets),
+      cmocka_unit_test(test_hostile_strides),
+      cmocka_unit_test(test_hostile_alias),
+      cmocka_unit_test(test_hostile_totals),
+      cmocka_unit_test(test_hostile_ranges),
+      cmocka_unit_test(test_hostile_null),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
