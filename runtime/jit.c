@@ -24,6 +24,13 @@
  * Errors go through rt_fail (rt.h, error.c) into tile_last_error().  A broken
  * cache never fails a compile: lookup errors count as misses and failing
  * stores are ignored (TILE_JIT_VERBOSE=1 prints them to stderr).
+ *
+ * An entry can pass every check of cache.c (its checksum is that of the bytes
+ * stored) and still hold a cubin that does not load: written by a buggy or
+ * interrupted compiler, or planted.  tile_jit_load evicts such an entry when
+ * its cubin is rejected (bad ELF or metadata, or cuModuleLoadData refusing
+ * the image) and compiles once more; if the fresh cubin does not load either,
+ * that error is returned.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -344,14 +351,24 @@ tile_status tile_jit_cache_dir(const tile_jit_options *opts, char *buf, size_t c
   return TILE_OK;
 }
 
-/* The body of tile_jit_compile_cubin once the request is prepared. */
-static tile_status jit_cubin(const jit_req *q, void **cubin, size_t *size, tile_jit_stats *st) {
+/* The body of tile_jit_compile_cubin once the request is prepared.  evict:
+ * the cached entry is known to be bad (its cubin did not load): remove it
+ * and compile without looking it up. */
+static tile_status jit_cubin(const jit_req *q, void **cubin, size_t *size, tile_jit_stats *st,
+                             int evict) {
   char dir[JIT_PATH_MAX];
   int use_cache = !q->opts->no_cache;
   if (use_cache) {
     tile_status s = tile_jit_cache_dir(q->opts, dir, sizeof dir);
     if (s != TILE_OK) return s;
-    int rc = cache_get(dir, st->key, cubin, size);
+    int rc = TC_CORRUPT;
+    if (evict) {
+      char err[1024];
+      if (tc_cache_remove(dir, st->key, err, sizeof err) != 0)
+        verbose("cannot evict %s (not fatal): %s", st->key, err);
+    } else {
+      rc = cache_get(dir, st->key, cubin, size);
+    }
     if (rc == TC_HIT) {
       st->cache_hit = 1;
       verbose("hit %s (%s)", st->key, q->filename);
@@ -374,9 +391,9 @@ static tile_status jit_cubin(const jit_req *q, void **cubin, size_t *size, tile_
   return TILE_OK;
 }
 
-tile_status tile_jit_compile_cubin(const char *filename, const char *source, size_t len,
-                                   const tile_jit_options *opts, void **cubin, size_t *size,
-                                   tile_jit_stats *stats) {
+static tile_status jit_compile(const char *filename, const char *source, size_t len,
+                               const tile_jit_options *opts, void **cubin, size_t *size,
+                               tile_jit_stats *stats, int evict) {
   double t0 = now_s();
   tile_jit_stats local;
   tile_jit_stats *st = stats ? stats : &local;
@@ -388,22 +405,54 @@ tile_status tile_jit_compile_cubin(const char *filename, const char *source, siz
   tile_status s = req_init(&q, filename, source, len, opts);
   if (s == TILE_OK) {
     compute_key(&q, st->key);
-    s = jit_cubin(&q, cubin, size, st);
+    s = jit_cubin(&q, cubin, size, st, evict);
   }
   req_free(&q);
   st->compile_seconds = now_s() - t0;
   return s;
 }
 
+tile_status tile_jit_compile_cubin(const char *filename, const char *source, size_t len,
+                                   const tile_jit_options *opts, void **cubin, size_t *size,
+                                   tile_jit_stats *stats) {
+  return jit_compile(filename, source, len, opts, cubin, size, stats, 0);
+}
+
+/* Compile (or fetch) and load once; see jit_cubin for evict. */
+static tile_status jit_load(const char *filename, const char *source, size_t len,
+                            const tile_jit_options *opts, tile_module **out, tile_jit_stats *st,
+                            int evict) {
+  void *cubin = NULL;
+  size_t size = 0;
+  tile_status s = jit_compile(filename, source, len, opts, &cubin, &size, st, evict);
+  if (s != TILE_OK) return s;
+  s = tile_module_load_data(cubin, size, out);
+  free(cubin);
+  return s;
+}
+
+/* Did the load fail because of the cubin itself (its ELF, its metadata, or
+ * the driver refusing the image) rather than the machine (no driver, no
+ * device, no tile_init, out of memory)? */
+static int cubin_rejected(tile_status s) {
+  return s == TILE_ERR_BAD_MODULE ||
+         (s == TILE_ERR_CUDA && !strncmp(tile_last_error(), "cuModuleLoadData", 16));
+}
+
 tile_status tile_jit_load(const char *filename, const char *source, size_t len,
                           const tile_jit_options *opts, tile_module **out, tile_jit_stats *stats) {
   if (!out) return rt_fail(TILE_ERR_INVALID, "tile_jit_load: out is NULL");
   *out = NULL;
-  void *cubin = NULL;
-  size_t size = 0;
-  tile_status s = tile_jit_compile_cubin(filename, source, len, opts, &cubin, &size, stats);
-  if (s != TILE_OK) return s;
-  s = tile_module_load_data(cubin, size, out);
-  free(cubin);
+  tile_jit_stats local;
+  tile_jit_stats *st = stats ? stats : &local;
+  tile_status s = jit_load(filename, source, len, opts, out, st, 0);
+  if (s == TILE_OK || !st->cache_hit || !cubin_rejected(s)) return s;
+  /* The entry passed the cache's checks but its cubin does not load: served
+   * as a hit, it would fail every later load too.  Evict it and build anew. */
+  verbose("cached cubin %s does not load (%s); evicting it and recompiling", st->key,
+          tile_last_error());
+  double first = st->compile_seconds;
+  s = jit_load(filename, source, len, opts, out, st, 1);
+  st->compile_seconds += first;
   return s;
 }

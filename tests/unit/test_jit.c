@@ -1,13 +1,15 @@
 /* test_jit.c - tile_jit_compile_cubin end to end: compiles a real kernel with
  * the in-process compiler for sm_90a (no GPU needed) and checks the cache
  * behaviour: miss then hit, keys that follow the defines, repair of a corrupt
- * entry, edited imports, no_cache, many threads at once, and compile errors. */
+ * entry and eviction of one that does not load, edited imports, no_cache,
+ * many threads at once, compile errors and a source over the size limit. */
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
 #include "tile/runtime.h"
+#include "../../runtime/cache.h"
 
 static const char VADD[] =
     "kernel vadd(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32 = 256) warps(4) {\n"
@@ -145,6 +147,69 @@ static void test_corrupt_entry_rebuilt(void **state) {
   free(c3);
 }
 
+/* An entry that passes every check of the cache (its checksum is that of its
+ * bytes) but whose cubin does not load - here the first half of the real one,
+ * as an interrupted compiler might leave it - must not be served as a hit
+ * forever: tile_jit_load evicts it and compiles again.  No GPU needed: the
+ * runtime rejects a bad cubin (ELF, metadata) before it touches the driver,
+ * and then fails the good one for want of a driver (or of tile_init). */
+static void test_unloadable_entry_evicted(void **state) {
+  fixture *f = *state;
+  tile_jit_stats st;
+  size_t n;
+  uint8_t *good = compile_ok(&f->opts, &n, &st);
+  size_t half = n / 2;
+  uint8_t *payload = malloc(12 + half);
+  assert_non_null(payload);
+  memcpy(payload, "TJDEPS01\0\0\0\0", 12); /* the manifest: no imported files */
+  memcpy(payload + 12, good, half);
+  char err[1024];
+  assert_int_equal(tc_cache_store(f->dir, st.key, payload, 12 + half, err, sizeof err), 0);
+
+  /* the cache hands it out as a hit ... */
+  tile_jit_stats s1;
+  size_t n1;
+  void *c1 = compile_ok(&f->opts, &n1, &s1);
+  assert_int_equal(s1.cache_hit, 1);
+  assert_int_equal(n1, half);
+  free(c1);
+  /* ... whose cubin the runtime rejects */
+  tile_module *m = NULL;
+  assert_int_equal(tile_module_load_data(payload + 12, half, &m), TILE_ERR_BAD_MODULE);
+  free(payload);
+
+  /* tile_jit_load: evicted, rebuilt, stored; the fresh cubin gets as far as
+   * this machine allows (no driver here; a module on a GPU after tile_init) */
+  tile_jit_stats s2;
+  tile_status s = tile_jit_load("vadd.tile", VADD, strlen(VADD), &f->opts, &m, &s2);
+  if (s != TILE_OK && s != TILE_ERR_NO_DRIVER && s != TILE_ERR_NO_DEVICE && s != TILE_ERR_INVALID) {
+    print_error("tile_jit_load: %s: %s\n", tile_status_name(s), tile_last_error());
+    fail();
+  }
+  assert_int_equal(s2.cache_hit, 0);
+  assert_int_equal(s2.cache_rebuilt, 1);
+  assert_string_equal(s2.key, st.key);
+  if (s == TILE_OK) tile_module_unload(m);
+
+  /* the entry holds the whole cubin again */
+  tile_jit_stats s3;
+  size_t n3;
+  void *c3 = compile_ok(&f->opts, &n3, &s3);
+  assert_int_equal(s3.cache_hit, 1);
+  assert_int_equal(n3, n);
+  assert_memory_equal(c3, good, n);
+  free(c3);
+
+  /* a load that fails for the machine's sake leaves a good entry alone */
+  if (s != TILE_OK) {
+    tile_jit_stats s4;
+    assert_int_equal(tile_jit_load("vadd.tile", VADD, strlen(VADD), &f->opts, &m, &s4), s);
+    assert_int_equal(s4.cache_hit, 1);
+    assert_int_equal(s4.cache_rebuilt, 0);
+  }
+  free(good);
+}
+
 static void write_text(const char *path, const char *text) {
   FILE *fp = fopen(path, "wb");
   assert_non_null(fp);
@@ -268,6 +333,28 @@ static void test_compile_error(void **state) {
   assert_int_equal(access(path, F_OK), -1);
 }
 
+/* A source over the compiler's size limit (8 MiB): the compiler's error,
+ * before any work, and nothing cached. */
+static void test_source_too_large(void **state) {
+  fixture *f = *state;
+  size_t n = (8 << 20) + 1;
+  char *src = malloc(n);
+  assert_non_null(src);
+  memset(src, '\n', n);
+  memcpy(src, VADD, strlen(VADD));
+  void *cubin = NULL;
+  size_t size = 0;
+  tile_jit_stats st;
+  assert_int_equal(tile_jit_compile_cubin("big.tile", src, n, &f->opts, &cubin, &size, &st),
+                   TILE_ERR_COMPILE);
+  free(src);
+  assert_null(cubin);
+  assert_non_null(strstr(tile_last_error(), "'big.tile' is too large: 8388609 bytes"));
+  char path[4200];
+  entry_path(f, st.key, path, sizeof path);
+  assert_int_equal(access(path, F_OK), -1);
+}
+
 static void test_bad_arguments(void **state) {
   fixture *f = *state;
   void *cubin = NULL;
@@ -312,10 +399,12 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_miss_then_hit, setup, teardown),
     cmocka_unit_test_setup_teardown(test_define_changes_key, setup, teardown),
     cmocka_unit_test_setup_teardown(test_corrupt_entry_rebuilt, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_unloadable_entry_evicted, setup, teardown),
     cmocka_unit_test_setup_teardown(test_import_change_recompiles, setup, teardown),
     cmocka_unit_test_setup_teardown(test_no_cache, setup, teardown),
     cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
     cmocka_unit_test_setup_teardown(test_compile_error, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_source_too_large, setup, teardown),
     cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cache_dir, setup, teardown),
   };
