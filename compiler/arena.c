@@ -35,7 +35,10 @@ void *ar_alloc(Arena *a, size_t n) {
   ArenaBlock *b = a->head;
   if (!b || b->cap - b->used < n) {
     size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
-    ArenaBlock *nb = malloc(sizeof(ArenaBlock) + cap);
+    /* Blocks come zeroed from calloc and no byte is handed out twice, so
+     * ar_alloc never memsets: the pages of a big block the allocator maps
+     * fresh stay untouched (not resident) until the caller writes them. */
+    ArenaBlock *nb = calloc(1, sizeof(ArenaBlock) + cap);
     if (!nb) {
       a->failed = true;
       if (n > sizeof pad) return NULL;
@@ -59,7 +62,6 @@ void *ar_alloc(Arena *a, size_t n) {
   }
   void *p = b->data + b->used;
   b->used += n;
-  memset(p, 0, n);
   return p;
 }
 

@@ -62,28 +62,59 @@ Source *cx_add_source(Ctx *c, const char *name, const char *text, size_t len, bo
   return s;
 }
 
-/* Read a regular file of at most 64 MiB (never a device or a FIFO). */
+/* Read a regular file (never a device or a FIFO) of at most TC_MAX_SOURCE
+ * bytes, NUL terminated, into one buffer of its size.  NULL with errno set:
+ * EFBIG when it is too large (*len: its size; by its size, it is not read). */
 static char *slurp(const char *path, size_t *len) {
   struct stat st;
-  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
-    if (errno == 0) errno = EINVAL;
+  if (stat(path, &st) != 0) return NULL;
+  if (!S_ISREG(st.st_mode)) {
+    errno = EINVAL;
+    return NULL;
+  }
+  if (st.st_size > TC_MAX_SOURCE) {
+    *len = (size_t)st.st_size;
+    errno = EFBIG;
     return NULL;
   }
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
-  Buf b = {0};
-  char tmp[65536];
-  size_t k;
-  while ((k = fread(tmp, 1, sizeof tmp, f)) > 0) buf_put(&b, tmp, k);
-  bool err = ferror(f);
+  size_t cap = (size_t)st.st_size + 1, n = 0; /* one byte more: a file that grew */
+  char *buf = NULL;
+  bool ok = false;
+  int e = 0;
+  for (;;) {
+    char *nb = realloc(buf, cap + 1);
+    if (!nb) {
+      e = ENOMEM;
+      break;
+    }
+    buf = nb;
+    n += fread(buf + n, 1, cap - n, f);
+    if (ferror(f)) {
+      e = errno ? errno : EIO;
+      break;
+    }
+    if (n < cap) {
+      ok = true;
+      break;
+    }
+    if (n > TC_MAX_SOURCE) {
+      *len = n;
+      e = EFBIG;
+      break;
+    }
+    cap = n * 2 > TC_MAX_SOURCE + 1 ? TC_MAX_SOURCE + 1 : n * 2;
+  }
   fclose(f);
-  if (err || b.failed) {
-    buf_free(&b);
+  if (!ok) {
+    free(buf);
+    errno = e;
     return NULL;
   }
-  if (!b.data) buf_put(&b, "", 0);
-  *len = b.len;
-  return b.data ? b.data : calloc(1, 1);
+  buf[n] = 0;
+  *len = n;
+  return buf;
 }
 
 /* Resolve `import "name";`: the importing file's folder, -I folders, then
@@ -98,6 +129,20 @@ static bool already_loaded(Ctx *c, const char *path) {
     if (!strcmp(c->loaded.data[i], key)) return true;
   vec_push(&c->arena, &c->loaded, key);
   return false;
+}
+
+/* Refuse an import that would take the sources of this compilation (the
+ * embedded library aside) over TC_MAX_SOURCE bytes. */
+static bool import_too_large(Ctx *c, Node *imp, size_t size) {
+  size_t have = 0;
+  for (int i = 0; i < c->sources.len; i++) {
+    const Source *s = c->sources.data[i];
+    if (!s->builtin) have += s->len;
+  }
+  if (size <= TC_MAX_SOURCE && have <= TC_MAX_SOURCE - size) return false;
+  dg_error(c, imp->loc, "cannot import '%s': it is too large (%zu bytes, %zu read already; one compilation "
+           "reads at most %d MiB of source)", imp->str, size, have, TC_MAX_SOURCE >> 20);
+  return true;
 }
 
 static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
@@ -117,11 +162,13 @@ static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
     size_t len;
     const char *file = name[0] == '/' ? name : path;
     struct stat st;
-    if (stat(file, &st) == 0 && !S_ISREG(st.st_mode)) {
+    bool found = stat(file, &st) == 0;
+    if (found && !S_ISREG(st.st_mode)) {
       dg_error(c, imp->loc, "cannot import '%s': not a regular file", name);
       return false;
     }
     if (already_loaded(c, file)) return true; /* e.g. a file importing itself */
+    if (found && import_too_large(c, imp, (size_t)st.st_size)) return false; /* before reading it */
     char *text = slurp(file, &len);
     if (text) {
       vec_push(&c->arena, queue, cx_add_source(c, name[0] == '/' ? name : path, text, len, false));
@@ -131,11 +178,14 @@ static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
     for (int i = 0; i < c->opts.ninclude_dirs; i++) {
       snprintf(path, sizeof path, "%s/%s", c->opts.include_dirs[i], name);
       if (already_loaded(c, path)) return true;
-      if ((text = slurp(path, &len))) {
-        vec_push(&c->arena, queue, cx_add_source(c, path, text, len, false));
+      if (!(text = slurp(path, &len)) && errno != EFBIG) continue;
+      if (import_too_large(c, imp, len)) { /* EFBIG: nothing was read */
         free(text);
-        return true;
+        return false;
       }
+      vec_push(&c->arena, queue, cx_add_source(c, path, text, len, false));
+      free(text);
+      return true;
     }
   }
   size_t len;
@@ -228,13 +278,16 @@ static tilec_status tc_pipeline(Ctx *c, Source *src, tilec_emit emit, Buf *out) 
               : emit == TILEC_EMIT_PTX ? &bo.ptx : emit == TILEC_EMIT_META ? &c->meta : &bo.cubin;
   if (ok) buf_put(out, pick->data ? pick->data : "", pick->len);
   else if (emit == TILEC_EMIT_MLIR && bo.mlir.len) buf_put(out, bo.mlir.data, bo.mlir.len);
+  bool assembling = bo.ptx.len > 0; /* only the assembler runs after the PTX exists */
   buf_free(&bo.mlir);
   buf_free(&bo.llvm);
   buf_free(&bo.ptx);
   buf_free(&bo.cubin);
   if (ok) return TILEC_OK;
-  if (c->ice) return TILEC_ERR_INTERNAL;
-  return c->nerrors ? TILEC_ERR_TOOLCHAIN : TILEC_ERR_INTERNAL;
+  if (c->ice || !c->nerrors) return TILEC_ERR_INTERNAL;
+  /* errors before the PTX are lowering's findings about the program (its
+   * shared memory, its size); after it, ptxas or nvJitLink failed */
+  return assembling ? TILEC_ERR_TOOLCHAIN : TILEC_ERR_SOURCE;
 }
 
 tilec_status tilec_compile(const char *filename, const char *source, size_t len, const tilec_options *opts,
@@ -256,6 +309,10 @@ tilec_status tilec_compile(const char *filename, const char *source, size_t len,
   }
   if (!check_options(c)) {
     r->status = TILEC_ERR_OPTIONS;
+  } else if (len > TC_MAX_SOURCE) { /* refused before it is copied */
+    dg_plain(c, "'%s' is too large: %zu bytes (one compilation reads at most %d MiB of source)", filename, len,
+             TC_MAX_SOURCE >> 20);
+    r->status = TILEC_ERR_SOURCE;
   } else {
     Source *src = cx_add_source(c, filename, source, len, false);
     r->status = tc_pipeline(c, src, c->opts.emit, &r->out);
@@ -273,19 +330,25 @@ tilec_status tilec_compile(const char *filename, const char *source, size_t len,
 
 tilec_status tilec_compile_file(const char *path, const tilec_options *opts, tilec_result **out) {
   size_t len = 0;
-  char *text = slurp(path, &len);
+  char *text = slurp(path, &len); /* checks the size before reading */
   if (!text) {
+    int e = errno;
     tilec_result *r = calloc(1, sizeof *r);
     if (!r) return TILEC_ERR_IO;
     ar_init(&r->c.arena);
     if (opts) r->c.opts = *opts;
     else tilec_options_init(&r->c.opts);
-    buf_printf(&r->c.diags, "tilec: error: cannot read '%s': %s\n", path, strerror(errno));
+    if (e == EFBIG)
+      buf_printf(&r->c.diags, "tilec: error: '%s' is too large: %zu bytes (one compilation reads at most %d MiB "
+                 "of source)\n", path, len, TC_MAX_SOURCE >> 20);
+    else
+      buf_printf(&r->c.diags, "tilec: error: cannot read '%s': %s\n", path, strerror(e));
     r->c.nerrors = 1;
-    r->status = TILEC_ERR_IO;
+    r->status = e == EFBIG ? TILEC_ERR_SOURCE : TILEC_ERR_IO;
+    tilec_status st = r->status;
     if (out) *out = r;
     else tilec_result_free(r);
-    return TILEC_ERR_IO;
+    return st;
   }
   tilec_status s = tilec_compile(path, text, len, opts, out);
   free(text);

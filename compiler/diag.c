@@ -4,14 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Print the source line of loc and a caret under its column. */
+/* Print the source line of loc and a caret under its column.  Lines end at
+ * LF, CRLF or a lone CR (old Mac files), as the lexer counts them. */
 static void show_line(Buf *b, Loc loc) {
   if (!loc.src || loc.line <= 0) return;
   const char *p = loc.src->text, *end = p + loc.src->len;
   for (int l = 1; l < loc.line && p < end; p++)
-    if (*p == '\n') l++;
+    if (*p == '\n' || (*p == '\r' && (p + 1 == end || p[1] != '\n'))) l++;
   const char *q = p;
-  while (q < end && *q != '\n') q++;
+  while (q < end && *q != '\n' && *q != '\r') q++;
   size_t n = (size_t)(q - p);
   if (n > 300) n = 300; /* keep huge lines readable */
   buf_puts(b, "  ");
@@ -35,6 +36,39 @@ static void emit(Ctx *c, const char *kind, Loc loc, const char *fmt, va_list ap)
   buf_vprintf(&c->diags, fmt, ap);
   buf_puts(&c->diags, "\n");
   show_line(&c->diags, loc);
+}
+
+/* The run of calls at x's place (a recursive call: the same call nested),
+ * from x outwards: its last site; *k: how many. */
+static const InlineSite *run_end(const InlineSite *x, int *k) {
+  *k = 1;
+  for (const InlineSite *y; (y = x->call.at) && y->call.src == x->call.src && y->call.line == x->call.line &&
+                            y->call.col == x->call.col;
+       x = y)
+    ++*k;
+  return x;
+}
+
+/* A note for each inlined call around loc, innermost first, up to the
+ * kernel: loc.at's calls (a TIR op's location), else the calls sema is
+ * inlining now.  One call nested in itself is one note; a deep chain shows
+ * its 6 innermost and its 4 outermost calls. */
+static void inline_notes(Ctx *c, Loc loc) {
+  const InlineSite *top = loc.at ? loc.at : c->inl;
+  int n = 0, k;
+  for (const InlineSite *x = top; x; x = run_end(x, &k)->call.at) n++;
+  int i = 0;
+  for (const InlineSite *x = top; x; i++) {
+    const InlineSite *last = run_end(x, &k);
+    if (n > 10 && i >= 6 && i < n - 4) {
+      if (i == 6) dg_note(c, (Loc){0}, "(%d more inlined calls)", n - 10);
+    } else if (k > 1) {
+      dg_note(c, x->call, "in the call of '%s' here (%d calls deep)", x->fn, k);
+    } else {
+      dg_note(c, x->call, "in the call of '%s' here", x->fn);
+    }
+    x = last->call.at;
+  }
 }
 
 /* True once an error beyond the limit was attempted: loops stop then. */
@@ -67,6 +101,7 @@ void dg_verror(Ctx *c, Loc loc, const char *fmt, va_list ap) {
     return;
   }
   emit(c, "error", loc, fmt, ap);
+  inline_notes(c, loc);
 }
 
 void dg_error(Ctx *c, Loc loc, const char *fmt, ...) {
@@ -90,6 +125,7 @@ void dg_warning(Ctx *c, Loc loc, const char *fmt, ...) {
   va_start(ap, fmt);
   emit(c, "warning", loc, fmt, ap);
   va_end(ap);
+  inline_notes(c, loc);
 }
 
 void dg_plain(Ctx *c, const char *fmt, ...) {

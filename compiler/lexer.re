@@ -15,7 +15,8 @@ typedef struct Lexer {
   const unsigned char *base, *end, *cur, *tok, *marker, *ctxmarker;
   const unsigned char *line_start;
   int line;
-  Vec toks;
+  Token *toks; /* malloc'ed while lexing (see push) */
+  size_t ntoks, cap;
 } Lexer;
 
 static Loc loc_at(Lexer *L, const unsigned char *p) {
@@ -23,23 +24,61 @@ static Loc loc_at(Lexer *L, const unsigned char *p) {
   return (Loc){L->src, L->line, (int)(p - L->line_start) + 1};
 }
 
+/* A line ends at LF, CRLF (one break) or a lone CR (old Mac files); p is
+ * the byte that ends it. */
+static bool line_end(Lexer *L, const unsigned char *p) {
+  return *p == '\n' || (*p == '\r' && (p + 1 >= L->end || p[1] != '\n'));
+}
+
 /* Advance line bookkeeping over [from, to). */
 static void count_lines(Lexer *L, const unsigned char *from, const unsigned char *to) {
   for (const unsigned char *p = from; p < to; p++)
-    if (*p == '\n') {
+    if (line_end(L, p)) {
       L->line++;
       L->line_start = p + 1;
     }
 }
 
+/* Where tokens go once memory ran out (the arena's `failed` says so). */
+static _Thread_local Token lx_scratch;
+
+/* Tokens go straight into one growing array, which lx_tokenize copies into
+ * the arena once, at its exact size: sizeof(Token) a token, not an arena
+ * token plus a pointer to it plus a copy (a third of the memory). */
 static Token *push(Lexer *L, TokKind k, const unsigned char *s, const unsigned char *e, Loc loc) {
-  Token *t = ar_alloc(&L->c->arena, sizeof *t);
+  if (L->ntoks == L->cap) {
+    size_t cap = L->cap ? L->cap * 2 : 1024;
+    Token *nt = cap <= INT32_MAX ? realloc(L->toks, cap * sizeof *nt) : NULL;
+    if (!nt) {
+      L->c->arena.failed = true;
+      memset(&lx_scratch, 0, sizeof lx_scratch);
+      return &lx_scratch;
+    }
+    L->toks = nt;
+    L->cap = cap;
+  }
+  Token *t = &L->toks[L->ntoks++];
+  memset(t, 0, sizeof *t);
   t->kind = k;
   t->loc = loc;
   t->start = (const char *)s;
   t->len = (int)(e - s);
-  vec_push(&L->c->arena, &L->toks, t);
   return t;
+}
+
+/* Copy the n tokens into arr (fresh arena memory, untouched until written)
+ * from the end, a quarter of what is left at a time, shrinking the growing
+ * array behind the copy: the two never both hold every token (at most 1.25
+ * copies at once instead of 2). */
+static void move_tokens(Lexer *L, Token *arr, size_t n) {
+  size_t left = n;
+  while (left) {
+    size_t k = left / 4 > 16384 ? left / 4 : left;
+    left -= k;
+    memcpy(arr + left, L->toks + left, k * sizeof(Token));
+    Token *p = left ? realloc(L->toks, left * sizeof(Token)) : NULL;
+    if (p) L->toks = p;
+  }
 }
 
 static const struct {
@@ -168,9 +207,9 @@ Token *lx_tokenize(Ctx *c, const Source *src, int *ntok) {
         bad_char(L, loc);
         continue;
       }
-      [ \t\r\v\f]+ { continue; }
-      "\n" { L->line++; L->line_start = L->cur; continue; }
-      "//" [^\n\x00]* { continue; }
+      [ \t\v\f]+ { continue; }
+      "\n" | "\r\n" | "\r" { L->line++; L->line_start = L->cur; continue; }
+      "//" [^\n\r\x00]* { continue; }
       "/*" {
         /* Block comment: scan by hand so an unterminated one is one error. */
         const unsigned char *p = L->cur;
@@ -185,9 +224,9 @@ Token *lx_tokenize(Ctx *c, const Source *src, int *ntok) {
         L->cur = p + 2;
         continue;
       }
-      "\"" ([^"\\\n\x00] | "\\" [^\n\x00])* "\"" { string_lit(L, loc); continue; }
+      "\"" ([^"\\\n\r\x00] | "\\" [^\n\r\x00])* "\"" { string_lit(L, loc); continue; }
       "\"" { dg_error(c, loc, "unterminated string literal"); 
-             while (L->cur < L->end && *L->cur != '\n') L->cur++;
+             while (L->cur < L->end && *L->cur != '\n' && *L->cur != '\r') L->cur++;
              continue; }
 
       hex { int_lit(L, loc, 16, 2); continue; }
@@ -246,11 +285,17 @@ Token *lx_tokenize(Ctx *c, const Source *src, int *ntok) {
       * { bad_char(L, loc); continue; }
     */
   }
-  Token *eof = push(L, TK_EOF, L->end, L->end, loc_at(L, L->cur > L->end ? L->end : L->cur));
-  (void)eof;
-  Token *arr = ar_alloc(&c->arena, sizeof(Token) * (size_t)L->toks.len);
-  for (int i = 0; i < L->toks.len; i++) arr[i] = *(Token *)L->toks.data[i];
-  *ntok = L->toks.len;
+  Token eof = *push(L, TK_EOF, L->end, L->end, loc_at(L, L->cur > L->end ? L->end : L->cur));
+  size_t n = c->arena.failed ? 0 : L->ntoks;
+  Token *arr = n ? ar_alloc(&c->arena, sizeof(Token) * n) : NULL;
+  if (arr) move_tokens(L, arr, n);
+  else { /* out of memory: an empty stream (the compilation fails anyway) */
+    n = 1;
+    arr = ar_alloc(&c->arena, sizeof(Token));
+    *arr = eof;
+  }
+  free(L->toks);
+  *ntok = (int)n;
   return arr;
 }
 

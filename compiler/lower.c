@@ -803,16 +803,129 @@ static void lower_op(Lw *L, TOp *op) {
   }
 }
 
+/* The lowering state of a module: Lw and, for the shared-memory error,
+ * the operation with the largest scratch (L points at LwMod.L, its first
+ * member, everywhere). */
+typedef struct LwMod {
+  Lw L;
+  TOp *scratch_op;
+  int scratch_bytes;
+} LwMod;
+
 /* Stops at the first error: the ops after a failed one would read its
  * missing registers. */
 static void lower_block(Lw *L, TBlock *b) {
-  for (TOp *op = b->first; op && !L->c->ice && !L->c->nerrors; op = op->next) lower_op(L, op);
+  LwMod *M = (LwMod *)L;
+  for (TOp *op = b->first; op && !L->c->ice && !L->c->nerrors; op = op->next) {
+    int before = L->smem_max;
+    lower_op(L, op);
+    /* the innermost op that raised the scratch, not the loop around it */
+    if (L->smem_max > before && L->smem_max > M->scratch_bytes) M->scratch_op = op, M->scratch_bytes = L->smem_max;
+  }
+}
+
+/* Shared memory over the limit once lowering has added its scratch: the
+ * program's error, at the operation that needs the most scratch. */
+static void smem_error(Lw *L, TFunc *f) {
+  LwMod *M = (LwMod *)L;
+  Ctx *c = L->c;
+  TOp *op = M->scratch_op;
+  int scratch = f->smem_bytes - f->smem_static;
+  if (!op) {
+    dg_error(c, f->loc, "kernel '%s' needs %d bytes of shared memory (%d allocated + %d scratch); the limit is %d",
+             f->name, f->smem_bytes, f->smem_static, scratch, 227 * 1024);
+    return;
+  }
+  const char *what = op->opc == OP_CONVERT ? "converting" : op->opc == OP_REDUCE ? "this reduction of" : "this operation on";
+  TValue *v = op->opc == OP_CONVERT || op->opc == OP_REDUCE ? op->opnds[0] : op->nres ? op->res[0] : op->opnds[0];
+  char *layouts = op->opc == OP_CONVERT && v->type->layout && op->res[0]->type->layout
+                    ? ar_printf(&c->arena, " from %s to %s", ly_str(c, v->type->layout), ly_str(c, op->res[0]->type->layout))
+                    : "";
+  dg_error(c, op->loc, "%s %s%s needs %d bytes of shared memory as scratch, which puts kernel '%s' over the limit: "
+                       "%d bytes (%d of smem()/mbarrier() allocations + %d of scratch), at most %d",
+           what, ty_str(c, v->type), layouts, M->scratch_bytes, f->name, f->smem_bytes, f->smem_static, scratch,
+           227 * 1024);
+  if (op->opc == OP_CONVERT) dg_note(c, op->loc, "a layout conversion goes through shared memory; a smaller tile, or "
+                                                 "another shape of the operation, needs less");
+}
+
+/* ---- size limits ----
+ * Each element a thread holds of a tile is its own SSA value from here to
+ * the PTX, and ptxas (with LLVM's instruction selection a distant second)
+ * takes more than linear time in the length of straight-line code, the
+ * more so once a thread's values overflow its 255 registers: a 2^18-element
+ * f32 tile over 4 warps (2048 values per thread) took 11 s, a softmax over
+ * 1024 values per thread 8 s, 2^20 elements minutes. Two bounds, counted in
+ * 32-bit values (a 64-bit element counts twice), keep every kernel this
+ * accepts well under 10 s on a small machine: what one thread holds of one
+ * tile, and what the kernel's operations read and write per thread, summed
+ * over the operations (a loop body counts once, an unrolled static_range
+ * once per iteration, a scalar as one value). Checked before any MLIR is
+ * built, and reported at the operation responsible. */
+typedef struct SizeCheck {
+  Ctx *c;
+  TFunc *f;
+  int64_t total;
+  bool failed;
+} SizeCheck;
+
+/* The 32-bit values one thread holds of v; *elems: its elements, for a tile. */
+static int thread_values(const TValue *v, int warps, int *elems) {
+  LinLayout lin;
+  const char *why;
+  DType dt = (DType)v->type->elem.dt; /* pointers count once: their offsets fold into one base */
+  int wide = dt == DT_I64 || dt == DT_U64 || dt == DT_F64 ? 2 : 1;
+  *elems = 0;
+  if (v->type->kind == TY_SCALAR) return wide;
+  if (v->type->kind != TY_TILE || !v->type->layout ||
+      !ly_linear(v->type->layout, v->type->rank, v->type->shape, warps, &lin, &why))
+    return 0; /* shared memory, barriers (or lowering reports the layout) */
+  *elems = ly_nregs(&lin);
+  return *elems * wide;
+}
+
+static void size_block(SizeCheck *sc, TBlock *b) {
+  int warps = ir_block_warps(b);
+  for (TOp *op = b->first; op && !sc->failed; op = op->next) {
+    int n;
+    for (int i = 0; i < op->nres && !sc->failed; i++) {
+      int vals = thread_values(op->res[i], warps, &n);
+      sc->total += vals;
+      if (vals > TC_MAX_THREAD_VALUES) {
+        Type *t = op->res[i]->type;
+        /* a conversion passes.c inserted: an operand in the layout its user needs */
+        char *what = op->opc == OP_CONVERT ? ar_printf(&sc->c->arena, "the %s operand here, in the layout %s,",
+                                                       ty_str(sc->c, t), ly_str(sc->c, t->layout))
+                                           : ar_printf(&sc->c->arena, "this %s tile", ty_str(sc->c, t));
+        dg_error(sc->c, op->loc, "%s puts %d elements in each thread (%d warps); the limit is %d 32-bit values per "
+                                 "thread and tile (%d of 64 bits): use smaller tiles or more warps",
+                 what, n, warps, TC_MAX_THREAD_VALUES, TC_MAX_THREAD_VALUES / 2);
+        sc->failed = true;
+      }
+    }
+    for (int i = 0; i < op->nopnds; i++) sc->total += thread_values(op->opnds[i], warps, &n);
+    if (!sc->failed && sc->total > TC_MAX_KERNEL_VALUES) {
+      dg_error(sc->c, op->loc, "kernel '%s' is too large to compile: its operations read and write more than %d "
+                               "32-bit values per thread in all, and this one brings the total over; use run-time "
+                               "loops (range) instead of static_range, smaller tiles or more warps",
+               sc->f->name, TC_MAX_KERNEL_VALUES);
+      sc->failed = true;
+    }
+    for (int r = 0; r < op->nregions && !sc->failed; r++) size_block(sc, op->regions[r]);
+  }
+}
+
+static bool check_size(Ctx *c, TFunc *f) {
+  SizeCheck sc = {c, f, 0, false};
+  size_block(&sc, f->body);
+  return !sc.failed;
 }
 
 /* ---- kernels and the module ---- */
 
 static void lower_kernel(Lw *L, TFunc *f) {
   Ctx *c = L->c;
+  if (!check_size(c, f)) return;
   L->kf = f;
   L->warps = f->warps;
   L->coords = NULL;
@@ -897,15 +1010,14 @@ static void lower_kernel(Lw *L, TFunc *f) {
     lw_set(f->params[i].value, lv);
   }
   L->smem_max = 0;
+  ((LwMod *)L)->scratch_op = NULL;
+  ((LwMod *)L)->scratch_bytes = 0;
   lower_block(L, f->body);
   /* code outside tasks uses the scratch from offset 0 (it does not run
    * while tasks do); task replicas use their own slices from offset 0 up */
   int outside = (L->smem_max + 127) & ~127;
   f->smem_bytes = f->smem_static + (outside > L->task_scratch ? outside : L->task_scratch);
-  if (f->smem_bytes > 227 * 1024)
-    dg_error(L->c, f->loc, "kernel '%s' needs %d bytes of shared memory (%d allocated + %d scratch for layout "
-                           "conversions); the limit is 232448",
-             f->name, f->smem_bytes, f->smem_static, f->smem_bytes - f->smem_static);
+  if (f->smem_bytes > 227 * 1024) smem_error(L, f);
 }
 
 static void add_global(Lw *L, const char *name, MlirType t, int addr_space, MlirAttribute value, bool constant,
@@ -930,23 +1042,24 @@ static void add_global(Lw *L, const char *name, MlirType t, int addr_space, Mlir
  * travels in the cubin as the global __tile_meta. */
 bool lw_build_module(Ctx *c, TModule *m, MlirContext mc, MlirModule *out);
 bool lw_build_module(Ctx *c, TModule *m, MlirContext mc, MlirModule *out) {
-  Lw L = {.c = c, .mc = mc};
-  L.loc = mlirLocationUnknownGet(mc);
-  L.i1 = mlirIntegerTypeGet(mc, 1);
-  L.i8 = mlirIntegerTypeGet(mc, 8);
-  L.i16 = mlirIntegerTypeGet(mc, 16);
-  L.i32 = mlirIntegerTypeGet(mc, 32);
-  L.i64 = mlirIntegerTypeGet(mc, 64);
-  L.f16 = mlirF16TypeGet(mc);
-  L.bf16 = mlirBF16TypeGet(mc);
-  L.f32 = mlirF32TypeGet(mc);
-  L.f64 = mlirF64TypeGet(mc);
-  L.ptr1 = mlirLLVMPointerTypeGet(mc, 1);
-  L.ptr3 = mlirLLVMPointerTypeGet(mc, 3);
-  L.vd = mlirLLVMVoidTypeGet(mc);
-  L.mod = mlirModuleCreateEmpty(L.loc);
-  add_global(&L, "tile_smem", mlirLLVMArrayTypeGet(L.i8, 0), 3, (MlirAttribute){0}, false, 16);
-  for (int k = 0; k < m->kernels.len && !c->ice; k++) lower_kernel(&L, m->kernels.data[k]);
+  LwMod M = {.L = {.c = c, .mc = mc}};
+  Lw *L = &M.L;
+  L->loc = mlirLocationUnknownGet(mc);
+  L->i1 = mlirIntegerTypeGet(mc, 1);
+  L->i8 = mlirIntegerTypeGet(mc, 8);
+  L->i16 = mlirIntegerTypeGet(mc, 16);
+  L->i32 = mlirIntegerTypeGet(mc, 32);
+  L->i64 = mlirIntegerTypeGet(mc, 64);
+  L->f16 = mlirF16TypeGet(mc);
+  L->bf16 = mlirBF16TypeGet(mc);
+  L->f32 = mlirF32TypeGet(mc);
+  L->f64 = mlirF64TypeGet(mc);
+  L->ptr1 = mlirLLVMPointerTypeGet(mc, 1);
+  L->ptr3 = mlirLLVMPointerTypeGet(mc, 3);
+  L->vd = mlirLLVMVoidTypeGet(mc);
+  L->mod = mlirModuleCreateEmpty(L->loc);
+  add_global(L, "tile_smem", mlirLLVMArrayTypeGet(L->i8, 0), 3, (MlirAttribute){0}, false, 16);
+  for (int k = 0; k < m->kernels.len && !c->ice; k++) lower_kernel(L, m->kernels.data[k]);
   /* metadata (after lowering: it needs the shared-memory size) */
   Buf meta = {0};
   md_write(c, m, &meta);
@@ -954,8 +1067,8 @@ bool lw_build_module(Ctx *c, TModule *m, MlirContext mc, MlirModule *out) {
   buf_free(&c->meta);
   md_write(c, m, &c->meta);
   MlirAttribute s = mlirStringAttrGet(mc, mlirStringRefCreate(meta.data, meta.len));
-  add_global(&L, "__tile_meta", mlirLLVMArrayTypeGet(L.i8, (unsigned)meta.len), 1, s, true, 1);
+  add_global(L, "__tile_meta", mlirLLVMArrayTypeGet(L->i8, (unsigned)meta.len), 1, s, true, 1);
   buf_free(&meta);
-  *out = L.mod;
+  *out = L->mod;
   return !c->ice && c->nerrors == 0;
 }

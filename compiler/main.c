@@ -4,13 +4,17 @@
  *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [--tree-reductions] [--no-stmatrix] [-v]
  *         [-o OUT] FILE.tile
  *
- * Exit status: 0 success, 1 the program has errors, 2 bad usage,
- * 3 toolchain problem (ptxas), 4 internal compiler error. */
+ * The input must be a regular file, and the output (-o, or FILE.cubin /
+ * FILE.ptx next to it) must not be the input file, by name or by inode.
+ *
+ * Exit status: 0 success, 1 the program has errors (or its file cannot be
+ * read), 2 bad usage, 3 toolchain problem (ptxas), 4 internal compiler error. */
 #include "tile/tilec.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -45,6 +49,31 @@ static int bad(const char *msg, const char *arg) {
   fprintf(stderr, "tilec: error: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
   fprintf(stderr, "try 'tilec --help'\n");
   return 2;
+}
+
+/* The input must be a regular file: a folder or a device (/dev/zero) is
+ * refused with what it is, before the library tries to read it. */
+static int check_input(const char *in, struct stat *st) {
+  if (stat(in, st) != 0) return 0; /* missing, no access: the library says why */
+  if (S_ISDIR(st->st_mode)) {
+    fprintf(stderr, "tilec: error: '%s' is a directory, not a Tile source file\n", in);
+    return 1;
+  }
+  if (!S_ISREG(st->st_mode)) {
+    fprintf(stderr, "tilec: error: '%s' is not a regular file (%s); tilec reads Tile source files\n", in,
+            S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? "a device" : S_ISFIFO(st->st_mode) ? "a pipe"
+            : S_ISSOCK(st->st_mode) ? "a socket" : "of another kind");
+    return 1;
+  }
+  return 0;
+}
+
+/* Writing the output must never replace the input: the same name, or
+ * another name of the same file (a link), by device and inode. */
+static int same_file(const char *in, const struct stat *ist, const char *out) {
+  if (!strcmp(in, out)) return 1;
+  struct stat ost;
+  return S_ISREG(ist->st_mode) && stat(out, &ost) == 0 && ost.st_dev == ist->st_dev && ost.st_ino == ist->st_ino;
 }
 
 static int add_define(tilec_define *defs, int *n, const char *arg) {
@@ -121,35 +150,52 @@ int main(int argc, char **argv) {
     }
   }
   if (!in) return bad("no input file", NULL);
-  o.defines = defs;
-  o.ndefines = ndefs;
-  o.include_dirs = incs;
-  o.ninclude_dirs = nincs;
-
-  tilec_result *r = NULL;
-  tilec_status st = tilec_compile_file(in, &o, &r);
-  if (!r) {
-    fprintf(stderr, "tilec: error: out of memory\n");
-    return 4;
-  }
-  fputs(tilec_result_diagnostics(r), stderr);
-  int rc = 0;
-  if (st != TILEC_OK) {
-    rc = st == TILEC_ERR_SOURCE || st == TILEC_ERR_IO ? 1 : st == TILEC_ERR_OPTIONS ? 2 : st == TILEC_ERR_TOOLCHAIN ? 3 : 4;
-  } else {
-    size_t len;
-    const void *data = tilec_result_output(r, &len);
-    char *auto_path = NULL;
-    if (!outpath && (o.emit == TILEC_EMIT_CUBIN || o.emit == TILEC_EMIT_PTX)) {
-      size_t n = strlen(in);
-      const char *ext = o.emit == TILEC_EMIT_CUBIN ? ".cubin" : ".ptx";
-      auto_path = malloc(n + 8);
-      if (!auto_path) return 4;
+  struct stat ist;
+  memset(&ist, 0, sizeof ist);
+  int rc = check_input(in, &ist);
+  /* cubin and ptx go next to the input unless -o is given */
+  char *auto_path = NULL;
+  if (!rc && !outpath && (o.emit == TILEC_EMIT_CUBIN || o.emit == TILEC_EMIT_PTX)) {
+    size_t n = strlen(in);
+    const char *ext = o.emit == TILEC_EMIT_CUBIN ? ".cubin" : ".ptx";
+    auto_path = malloc(n + 8);
+    if (!auto_path) rc = 4;
+    else {
       memcpy(auto_path, in, n + 1);
       if (n > 5 && !strcmp(auto_path + n - 5, ".tile")) auto_path[n - 5] = 0;
       strcat(auto_path, ext);
       outpath = auto_path;
     }
+  }
+  if (!rc && outpath && strcmp(outpath, "-") && same_file(in, &ist, outpath)) {
+    if (!strcmp(in, outpath))
+      fprintf(stderr, "tilec: error: the output '%s' is the input: writing it would replace the source\n", outpath);
+    else
+      fprintf(stderr, "tilec: error: the output '%s' is the input '%s' (the same file): writing it would replace the "
+                      "source\n", outpath, in);
+    fprintf(stderr, "try 'tilec --help'\n");
+    rc = 2;
+  }
+  tilec_result *r = NULL;
+  if (!rc) {
+    o.defines = defs;
+    o.ndefines = ndefs;
+    o.include_dirs = incs;
+    o.ninclude_dirs = nincs;
+    tilec_status st = tilec_compile_file(in, &o, &r);
+    if (!r) {
+      fprintf(stderr, "tilec: error: out of memory\n");
+      rc = 4;
+    } else {
+      fputs(tilec_result_diagnostics(r), stderr);
+      if (st != TILEC_OK)
+        rc = st == TILEC_ERR_SOURCE || st == TILEC_ERR_IO ? 1 : st == TILEC_ERR_OPTIONS ? 2
+             : st == TILEC_ERR_TOOLCHAIN ? 3 : 4;
+    }
+  }
+  if (r && !rc) {
+    size_t len;
+    const void *data = tilec_result_output(r, &len);
     if (!outpath || !strcmp(outpath, "-")) {
       fwrite(data, 1, len, stdout);
     } else {
@@ -159,9 +205,9 @@ int main(int argc, char **argv) {
         rc = 1;
       }
     }
-    free(auto_path);
   }
-  if (verbose) fprintf(stderr, "tilec: %s in %.3f s\n", tilec_emit_name(o.emit), tilec_result_seconds(r));
+  free(auto_path);
+  if (verbose && r) fprintf(stderr, "tilec: %s in %.3f s\n", tilec_emit_name(o.emit), tilec_result_seconds(r));
   tilec_result_free(r);
   for (int i = 0; i < ndefs; i++) free((void *)defs[i].name);
   return rc;

@@ -613,25 +613,143 @@ static void plan_smem(Ctx *c, TFunc *f) {
 
 /* barrier_arrive is one arrival by one elected thread: stores to shared
  * memory by the other threads of the group must be ordered before it by a
- * task_barrier()/named_barrier(). A straight-line store-then-arrive is a
- * race the compiler can see. */
-static void check_arrives(Ctx *c, TBlock *b, int pending) {
-  for (TOp *op = b->first; op; op = op->next) {
-    if (op->opc == OP_SMEM_STORE) pending = OP_SMEM_STORE;
-    if (op->opc == OP_SMEM_READ && !pending) pending = OP_SMEM_READ;
-    if (op->opc == OP_NAMED_BAR && !op->pred) pending = 0; /* bar.arrive orders nothing for this thread */
-    if ((op->opc == OP_BAR_ARRIVE || (op->opc == OP_MMA_WAIT && op->pred)) && pending) {
-      const char *what = op->opc == OP_BAR_ARRIVE ? "barrier_arrive" : "mma_wait(..., release = ...)";
-      if (pending == OP_SMEM_STORE)
-        dg_error(c, op->loc, "%s after smem_store without task_barrier(): only one elected thread "
-                             "arrives, so the other threads' stores are not ordered before the arrival", what);
-      else
-        dg_error(c, op->loc, "%s after smem_read without task_barrier(): only one elected thread "
-                             "arrives, so the other threads may still be reading when the buffer is released", what);
-      pending = 0;
-    }
-    for (int r = 0; r < op->nregions; r++) check_arrives(c, op->regions[r], op->opc == OP_TASKS ? 0 : pending);
+ * task_barrier()/named_barrier(), and so must their reads of a buffer the
+ * arrival frees. A store or read that reaches an arrival with no barrier on
+ * some path between them is a race the compiler can see. The check follows
+ * the structured control flow: what is pending at the end of either arm of
+ * an if reaches the code after it, and what is pending at the end of a loop
+ * body reaches the start of the next iteration and the code after the loop.
+ *
+ * What is pending is one of nothing < an smem_read < an smem_store (the
+ * worse to arrive after); where paths meet it is the larger. A store sets
+ * it, a read raises it to at least a read, a barrier and an arrival (which
+ * reports it) clear it, other ops pass it on; so what a block leaves is a
+ * Gen: what it sets, joined with what came in unless every path clears
+ * that. A loop's head then needs no iteration to reach its fixed point: it
+ * is what comes in joined with what one pass of the body sets. */
+typedef struct Pending {
+  int kind;      /* 0, OP_SMEM_READ or OP_SMEM_STORE */
+  const TOp *at; /* the store or read, for the note */
+  bool back;     /* it reached the loop's head over the back edge */
+} Pending;
+
+typedef struct Gen {
+  Pending set; /* what the block leaves pending from nothing */
+  bool pass;   /* what comes in gets through (no barrier on some path) */
+} Gen;
+
+static int pending_rank(int kind) { return kind == OP_SMEM_STORE ? 2 : kind == OP_SMEM_READ ? 1 : 0; }
+
+/* Where two paths meet: the worse; a tie keeps a. */
+static Pending pending_join(Pending a, Pending b) { return pending_rank(b.kind) > pending_rank(a.kind) ? b : a; }
+
+/* What follows `in` after a block of effect g. */
+static Pending gen_apply(Gen g, Pending in) { return g.pass ? pending_join(g.set, in) : g.set; }
+
+/* a, then b */
+static Gen gen_then(Gen a, Gen b) { return (Gen){gen_apply(b, a.set), a.pass && b.pass}; }
+
+static Gen arrive_gen(TBlock *b);
+
+/* What one pass of a loop, from its head back to it, leaves pending from
+ * nothing: the body of a for loop; the condition (region 0, the "before"
+ * block), then the body, of a while loop, whose condition's effect goes to
+ * *cond (if not NULL). Each region is walked once, so nested loops cost
+ * time linear in their size. */
+static Pending loop_set(TOp *op, Gen *cond) {
+  if (op->opc == OP_FOR) return arrive_gen(op->regions[0]).set;
+  Gen c = arrive_gen(op->regions[0]);
+  if (cond) *cond = c;
+  return gen_then(c, arrive_gen(op->regions[1])).set;
+}
+
+static Gen op_gen(TOp *op) {
+  switch (op->opc) {
+  case OP_SMEM_STORE: return (Gen){{OP_SMEM_STORE, op, false}, false};
+  case OP_SMEM_READ: return (Gen){{OP_SMEM_READ, op, false}, true};
+  case OP_NAMED_BAR: return (Gen){{0}, op->pred != 0}; /* bar.arrive (pred) orders nothing for this thread */
+  case OP_BAR_ARRIVE: return (Gen){{0}, false};
+  case OP_MMA_WAIT: return (Gen){{0}, !op->pred}; /* release = ...: an arrival */
+  case OP_IF: {
+    Gen t = arrive_gen(op->regions[0]), e = arrive_gen(op->regions[1]);
+    return (Gen){pending_join(t.set, e.set), t.pass || e.pass};
   }
+  case OP_FOR: return (Gen){loop_set(op, NULL), true}; /* it exits at its head */
+  case OP_WHILE: { /* it exits after its condition */
+    Gen cond;
+    Pending head = loop_set(op, &cond);
+    return (Gen){gen_apply(cond, head), cond.pass};
+  }
+  case OP_TASKS: return (Gen){{0}, true}; /* other warps */
+  default: {
+    Gen g = {{0}, true}; /* no other op has regions today; should one, each may run */
+    for (int r = 0; r < op->nregions; r++) {
+      Gen x = arrive_gen(op->regions[r]);
+      g.set = pending_join(g.set, x.set);
+    }
+    return g;
+  }
+  }
+}
+
+static Gen arrive_gen(TBlock *b) {
+  Gen g = {{0}, true};
+  for (TOp *op = b->first; op; op = op->next) g = gen_then(g, op_gen(op));
+  return g;
+}
+
+/* Walk block b entered with `in`, report the arrivals something reaches,
+ * and return what is pending at its end. */
+static Pending check_arrives(Ctx *c, TBlock *b, Pending in) {
+  Pending p = in;
+  for (TOp *op = b->first; op; op = op->next) {
+    switch (op->opc) {
+    case OP_IF: {
+      Pending t = check_arrives(c, op->regions[0], p);
+      p = pending_join(t, check_arrives(c, op->regions[1], p));
+      break;
+    }
+    case OP_FOR:
+    case OP_WHILE: {
+      Pending g = loop_set(op, NULL);
+      bool back = pending_rank(g.kind) > pending_rank(p.kind);
+      Pending head = back ? (Pending){g.kind, g.at, true} : p;
+      if (op->opc == OP_FOR) {
+        check_arrives(c, op->regions[0], head);
+        p = back ? g : p;
+      } else {
+        p = check_arrives(c, op->regions[0], head);
+        check_arrives(c, op->regions[1], p);
+        if (back) p.back = false; /* after the loop: the last iteration's, not the previous one's */
+      }
+      break;
+    }
+    case OP_TASKS: /* other warps: each task starts with nothing pending */
+      for (int r = 0; r < op->nregions; r++) check_arrives(c, op->regions[r], (Pending){0});
+      break;
+    case OP_BAR_ARRIVE:
+    case OP_MMA_WAIT:
+      if (p.kind && (op->opc == OP_BAR_ARRIVE || op->pred)) {
+        const char *what = op->opc == OP_BAR_ARRIVE ? "barrier_arrive" : "mma_wait(..., release = ...)";
+        int before = c->nerrors;
+        if (p.kind == OP_SMEM_STORE)
+          dg_error(c, op->loc, "%s after smem_store without task_barrier(): only one elected thread "
+                               "arrives, so the other threads' stores are not ordered before the arrival", what);
+        else
+          dg_error(c, op->loc, "%s after smem_read without task_barrier(): only one elected thread "
+                               "arrives, so the other threads may still be reading when the buffer is released", what);
+        if (c->nerrors > before)
+          dg_note(c, p.at->loc, "the %s%s is here", ir_opname(p.at->opc), p.back ? " of the previous iteration" : "");
+      }
+      p = gen_apply(op_gen(op), p);
+      break;
+    default:
+      for (int r = 0; r < op->nregions; r++) p = pending_join(p, check_arrives(c, op->regions[r], p));
+      if (!op->nregions) p = gen_apply(op_gen(op), p);
+      break;
+    }
+  }
+  return p;
 }
 
 /* Whether v is an mma_async result not yet through mma_wait: made by
@@ -693,7 +811,7 @@ bool pass_run(Ctx *c, TModule *m) {
     P p = {.c = c, .f = f, .warps = f->warps};
     ax_analyze(c, f);
     plan_smem(c, f);
-    check_arrives(c, f->body, 0);
+    check_arrives(c, f->body, (Pending){0});
     ir_walk(f->body, check_wgmma_reads, c);
     ir_walk(f->body, fuse_trans_store, &p);
     for (int round = 0; round < 4; round++) {

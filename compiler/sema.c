@@ -725,7 +725,10 @@ static SVal eval_const_decl(S *s, Sym *y) {
   Frame fr = sm_frame_enter(s);
   TBlock *saved_blk = s->blk;
   s->blk = ir_block(s->c, 0, NULL);
+  const InlineSite *inl = s->c->inl; /* its errors are the constant's, not the calls' that first read it */
+  s->c->inl = NULL;
   SVal v = sm_expr(s, y->decl->value);
+  s->c->inl = inl;
   s->blk = saved_blk;
   if (v.k == V_RT) {
     dg_error(s->c, y->decl->value->loc, "the value of constant '%s' is not known at compile time", y->name);
@@ -782,12 +785,21 @@ static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
              f->name, TC_MAX_INLINE);
     return sv_err();
   }
+  /* The defaults and the body are f's code: errors there get a note naming
+   * this call (and the calls around it), diag.c. */
+  const InlineSite *outer = s->c->inl;
+  InlineSite *site = ar_alloc(&s->c->arena, sizeof *site);
+  site->fn = f->name;
+  site->call = call->loc;
+  site->call.at = outer;
   for (int j = 0; j < f->nparams; j++) {
     if (given[j]) continue;
     if (f->params[j].deflt) {
       s->inline_depth++; /* a default may call functions, even this one */
       Frame fr = sm_frame_enter(s);
+      s->c->inl = site;
       vals[j] = sm_expr(s, f->params[j].deflt);
+      s->c->inl = outer;
       sm_frame_leave(s, fr);
       s->inline_depth--;
       locs[j] = f->params[j].loc;
@@ -830,17 +842,19 @@ static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
   bool returned = false;
   St st = {.in_fn = true, .ret = &ret, .returned = &returned};
   int errs = s->c->nerrors;
+  s->c->inl = site;
   sm_block_stmts(s, f->body, &st, true);
+  bool ok = s->c->nerrors == errs; /* else already reported */
+  if (ok && f->ret && !returned) {
+    dg_error(s->c, f->loc, "function '%s' declares a result type but does not end with 'return'", f->name);
+    ok = false;
+  }
+  s->c->inl = outer;
   s->inline_depth--;
   sm_frame_leave(s, fr);
-  if (s->c->nerrors != errs) return sv_err(); /* already reported */
-  if (f->ret) {
-    if (!returned) {
-      dg_error(s->c, f->loc, "function '%s' declares a result type but does not end with 'return'", f->name);
-      return sv_err();
-    }
+  if (!ok) return sv_err();
+  if (f->ret)
     ret = sm_check_type(s, ret, f->ret, call->loc, ar_printf(&s->c->arena, "the result of '%s'", f->name));
-  }
   return ret;
 }
 
@@ -1225,12 +1239,26 @@ bool sm_build(Ctx *c, Program *p, TModule *m) {
     y->fn = f;
     sm_global_add(&s, y);
   }
-  /* A kernel is a PTX symbol: it must not be spelled like a label or a
-   * global of the generated code (ptxas would reject the PTX). */
+  /* A kernel's name is its PTX entry point, the one user name that reaches
+   * the PTX (parameters become NAME_param_N, locals registers).  ptxas
+   * rejects, among Tile identifiers, exactly: '_' (PTX identifiers are
+   * [a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+), the predefined constant
+   * WARP_SZ, and names of the generated code: the globals tile_smem and
+   * __tile_meta, and DONE, a label of the mbarrier wait loop (LAB_WAIT, its
+   * other label, passes ptxas but is refused with it).  Instruction, type
+   * and directive names without the dot, and special registers without the
+   * %, are accepted. */
   static const char *const ptx_names[] = {"tile_smem", "__tile_meta", "LAB_WAIT", "DONE", NULL};
   for (int i = 0; i < p->funcs.len; i++) {
     Func *f = p->funcs.data[i];
-    for (int k = 0; f->is_kernel && ptx_names[k]; k++)
+    if (!f->is_kernel) continue;
+    if (!strcmp(f->name, "_"))
+      dg_error(c, f->loc, "a kernel cannot be named '_': its name becomes a PTX symbol, and PTX does not allow a lone "
+                          "'_' (add a letter or digit)");
+    else if (!strcmp(f->name, "WARP_SZ"))
+      dg_error(c, f->loc, "a kernel cannot be named 'WARP_SZ': its name becomes a PTX symbol, and WARP_SZ is PTX's "
+                          "predefined warp-size constant");
+    for (int k = 0; ptx_names[k]; k++)
       if (!strcmp(f->name, ptx_names[k]))
         dg_error(c, f->loc, "a kernel cannot be named '%s': the generated PTX uses that name", f->name);
   }
@@ -1276,5 +1304,6 @@ bool sm_build(Ctx *c, Program *p, TModule *m) {
     build_kernel(&s, f, NULL);
   }
   if (nk == 0 && c->nerrors == 0) dg_plain(c, "no kernel in the program (declare one with 'kernel name(...) { ... }')");
+  c->inl = NULL; /* later stages' errors name calls through their ops' locations */
   return c->nerrors == 0;
 }

@@ -29,6 +29,10 @@
 #define TC_MAX_PARAMS 255     /* parameters of a kernel or function */
 #define TC_MAX_INLINE 64      /* inlining depth limit (catches recursion) */
 #define TC_MAX_ELEMS (1 << 20) /* largest register tile, in elements */
+#define TC_MAX_SOURCE (8 << 20) /* bytes of source per compilation, imports included (refused unread) */
+/* lowering (lower.c, check_size), in 32-bit values per thread (64-bit: 2) */
+#define TC_MAX_THREAD_VALUES 512   /* of one tile */
+#define TC_MAX_KERNEL_VALUES 32768 /* read + written by the operations, summed */
 
 typedef struct Ctx Ctx;
 
@@ -74,11 +78,21 @@ typedef struct Source {
   bool builtin;     /* from the embedded library (dsl/std): user names win */
 } Source;
 
+typedef struct InlineSite InlineSite;
 typedef struct Loc {
   const Source *src;
   int line, col; /* 1-based; 0 = unknown */
+  const InlineSite *at; /* inside an inlined function: the call it was inlined at (TIR ops) */
 } Loc;
+/* A call of a `fn`, inlined by sema: errors inside the function get a note
+ * for each call, innermost first, up to the kernel. */
+struct InlineSite {
+  const char *fn;
+  Loc call; /* call.at: the call the caller itself was inlined at */
+};
 
+/* Errors and warnings end with a note per inlined call around loc: loc.at's
+ * calls (a TIR op's), else c->inl's (while sema inlines). */
 void dg_error(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void dg_verror(Ctx *c, Loc loc, const char *fmt, va_list ap);
 void dg_note(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -102,6 +116,7 @@ struct Ctx {
   Vec imported;         /* import names already handled */
   Vec loaded;           /* canonical paths of the files read */
   Vec seen;             /* reported errors, to report each once */
+  const InlineSite *inl; /* sema: the inlined calls being evaluated (NULL: the kernel's own code) */
   int nops;             /* TIR operations created (size limit) */
   bool too_big;
   struct Program *prog; /* AST of all files */

@@ -74,6 +74,7 @@ TOp *ir_op(Ctx *c, Opcode opc, Loc loc, int nopnds, TValue **opnds, int nres, Ty
   TOp *op = ar_alloc(&c->arena, sizeof *op);
   op->opc = opc;
   op->loc = loc;
+  if (!op->loc.at) op->loc.at = c->inl; /* made inside an inlined fn: errors name its calls */
   op->nopnds = nopnds;
   op->opnds = ar_alloc(&c->arena, sizeof(TValue *) * (size_t)(nopnds + 1));
   for (int i = 0; i < nopnds; i++) op->opnds[i] = opnds[i];

@@ -13,7 +13,9 @@
 #                  "internal compiler error", die of no signal and (under
 #                  TILE_SAN=1, but checked always) trip no sanitizer, and
 #                    NAME.expected      must equal its first error line, or
-#                    NAME.expected_all  must equal all its error lines.
+#                    NAME.expected_all  must equal all its error lines, and
+#                    NAME.expected_stderr (if there) all of its standard error:
+#                    notes, source lines and carets too.
 #                  Error lines are the diagnostics containing "error: "
 #                  (not the indented source lines and carets).
 #                  KNOWN_ISSUES.md lists the cases that are deliberately not
@@ -136,8 +138,8 @@ for f in *.tile; do
   name=diag/$n
   want_rc=1
   [ -f "$n.status" ] && want_rc=$(cat "$n.status")
-  if [ ! -f "$n.expected" ] && [ ! -f "$n.expected_all" ]; then
-    fail "$name" "no $n.expected or $n.expected_all"
+  if [ ! -f "$n.expected" ] && [ ! -f "$n.expected_all" ] && [ ! -f "$n.expected_stderr" ]; then
+    fail "$name" "no $n.expected, $n.expected_all or $n.expected_stderr"
     continue
   fi
   rc=$(cat "$TMP/d.$n.rc" 2>/dev/null || echo 255)
@@ -155,6 +157,13 @@ for f in *.tile; do
       fail "$name" "first error differs"
       echo "     expected: $want"
       echo "     got:      $got"
+      continue
+    fi
+  fi
+  if [ -f "$n.expected_stderr" ]; then
+    if ! diff "$n.expected_stderr" "$err" >"$TMP/diff"; then
+      fail "$name" "standard error differs (< expected, > got)"
+      sed 's/^/     /' "$TMP/diff"
       continue
     fi
   fi

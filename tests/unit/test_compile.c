@@ -3,17 +3,21 @@
  * properties (.target, .loc lines into the .tile file, 16-byte vector loads,
  * the __tile_meta global), cubins (ELF, metadata found by the runtime's
  * tile_cubin_find_meta equal to TILEC_EMIT_META), thread safety, option
- * validation, and compile time of every example.
+ * validation, compile time of every example, and the limit on the size of
+ * the source.
  *
  * Cubin tests need ptxas (found like tilec finds it); without one they are
  * skipped. */
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
 #include "tile/runtime.h"
 #include "tile/tilec.h"
+#include "tilec_int.h" /* TC_MAX_SOURCE */
 
 /* For a test of a compiler bug not fixed yet (commented "KNOWN BUG: ..."):
  * cmocka's skip(), unless TILE_TEST_KNOWN_BUGS=1 asks to run it. */
@@ -934,6 +938,100 @@ static int null_out_child(void) {
   return 0;
 }
 
+/* ---- the size limit: TC_MAX_SOURCE bytes of source per compilation ---- */
+
+/* n bytes of source: `head`, then blank lines. */
+static char *padded(const char *head, size_t n) {
+  char *s = malloc(n + 1);
+  assert_non_null(s);
+  memset(s, '\n', n);
+  memcpy(s, head, strlen(head));
+  s[n] = 0;
+  return s;
+}
+
+static void write_bytes(const char *path, const char *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(data, 1, n, f), n);
+  assert_int_equal(fclose(f), 0);
+}
+
+/* A sparse file of n bytes: reading it whole would take n bytes of memory. */
+static void write_sparse(const char *path, off_t n) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  assert_true(fd >= 0);
+  assert_int_equal(ftruncate(fd, n), 0);
+  close(fd);
+}
+
+static void test_source_size_limit(void **state) {
+  (void)state;
+  static const char KERNEL[] = "kernel k(x: *f32) {\n  store(x, 1.0);\n}\n";
+  char want[2000];
+  tilec_options o;
+  tilec_options_init(&o);
+  o.emit = TILEC_EMIT_AST;
+  tilec_result *r;
+  /* a buffer: the limit itself is fine, one byte more is refused, unread */
+  char *src = padded(KERNEL, TC_MAX_SOURCE + 1);
+  assert_int_equal(tilec_compile("big.tile", src, TC_MAX_SOURCE, &o, &r), TILEC_OK);
+  tilec_result_free(r);
+  assert_int_equal(tilec_compile("big.tile", src, TC_MAX_SOURCE + 1, &o, &r), TILEC_ERR_SOURCE);
+  snprintf(want, sizeof want, "tilec: error: 'big.tile' is too large: %d bytes (one compilation reads at most %d MiB",
+           TC_MAX_SOURCE + 1, TC_MAX_SOURCE >> 20);
+  has(tilec_result_diagnostics(r), want, "diagnostics");
+  tilec_result_free(r);
+
+  char dir[512], path[1400], inc[700];
+  assert_int_equal(tu_tmpdir(dir, sizeof dir), 0);
+  /* a file: refused by its size before it is read (1 GiB, sparse) */
+  snprintf(path, sizeof path, "%s/huge.tile", dir);
+  write_sparse(path, (off_t)1 << 30);
+  assert_int_equal(tilec_compile_file(path, &o, &r), TILEC_ERR_SOURCE);
+  snprintf(want, sizeof want, "tilec: error: '%s' is too large: 1073741824 bytes", path);
+  has(tilec_result_diagnostics(r), want, "diagnostics");
+  tilec_result_free(r);
+  /* ... and at the limit it compiles */
+  snprintf(path, sizeof path, "%s/at_limit.tile", dir);
+  write_bytes(path, src, TC_MAX_SOURCE);
+  assert_int_equal(tilec_compile_file(path, &o, &r), TILEC_OK);
+  tilec_result_free(r);
+  free(src);
+
+  /* imports count too: each of two files is under the limit, both are not */
+  char *half = padded("fn h() { return 1; }\n", TC_MAX_SOURCE / 2 + 1);
+  snprintf(path, sizeof path, "%s/half1.tile", dir);
+  write_bytes(path, half, strlen(half));
+  snprintf(path, sizeof path, "%s/half2.tile", dir);
+  write_bytes(path, half, strlen(half));
+  free(half);
+  static const char MAIN2[] = "import \"half1.tile\";\nimport \"half2.tile\";\n"
+                              "kernel k(x: *f32) { store(x, 1.0); }\n";
+  snprintf(path, sizeof path, "%s/main2.tile", dir);
+  write_bytes(path, MAIN2, strlen(MAIN2));
+  assert_int_equal(tilec_compile_file(path, &o, &r), TILEC_ERR_SOURCE);
+  snprintf(want, sizeof want, "main2.tile:2:8: error: cannot import 'half2.tile': it is too large (%d bytes, %d read already",
+           TC_MAX_SOURCE / 2 + 1, (int)strlen(MAIN2) + TC_MAX_SOURCE / 2 + 1);
+  has(tilec_result_diagnostics(r), want, "diagnostics");
+  lacks(tilec_result_diagnostics(r), "half1.tile':", "diagnostics");
+  tilec_result_free(r);
+  /* an import too large by itself, found in an -I folder, is not read */
+  snprintf(inc, sizeof inc, "%s/inc", dir);
+  assert_int_equal(mkdir(inc, 0755), 0);
+  snprintf(path, sizeof path, "%s/huge_lib.tile", inc);
+  write_sparse(path, (off_t)1 << 30);
+  static const char MAIN3[] = "import \"huge_lib.tile\";\nkernel k(x: *f32) { store(x, 1.0); }\n";
+  const char *incs[] = {inc};
+  o.include_dirs = incs;
+  o.ninclude_dirs = 1;
+  assert_int_equal(tilec_compile("main3.tile", MAIN3, strlen(MAIN3), &o, &r), TILEC_ERR_SOURCE);
+  has(tilec_result_diagnostics(r), "main3.tile:1:8: error: cannot import 'huge_lib.tile': it is too large (1073741824 bytes",
+      "diagnostics");
+  tilec_result_free(r);
+  tu_rmtree(dir);
+}
+
 /* Regression (found by this suite under ASan; fixed in a27b98b): tilec.h
  * allows `out == NULL`, but tilec_compile then freed the result and returned
  * r->status read from the freed block (a heap use-after-free; with glibc's
@@ -972,6 +1070,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_f64_math),
       cmocka_unit_test(test_metadata_stages),
       cmocka_unit_test(test_null_result_pointer),
+      cmocka_unit_test(test_source_size_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -438,7 +438,7 @@ static void test_lines_and_columns(void **state) {
       "\tlet a = 1; // comment \"with a quote\n" /* line 2: tab is one column */
       "  /* block\n"                  /* line 3 */
       "     comment */ let b = \"s // t\"; let c\n" /* line 4 */
-      "\r\n"                          /* line 5: CR is whitespace */
+      "\r\n"                          /* line 5: CRLF is one line break */
       "   /**/ d /* x */ e\n"         /* line 6 */
       "}";                            /* line 7 */
   Lex *L = lex(src);
@@ -478,6 +478,55 @@ static void test_lines_and_columns(void **state) {
   L = lex("x // end");
   expect_no_errors(L);
   assert_int_equal(L->n, 2);
+  lex_free(L);
+}
+
+/* A lone CR (old Mac files) ends a line like LF; CRLF is one break.  Before,
+ * CR was whitespace: a CR-only file was all on line 1. */
+static void test_cr_line_endings(void **state) {
+  (void)state;
+  Lex *L = lex("a\rb\r\nc\n\rd\r\re");
+  expect_no_errors(L);
+  tok_at(L, 0, TK_IDENT, 1, 1);
+  tok_at(L, 1, TK_IDENT, 2, 1);
+  tok_at(L, 2, TK_IDENT, 3, 1); /* CRLF: one break */
+  tok_at(L, 3, TK_IDENT, 5, 1); /* LF CR: two */
+  tok_at(L, 4, TK_IDENT, 7, 1);
+  lex_free(L);
+  /* a line comment ends at a CR; a block comment and a string count them */
+  L = lex("x // c\r  y /* \r\r\n */ z\r \"s\" w");
+  expect_no_errors(L);
+  tok_at(L, 0, TK_IDENT, 1, 1);
+  tok_at(L, 1, TK_IDENT, 2, 3);
+  tok_at(L, 2, TK_IDENT, 4, 5);
+  tok_at(L, 3, TK_STRING, 5, 2);
+  tok_at(L, 4, TK_IDENT, 5, 6);
+  tok_at(L, 5, TK_EOF, 5, 7);
+  lex_free(L);
+  /* a string does not run over a CR: it is unterminated, the next line lexes */
+  L = lex("\"ab\rq");
+  assert_int_equal(L->c.nerrors, 1);
+  expect_diag(L, "t.tile:1:1: error: unterminated string literal");
+  tok_at(L, 0, TK_IDENT, 2, 1);
+  lex_free(L);
+  /* the diagnostic names the line and prints it (without the CR) */
+  L = lex("let a = 1;\rlet b = 2;\rlet c = @;\rlet d = 4;\r");
+  assert_int_equal(L->c.nerrors, 1);
+  expect_diag(L, "t.tile:3:9: error: unexpected character '@'\n"
+                 "  let c = @;\n"
+                 "          ^\n");
+  lex_free(L);
+  L = lex("let a = 1;\r\nlet c = @;\r\n");
+  expect_diag(L, "t.tile:2:9: error: unexpected character '@'\n"
+                 "  let c = @;\n"
+                 "          ^\n");
+  lex_free(L);
+  /* a CR at the very end, and one before LF at the very end */
+  L = lex("a\r");
+  tok_at(L, 1, TK_EOF, 2, 1);
+  lex_free(L);
+  L = lex("a\r\n");
+  tok_at(L, 1, TK_EOF, 2, 1);
   lex_free(L);
 }
 
@@ -658,6 +707,7 @@ int main(void) {
       cmocka_unit_test(test_unterminated_string),
       cmocka_unit_test(test_operators),
       cmocka_unit_test(test_lines_and_columns),
+      cmocka_unit_test(test_cr_line_endings),
       cmocka_unit_test(test_unterminated_comment),
       cmocka_unit_test(test_bad_bytes),
       cmocka_unit_test(test_error_limit),

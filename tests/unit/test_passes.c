@@ -5,8 +5,10 @@
  * `dot`, loop-carried accumulators that stay #mma, #slice layouts from
  * reductions, and rematerialized aranges - plus a structural verifier that
  * walks the in-memory TIR after pass_run (internal API) and checks that
- * every operation's operands have the layouts the operation needs. Axis
- * info has its own tests: test_axisinfo.c. */
+ * every operation's operands have the layouts the operation needs, and the
+ * check of arrivals that a shared-memory store or read reaches without a
+ * barrier, through ifs and loops. Axis info has its own tests:
+ * test_axisinfo.c. */
 #include "testutil.h"
 #include "tilec_int.h"
 
@@ -955,6 +957,155 @@ static void test_verify_synthetic(void **state) {
   }
 }
 
+/* ---- barrier_arrive after smem_store / smem_read, through control flow -- */
+
+/* The 1-based line of the first line holding mark; 0 when none. */
+static int marked_line(const char *src, const char *mark) {
+  const char *p = strstr(src, mark);
+  if (!p) return 0;
+  int line = 1;
+  for (const char *q = src; q < p; q++) line += *q == '\n';
+  return line;
+}
+
+/* src compiles with want_errors errors: each at the arrival marked A (one
+ * of them), with a note at the store or read marked N. */
+static void check_arrive_src(const char *src, int want_errors, const char *what, bool previous) {
+  tilec_options o;
+  tilec_options_init(&o);
+  o.emit = TILEC_EMIT_TIR;
+  tilec_result *r = NULL;
+  tilec_status st = tilec_compile("p.tile", src, strlen(src), &o, &r);
+  const char *d = tilec_result_diagnostics(r);
+  int nerr = 0;
+  for (const char *p = d; (p = strstr(p, ": error: ")); p++) nerr++;
+  bool ok = nerr == want_errors && (st == TILEC_OK) == (want_errors == 0);
+  if (ok && want_errors) {
+    char want[256];
+    snprintf(want, sizeof want, "p.tile:%d:", marked_line(src, "/*A*/"));
+    const char *e = strstr(d, want);
+    ok = e && !strncmp(strstr(e, ": error: ") + 9, "barrier_arrive after ", 21) &&
+         !strncmp(strstr(e, " after ") + 7, what, strlen(what));
+    snprintf(want, sizeof want, "p.tile:%d:", marked_line(src, "/*N*/"));
+    const char *n = strstr(d, want);
+    char note[128];
+    snprintf(note, sizeof note, "note: the %s%s is here", what, previous ? " of the previous iteration" : "");
+    ok = ok && n && strstr(n, note) && strcspn(n, "\n") > strlen(note) &&
+         strstr(n, note) < n + strcspn(n, "\n");
+  }
+  if (!ok) {
+    print_error("want %d error(s)%s%s%s, got:\n%s\n--- source ---\n%s\n", want_errors, want_errors ? " after " : "",
+                want_errors ? what : "", previous ? " (previous iteration)" : "", d, src);
+    tilec_result_free(r);
+    fail();
+  }
+  tilec_result_free(r);
+}
+
+/* check_arrive_src of a kernel with one task whose body is body. */
+static void check_arrive_case(const char *body, int want_errors, const char *what, bool previous) {
+  char src[4096];
+  snprintf(src, sizeof src,
+           "kernel k(out: *i32, n: i32, flag: i32) warps(4) {\n"
+           "    let c = smem(bf16, [64, 64], buffers = 2);\n"
+           "    let info = smem(i32, [1, 8], buffers = 2, swizzle = 0);\n"
+           "    let bar = mbarrier(2, arrive = 1);\n"
+           "    tasks {\n"
+           "        task t(warps = 4) {\n"
+           "%s"
+           "        }\n"
+           "    }\n"
+           "}\n",
+           body);
+  check_arrive_src(src, want_errors, what, previous);
+}
+
+static void test_arrive_after_smem(void **state) {
+  (void)state;
+#define S "smem_store(c[0], zeros([64, 64], bf16));"
+#define R "store(out, smem_read(info[0], 0, 0));"
+#define A "barrier_arrive(bar[0]);"
+#define B "task_barrier();"
+  static const struct {
+    const char *body;
+    int errors;
+    const char *what; /* smem_store / smem_read */
+    bool previous;    /* the note names the previous iteration */
+  } cases[] = {
+      /* straight-line code, as before */
+      {S "/*N*/\n" A "/*A*/\n", 1, "smem_store", false},
+      {R "/*N*/\n" A "/*A*/\n", 1, "smem_read", false},
+      {S "\n" B "\n" A "\n", 0, NULL, false},
+      {S "\n" "named_barrier(1, 128);\n" A "\n", 0, NULL, false},
+      {S "/*N*/\n" "named_barrier_arrive(1, 128);\n" A "/*A*/\n", 1, "smem_store", false},
+      {S "/*N*/\n" A "/*A*/\n" A "\n", 1, "smem_store", false}, /* reported once */
+      /* if: either arm reaches what follows, unless a barrier in it intervenes */
+      {"if flag > 0 {\n" S "/*N*/\n}\n" A "/*A*/\n", 1, "smem_store", false},
+      {"if flag > 0 {\n" S "\n" B "\n} else {\n" S "/*N*/\n}\n" A "/*A*/\n", 1, "smem_store", false},
+      {"if flag > 0 {\n" S "\n" B "\n} else {\n" S "\n" B "\n}\n" A "\n", 0, NULL, false},
+      {"if flag > 0 {\n" S "\n" B "\n}\n" A "\n", 0, NULL, false},
+      {S "/*N*/\n" "if flag > 0 {\n" B "\n}\n" A "/*A*/\n", 1, "smem_store", false},
+      {"if flag > 0 {\n" R "\n} else {\n" S "/*N*/\n}\n" A "/*A*/\n", 1, "smem_store", false},
+      {"if flag > 0 {\n" R "/*N*/\n}\n" B "\n" A "\n", 0, NULL, false},
+      {"if flag > 0 {\n" R "/*N*/\n}\n" A "/*A*/\n", 1, "smem_read", false},
+      /* for: the end of the body reaches its start and the code after it */
+      {"for i in range(0, n) {\n" A "/*A*/\n" S "/*N*/\n}\n", 1, "smem_store", true},
+      {"for i in range(0, n) {\n" A "\n" S "\n" B "\n}\n" A "\n", 0, NULL, false},
+      {"for i in range(0, n) {\n" A "/*A*/\n" R "/*N*/\n}\n", 1, "smem_read", true},
+      {"for i in range(0, n) {\n" "if i > 0 {\n" A "/*A*/\n}\n" S "/*N*/\n}\n", 1, "smem_store", true},
+      {"for i in range(0, n) {\n" B "\n" S "/*N*/\n}\n" A "/*A*/\n", 1, "smem_store", false},
+      {"for i in range(0, n) {\n" A "/*A*/\n" "for j in range(0, n) {\n" S "/*N*/\n}\n}\n", 1, "smem_store", true},
+      {"for i in range(0, n) {\n" A "\n" "for j in range(0, n) {\n" S "\n}\n" B "\n}\n", 0, NULL, false},
+      {"for i in range(0, n) {\n" "for j in range(0, n) {\n" A "/*A*/\n}\n" S "/*N*/\n}\n", 1, "smem_store", true},
+      /* the store before the loop is what the first iteration meets */
+      {S "/*N*/\n" "for i in range(0, n) {\n" A "/*A*/\n" S "\n}\n", 1, "smem_store", false},
+      /* ... but a read before it is the lesser race: the store of the previous iteration is named */
+      {R "\n" "for i in range(0, n) {\n" A "/*A*/\n" S "/*N*/\n}\n", 1, "smem_store", true},
+      /* while: the condition runs before each iteration and once more at the exit */
+      {"let i = 0;\nwhile i < n {\n" A "/*A*/\n" R "/*N*/\ni = i + 1;\n}\n", 1, "smem_read", true},
+      {"let i = 0;\nwhile i < n {\n" A "\n" R "\n" B "\ni = i + 1;\n}\n" A "\n", 0, NULL, false},
+      {"let i = 0;\nwhile i < n {\n" B "\n" S "/*N*/\ni = i + 1;\n}\n" A "/*A*/\n", 1, "smem_store", false},
+  };
+#undef S
+#undef R
+#undef A
+#undef B
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    check_arrive_case(cases[i].body, cases[i].errors, cases[i].what, cases[i].previous);
+}
+
+/* Loops nested in loops' conditions compile at once: each region is
+ * summarized in one walk, not once more per enclosing condition (which
+ * would be 2^40 walks here: the condition of the loop in w40 calls w39,
+ * whose loop's condition calls w38, ...). */
+static void test_arrive_deep_loops(void **state) {
+  (void)state;
+  enum { K = 40 };
+  char src[16384];
+  size_t len = (size_t)snprintf(src, sizeof src, "fn w0(x) { return x; }\n");
+  for (int k = 1; k <= K; k++)
+    len += (size_t)snprintf(src + len, sizeof src - len,
+                            "fn w%d(x) {\n    let j = 0;\n    while w%d(j) < x { j = j + 1; }\n    return j;\n}\n", k,
+                            k - 1);
+  snprintf(src + len, sizeof src - len,
+           "kernel k(n: i32) warps(4) {\n"
+           "    let c = smem(bf16, [64, 64]);\n"
+           "    let bar = mbarrier(1, arrive = 1);\n"
+           "    tasks {\n"
+           "        task t(warps = 4) {\n"
+           "            let i = 0;\n"
+           "            while w%d(i) < n {\n"
+           "                barrier_arrive(bar[0]); /*A*/\n"
+           "                smem_store(c[0], zeros([64, 64], bf16)); /*N*/\n"
+           "                i = i + 1;\n"
+           "            }\n"
+           "        }\n"
+           "    }\n"
+           "}\n",
+           K);
+  check_arrive_src(src, 1, "smem_store", true);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_coalesced_1d),
@@ -968,6 +1119,8 @@ int main(void) {
       cmocka_unit_test(test_user_layouts),
       cmocka_unit_test(test_verify_examples),
       cmocka_unit_test(test_verify_synthetic),
+      cmocka_unit_test(test_arrive_after_smem),
+      cmocka_unit_test(test_arrive_deep_loops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

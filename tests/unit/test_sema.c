@@ -837,6 +837,150 @@ static void test_long_expression_does_not_crash(void **state) {
   assert_true(WEXITSTATUS(ws) == TILEC_OK || WEXITSTATUS(ws) == TILEC_ERR_SOURCE);
 }
 
+/* ---- names that reach the PTX ------------------------------------------ */
+
+/* A kernel's name is its PTX entry point.  ptxas (CUDA 13.0) rejects, among
+ * Tile identifiers, '_' (not a PTX identifier) and WARP_SZ (a predefined
+ * constant): both passed the front end and failed in ptxas, with no source
+ * location.  Instruction, type and special-register names are fine. */
+static void test_kernel_names_for_ptx(void **state) {
+  (void)state;
+  err("kernel _(x: *f32) {\n    store(x, 1.0);\n}\n",
+      "s.tile:1:8: error: a kernel cannot be named '_': its name becomes a PTX symbol, and PTX does not allow a lone "
+      "'_'");
+  err("fn f() { }\nkernel WARP_SZ(x: *f32) {\n    store(x, 1.0);\n}\n",
+      "s.tile:2:8: error: a kernel cannot be named 'WARP_SZ': its name becomes a PTX symbol, and WARP_SZ is PTX's "
+      "predefined warp-size constant");
+  err("kernel DONE(x: *f32) { store(x, 1.0); }", "a kernel cannot be named 'DONE': the generated PTX uses that name");
+  const char *fine[] = {"__", "_a", "a_", "warp_sz", "WARP_SZ2", "tid", "add", "ret", "u32", "global", "entry"};
+  for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+    char src[128];
+    snprintf(src, sizeof src, "kernel %s(x: *f32) { store(x, 1.0); }", fine[i]);
+    Out o = ok(src);
+    out_free(&o);
+  }
+  /* only kernels become symbols: functions, parameters and variables may
+   * have these names */
+  Out o = ok("fn _(v) { return v; }\nfn WARP_SZ() { return 32; }\n"
+             "kernel k(x: *f32) { let DONE = _(1.0); store(x, DONE * WARP_SZ() as f32); }\n"
+             "kernel k2(_: *f32, WARP_SZ: i32) { let DONE = WARP_SZ; store(_, DONE as f32); }");
+  out_free(&o);
+}
+
+/* ---- notes naming the calls an error was inlined through ---------------- */
+
+/* The text after the first occurrence of a, or NULL. */
+static const char *after(const char *hay, const char *a) {
+  const char *p = strstr(hay, a);
+  return p ? p + strlen(a) : NULL;
+}
+
+/* An error inside an inlined function pointed only inside the function; now
+ * it is followed by a note per call, innermost first, up to the kernel,
+ * each with the caller's line and a caret under the call. */
+static void test_inline_call_notes(void **state) {
+  (void)state;
+  Out o = tir("fn inner(v) {\n"                 /* 1 */
+              "    return v + zeros([8], f32);\n" /* 2: the error */
+              "}\n"                              /* 3 */
+              "fn outer(v) { return inner(v); }\n" /* 4 */
+              "kernel k(x: *f32) {\n"            /* 5 */
+              "    let t = arange(0, 4) as f32;\n"
+              "    store(x + arange(0, 4), outer(t));\n" /* 7 */
+              "}\n");
+  assert_int_equal(o.st, TILEC_ERR_SOURCE);
+  const char *e = strstr(o.diags, "s.tile:2:14: error: ");
+  const char *n1 = e ? after(e, "s.tile:4:22: note: in the call of 'inner' here\n"
+                                "  fn outer(v) { return inner(v); }\n"
+                                "                       ^\n") : NULL;
+  const char *n2 = n1 ? after(n1, "s.tile:7:29: note: in the call of 'outer' here\n"
+                                  "      store(x + arange(0, 4), outer(t));\n"
+                                  "                              ^\n") : NULL;
+  if (!n2) {
+    print_error("wanted the error at 2:14, then notes at 4:22 (inner) and 7:29 (outer):\n%s\n", o.diags);
+    fail();
+  }
+  assert_int_equal(count(o.diags, "note: "), 2);
+  out_free(&o);
+
+  /* the prelude's ring(n, 0): the error is in dsl/std, the notes in the user's file */
+  o = tir("fn slot(i, const n) { return ring(i, n); }\n"
+          "kernel k(x: *i32) {\n"
+          "    let r = slot(program_id(0), 0);\n"
+          "    store(x, r[0]);\n"
+          "}\n");
+  e = strstr(o.diags, "<tile>/std/prelude.tile:");
+  n1 = e ? after(e, "s.tile:1:30: note: in the call of 'ring' here\n") : NULL;
+  n2 = n1 ? after(n1, "s.tile:3:13: note: in the call of 'slot' here\n") : NULL;
+  if (!n2 || !strstr(e, "error: integer division by zero")) {
+    print_error("wanted the error in the prelude, then notes at 1:30 (ring) and 3:13 (slot):\n%s\n", o.diags);
+    fail();
+  }
+  out_free(&o);
+
+  /* an error in the kernel's own code, or in a constant a function reads,
+   * names no call */
+  o = tir("const C = 1 / 0;\n"
+          "fn f() { return C; }\n"
+          "kernel k(x: *i32) { store(x, f()); }\n");
+  has(o.diags, "s.tile:1:13: error: division by zero", "diagnostics");
+  lacks(o.diags, "note: ", "diagnostics");
+  out_free(&o);
+  o = tir("fn f(v) { return v; }\nkernel k(x: *i32) { store(x, f(1) + zeros([2], f32) + zeros([3], f32)); }");
+  assert_int_equal(o.st, TILEC_ERR_SOURCE);
+  lacks(o.diags, "note: ", "diagnostics");
+  out_free(&o);
+
+  /* a default argument and a missing return are the function's code too */
+  o = tir("fn f(v, w = 1 / 0) { return v + w; }\nkernel k(x: *i32) { store(x, f(1)); }");
+  has(o.diags, "s.tile:1:15: error: division by zero", "diagnostics");
+  has(o.diags, "s.tile:2:30: note: in the call of 'f' here", "diagnostics");
+  out_free(&o);
+  o = tir("fn f(v) -> i32 { let a = v; }\nkernel k(x: *i32) { store(x, f(1)); }");
+  has(o.diags, "error: function 'f' declares a result type but does not end with 'return'", "diagnostics");
+  has(o.diags, "s.tile:2:30: note: in the call of 'f' here", "diagnostics");
+  out_free(&o);
+
+  /* recursion: the call nested in itself is one note, then the kernel's call */
+  o = tir("fn f(v) { return f(v + 1); }\nkernel k(x: *i32) { store(x, f(1)); }");
+  has(o.diags, "s.tile:1:18: error: calls of 'f' nest more than 64 deep", "diagnostics");
+  has(o.diags, "s.tile:1:18: note: in the call of 'f' here (63 calls deep)", "diagnostics");
+  has(o.diags, "s.tile:2:30: note: in the call of 'f' here", "diagnostics");
+  assert_int_equal(count(o.diags, "note: "), 2);
+  out_free(&o);
+  /* two functions calling each other: the 6 innermost and the 4 outermost calls */
+  o = tir("fn f(v) { return g(v); }\nfn g(v) { return f(v); }\nkernel k(x: *i32) { store(x, f(1)); }");
+  has(o.diags, "calls of ", "diagnostics");
+  has(o.diags, "tilec: note: (54 more inlined calls)", "diagnostics");
+  assert_int_equal(count(o.diags, "note: "), 11);
+  has(o.diags, "s.tile:3:30: note: in the call of 'f' here", "diagnostics");
+  out_free(&o);
+
+  /* an error found after inlining (lowering) keeps the calls of its op */
+  o = compile_d("fn part(t) { return t.slice(1, 0, 64); }\n"
+                "kernel k(x: *f32, n: i32) warps(4) {\n"
+                "    let q_s = smem(bf16, [64, 128], buffers = 2);\n"
+                "    let k_s = smem(bf16, [128, 128]);\n"
+                "    let qr = smem_load(q_s[1]);\n"
+                "    let s = zeros([64, 128], f32);\n"
+                "    for i in range(0, n) {\n"
+                "        if i > 2 {\n"
+                "            s = mma_async(part(qr), k_s[0].slice(1, 0, 64).trans(), s);\n" /* 9 */
+                "            mma_commit();\n"
+                "            s = mma_wait(0, s);\n"
+                "        }\n"
+                "    }\n"
+                "    store(x + arange(0, 64), sum(s, axis = 1));\n"
+                "}\n",
+                TILEC_EMIT_MLIR, NULL, 0);
+  e = strstr(o.diags, "s.tile:1:23: error: this slice of bf16[64, 128] does not line up");
+  if (!e || !strstr(e, "s.tile:9:27: note: in the call of 'part' here")) {
+    print_error("wanted the slice error at 1:23 and a note at 9:27:\n%s\n", o.diags);
+    fail();
+  }
+  out_free(&o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_static_assert_folding),
@@ -860,6 +1004,8 @@ int main(void) {
       cmocka_unit_test(test_false_mask_is_honoured),
       cmocka_unit_test(test_two_kernels),
       cmocka_unit_test(test_long_expression_does_not_crash),
+      cmocka_unit_test(test_kernel_names_for_ptx),
+      cmocka_unit_test(test_inline_call_notes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
