@@ -233,9 +233,20 @@ static int nregs_of(Lw *L, const TValue *v) {
   return ly_nregs(&lin);
 }
 
+/* The file name as the PTX line table may carry it: LLVM writes it inside
+ * `.file N "..."` escaping a double quote as \", which ptxas refuses, so a
+ * quote becomes an apostrophe (the name only labels line info). */
+static MlirStringRef line_table_name(Lw *L, const Source *src) {
+  if (!strchr(src->name, '"')) return sref(src->name);
+  char *n = ar_strdup(&L->c->arena, src->name);
+  for (char *p = n; *p; p++)
+    if (*p == '"') *p = '\'';
+  return sref(n);
+}
+
 static MlirLocation loc_of(Lw *L, Loc loc) {
   if (!loc.src || loc.line <= 0) return mlirLocationUnknownGet(L->mc);
-  return mlirLocationFileLineColGet(L->mc, sref(loc.src->name), (unsigned)loc.line, (unsigned)loc.col);
+  return mlirLocationFileLineColGet(L->mc, line_table_name(L, loc.src), (unsigned)loc.line, (unsigned)loc.col);
 }
 
 /* ---- elementwise ---- */

@@ -111,6 +111,13 @@ if grep -q 'kernel @k' out.txt; then npass=$((npass + 1)); else echo "FAIL tir-t
 run tir-to-file 0 "" --emit=tir -o sub/k.tir same.tile
 if grep -q 'kernel @k' sub/k.tir; then npass=$((npass + 1)); else echo "FAIL tir-to-file: no TIR"; nfail=$((nfail + 1)); fi
 unchanged tir-to-file same.tile
+# a double quote in the file name: LLVM would write it as \" in the PTX's
+# .file line, which ptxas refuses (exit 3, no location)
+cp same.tile 'q"uote.tile'
+run quote-in-name-ptx 0 "" --emit=ptx -o q.ptx 'q"uote.tile'
+if grep '^[[:space:]]*\.file' q.ptx | grep -q '\\"'; then
+  echo "FAIL quote-in-name-ptx: the .file line escapes a quote: $(grep '\.file' q.ptx | head -n 1)"; nfail=$((nfail + 1))
+else npass=$((npass + 1)); fi
 
 total=$((npass + nfail))
 if [ "$nfail" -ne 0 ]; then
