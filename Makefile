@@ -103,11 +103,16 @@ deps-check:
 deps:
 	sh scripts/install-deps.sh
 
-# make test: install what is missing, build, run every test that needs no GPU,
-# then the same tests again on the ASan+UBSan build of the compiler.
-test: deps-check
+# make test: install what is missing (the fuzzing toolchain included), build,
+# run every test that needs no GPU (the frontend fuzzer for TILE_FUZZ_SECONDS
+# among them), then the same tests again on the ASan+UBSan build of the
+# compiler, then the host fuzzers (JFA arguments, cubin loader) briefly.
+FUZZ_TEST_SECONDS ?= 30
+test:
+	@sh scripts/install-deps.sh --quiet --fuzz
 	@$(MAKE) --no-print-directory test-run
 	@$(MAKE) --no-print-directory san-run
+	@$(MAKE) --no-print-directory fuzz-host FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_HOST_CC=clang-22
 test-run: all
 	B=$(B) sh tests/run.sh
 
