@@ -69,7 +69,7 @@ static char *slurp(const char *path, size_t *len) {
   struct stat st;
   if (stat(path, &st) != 0) return NULL;
   if (!S_ISREG(st.st_mode)) {
-    errno = EINVAL;
+    errno = S_ISDIR(st.st_mode) ? EISDIR : ENOTSUP; /* (said as such by tilec_compile_file) */
     return NULL;
   }
   if (st.st_size > TC_MAX_SOURCE) {
@@ -341,6 +341,10 @@ tilec_status tilec_compile_file(const char *path, const tilec_options *opts, til
     if (e == EFBIG)
       buf_printf(&r->c.diags, "tilec: error: '%s' is too large: %zu bytes (one compilation reads at most %d MiB "
                  "of source)\n", path, len, TC_MAX_SOURCE >> 20);
+    else if (e == EISDIR)
+      buf_printf(&r->c.diags, "tilec: error: '%s' is a directory, not a Tile source file\n", path);
+    else if (e == ENOTSUP)
+      buf_printf(&r->c.diags, "tilec: error: '%s' is not a regular file (a device, pipe or socket)\n", path);
     else
       buf_printf(&r->c.diags, "tilec: error: cannot read '%s': %s\n", path, strerror(e));
     r->c.nerrors = 1;

@@ -965,6 +965,25 @@ static void write_sparse(const char *path, off_t n) {
   close(fd);
 }
 
+/* tilec_compile_file (the library, the JIT's way in) on a directory or a
+ * device says what is wrong with it, not "Invalid argument". */
+static void test_compile_file_not_regular(void **state) {
+  (void)state;
+  struct { const char *path, *want; } cases[] = {
+      {"/tmp", "is a directory"},
+      {"/dev/null", "not a regular file"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tilec_result *r = NULL;
+    tilec_status st = tilec_compile_file(cases[i].path, NULL, &r);
+    assert_int_not_equal(st, TILEC_OK);
+    assert_non_null(r);
+    const char *d = tilec_result_diagnostics(r);
+    if (!strstr(d, cases[i].want)) fail_msg("%s: diagnostics '%s' lack '%s'", cases[i].path, d, cases[i].want);
+    tilec_result_free(r);
+  }
+}
+
 static void test_source_size_limit(void **state) {
   (void)state;
   static const char KERNEL[] = "kernel k(x: *f32) {\n  store(x, 1.0);\n}\n";
@@ -1071,6 +1090,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_metadata_stages),
       cmocka_unit_test(test_null_result_pointer),
       cmocka_unit_test(test_source_size_limit),
+      cmocka_unit_test(test_compile_file_not_regular),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
