@@ -85,6 +85,7 @@ typedef struct Frame { /* what frame_enter hides and frame_leave brings back */
 unsigned sm_name_hash(const char *n);
 Sym *sm_global_find(S *s, const char *name);
 void sm_global_add(S *s, Sym *y);
+void sm_declare_globals(S *s, Program *p);
 LocalEnt *sm_local_entry(S *s, const char *name, bool add);
 Sym *sm_local_find(S *s, const char *name);      /* the innermost visible local, or NULL */
 Sym *sm_lookup(S *s, const char *name);          /* a local, else a global, or NULL */

@@ -1,6 +1,7 @@
 /* sema_env.c - the environment of semantic analysis: globals (functions,
  * top-level constants) in a hash table, locals in a scope chain with a
- * hash table from each name to its innermost binding, and frames. */
+ * hash table from each name to its innermost binding, and frames; the
+ * program's globals declared and checked (sm_declare_globals). */
 #include <string.h>
 
 #include "sema.h"
@@ -131,4 +132,80 @@ void sm_frame_leave(S *s, Frame f) {
   sm_scope_restore(s, NULL);
   s->scope = f.scope;
   s->frame = f.frame;
+}
+
+/* The program's globals: functions (a user's definition replaces the
+ * library's) and top-level constants, duplicates rejected; kernel names
+ * that cannot be PTX symbols; -D names that name no constant parameter. */
+void sm_declare_globals(S *s, Program *p) {
+  Ctx *c = s->c;
+  /* Globals: functions and constants, duplicates rejected. */
+  for (int i = 0; i < p->funcs.len && !dg_too_many(c); i++) {
+    Func *f = p->funcs.data[i];
+    Sym *y = sm_global_find(s, f->name);
+    if (y) {
+      Loc prev = y->kind == SYM_FUNC ? y->fn->loc : y->decl->loc;
+      if (prev.src && prev.src->builtin && !f->loc.src->builtin && y->kind == SYM_FUNC) {
+        y->fn = f; /* the user's definition replaces the library's */
+        continue;
+      }
+      dg_error(c, f->loc, "'%s' is defined twice", f->name);
+      dg_note(c, prev, "the first definition is here");
+      continue;
+    }
+    y = ar_alloc(&c->arena, sizeof *y);
+    y->name = f->name;
+    y->kind = SYM_FUNC;
+    y->fn = f;
+    sm_global_add(s, y);
+  }
+  /* A kernel's name is its PTX entry point, the one user name that reaches
+   * the PTX (parameters become NAME_param_N, locals registers).  ptxas
+   * rejects, among Tile identifiers, exactly: '_' (PTX identifiers are
+   * [a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+), the predefined constant
+   * WARP_SZ, and names of the generated code: the globals tile_smem and
+   * __tile_meta, and DONE, a label of the mbarrier wait loop (LAB_WAIT, its
+   * other label, passes ptxas but is refused with it).  Instruction, type
+   * and directive names without the dot, and special registers without the
+   * %, are accepted. */
+  static const char *const ptx_names[] = {"tile_smem", "__tile_meta", "LAB_WAIT", "DONE", NULL};
+  for (int i = 0; i < p->funcs.len; i++) {
+    Func *f = p->funcs.data[i];
+    if (!f->is_kernel) continue;
+    if (!strcmp(f->name, "_"))
+      dg_error(c, f->loc, "a kernel cannot be named '_': its name becomes a PTX symbol, and PTX does not allow a lone "
+                          "'_' (add a letter or digit)");
+    else if (!strcmp(f->name, "WARP_SZ"))
+      dg_error(c, f->loc, "a kernel cannot be named 'WARP_SZ': its name becomes a PTX symbol, and WARP_SZ is PTX's "
+                          "predefined warp-size constant");
+    for (int k = 0; ptx_names[k]; k++)
+      if (!strcmp(f->name, ptx_names[k]))
+        dg_error(c, f->loc, "a kernel cannot be named '%s': the generated PTX uses that name", f->name);
+  }
+  for (int i = 0; i < p->consts.len && !dg_too_many(c); i++) {
+    ConstDecl *d = p->consts.data[i];
+    Sym *y = sm_global_find(s, d->name);
+    if (y) {
+      dg_error(c, d->loc, "'%s' is defined twice", d->name);
+      dg_note(c, y->kind == SYM_FUNC ? y->fn->loc : y->decl->loc, "the first definition is here");
+      continue;
+    }
+    y = ar_alloc(&c->arena, sizeof *y);
+    y->name = d->name;
+    y->kind = SYM_CONST_DECL;
+    y->decl = d;
+    sm_global_add(s, y);
+  }
+  /* -D names must belong to some kernel's constant parameter. */
+  for (int d = 0; d < c->opts.ndefines; d++) {
+    bool found = false;
+    for (int i = 0; i < p->funcs.len && !found; i++) {
+      Func *f = p->funcs.data[i];
+      if (!f->is_kernel) continue;
+      for (int j = 0; j < f->nparams; j++)
+        if (f->params[j].is_const && !strcmp(f->params[j].name, c->opts.defines[d].name)) found = true;
+    }
+    if (!found) dg_plain(c, "-D %s: no kernel has a constant parameter named '%s'", c->opts.defines[d].name,
+                         c->opts.defines[d].name);
+  }
 }
