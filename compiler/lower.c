@@ -429,6 +429,17 @@ static void skip_ones_mul(Lw *L, TOp *op, LV **in, int n, LV *out) {
   lw_set(op->res[0], out);
 }
 
+/* Is v read back as a wider float by an op after `from` (in its block or
+ * the regions nested there)? */
+static bool widened_in(const TOp *from, const TValue *v) {
+  for (const TOp *o = from; o; o = o->next) {
+    if (o->opc == OP_CAST && o->nopnds == 1 && o->opnds[0] == v) return true;
+    for (int r = 0; r < o->nregions; r++)
+      if (o->regions[r]->first && widened_in(o->regions[r]->first, v)) return true;
+  }
+  return false;
+}
+
 static void lower_elementwise(Lw *L, TOp *op) {
   int n = nregs_of(L, op->res[0]);
   LV *out = lw_new(L, n);
@@ -441,14 +452,30 @@ static void lower_elementwise(Lw *L, TOp *op) {
     }
   }
   /* f32 -> bf16/f16 two registers at a time: one cvt.rn.bf16x2.f32 per pair,
-   * already packed the way mma operands (P of attention) take them */
+   * already packed the way mma operands (P of attention) take them. When the
+   * result is also read back as f32 (jfa_bwd: dS = P (dP - Delta) with P in
+   * bf16), LLVM splits a vector truncf into two scalar cvt.rn.bf16.f32 and
+   * repacks them, and ptxas makes each an F2F on the slow conversion pipe
+   * beside the softmax's MUFU.EX2 (32 F2F + 16 PRMT per thread and Q block
+   * instead of 16 F2FP: 4-8% of the backward): then the pair is converted
+   * by inline PTX, which LLVM cannot split. Only then: where P feeds only
+   * the PV wgmma (the forward), the asm's outputs tied into loop-carried
+   * registers make ptxas serialize the wgmmas (C7513). */
   DType to = (DType)op->to.dt;
   if (op->opc == OP_CAST && op->opnds[0]->type->elem.dt == DT_F32 && (to == DT_BF16 || to == DT_F16) && n % 2 == 0 &&
       in[0]->n == n) {
     MlirType et = lw_elem_type(L, op->to), v2f = lw_vec_type(L->f32, 2), v2h = lw_vec_type(et, 2);
+    bool opaque = widened_in(op->next, op->res[0]);
+    const char *cvt = to == DT_BF16 ? "cvt.rn.bf16x2.f32 $0, $2, $1;" : "cvt.rn.f16x2.f32 $0, $2, $1;";
     for (int r = 0; r < n; r += 2) {
-      MlirValue v = lw_vec_build(L, v2f, 2, (MlirValue[]){in[0]->v[r], in[0]->v[r + 1]});
-      MlirValue h = lw_cast(L, "arith.truncf", v, v2h);
+      MlirValue h;
+      if (opaque) {
+        MlirValue bits = lw_asm(L, cvt, "=r,f,f", 2, (MlirValue[]){in[0]->v[r], in[0]->v[r + 1]}, L->i32, true);
+        h = lw_cast(L, "llvm.bitcast", bits, v2h);
+      } else {
+        MlirValue v = lw_vec_build(L, v2f, 2, (MlirValue[]){in[0]->v[r], in[0]->v[r + 1]});
+        h = lw_cast(L, "arith.truncf", v, v2h);
+      }
       out->v[r] = lw_vec_extract(L, h, 0, et);
       out->v[r + 1] = lw_vec_extract(L, h, 1, et);
     }
