@@ -286,6 +286,15 @@ for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128
   [ $d = 128 ] && check "$name" "dS named barrier not aligned" "$ptx" "barrier\.sync %r[0-9]+, %r[0-9]+;"
   check "$name" "dS stored transposed by stmatrix" "$ptx" "stmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16"
   check_not "$name" "no element-wise 2-byte stores" "$ptx" "st\.shared\.b16"
+  # P^T in bf16 feeds dV's wgmma and is read back as f32 for dS: still one
+  # packed conversion per pair (a scalar cvt.rn.bf16.f32 is an F2F in SASS)
+  check "$name" "P^T and dS^T converted in pairs" "$ptx" "cvt\.rn\.bf16x2\.f32"
+  check_not "$name" "no scalar f32 -> bf16 conversions" "$ptx" "cvt\.rn\.bf16\.f32"
+  # the dQ stage's TMA box: 8 columns (32-byte rows, no bank conflicts) at
+  # D = 128, 32 at D = 64 (where the reducer needs the wide rows)
+  "$TILEC" $defs --emit=meta -o "$tmp/$name.meta" "$JB" 2> /dev/null
+  if [ $d = 128 ]; then check "$name" "dQ stage box" "$tmp/$name.meta" "^tmabox dq_acc 64 8 swizzle 32$"
+  else check "$name" "dQ stage box" "$tmp/$name.meta" "^tmabox dq_acc 64 32 swizzle 128$"; fi
   if [ $det = 1 ]; then
     check "$name" "waits for its turn (acquire)" "$ptx" "ld\.acquire\.gpu\.global\.b32"
     check "$name" "hands the turn on (release)" "$ptx" "st\.release\.gpu\.global\.b32"
