@@ -36,12 +36,14 @@ RT_SRCS   := $(filter-out runtime/jit.c runtime/cache.c,$(wildcard runtime/*.c))
 RT_OBJS   := $(RT_SRCS:%.c=$(B)/obj/%.o)
 JIT_SRCS  := runtime/jit.c runtime/cache.c
 JIT_OBJS  := $(JIT_SRCS:%.c=$(B)/obj/%.o)
+EMU_SRCS  := $(wildcard emu/*.c)
+EMU_OBJS  := $(EMU_SRCS:%.c=$(B)/obj/%.o)
 DSL_FILES := $(sort $(wildcard dsl/std/*.tile))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 
 .PHONY: all test demo san fuzz fuzz-regress fuzz-adversarial install clean examples deps deps-check test-run san-run
-all: $(B)/bin/tilec $(B)/lib/libtilec.a $(B)/lib/libtilert.a $(B)/lib/libtilejit.a unit-bins examples
+all: $(B)/bin/tilec $(B)/lib/libtilec.a $(B)/lib/libtilert.a $(B)/lib/libtilejit.a $(B)/lib/libtileemu.a unit-bins examples
 
 # --- generated -------------------------------------------------------------
 $(B)/gen/lexer.c: compiler/lexer.re compiler/tilec_int.h
@@ -64,6 +66,10 @@ $(B)/obj/runtime/%.o: runtime/%.c $(wildcard include/tile/*.h) $(wildcard runtim
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+$(B)/obj/emu/%.o: emu/%.c emu/emu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
 $(B)/lib/libtilec.a: $(COMP_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
@@ -71,6 +77,10 @@ $(B)/lib/libtilert.a: $(RT_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 $(B)/lib/libtilejit.a: $(JIT_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+# the emulator (emu/): PTX run on the CPU
+$(B)/lib/libtileemu.a: $(EMU_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
@@ -81,10 +91,11 @@ $(B)/bin/tilec: compiler/main.c $(B)/lib/libtilec.a
 # --- tests ----------------------------------------------------------------
 .PHONY: unit-bins
 unit-bins: $(UNIT_BINS)
-$(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a
+$(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a \
+	      $(B)/lib/libtileemu.a emu/emu.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(MLIR_INC) -DTILE_SRC_DIR='"$(CURDIR)"' -DTILE_BUILD_DIR='"$(abspath $(B))"' $< -o $@ \
-	  $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a -lcmocka $(MLIR_LIBS) $(LDLIBS)
+	  $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a $(B)/lib/libtileemu.a -lcmocka $(MLIR_LIBS) $(LDLIBS)
 
 include mk/examples.mk
 include mk/fuzz_host.mk

@@ -9,6 +9,12 @@
  * dg_ (diag.c), lx_ (lexer.re), ps_ (parse.c), ast_ (ast.c), ty_ (type.c),
  * sm_ (sema*.c), ir_ (tir.c), ly_ (layout.c), ps_/pass_ (passes.c),
  * ax_ (axisinfo.c), lw_ (lower*.c), be_ (backend.c), md_ (meta.c).
+ *
+ * Outside the compiler, each its own library: runtime/ (libtilert: driver
+ * through dlopen, modules, TMA descriptors, jagged scheduling; libtilejit:
+ * jit.c and its disk cache), emu/ (libtileemu, the emulator: em_ptx_
+ * (ptx.c) PTX text -> decoded module, em_ (exec.c) threads and CTAs;
+ * docs/emulator.md). The compiler calls neither.
  */
 #ifndef TILEC_INT_H
 #define TILEC_INT_H

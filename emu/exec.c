@@ -1,0 +1,974 @@
+/* exec.c - running a decoded PTX kernel on the CPU (issue 16, first slice).
+ *
+ * Each thread has its own registers and program counter (PTX's model since
+ * Volta: independent thread scheduling). The CTA's threads run one after
+ * another, each until it blocks or ends: a thread blocks at a barrier
+ * (bar.sync) until the barrier's count has arrived, and at a warp
+ * collective (shfl.sync, redux.sync, vote.sync) until every thread of its
+ * member mask stands at the same instruction; then the collective is
+ * computed for all of them at once. A sweep in which no thread moves is a
+ * deadlock, reported with what each blocked thread waits for.
+ *
+ * Memory: generic and global addresses are the host's (checked against the
+ * launch's ranges when it gives them); .shared addresses are offsets in
+ * the CTA's window, which generic addresses reach at EM_SMEM_GENERIC;
+ * parameters live at EM_PARAM_GENERIC. The emulator is sequentially
+ * consistent, so fences and membar order nothing here (the checks of
+ * issue 16 -- proxies, races -- will hang off them).
+ *
+ * Not yet: the asynchronous engines (mbarrier, TMA, wgmma, ...): such an
+ * instruction stops the launch with a report naming it.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu.h"
+
+#define EM_PARAM_GENERIC 0x7f0000000000ull
+#define EM_DEFAULT_STEPS 200000000ull
+
+enum { T_RUN, T_BAR, T_COLL, T_DONE };
+
+typedef struct Thr {
+  uint64_t *r;
+  int pc, state, bar;
+  unsigned tid[3], lane, warp, linear;
+  uint64_t cval, cval2; /* what it brings to a collective */
+  uint32_t cmask;
+} Thr;
+
+typedef struct Cta {
+  const EmModule *m;
+  const EmFunc *f;
+  const EmLaunch *l;
+  Thr *t;
+  int n;
+  uint8_t *smem;
+  size_t smem_size;
+  unsigned ctaid[3];
+  int bar_arrived[16], bar_count[16];
+  int live; /* threads that have not exited */
+  uint64_t steps;
+  char *err;
+  size_t errlen;
+  bool failed;
+} Cta;
+
+/* ---- reports ---- */
+
+static void fail(Cta *c, const Thr *t, const EmIns *in, const char *fmt, ...) {
+  if (c->failed) return;
+  c->failed = true;
+  char what[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  char where[192] = "";
+  if (in) {
+    const char *file = in->file > 0 && in->file < c->m->nfiles && c->m->files[in->file] ? c->m->files[in->file] : NULL;
+    if (file && in->line > 0)
+      snprintf(where, sizeof where, "%s:%d: ", file, in->line);
+  }
+  char who[96] = "";
+  if (t)
+    snprintf(who, sizeof who, " (CTA %u,%u,%u thread %u,%u,%u)", c->ctaid[0], c->ctaid[1], c->ctaid[2], t->tid[0],
+             t->tid[1], t->tid[2]);
+  snprintf(c->err, c->errlen, "%s%s%s%s%s [ptx line %d]", where, what, who, in && in->text ? ": " : "",
+           in && in->text ? in->text : "", in ? in->ptx_line : 0);
+}
+
+/* ---- numbers ---- */
+
+static int type_bits(EmType t) {
+  switch (t) {
+  case ET_PRED: return 1;
+  case ET_B8: case ET_U8: case ET_S8: return 8;
+  case ET_B16: case ET_U16: case ET_S16: case ET_F16: case ET_BF16: return 16;
+  case ET_B64: case ET_U64: case ET_S64: case ET_F64: return 64;
+  default: return 32;
+  }
+}
+static bool is_signed(EmType t) { return t == ET_S8 || t == ET_S16 || t == ET_S32 || t == ET_S64; }
+static bool is_float(EmType t) { return t == ET_F16 || t == ET_BF16 || t == ET_F32 || t == ET_F64; }
+
+static uint64_t mask_of(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+static int64_t sext(uint64_t v, int bits) { return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits); }
+
+static float f32_of(uint64_t bits) {
+  uint32_t u = (uint32_t)bits;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static uint64_t bits_of_f32(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+static double f64_of(uint64_t bits) {
+  double d;
+  memcpy(&d, &bits, 8);
+  return d;
+}
+static uint64_t bits_of_f64(double d) {
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  return u;
+}
+
+/* f32 -> bf16, round to nearest even (NaN stays NaN) */
+static uint16_t bf16_of(float f) {
+  uint32_t u = (uint32_t)bits_of_f32(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+static float f32_of_bf16(uint16_t h) { return f32_of((uint64_t)h << 16); }
+
+/* f32 -> f16, round to nearest even */
+static uint16_t f16_of(float f) {
+  uint32_t u = (uint32_t)bits_of_f32(f), sign = (u >> 16) & 0x8000u;
+  int32_t e = (int32_t)((u >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = u & 0x7fffffu;
+  if (((u >> 23) & 0xff) == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+  if (e <= 0) {
+    if (e < -10) return (uint16_t)sign;
+    mant |= 0x800000u;
+    int shift = 14 - e;
+    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
+  return (uint16_t)(sign | h);
+}
+static float f32_of_f16(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, mant = h & 0x3ffu;
+  if (e == 31) return f32_of(sign | 0x7f800000u | (mant << 13));
+  if (e == 0) {
+    float v = ldexpf((float)mant, -24);
+    return sign ? -v : v;
+  }
+  return f32_of(sign | ((e - 15 + 127) << 23) | (mant << 13));
+}
+
+static float ftz(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
+
+/* ---- operands ---- */
+
+static uint64_t sreg(const Cta *c, const Thr *t, int id) {
+  const EmLaunch *l = c->l;
+  switch (id) {
+  case ESR_TID_X: return t->tid[0];
+  case ESR_TID_Y: return t->tid[1];
+  case ESR_TID_Z: return t->tid[2];
+  case ESR_NTID_X: return l->block[0];
+  case ESR_NTID_Y: return l->block[1];
+  case ESR_NTID_Z: return l->block[2];
+  case ESR_CTAID_X: return c->ctaid[0];
+  case ESR_CTAID_Y: return c->ctaid[1];
+  case ESR_CTAID_Z: return c->ctaid[2];
+  case ESR_NCTAID_X: return l->grid[0];
+  case ESR_NCTAID_Y: return l->grid[1];
+  case ESR_NCTAID_Z: return l->grid[2];
+  case ESR_LANEID: return t->lane;
+  case ESR_WARPID: return t->warp;
+  case ESR_NWARPID: return (unsigned)(c->n + 31) / 32;
+  case ESR_SMID: return 0;
+  case ESR_NSMID: return 1;
+  case ESR_CLOCK: case ESR_CLOCK64: return c->steps;
+  case ESR_LANEMASK_EQ: return 1u << t->lane;
+  case ESR_LANEMASK_LT: return (1u << t->lane) - 1;
+  case ESR_LANEMASK_LE: return (uint32_t)((2ull << t->lane) - 1);
+  case ESR_LANEMASK_GT: return ~(uint32_t)((2ull << t->lane) - 1);
+  case ESR_LANEMASK_GE: return ~((1u << t->lane) - 1);
+  case ESR_DYN_SMEM_SIZE: return c->l->dyn_smem;
+  case ESR_TOTAL_SMEM_SIZE: return c->smem_size;
+  default: return 0;
+  }
+}
+
+static uint64_t sym_addr(const Cta *c, const EmArg *a) {
+  if (a->param) return a->sym >= 0 && a->sym < c->f->nparams ? EM_PARAM_GENERIC + c->f->params[a->sym].offset : 0;
+  if (a->sym < 0 || a->sym >= c->m->nglobals) return 0;
+  const EmGlobal *g = &c->m->globals[a->sym];
+  if (g->space == ES_SHARED) return g->offset; /* a .shared address (cvta.shared makes it generic) */
+  return (uint64_t)(uintptr_t)g->init;
+}
+
+/* The raw bits of a source operand, as a value of type ty. */
+static uint64_t src(const Cta *c, const Thr *t, const EmArg *a, EmType ty) {
+  switch (a->kind) {
+  case EA_REG: {
+    uint64_t v = t->r[a->reg];
+    if (ty == ET_PRED) v = v != 0;
+    return a->neg ? !v : v;
+  }
+  case EA_IMM:
+    if (a->fimm) {
+      if (ty == ET_F64) return a->f32imm ? bits_of_f64(f32_of((uint64_t)a->imm)) : (uint64_t)a->imm;
+      if (ty == ET_F32) return a->f32imm ? (uint64_t)a->imm & 0xffffffffu : bits_of_f32((float)f64_of((uint64_t)a->imm));
+      return (uint64_t)a->imm;
+    }
+    return (uint64_t)a->imm & mask_of(type_bits(ty));
+  case EA_SREG: return sreg(c, t, a->reg);
+  case EA_SYM: return sym_addr(c, a);
+  default: return 0;
+  }
+}
+
+static void dst(Thr *t, const EmArg *a, EmType ty, uint64_t v) {
+  if (a->kind != EA_REG) return; /* `_` */
+  t->r[a->reg] = ty == ET_PRED ? (v != 0) : v & mask_of(type_bits(ty));
+}
+
+/* ---- memory ---- */
+
+/* Host pointer for `bytes` at address a in space sp; NULL (and a report)
+ * when it is outside every window and range. */
+static uint8_t *mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t a, size_t bytes) {
+  if (sp == ES_GENERIC && a >= EM_SMEM_GENERIC && a < EM_SMEM_GENERIC + (1ull << 32)) {
+    sp = ES_SHARED;
+    a -= EM_SMEM_GENERIC;
+  }
+  if ((sp == ES_GENERIC || sp == ES_PARAM) && a >= EM_PARAM_GENERIC && a < EM_PARAM_GENERIC + (1ull << 32)) {
+    a -= EM_PARAM_GENERIC;
+    if (a + bytes > c->l->params_size) {
+      fail(c, t, in, "parameter read at offset %llu (%zu bytes) past the %zu-byte parameter buffer",
+           (unsigned long long)a, bytes, c->l->params_size);
+      return NULL;
+    }
+    return (uint8_t *)c->l->params + a;
+  }
+  if (sp == ES_SHARED) {
+    if (a + bytes > c->smem_size || a + bytes < a) {
+      fail(c, t, in, "shared-memory access at %llu (%zu bytes) outside the CTA's %zu bytes", (unsigned long long)a,
+           bytes, c->smem_size);
+      return NULL;
+    }
+    return c->smem + a;
+  }
+  if (sp == ES_PARAM) {
+    fail(c, t, in, "parameter address %llu outside the parameter space", (unsigned long long)a);
+    return NULL;
+  }
+  if (a % (bytes < 16 ? bytes : 16)) {
+    fail(c, t, in, "misaligned %zu-byte access at 0x%llx", bytes, (unsigned long long)a);
+    return NULL;
+  }
+  for (int i = 0; i < c->m->nglobals; i++) { /* the module's own .global data */
+    const EmGlobal *g = &c->m->globals[i];
+    uint64_t b = (uint64_t)(uintptr_t)g->init;
+    if (g->init && a >= b && a + bytes <= b + g->size) return (uint8_t *)(uintptr_t)a;
+  }
+  if (c->l->nranges > 0) {
+    for (int i = 0; i < c->l->nranges; i++) {
+      uint64_t b = (uint64_t)(uintptr_t)c->l->ranges[i].base;
+      if (a >= b && a + bytes <= b + c->l->ranges[i].bytes) return (uint8_t *)(uintptr_t)a;
+    }
+    fail(c, t, in, "global access at 0x%llx (%zu bytes) outside every allocation", (unsigned long long)a, bytes);
+    return NULL;
+  }
+  if (a < 4096) {
+    fail(c, t, in, "global access at 0x%llx: a null pointer", (unsigned long long)a);
+    return NULL;
+  }
+  return (uint8_t *)(uintptr_t)a;
+}
+
+static uint64_t load_bits(const uint8_t *p, int bytes) {
+  uint64_t v = 0;
+  memcpy(&v, p, (size_t)bytes);
+  return v;
+}
+
+/* ---- arithmetic ---- */
+
+static uint64_t fbin(EmOpc op, EmType ty, uint32_t mod, uint64_t a, uint64_t b) {
+  if (ty == ET_F64) {
+    double x = f64_of(a), y = f64_of(b), r = 0;
+    switch (op) {
+    case EM_ADD: r = x + y; break;
+    case EM_SUB: r = x - y; break;
+    case EM_MUL: r = x * y; break;
+    case EM_DIV: r = x / y; break;
+    case EM_MIN: r = (mod & EMM_NAN) && (isnan(x) || isnan(y)) ? NAN : fmin(x, y); break;
+    case EM_MAX: r = (mod & EMM_NAN) && (isnan(x) || isnan(y)) ? NAN : fmax(x, y); break;
+    default: break;
+    }
+    return bits_of_f64(r);
+  }
+  float x = f32_of(a), y = f32_of(b), r = 0;
+  if (mod & EMM_FTZ) x = ftz(x), y = ftz(y);
+  switch (op) {
+  case EM_ADD: r = x + y; break;
+  case EM_SUB: r = x - y; break;
+  case EM_MUL: r = x * y; break;
+  case EM_DIV: r = (mod & EMM_APPROX) ? x * (1.0f / y) : x / y; break;
+  case EM_MIN: r = (mod & EMM_NAN) && (isnan(x) || isnan(y)) ? NAN : fminf(x, y); break;
+  case EM_MAX: r = (mod & EMM_NAN) && (isnan(x) || isnan(y)) ? NAN : fmaxf(x, y); break;
+  default: break;
+  }
+  if (mod & EMM_FTZ) r = ftz(r);
+  if (mod & EMM_SAT) r = isnan(r) ? 0.0f : r < 0 ? 0.0f : r > 1 ? 1.0f : r;
+  return bits_of_f32(r);
+}
+
+static uint64_t ibin(Cta *c, Thr *t, const EmIns *in, uint64_t a, uint64_t b) {
+  EmType ty = (EmType)in->type;
+  int bits = type_bits(ty);
+  bool s = is_signed(ty);
+  int64_t sa = sext(a, bits), sb = sext(b, bits);
+  switch ((EmOpc)in->opc) {
+  case EM_ADD: return a + b;
+  case EM_SUB: return a - b;
+  case EM_MUL:
+    if (in->mod & EMM_WIDE) return s ? (uint64_t)(sa * sb) : a * b;
+    if (in->mod & EMM_HI) {
+      if (bits == 64) {
+        if (s) return (uint64_t)(((__int128)sa * sb) >> 64);
+        return (uint64_t)(((unsigned __int128)a * b) >> 64);
+      }
+      return s ? (uint64_t)((sa * sb) >> bits) : (a * b) >> bits;
+    }
+    return a * b;
+  case EM_DIV:
+  case EM_REM:
+    if (b == 0 || (s && sb == -1 && sa == sext(1ull << (bits - 1), bits))) {
+      fail(c, t, in, "integer %s by %s", in->opc == EM_DIV ? "division" : "remainder", b == 0 ? "zero" : "-1 of the minimum");
+      return 0;
+    }
+    if (in->opc == EM_DIV) return s ? (uint64_t)(sa / sb) : a / b;
+    return s ? (uint64_t)(sa % sb) : a % b;
+  case EM_MIN: return s ? (uint64_t)(sa < sb ? sa : sb) : (a < b ? a : b);
+  case EM_MAX: return s ? (uint64_t)(sa > sb ? sa : sb) : (a > b ? a : b);
+  case EM_AND: return a & b;
+  case EM_OR: return a | b;
+  case EM_XOR: return a ^ b;
+  case EM_SHL: return b >= (uint64_t)bits ? 0 : a << b;
+  case EM_SHR:
+    if (s) return (uint64_t)(b >= (uint64_t)bits ? (sa < 0 ? -1 : 0) : sa >> b);
+    return b >= (uint64_t)bits ? 0 : (a & mask_of(bits)) >> b;
+  default: return 0;
+  }
+}
+
+static bool compare(EmCmp cmp, EmType ty, uint64_t a, uint64_t b) {
+  if (is_float(ty)) {
+    double x, y;
+    if (ty == ET_F64) x = f64_of(a), y = f64_of(b);
+    else if (ty == ET_F16) x = f32_of_f16((uint16_t)a), y = f32_of_f16((uint16_t)b);
+    else if (ty == ET_BF16) x = f32_of_bf16((uint16_t)a), y = f32_of_bf16((uint16_t)b);
+    else x = f32_of(a), y = f32_of(b);
+    bool un = isnan(x) || isnan(y);
+    switch (cmp) {
+    case EC_EQ: return !un && x == y;
+    case EC_NE: return !un && x != y;
+    case EC_LT: return !un && x < y;
+    case EC_LE: return !un && x <= y;
+    case EC_GT: return !un && x > y;
+    case EC_GE: return !un && x >= y;
+    case EC_EQU: return un || x == y;
+    case EC_NEU: return un || x != y;
+    case EC_LTU: return un || x < y;
+    case EC_LEU: return un || x <= y;
+    case EC_GTU: return un || x > y;
+    case EC_GEU: return un || x >= y;
+    case EC_NUM: return !un;
+    case EC_NAN: return un;
+    default: return false;
+    }
+  }
+  int bits = type_bits(ty);
+  int64_t sa = sext(a, bits), sb = sext(b, bits);
+  uint64_t ua = a & mask_of(bits), ub = b & mask_of(bits);
+  bool s = is_signed(ty);
+  switch (cmp) {
+  case EC_EQ: return ua == ub;
+  case EC_NE: return ua != ub;
+  case EC_LT: return s ? sa < sb : ua < ub;
+  case EC_LE: return s ? sa <= sb : ua <= ub;
+  case EC_GT: return s ? sa > sb : ua > ub;
+  case EC_GE: return s ? sa >= sb : ua >= ub;
+  case EC_LO: return ua < ub;
+  case EC_LS: return ua <= ub;
+  case EC_HI: return ua > ub;
+  case EC_HS: return ua >= ub;
+  default: return false;
+  }
+}
+
+/* A value of type `from` (raw bits) as a double, or as an integer. */
+static double as_double(EmType from, uint64_t v) {
+  switch (from) {
+  case ET_F64: return f64_of(v);
+  case ET_F32: return f32_of(v);
+  case ET_F16: return f32_of_f16((uint16_t)v);
+  case ET_BF16: return f32_of_bf16((uint16_t)v);
+  default: return is_signed(from) ? (double)sext(v, type_bits(from)) : (double)(v & mask_of(type_bits(from)));
+  }
+}
+
+static double round_int(double x, uint32_t mod) {
+  if (mod & EMM_RZI) return trunc(x);
+  if (mod & EMM_RMI) return floor(x);
+  if (mod & EMM_RPI) return ceil(x);
+  return nearbyint(x); /* .rni and float -> int's default */
+}
+
+static uint64_t convert(const EmIns *in, uint64_t v) {
+  EmType to = (EmType)in->type, from = (EmType)in->type2;
+  if (!is_float(to) && !is_float(from)) { /* integer widening/narrowing */
+    int fb = type_bits(from);
+    uint64_t x = is_signed(from) ? (uint64_t)sext(v, fb) : v & mask_of(fb);
+    if (in->mod & EMM_SAT) {
+      int tb = type_bits(to);
+      int64_t lo = is_signed(to) ? -(int64_t)(1ull << (tb - 1)) : 0;
+      uint64_t hi = is_signed(to) ? (1ull << (tb - 1)) - 1 : mask_of(tb);
+      if (is_signed(from) && (int64_t)x < lo) x = (uint64_t)lo;
+      else if (is_signed(from) ? (int64_t)x > 0 && (uint64_t)x > hi : x > hi) x = hi;
+    }
+    return x;
+  }
+  if (!is_float(to)) { /* float -> integer: round, saturate (NaN -> 0) as PTX does */
+    double d = round_int(as_double(from, v), in->mod);
+    int tb = type_bits(to);
+    if (isnan(d)) return 0;
+    if (is_signed(to)) {
+      double lo = -ldexp(1, tb - 1), hi = ldexp(1, tb - 1) - 1;
+      return (uint64_t)(int64_t)(d < lo ? lo : d > hi ? hi : d);
+    }
+    double hi = ldexp(1, tb) - 1;
+    return (uint64_t)(d < 0 ? 0 : d > hi ? hi : d);
+  }
+  double d = as_double(from, v);
+  if (in->mod & (EMM_RNI | EMM_RZI | EMM_RMI | EMM_RPI)) d = round_int(d, in->mod);
+  float f = (float)d; /* round to nearest even; the directed modes step back where it went the wrong way */
+  if (!isnan(d) && (double)f != d) {
+    if ((in->mod & EMM_RZ) && fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f);
+    if ((in->mod & EMM_RM) && (double)f > d) f = nextafterf(f, -INFINITY);
+    if ((in->mod & EMM_RP) && (double)f < d) f = nextafterf(f, INFINITY);
+  }
+  if (in->mod & EMM_FTZ) f = ftz(f);
+  if (in->mod & EMM_SAT) f = isnan(f) ? 0.0f : f < 0 ? 0.0f : f > 1 ? 1.0f : f;
+  switch (to) {
+  case ET_F64: return bits_of_f64(d);
+  case ET_F32: return bits_of_f32(f);
+  case ET_F16: return f16_of(from == ET_F64 ? (float)d : f);
+  case ET_BF16: return bf16_of(f);
+  default: return 0;
+  }
+}
+
+static uint64_t unary_f(const EmIns *in, uint64_t a) {
+  EmType ty = (EmType)in->type;
+  if (ty == ET_F64) {
+    double x = f64_of(a), r = 0;
+    switch ((EmOpc)in->opc) {
+    case EM_NEG: r = -x; break;
+    case EM_ABS: r = fabs(x); break;
+    case EM_RCP: r = 1.0 / x; break;
+    case EM_SQRT: r = sqrt(x); break;
+    case EM_RSQRT: r = 1.0 / sqrt(x); break;
+    default: break;
+    }
+    return bits_of_f64(r);
+  }
+  float x = f32_of(a), r = 0;
+  if (in->mod & EMM_FTZ) x = ftz(x);
+  switch ((EmOpc)in->opc) {
+  case EM_NEG: r = -x; break;
+  case EM_ABS: r = fabsf(x); break;
+  case EM_EX2: r = exp2f(x); break;  /* ex2.approx: within 2 ulp on the GPU; the exact value here */
+  case EM_LG2: r = log2f(x); break;
+  case EM_RCP: r = 1.0f / x; break;
+  case EM_SQRT: r = sqrtf(x); break;
+  case EM_RSQRT: r = 1.0f / sqrtf(x); break;
+  case EM_SIN: r = sinf(x); break;
+  case EM_COS: r = cosf(x); break;
+  case EM_TANH: r = tanhf(x); break;
+  default: break;
+  }
+  if (in->mod & EMM_FTZ) r = ftz(r);
+  return bits_of_f32(r);
+}
+
+/* ---- collectives: shfl.sync, redux.sync, vote.sync ---- */
+
+/* Every thread of the member mask (in t's warp) waits at this pc: compute. */
+static bool coll_ready(Cta *c, Thr *t) {
+  unsigned w0 = t->warp * 32;
+  for (unsigned l = 0; l < 32; l++) {
+    if (!(t->cmask >> l & 1)) continue;
+    if (w0 + l >= (unsigned)c->n) return false;
+    Thr *o = &c->t[w0 + l];
+    if (o->state != T_COLL || o->pc != t->pc) return false;
+  }
+  return true;
+}
+
+static void coll_finish(Cta *c, Thr *t, const EmIns *in) {
+  unsigned w0 = t->warp * 32;
+  uint32_t mask = t->cmask;
+  for (unsigned l = 0; l < 32; l++) {
+    if (!(mask >> l & 1)) continue;
+    Thr *o = &c->t[w0 + l];
+    if (o->cmask != mask) {
+      fail(c, o, in, "warp collective with member masks that disagree (0x%08x and 0x%08x)", mask, o->cmask);
+      return;
+    }
+  }
+  uint64_t red = 0;
+  if (in->opc == EM_REDUX || in->opc == EM_VOTE) {
+    bool first = true;
+    for (unsigned l = 0; l < 32; l++) {
+      if (!(mask >> l & 1)) continue;
+      uint64_t v = c->t[w0 + l].cval;
+      bool s = in->type == ET_S32;
+      if (in->opc == EM_VOTE) {
+        if (in->sub == ESB_BALLOT) red |= (uint64_t)(v != 0) << l;
+        else if (first) red = v != 0;
+        else if (in->sub == ESB_ALL) red = red && v;
+        else if (in->sub == ESB_ANY) red = red || v;
+        else if (in->sub == ESB_VUNI) red = red == (v != 0);
+      } else if (first) red = v & 0xffffffffu;
+      else switch (in->sub) {
+        case ESB_ADD: red = (red + v) & 0xffffffffu; break;
+        case ESB_MIN: red = s ? ((int32_t)v < (int32_t)red ? v : red) : (v < red ? v : red); break;
+        case ESB_MAX: red = s ? ((int32_t)v > (int32_t)red ? v : red) : (v > red ? v : red); break;
+        case ESB_AND: red &= v; break;
+        case ESB_OR: red |= v; break;
+        case ESB_XOR: red ^= v; break;
+        default: break;
+        }
+      first = false;
+    }
+  }
+  for (unsigned l = 0; l < 32; l++) {
+    if (!(mask >> l & 1)) continue;
+    Thr *o = &c->t[w0 + l];
+    if (in->opc == EM_SHFL) {
+      /* shfl.sync.mode.b32 d[|p], a, b, c, membermask: c packs the clamp (bits 0-4) and segment mask (8-12) */
+      uint32_t b = (uint32_t)o->cval2 & 31, cc = (uint32_t)(o->cval2 >> 32);
+      uint32_t clamp = cc & 31, segmask = (cc >> 8) & 31;
+      uint32_t maxl = (l & segmask) | (clamp & ~segmask), minl = l & segmask, j = l;
+      bool ok = true;
+      switch (in->sub) {
+      case ESB_UP: j = l - b; ok = (int)j >= (int)maxl; break;
+      case ESB_DOWN: j = l + b; ok = j <= maxl; break;
+      case ESB_BFLY: j = l ^ b; ok = j <= maxl; break;
+      default: j = minl | (b & ~segmask); ok = j <= maxl; break;
+      }
+      if (!ok || j > 31 || !(mask >> j & 1)) j = l;
+      dst(o, &in->a[0], ET_B32, c->t[w0 + j].cval);
+      if (in->a[1].kind == EA_REG && in->nargs == 6) dst(o, &in->a[1], ET_PRED, ok);
+    } else {
+      dst(o, &in->a[0], in->opc == EM_VOTE && in->sub != ESB_BALLOT ? ET_PRED : ET_B32, red);
+    }
+    o->state = T_RUN;
+    o->pc++;
+  }
+}
+
+/* ---- barriers ---- */
+
+/* Barrier id complete (its count arrived, or every live thread for count
+ * 0): release its waiters. */
+static void release(Cta *c, int id) {
+  int need = c->bar_count[id] ? c->bar_count[id] : c->live;
+  if (c->bar_arrived[id] == 0 || c->bar_arrived[id] < need) return;
+  c->bar_arrived[id] = 0;
+  for (int i = 0; i < c->n; i++)
+    if (c->t[i].state == T_BAR && c->t[i].bar == id) c->t[i].state = T_RUN;
+}
+
+static void release_all(Cta *c) {
+  for (int id = 0; id < 16; id++) release(c, id);
+}
+
+/* ---- one instruction ---- */
+
+static void step(Cta *c, Thr *t) {
+  const EmIns *in = &c->f->ins[t->pc];
+  if (in->guard >= 0 && (t->r[in->guard] != 0) == in->guard_neg) { /* predicated off */
+    t->pc++;
+    return;
+  }
+  EmType ty = (EmType)in->type;
+  const EmArg *a = in->a;
+  switch ((EmOpc)in->opc) {
+  case EM_NOP:
+  case EM_MEMBAR: break;
+  case EM_MOV:
+    if (a[1].kind == EA_VEC) { /* pack: mov.b32 %r, {%h0, %h1} */
+      int n = a[1].nvec, w = type_bits(ty) / (n ? n : 1);
+      uint64_t v = 0;
+      for (int i = 0; i < n; i++)
+        if (a[1].vec[i] >= 0) v |= (t->r[a[1].vec[i]] & mask_of(w)) << (w * i);
+      dst(t, &a[0], ty, v);
+    } else if (a[0].kind == EA_VEC) { /* unpack: mov.b32 {%h0, %h1}, %r */
+      int n = a[0].nvec, w = type_bits(ty) / (n ? n : 1);
+      uint64_t v = src(c, t, &a[1], ty);
+      for (int i = 0; i < n; i++)
+        if (a[0].vec[i] >= 0) t->r[a[0].vec[i]] = (v >> (w * i)) & mask_of(w);
+    } else {
+      dst(t, &a[0], ty, src(c, t, &a[1], ty));
+    }
+    break;
+  case EM_ADD: case EM_SUB: case EM_MUL: case EM_DIV: case EM_REM: case EM_MIN: case EM_MAX:
+  case EM_AND: case EM_OR: case EM_XOR: case EM_SHL: case EM_SHR: {
+    EmType sty = (in->opc == EM_SHL || in->opc == EM_SHR) ? ET_U32 : ty;
+    if (ty == ET_PRED) { /* and.pred, or.pred, xor.pred */
+      uint64_t x = src(c, t, &a[1], ET_PRED), y = src(c, t, &a[2], ET_PRED);
+      dst(t, &a[0], ET_PRED, in->opc == EM_AND ? (x & y) : in->opc == EM_OR ? (x | y) : (x ^ y));
+      break;
+    }
+    uint64_t x = src(c, t, &a[1], ty), y = src(c, t, &a[2], sty);
+    uint64_t r = is_float(ty) ? fbin((EmOpc)in->opc, ty, in->mod, x, y) : ibin(c, t, in, x, y);
+    dst(t, &a[0], (in->mod & EMM_WIDE) ? (is_signed(ty) ? ET_S64 : ET_U64) : ty, r);
+    break;
+  }
+  case EM_MAD:
+  case EM_FMA: {
+    uint64_t x = src(c, t, &a[1], ty), y = src(c, t, &a[2], ty);
+    if (is_float(ty)) {
+      uint64_t z = src(c, t, &a[3], ty), r;
+      if (ty == ET_F64) r = bits_of_f64(fma(f64_of(x), f64_of(y), f64_of(z)));
+      else {
+        float fx = f32_of(x), fy = f32_of(y), fz = f32_of(z);
+        if (in->mod & EMM_FTZ) fx = ftz(fx), fy = ftz(fy), fz = ftz(fz);
+        float fr = fmaf(fx, fy, fz);
+        if (in->mod & EMM_FTZ) fr = ftz(fr);
+        if (in->mod & EMM_SAT) fr = isnan(fr) ? 0.0f : fr < 0 ? 0.0f : fr > 1 ? 1.0f : fr;
+        r = bits_of_f32(fr);
+      }
+      dst(t, &a[0], ty, r);
+    } else {
+      EmIns mul = *in;
+      mul.opc = EM_MUL;
+      uint64_t p = ibin(c, t, &mul, x, y);
+      EmType wt = (in->mod & EMM_WIDE) ? (is_signed(ty) ? ET_S64 : ET_U64) : ty;
+      dst(t, &a[0], wt, p + src(c, t, &a[3], wt));
+    }
+    break;
+  }
+  case EM_NEG: case EM_ABS: case EM_NOT: case EM_CNOT: case EM_EX2: case EM_LG2: case EM_RCP: case EM_SQRT:
+  case EM_RSQRT: case EM_SIN: case EM_COS: case EM_TANH: {
+    uint64_t x = src(c, t, &a[1], ty), r;
+    if (ty == ET_PRED && in->opc == EM_NOT) r = !x;
+    else if (in->opc == EM_NOT) r = ~x;
+    else if (in->opc == EM_CNOT) r = (x & mask_of(type_bits(ty))) == 0;
+    else if (is_float(ty)) r = unary_f(in, x);
+    else if (in->opc == EM_NEG) r = (uint64_t)(-(int64_t)x);
+    else if (in->opc == EM_ABS) {
+      int64_t s = sext(x, type_bits(ty));
+      r = (uint64_t)(s < 0 ? -s : s);
+    } else {
+      fail(c, t, in, "%s on an integer type", em_opc_name((EmOpc)in->opc));
+      return;
+    }
+    dst(t, &a[0], ty, r);
+    break;
+  }
+  case EM_SELP: {
+    uint64_t p = src(c, t, &a[3], ET_PRED);
+    dst(t, &a[0], ty, src(c, t, p ? &a[1] : &a[2], ty));
+    break;
+  }
+  case EM_SETP: {
+    bool r = compare((EmCmp)in->cmp, ty, src(c, t, &a[1], ty), src(c, t, &a[2], ty));
+    int pi = 3;
+    if (a[1].kind == EA_NONE) pi = 3;
+    if (in->bop != EB_NONE && in->nargs > pi) {
+      bool q = src(c, t, &a[pi], ET_PRED);
+      r = in->bop == EB_AND ? (r && q) : in->bop == EB_OR ? (r || q) : (r != q);
+    }
+    dst(t, &a[0], ET_PRED, r);
+    break;
+  }
+  case EM_CVT:
+    dst(t, &a[0], ty, convert(in, src(c, t, &a[1], (EmType)in->type2)));
+    break;
+  case EM_CVTA: {
+    uint64_t x = src(c, t, &a[1], ET_U64);
+    if (in->space == ES_SHARED) x = (in->mod & EMM_TO) ? x - EM_SMEM_GENERIC : x + EM_SMEM_GENERIC;
+    dst(t, &a[0], ty, x);
+    break;
+  }
+  case EM_BFE: {
+    int bits = type_bits(ty);
+    uint64_t x = src(c, t, &a[1], ty);
+    unsigned pos = (unsigned)src(c, t, &a[2], ET_U32) & 0xff, len = (unsigned)src(c, t, &a[3], ET_U32) & 0xff;
+    uint64_t r = 0;
+    bool sbit = false;
+    for (unsigned i = 0; i < (unsigned)bits; i++) {
+      if (i < len) {
+        unsigned p = pos + i;
+        bool b = p < (unsigned)bits ? (x >> p) & 1 : (is_signed(ty) ? (x >> (bits - 1)) & 1 : 0);
+        r |= (uint64_t)b << i;
+        sbit = b;
+      } else if (is_signed(ty) && len > 0) {
+        r |= (uint64_t)sbit << i;
+      }
+    }
+    dst(t, &a[0], ty, r);
+    break;
+  }
+  case EM_BFI: {
+    int bits = type_bits(ty);
+    uint64_t f = src(c, t, &a[1], ty), b = src(c, t, &a[2], ty);
+    unsigned pos = (unsigned)src(c, t, &a[3], ET_U32) & 0xff, len = (unsigned)src(c, t, &a[4], ET_U32) & 0xff;
+    for (unsigned i = 0; i < len && pos + i < (unsigned)bits; i++)
+      b = (b & ~(1ull << (pos + i))) | (((f >> i) & 1) << (pos + i));
+    dst(t, &a[0], ty, b);
+    break;
+  }
+  case EM_PRMT: { /* default mode: each selector nibble picks a byte of {b, a} (bit 3: replicate its sign) */
+    uint64_t x = src(c, t, &a[1], ET_B32), y = src(c, t, &a[2], ET_B32);
+    uint32_t sel = (uint32_t)src(c, t, &a[3], ET_B32);
+    uint64_t bytes = (x & 0xffffffffu) | (y << 32), r = 0;
+    for (int i = 0; i < 4; i++) {
+      unsigned s = (sel >> (4 * i)) & 0xf;
+      uint8_t v = (uint8_t)(bytes >> (8 * (s & 7)));
+      if (s & 8) v = (v & 0x80) ? 0xff : 0;
+      r |= (uint64_t)v << (8 * i);
+    }
+    dst(t, &a[0], ET_B32, r);
+    break;
+  }
+  case EM_LD:
+  case EM_ST: {
+    bool ld = in->opc == EM_LD;
+    const EmArg *ad = ld ? &a[1] : &a[0], *v = ld ? &a[0] : &a[1];
+    int eb = type_bits(ty) / 8, n = in->vec ? in->vec : 1;
+    if (eb < 1) eb = 1;
+    uint64_t addr = (ad->reg >= 0 ? t->r[ad->reg] : 0) + (uint64_t)ad->imm;
+    if (ad->reg < 0 && ad->sym >= 0) addr = sym_addr(c, ad) + (uint64_t)ad->imm;
+    EmSpace sp = (EmSpace)in->space;
+    if (ad->param && sp == ES_PARAM) addr = EM_PARAM_GENERIC + c->f->params[ad->sym].offset + (uint64_t)ad->imm;
+    uint8_t *p = mem(c, t, in, sp == ES_PARAM ? ES_GENERIC : sp, addr, (size_t)(eb * n));
+    if (!p) return;
+    for (int i = 0; i < n; i++) {
+      const EmArg one = {.kind = v->kind == EA_VEC ? (v->vec[i] >= 0 ? EA_REG : EA_SINK) : v->kind,
+                         .reg = v->kind == EA_VEC ? v->vec[i] : v->reg, .imm = v->imm, .fimm = v->fimm,
+                         .f32imm = v->f32imm};
+      if (ld) {
+        uint64_t x = load_bits(p + i * eb, eb);
+        if (is_signed(ty)) x = (uint64_t)sext(x, eb * 8);
+        dst(t, &one, eb == 8 ? ET_B64 : ty == ET_PRED ? ET_B8 : (is_signed(ty) && eb < 4 ? ET_S32 : ty), x);
+      } else {
+        uint64_t x = src(c, t, &one, ty);
+        memcpy(p + i * eb, &x, (size_t)eb);
+      }
+    }
+    break;
+  }
+  case EM_ATOM:
+  case EM_RED: {
+    bool at = in->opc == EM_ATOM;
+    const EmArg *ad = at ? &a[1] : &a[0];
+    int eb = type_bits(ty) / 8;
+    uint64_t addr = (ad->reg >= 0 ? t->r[ad->reg] : sym_addr(c, ad)) + (uint64_t)ad->imm;
+    uint8_t *p = mem(c, t, in, (EmSpace)in->space, addr, (size_t)eb);
+    if (!p) return;
+    uint64_t old = load_bits(p, eb), b = src(c, t, &a[at ? 2 : 1], ty), r = old;
+    switch (in->sub) {
+    case ESB_ADD: r = is_float(ty) ? fbin(EM_ADD, ty, 0, old, b) : old + b; break;
+    case ESB_MIN: case ESB_MAX: {
+      EmIns m = *in;
+      m.opc = in->sub == ESB_MIN ? EM_MIN : EM_MAX;
+      r = is_float(ty) ? fbin((EmOpc)m.opc, ty, 0, old, b) : ibin(c, t, &m, old, b);
+      break;
+    }
+    case ESB_AND: r = old & b; break;
+    case ESB_OR: r = old | b; break;
+    case ESB_XOR: r = old ^ b; break;
+    case ESB_EXCH: r = b; break;
+    case ESB_CAS: r = (old & mask_of(eb * 8)) == (b & mask_of(eb * 8)) ? src(c, t, &a[3], ty) : old; break;
+    case ESB_INC: r = old >= b ? 0 : old + 1; break;
+    case ESB_DEC: r = (old == 0 || old > b) ? b : old - 1; break;
+    default: fail(c, t, in, "unsupported atomic operation"); return;
+    }
+    memcpy(p, &r, (size_t)eb);
+    if (at) dst(t, &a[0], ty, old);
+    break;
+  }
+  case EM_BRA:
+    t->pc = (int)a[0].imm;
+    return;
+  case EM_RET:
+  case EM_EXIT:
+    t->state = T_DONE;
+    c->live--;
+    release_all(c); /* a barrier over the whole CTA no longer waits for it */
+    return;
+  case EM_BAR: {
+    /* count 0 stands for "every thread of the CTA that has not exited" */
+    int id = a[0].kind == EA_NONE ? 0 : (int)src(c, t, &a[0], ET_U32);
+    int count = in->nargs > 1 ? (int)src(c, t, &a[1], ET_U32) : 0;
+    if (id < 0 || id > 15) {
+      fail(c, t, in, "barrier id %d outside 0..15", id);
+      return;
+    }
+    if (in->nargs > 1 && (count <= 0 || count > c->n || count % 32)) {
+      fail(c, t, in, "barrier %d with a thread count of %d (the CTA has %d threads)", id, count, c->n);
+      return;
+    }
+    if (c->bar_arrived[id] > 0 && c->bar_count[id] != count) {
+      fail(c, t, in, "barrier %d: thread counts disagree (%d and %d)", id, c->bar_count[id], count);
+      return;
+    }
+    c->bar_count[id] = count;
+    c->bar_arrived[id]++;
+    t->pc++;
+    if (!(in->mod & EMM_ARRIVE)) {
+      t->state = T_BAR;
+      t->bar = id;
+    }
+    release(c, id);
+    return;
+  }
+  case EM_SHFL:
+  case EM_REDUX:
+  case EM_VOTE: {
+    /* shfl.sync d[, p], a, b, c, mask; redux.sync d, a, mask; vote.sync d, a, mask */
+    int last = in->nargs - 1;
+    t->cmask = (uint32_t)src(c, t, &a[last], ET_B32);
+    if (!(t->cmask >> t->lane & 1)) {
+      fail(c, t, in, "the member mask 0x%08x leaves out the executing lane %u", t->cmask, t->lane);
+      return;
+    }
+    if (in->opc == EM_SHFL) {
+      int ai = in->nargs == 6 ? 2 : 1;
+      t->cval = src(c, t, &a[ai], ET_B32);
+      t->cval2 = (src(c, t, &a[ai + 1], ET_B32) & 0xffffffffu) | (src(c, t, &a[ai + 2], ET_B32) << 32);
+    } else {
+      t->cval = src(c, t, &a[1], in->opc == EM_VOTE ? ET_PRED : ET_B32);
+    }
+    t->state = T_COLL;
+    if (coll_ready(c, t)) coll_finish(c, t, in);
+    return;
+  }
+  case EM_UNSUPPORTED:
+  default:
+    fail(c, t, in, "the emulator cannot run this instruction yet");
+    return;
+  }
+  t->pc++;
+}
+
+/* ---- CTAs ---- */
+
+static const char *waits_for(const Cta *c, const Thr *t, char *buf, size_t n) {
+  if (t->state == T_BAR)
+    snprintf(buf, n, "barrier %d (%d of %d arrived)", t->bar, c->bar_arrived[t->bar], c->bar_count[t->bar]);
+  else if (t->state == T_COLL)
+    snprintf(buf, n, "a warp collective with member mask 0x%08x", t->cmask);
+  else
+    snprintf(buf, n, "nothing");
+  return buf;
+}
+
+static bool run_cta(Cta *c) {
+  uint64_t max = c->l->max_steps ? c->l->max_steps : EM_DEFAULT_STEPS;
+  for (;;) {
+    bool moved = false, left = false;
+    for (int i = 0; i < c->n && !c->failed; i++) {
+      Thr *t = &c->t[i];
+      while (t->state == T_RUN && !c->failed) {
+        if (t->pc < 0 || t->pc >= c->f->nins) {
+          fail(c, t, NULL, "ran off the end of %s (pc %d)", c->f->name, t->pc);
+          break;
+        }
+        step(c, t);
+        moved = true;
+        if (++c->steps > max) {
+          fail(c, t, &c->f->ins[t->pc < c->f->nins ? t->pc : c->f->nins - 1],
+               "still running after %llu instructions: a hang?", (unsigned long long)max);
+          break;
+        }
+      }
+      if (t->state != T_DONE) left = true;
+    }
+    if (c->failed) return false;
+    if (!left) break;
+    if (!moved) { /* deadlock: name the first blocked thread and what it waits for */
+      for (int i = 0; i < c->n; i++) {
+        Thr *t = &c->t[i];
+        if (t->state == T_DONE) continue;
+        char buf[96];
+        fail(c, t, &c->f->ins[t->pc], "deadlock: every thread is blocked; this one waits for %s",
+             waits_for(c, t, buf, sizeof buf));
+        return false;
+      }
+    }
+  }
+  for (int i = 0; i < 16; i++)
+    if (c->bar_arrived[i]) {
+      fail(c, NULL, NULL, "the CTA ended with %d threads arrived at barrier %d and never released",
+           c->bar_arrived[i], i);
+      return false;
+    }
+  return true;
+}
+
+bool em_launch(const EmModule *m, const EmLaunch *l, char *err, size_t errlen) {
+  if (err && errlen) err[0] = 0;
+  char scratch[8];
+  if (!err || !errlen) err = scratch, errlen = sizeof scratch;
+  const EmFunc *f = m ? em_find_func(m, l->kernel) : NULL;
+  if (!f || !f->entry) {
+    snprintf(err, errlen, "no kernel named '%s' in the module", l && l->kernel ? l->kernel : "(null)");
+    return false;
+  }
+  uint64_t nthr = (uint64_t)l->block[0] * l->block[1] * l->block[2];
+  if (nthr == 0 || nthr > 1024 || !l->grid[0] || !l->grid[1] || !l->grid[2]) {
+    snprintf(err, errlen, "launch of %s: block %ux%ux%u, grid %ux%ux%u", f->name, l->block[0], l->block[1],
+             l->block[2], l->grid[0], l->grid[1], l->grid[2]);
+    return false;
+  }
+  if (l->params_size < f->param_bytes) {
+    snprintf(err, errlen, "launch of %s: %zu parameter bytes, the kernel takes %u", f->name, l->params_size,
+             f->param_bytes);
+    return false;
+  }
+  size_t dyn0 = m->static_smem;
+  for (int i = 0; i < m->nglobals; i++)
+    if (m->globals[i].space == ES_SHARED && m->globals[i].is_extern) dyn0 = m->globals[i].offset;
+  Cta c = {.m = m, .f = f, .l = l, .n = (int)nthr, .err = err, .errlen = errlen};
+  c.smem_size = dyn0 + l->dyn_smem;
+  c.t = calloc(nthr, sizeof *c.t);
+  uint64_t *regs = calloc(nthr * (size_t)(f->nregs ? f->nregs : 1), sizeof *regs);
+  c.smem = calloc(c.smem_size ? c.smem_size : 1, 1);
+  bool ok = c.t && regs && c.smem;
+  if (!ok) snprintf(err, errlen, "launch of %s: out of memory", f->name);
+  for (unsigned z = 0; ok && z < l->grid[2]; z++)
+    for (unsigned y = 0; ok && y < l->grid[1]; y++)
+      for (unsigned x = 0; ok && x < l->grid[0]; x++) {
+        c.ctaid[0] = x, c.ctaid[1] = y, c.ctaid[2] = z;
+        memset(regs, 0, nthr * (size_t)(f->nregs ? f->nregs : 1) * sizeof *regs);
+        memset(c.smem, 0, c.smem_size ? c.smem_size : 1);
+        memset(c.bar_arrived, 0, sizeof c.bar_arrived);
+        c.live = (int)nthr;
+        for (unsigned i = 0; i < nthr; i++) {
+          Thr *t = &c.t[i];
+          *t = (Thr){.r = regs + (size_t)i * (size_t)(f->nregs ? f->nregs : 1), .state = T_RUN, .linear = i};
+          t->tid[0] = i % l->block[0];
+          t->tid[1] = (i / l->block[0]) % l->block[1];
+          t->tid[2] = i / (l->block[0] * l->block[1]);
+          t->lane = i % 32, t->warp = i / 32;
+        }
+        c.steps = 0;
+        ok = run_cta(&c);
+      }
+  free(c.t);
+  free(regs);
+  free(c.smem);
+  return ok;
+}
