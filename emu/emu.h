@@ -41,6 +41,8 @@ typedef enum EmOpc {
   EM_REDUX,    /* redux.sync.{min,max,add,and,or,xor}.{u32,s32,b32} */
   EM_VOTE,     /* vote.sync.{all,any,uni,ballot} */
   EM_MEMBAR,   /* membar.* / fence.* (ordering only: the emulator is sequentially consistent) */
+  EM_MMA,      /* mma.sync.aligned.m16n8k16.row.col.f32.X.X.f32, X bf16 or f16 (type2): the warp's D = A*B + C;
+                  a = {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3}; every other mma form is EM_UNSUPPORTED */
   EM_UNSUPPORTED, /* parsed but not executable: executing it is an error naming the opcode */
 } EmOpc;
 
@@ -114,7 +116,7 @@ typedef struct EmArg {
 typedef struct EmIns {
   uint16_t opc;   /* EmOpc */
   uint8_t type;   /* the (last) type suffix: add.s32 -> ET_S32; cvt.f32.s32 -> ET_F32 (destination) */
-  uint8_t type2;  /* the source type of cvt, setp's compared type is `type` */
+  uint8_t type2;  /* the source type of cvt, mma's A/B element type; setp's compared type is `type` */
   uint8_t space;  /* EmSpace of ld/st/atom/red/cvta */
   uint8_t vec;    /* ld/st .v2/.v4: 2 or 4; else 1 */
   uint8_t cmp;    /* EmCmp (setp) */

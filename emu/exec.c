@@ -4,10 +4,11 @@
  * Volta: independent thread scheduling). The CTA's threads run one after
  * another, each until it blocks or ends: a thread blocks at a barrier
  * (bar.sync) until the barrier's count has arrived, and at a warp
- * collective (shfl.sync, redux.sync, vote.sync) until every thread of its
- * member mask stands at the same instruction; then the collective is
- * computed for all of them at once. A sweep in which no thread moves is a
- * deadlock, reported with what each blocked thread waits for.
+ * collective (shfl.sync, redux.sync, vote.sync; mma.sync over the whole
+ * warp) until every thread of its member mask stands at the same
+ * instruction; then the collective is computed for all of them at once. A
+ * sweep in which no thread moves is a deadlock, reported with what each
+ * blocked thread waits for.
  *
  * Memory: generic and global addresses are the host's (checked against the
  * launch's ranges when it gives them); .shared addresses are offsets in
@@ -94,6 +95,9 @@ static int type_bits(EmType t) {
 }
 static bool is_signed(EmType t) { return t == ET_S8 || t == ET_S16 || t == ET_S32 || t == ET_S64; }
 static bool is_float(EmType t) { return t == ET_F16 || t == ET_BF16 || t == ET_F32 || t == ET_F64; }
+
+/* The scalar types cvt converts between (not .pred, not the packed pairs). */
+static bool scalar_type(EmType t) { return t >= ET_B8 && t <= ET_F64 && t != ET_F16X2 && t != ET_BF16X2; }
 
 static uint64_t mask_of(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
 static int64_t sext(uint64_t v, int bits) { return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits); }
@@ -422,6 +426,16 @@ static double round_int(double x, uint32_t mod) {
   return nearbyint(x); /* .rni and float -> int's default */
 }
 
+/* h, x rounded to nearest in a 16-bit float format (back: h's value), moved
+ * one unit to x's other side where a directed mode wants that side: f16 and
+ * bf16 are sign and magnitude, so the neighbour is one unit of magnitude. */
+static uint16_t directed16(uint16_t h, float back, float x, uint32_t mod) {
+  bool step = !isnan(x) && back != x &&
+              (((mod & EMM_RZ) && fabsf(back) > fabsf(x)) || ((mod & EMM_RM) && back > x) || ((mod & EMM_RP) && back < x));
+  if (!step) return h;
+  return (uint16_t)((back > x) != ((h & 0x8000u) != 0) ? h - 1 : h + 1);
+}
+
 static uint64_t convert(const EmIns *in, uint64_t v) {
   EmType to = (EmType)in->type, from = (EmType)in->type2;
   if (!is_float(to) && !is_float(from)) { /* integer widening/narrowing */
@@ -460,8 +474,15 @@ static uint64_t convert(const EmIns *in, uint64_t v) {
   switch (to) {
   case ET_F64: return bits_of_f64(d);
   case ET_F32: return bits_of_f32(f);
-  case ET_F16: return f16_of(from == ET_F64 ? (float)d : f);
-  case ET_BF16: return bf16_of(f);
+  case ET_F16: {
+    float x = from == ET_F64 ? (float)d : f;
+    uint16_t h = f16_of(x);
+    return directed16(h, f32_of_f16(h), x, in->mod);
+  }
+  case ET_BF16: {
+    uint16_t h = bf16_of(f);
+    return directed16(h, f32_of_bf16(h), f, in->mod);
+  }
   default: return 0;
   }
 }
@@ -499,7 +520,7 @@ static uint64_t unary_f(const EmIns *in, uint64_t a) {
   return bits_of_f32(r);
 }
 
-/* ---- collectives: shfl.sync, redux.sync, vote.sync ---- */
+/* ---- collectives: shfl.sync, redux.sync, vote.sync, mma.sync ---- */
 
 /* Every thread of the member mask (in t's warp) waits at this pc: compute. */
 static bool coll_ready(Cta *c, Thr *t) {
@@ -511,6 +532,50 @@ static bool coll_ready(Cta *c, Thr *t) {
     if (o->state != T_COLL || o->pc != t->pc) return false;
   }
   return true;
+}
+
+/* mma.sync.aligned.m16n8k16.row.col.f32.X.X.f32 (X = in->type2, bf16 or
+ * f16) for the warp at w0: D (16x8) = A (16x16) * B (16x8) + C, each lane
+ * holding the pieces that the PTX ISA's "Matrix Fragments for mma.m16n8k16
+ * with floating point type" gives it (groupID g = lane >> 2,
+ * threadID_in_group q = lane % 4; element i of a vector is its register
+ * i / 2 for A and B, low half first, register i for C and D):
+ *   A a0..a7: row g for i in {0, 1, 4, 5}, else g + 8;  col 2q + (i & 1), + 8 for i >= 4
+ *   B b0..b3: row (k) 2q + (i & 1), + 8 for i >= 2;     col (n) g
+ *   C, D c0..c3: row g for i < 2, else g + 8;           col 2q + (i & 1)
+ * The lanes' registers are read here, at completion, rather than stashed
+ * on arrival: a lane blocked at the collective runs nothing, so they still
+ * hold what it brought. Every product of two bf16 or f16 values is exact in
+ * a double, and each D element is their sum plus C's, computed in double
+ * and rounded once to f32 -- the GPU's summation order and intermediate
+ * rounding are unspecified, so a result may differ from it in the last
+ * bits of an f32. d gets the lanes' D registers (written by the caller,
+ * after everything is read, since D may share registers with A, B or C). */
+static void mma_m16n8k16(const Cta *c, unsigned w0, const EmIns *in, uint32_t d[32][4]) {
+  double A[16][16], B[16][8], C[16][8];
+  bool f16 = in->type2 == ET_F16;
+  for (unsigned l = 0; l < 32; l++) {
+    const Thr *o = &c->t[w0 + l];
+    int g = (int)l >> 2, q = (int)l % 4;
+    for (int i = 0; i < 8; i++) {
+      uint16_t h = (uint16_t)(o->r[in->a[1].vec[i / 2]] >> (16 * (i & 1)));
+      A[(i < 2 || (i >= 4 && i < 6)) ? g : g + 8][2 * q + (i & 1) + (i >= 4 ? 8 : 0)] = f16 ? f32_of_f16(h) : f32_of_bf16(h);
+    }
+    for (int i = 0; i < 4; i++) {
+      uint16_t h = (uint16_t)(o->r[in->a[2].vec[i / 2]] >> (16 * (i & 1)));
+      B[2 * q + (i & 1) + (i >= 2 ? 8 : 0)][g] = f16 ? f32_of_f16(h) : f32_of_bf16(h);
+    }
+    for (int i = 0; i < 4; i++) C[i < 2 ? g : g + 8][2 * q + (i & 1)] = f32_of(o->r[in->a[3].vec[i]]);
+  }
+  for (unsigned l = 0; l < 32; l++) {
+    int g = (int)l >> 2, q = (int)l % 4;
+    for (int i = 0; i < 4; i++) {
+      int row = i < 2 ? g : g + 8, col = 2 * q + (i & 1);
+      double s = C[row][col];
+      for (int k = 0; k < 16; k++) s += A[row][k] * B[k][col];
+      d[l][i] = (uint32_t)bits_of_f32((float)s);
+    }
+  }
 }
 
 static void coll_finish(Cta *c, Thr *t, const EmIns *in) {
@@ -525,6 +590,8 @@ static void coll_finish(Cta *c, Thr *t, const EmIns *in) {
     }
   }
   uint64_t red = 0;
+  uint32_t d[32][4];
+  if (in->opc == EM_MMA) mma_m16n8k16(c, w0, in, d);
   if (in->opc == EM_REDUX || in->opc == EM_VOTE) {
     bool first = true;
     for (unsigned l = 0; l < 32; l++) {
@@ -568,6 +635,9 @@ static void coll_finish(Cta *c, Thr *t, const EmIns *in) {
       if (!ok || j > 31 || !(mask >> j & 1)) j = l;
       dst(o, &in->a[0], ET_B32, c->t[w0 + j].cval);
       if (in->a[1].kind == EA_REG && in->nargs == 6) dst(o, &in->a[1], ET_PRED, ok);
+    } else if (in->opc == EM_MMA) {
+      for (int i = 0; i < 4; i++)
+        if (in->a[0].vec[i] >= 0) o->r[in->a[0].vec[i]] = d[l][i];
     } else {
       dst(o, &in->a[0], in->opc == EM_VOTE && in->sub != ESB_BALLOT ? ET_PRED : ET_B32, red);
     }
@@ -693,6 +763,21 @@ static void step(Cta *c, Thr *t) {
     break;
   }
   case EM_CVT:
+    if (ty == ET_BF16X2 || ty == ET_F16X2) { /* cvt.rn.bf16x2.f32 d, a, b: a into the upper half, b the lower */
+      if (in->type2 != ET_F32) {
+        fail(c, t, in, "the emulator cannot run this instruction yet");
+        return;
+      }
+      EmIns one = *in; /* each half as a scalar cvt, its rounding mode kept */
+      one.type = ty == ET_BF16X2 ? ET_BF16 : ET_F16;
+      uint64_t hi = convert(&one, src(c, t, &a[1], ET_F32)), lo = convert(&one, src(c, t, &a[2], ET_F32));
+      dst(t, &a[0], ET_B32, (hi & 0xffffu) << 16 | (lo & 0xffffu));
+      break;
+    }
+    if (!scalar_type(ty) || !scalar_type((EmType)in->type2)) { /* never a silent 0 */
+      fail(c, t, in, "the emulator cannot run this conversion yet");
+      return;
+    }
     dst(t, &a[0], ty, convert(in, src(c, t, &a[1], (EmType)in->type2)));
     break;
   case EM_CVTA: {
@@ -855,6 +940,11 @@ static void step(Cta *c, Thr *t) {
     if (coll_ready(c, t)) coll_finish(c, t, in);
     return;
   }
+  case EM_MMA: /* the whole warp, like a collective over a full mask (.aligned: every lane at this mma) */
+    t->cmask = 0xffffffffu;
+    t->state = T_COLL;
+    if (coll_ready(c, t)) coll_finish(c, t, in);
+    return;
   case EM_UNSUPPORTED:
   default:
     fail(c, t, in, "the emulator cannot run this instruction yet");

@@ -85,7 +85,7 @@ static const char *const opc_names[] = {
     "selp", "setp", "cvt", "cvta", "bfe", "bfi", "prmt",
     "ex2", "lg2", "rcp", "sqrt", "rsqrt", "sin", "cos", "tanh",
     "ld", "st", "atom", "red", "bra", "ret", "exit",
-    "bar", "shfl", "redux", "vote", "membar", "unsupported"};
+    "bar", "shfl", "redux", "vote", "membar", "mma", "unsupported"};
 static const char *const type_names[] = {
     NULL, "pred", "b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64",
     "s8", "s16", "s32", "s64", "f16", "f16x2", "bf16", "bf16x2", "f32", "f64"};
@@ -121,7 +121,7 @@ static const char *const other_sregs[] = {
  * way EmIns cannot say, and number formats it has no type for: ignoring
  * them would silently compute something else. */
 static const char *const unmodeled_mods[] = {
-    "cc", "relu", "xorsign", "shiftamt", "oob", "satfinite", "b128", "tf32", "s4", "u4",
+    "cc", "relu", "xorsign", "shiftamt", "oob", "satfinite", "rs", "b128", "tf32", "s4", "u4",
     "e4m3", "e5m2", "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2"};
 static const char *const prmt_modes[] = {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
 
@@ -712,7 +712,25 @@ static void decode_opcode(const char *s, int len, EmIns *in) {
     in->type2 = (uint8_t)types[1];
     unsup |= ntypes != 2;
   }
+  if (in->opc == EM_MMA) { /* only the forms exec runs, word for word (the ISA fixes the modifiers' order) */
+    in->type2 = teq(s, len, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") ? ET_BF16
+                : teq(s, len, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") ? ET_F16 : ET_NONE;
+    unsup |= in->type2 == ET_NONE;
+  }
   if ((in->opc == EM_BAR && !sync && !(in->mod & EMM_ARRIVE)) || unsup) in->opc = EM_UNSUPPORTED;
+}
+
+/* mma's operands: {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3}, every source a
+ * register (exec reads the vectors without looking again). */
+static bool mma_operands(const EmIns *in) {
+  static const uint8_t n[4] = {4, 4, 2, 4};
+  if (in->nargs != 4) return false;
+  for (int i = 0; i < 4; i++) {
+    if (in->a[i].kind != EA_VEC || in->a[i].nvec != n[i]) return false;
+    for (int j = 0; i > 0 && j < n[i]; j++)
+      if (in->a[i].vec[j] < 0) return false;
+  }
+  return true;
 }
 
 /* A name as a value: special register, register, parameter or global. */
@@ -842,6 +860,8 @@ static bool instruction(Px *P) {
       r = oerr(P, OP_BAD, "expected ',' or ';' after an operand, found %s", tdesc(P));
     if (r == OP_OK && is_p(P, ',')) next(P);
   }
+  if (r == OP_OK && in->opc == EM_MMA && !mma_operands(in))
+    r = oerr(P, OP_BAD, "expected {d0, d1, d2, d3}, {a0, a1, a2, a3}, {b0, b1}, {c0, c1, c2, c3}");
   if (P->failed) return false;
   if (r == OP_BAD && in->opc != EM_UNSUPPORTED) return perr(P, op.line, "%.*s: %s", n, op.s, P->omsg);
   if (r != OP_OK) { /* kept operand-less, for exec to name if it runs */

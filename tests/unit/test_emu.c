@@ -1,6 +1,7 @@
 /* test_emu.c - the emulator (emu/): tilec's PTX for the examples, parsed
  * and run on the CPU against references computed here; the reports for a
- * bad access, an instruction it cannot run yet and broken PTX. */
+ * bad access, a warp missing from an mma, an instruction it cannot run yet
+ * and broken PTX. */
 #include "testutil.h"
 #include "tile/tilec.h"
 #include "../../emu/emu.h"
@@ -138,6 +139,192 @@ static void test_softmax(void **state) {
   em_module_free(m);
 }
 
+/* bf16 <-> float for the test's buffers (round to nearest even; finite values) */
+static uint16_t bf16_of(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+static double double_of_bf16(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* matmul(a, b, c, M, N, K, lda, ldb, ldc): a 64x64 tile of C per program,
+ * 4 warps, bf16 in through mma.sync m16n8k16 with f32 accumulators, bf16
+ * out. Shapes around the 64x64x32 blocks; padded rows everywhere: A's and
+ * B's padding holds NaN (a load the masks leave out would spread it), C's a
+ * sentinel that must survive. Against a float64 product of the same bf16
+ * inputs, within 1e-2 of the row's largest |C| (bf16 output: 2^-9
+ * relative, plus the f32 sums). */
+static void test_matmul(void **state) {
+  (void)state;
+  EmModule *m = module_of("matmul", NULL);
+  size_t smem = last_smem;
+  assert_true(smem > 0); /* the tiles staged in shared memory */
+  const EmFunc *f = em_find_func(m, "matmul");
+  assert_non_null(f);
+  assert_int_equal(f->nparams, 9);
+  int nmma = 0;
+  for (int i = 0; i < f->nins; i++) nmma += f->ins[i].opc == EM_MMA;
+  assert_true(nmma > 0); /* the dot runs on mma.sync, not a fallback */
+  int shapes[][3] = {{64, 64, 32}, {70, 50, 40}, {1, 1, 1}, {130, 65, 33}};
+  const uint16_t nan = 0x7fc0, sentinel = 0xdead;
+  uint64_t seed = 5;
+  for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+    int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], lda = K + 3, ldb = N + 2, ldc = N + 5;
+    uint16_t *a = malloc(sizeof(uint16_t) * M * lda), *b = malloc(sizeof(uint16_t) * K * ldb),
+             *c = malloc(sizeof(uint16_t) * M * ldc);
+    for (int i = 0; i < M * lda; i++) a[i] = i % lda < K ? bf16_of(frand(&seed)) : nan;
+    for (int i = 0; i < K * ldb; i++) b[i] = i % ldb < N ? bf16_of(frand(&seed)) : nan;
+    for (int i = 0; i < M * ldc; i++) c[i] = sentinel;
+    /* the parameter buffer as the kernel declares it: 3 pointers, 6 i32 */
+    uint8_t params[64] = {0};
+    uint64_t ptrs[3] = {(uint64_t)(uintptr_t)a, (uint64_t)(uintptr_t)b, (uint64_t)(uintptr_t)c};
+    int32_t ints[6] = {M, N, K, lda, ldb, ldc};
+    assert_true(f->param_bytes <= sizeof params);
+    for (int i = 0; i < 9; i++) {
+      assert_int_equal(f->params[i].size, i < 3 ? 8 : 4);
+      memcpy(params + f->params[i].offset, i < 3 ? (const void *)&ptrs[i] : (const void *)&ints[i - 3],
+             f->params[i].size);
+    }
+    EmRange rg[3] = {{a, sizeof(uint16_t) * M * lda}, {b, sizeof(uint16_t) * K * ldb}, {c, sizeof(uint16_t) * M * ldc}};
+    EmLaunch l = {.kernel = "matmul", .grid = {(unsigned)(M + 63) / 64, (unsigned)(N + 63) / 64, 1},
+                  .block = {128, 1, 1}, .params = params, .params_size = f->param_bytes, .dyn_smem = smem,
+                  .ranges = rg, .nranges = 3};
+    char err[512];
+    bool ok = em_launch(m, &l, err, sizeof err);
+    if (!ok) print_error("%dx%dx%d: %s\n", M, N, K, err);
+    assert_true(ok);
+    double *want = malloc(sizeof(double) * N);
+    for (int i = 0; i < M; i++) {
+      double big = 0;
+      for (int j = 0; j < N; j++) {
+        want[j] = 0;
+        for (int k = 0; k < K; k++) want[j] += double_of_bf16(a[i * lda + k]) * double_of_bf16(b[k * ldb + j]);
+        big = fmax(big, fabs(want[j]));
+      }
+      for (int j = 0; j < N; j++) {
+        double got = double_of_bf16(c[i * ldc + j]);
+        if (!(fabs(got - want[j]) <= 1e-2 * big + 1e-6)) { /* NaN fails too */
+          print_error("%dx%dx%d: C[%d][%d] = %g, want %g\n", M, N, K, i, j, got, want[j]);
+          fail();
+        }
+      }
+      for (int j = N; j < ldc; j++) assert_int_equal(c[i * ldc + j], sentinel); /* nothing outside M x N */
+    }
+    free(want), free(a), free(b), free(c);
+  }
+  em_module_free(m);
+}
+
+/* mma.sync: a warp with a lane missing deadlocks with a report; the forms
+ * exec does not run stay unsupported; bad operands are a parse error. */
+static void test_mma_reports(void **state) {
+  (void)state;
+  static const char head[] = ".version 8.0\n.target sm_90a\n.address_size 64\n"
+                             ".visible .entry k(.param .u32 k_param_0)\n{\n"
+                             "  .reg .pred %p<2>;\n  .reg .b32 %r<12>;\n"
+                             "  mov.u32 %r0, %tid.x;\n  ld.param.u32 %r1, [k_param_0];\n"
+                             "  setp.ge.u32 %p0, %r0, %r1;\n  @%p0 exit;\n";
+  char ptx[1024], err[512];
+  EmModule *m = NULL;
+  /* threads at or past the parameter exit before the mma */
+  snprintf(ptx, sizeof ptx, "%s  mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%%r2, %%r3, %%r4, %%r5}, "
+           "{%%r6, %%r7, %%r8, %%r9}, {%%r10, %%r11}, {%%r2, %%r3, %%r4, %%r5};\n  ret;\n}\n", head);
+  bool ok = em_ptx_parse(ptx, strlen(ptx), &m, err, sizeof err);
+  if (!ok) print_error("%s\n", err);
+  assert_true(ok);
+  assert_int_equal(em_find_func(m, "k")->ins[4].opc, EM_MMA);
+  uint32_t n = 32;
+  EmLaunch l = {.kernel = "k", .grid = {1, 1, 1}, .block = {64, 1, 1}, .params = &n, .params_size = 4};
+  ok = em_launch(m, &l, err, sizeof err); /* one full warp at the mma, the other gone */
+  if (!ok) print_error("%s\n", err);
+  assert_true(ok);
+  n = 31; /* lane 31 gone */
+  assert_false(em_launch(m, &l, err, sizeof err));
+  assert_non_null(strstr(err, "deadlock"));
+  assert_non_null(strstr(err, "0xffffffff"));
+  assert_non_null(strstr(err, "mma.sync"));
+  n = 64;
+  l.block[0] = 48; /* a partial warp */
+  assert_false(em_launch(m, &l, err, sizeof err));
+  assert_non_null(strstr(err, "deadlock"));
+  em_module_free(m);
+  /* other shapes, accumulator types, modifiers: parsed, not run */
+  const char *other[] = {"mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32",
+                         "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
+                         "mma.sync.aligned.m16n8k16.row.col.f32.f16.bf16.f32",
+                         "mma.sync.aligned.m16n8k16.row.col.satfinite.f32.bf16.bf16.f32",
+                         "mma.sp.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"};
+  for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+    snprintf(ptx, sizeof ptx, "%s  %s {%%r2, %%r3, %%r4, %%r5}, {%%r6, %%r7, %%r8, %%r9}, {%%r10, %%r11}, "
+             "{%%r2, %%r3, %%r4, %%r5};\n  ret;\n}\n", head, other[i]);
+    ok = em_ptx_parse(ptx, strlen(ptx), &m, err, sizeof err);
+    if (!ok) print_error("%s: %s\n", other[i], err);
+    assert_true(ok);
+    assert_int_equal(em_find_func(m, "k")->ins[4].opc, EM_UNSUPPORTED);
+    em_module_free(m);
+  }
+  const char *bad[] = {"{%r2, %r3, %r4, %r5}, {%r6, %r7, %r8, %r9}, {%r10}, {%r2, %r3, %r4, %r5}",
+                       "{%r2, %r3, %r4, %r5}, {%r6, %r7, %r8, %r9}, {%r10, %r11}",
+                       "{%r2, %r3, %r4, %r5}, {%r6, %r7, %r8, _}, {%r10, %r11}, {%r2, %r3, %r4, %r5}",
+                       "{%r2, %r3, %r4, %r5}, %r6, {%r10, %r11}, {%r2, %r3, %r4, %r5}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(ptx, sizeof ptx, "%s  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 %s;\n  ret;\n}\n", head,
+             bad[i]);
+    m = NULL;
+    assert_false(em_ptx_parse(ptx, strlen(ptx), &m, err, sizeof err));
+    assert_non_null(strstr(err, "ptx:12:"));
+  }
+}
+
+/* cvt to bf16x2/f16x2 (matmul's epilogue packs its f32 accumulators so):
+ * the first source in the upper half; the directed roundings at 16 bits.
+ * x = 1 + 0.84 bf16 units (6.75 f16 units) and FLT_MAX, which only
+ * rounding up or to nearest takes to infinity. */
+static void test_cvt_16bit(void **state) {
+  (void)state;
+  static const char ptx[] =
+      ".version 8.0\n.target sm_90a\n.address_size 64\n"
+      ".visible .entry cv(.param .u64 cv_param_0, .param .f32 cv_param_1, .param .f32 cv_param_2)\n{\n"
+      "  .reg .b32 %r<8>;\n  .reg .f32 %f<2>;\n  .reg .b64 %rd<1>;\n  .reg .b16 %rs<4>;\n"
+      "  ld.param.u64 %rd0, [cv_param_0];\n  ld.param.f32 %f0, [cv_param_1];\n  ld.param.f32 %f1, [cv_param_2];\n"
+      "  cvt.rn.bf16x2.f32 %r0, %f0, %f1;\n  cvt.rz.bf16x2.f32 %r1, %f0, %f1;\n"
+      "  cvt.rn.f16x2.f32 %r2, %f0, %f1;\n  cvt.rz.f16x2.f32 %r3, %f0, %f1;\n"
+      "  cvt.rm.bf16.f32 %rs0, %f0;\n  cvt.rp.bf16.f32 %rs1, %f1;\n"
+      "  cvt.rm.bf16.f32 %rs2, %f1;\n  cvt.rp.bf16.f32 %rs3, %f0;\n"
+      "  mov.b32 %r4, {%rs0, %rs1};\n  mov.b32 %r5, {%rs2, %rs3};\n"
+      "  st.global.v4.b32 [%rd0], {%r0, %r1, %r2, %r3};\n  st.global.v2.b32 [%rd0+16], {%r4, %r5};\n"
+      "  ret;\n}\n";
+  char err[512];
+  EmModule *m = NULL;
+  bool ok = em_ptx_parse(ptx, strlen(ptx), &m, err, sizeof err);
+  if (!ok) print_error("%s\n", err);
+  assert_true(ok);
+  const struct { float x; uint32_t want[6]; } cases[] = {
+      {1.0f + 3.0f / 512 + 3.0f / 4096,
+       {0x3f81bf81u, 0x3f80bf80u, 0x3c07bc07u, 0x3c06bc06u, 0xbf803f80u, 0x3f81bf81u}},
+      {3.40282347e38f, {0x7f80ff80u, 0x7f7fff7fu, 0x7c00fc00u, 0x7bfffbffu, 0xff7f7f7fu, 0x7f80ff80u}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    uint32_t out[6] = {0};
+    struct { uint64_t out; float a, b; } p = {(uint64_t)(uintptr_t)out, cases[i].x, -cases[i].x};
+    EmLaunch l = {.kernel = "cv", .grid = {1, 1, 1}, .block = {1, 1, 1}, .params = &p, .params_size = sizeof p};
+    ok = em_launch(m, &l, err, sizeof err);
+    if (!ok) print_error("%s\n", err);
+    assert_true(ok);
+    for (int j = 0; j < 6; j++) {
+      if (out[j] != cases[i].want[j]) print_error("x=%g word %d: 0x%08x, want 0x%08x\n", cases[i].x, j, out[j], cases[i].want[j]);
+      assert_int_equal(out[j], cases[i].want[j]);
+    }
+  }
+  em_module_free(m);
+}
+
 /* An instruction the emulator cannot run yet stops the launch with its
  * name (gemm: wgmma, mbarriers, TMA). */
 static void test_unsupported_report(void **state) {
@@ -198,6 +385,9 @@ int main(void) {
       cmocka_unit_test(test_vector_add),
       cmocka_unit_test(test_out_of_bounds_report),
       cmocka_unit_test(test_softmax),
+      cmocka_unit_test(test_matmul),
+      cmocka_unit_test(test_mma_reports),
+      cmocka_unit_test(test_cvt_16bit),
       cmocka_unit_test(test_unsupported_report),
       cmocka_unit_test(test_parse_hostile),
   };
