@@ -325,6 +325,63 @@ static void test_cvt_16bit(void **state) {
   em_module_free(m);
 }
 
+/* layernorm(x, y, w, b, mean, rstd, n_cols, stride, eps): rows walked in
+ * 1024-wide chunks (so 2500 columns take three), rsqrt, one thread's
+ * scalar stores of the row's mean and 1/std. */
+static void test_layernorm(void **state) {
+  (void)state;
+  EmModule *m = module_of("layernorm", NULL);
+  const EmFunc *f = em_find_func(m, "layernorm");
+  assert_non_null(f);
+  assert_int_equal(f->nparams, 9);
+  int rows = 2, cols[] = {1, 33, 1024, 2500};
+  uint64_t seed = 5;
+  for (size_t k = 0; k < sizeof cols / sizeof *cols; k++) {
+    int nc = cols[k], stride = nc + 1;
+    size_t nx = (size_t)rows * stride;
+    float *x = malloc(sizeof(float) * nx), *y = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nc),
+          *b = malloc(sizeof(float) * nc), mean[2] = {-99, -99}, rstd[2] = {-99, -99};
+    for (size_t i = 0; i < nx; i++) x[i] = 3.0f * frand(&seed) + 1.0f, y[i] = -99.0f;
+    for (int i = 0; i < nc; i++) w[i] = frand(&seed), b[i] = frand(&seed);
+    uint8_t params[64] = {0};
+    uint64_t ptrs[6] = {(uint64_t)(uintptr_t)x, (uint64_t)(uintptr_t)y, (uint64_t)(uintptr_t)w,
+                        (uint64_t)(uintptr_t)b, (uint64_t)(uintptr_t)mean, (uint64_t)(uintptr_t)rstd};
+    for (int i = 0; i < 6; i++) memcpy(params + f->params[i].offset, &ptrs[i], 8);
+    int32_t ints[2] = {nc, stride};
+    float eps = 1e-5f;
+    memcpy(params + f->params[6].offset, &ints[0], 4);
+    memcpy(params + f->params[7].offset, &ints[1], 4);
+    memcpy(params + f->params[8].offset, &eps, 4);
+    EmRange rg[6] = {{x, sizeof(float) * nx}, {y, sizeof(float) * nx}, {w, sizeof(float) * nc},
+                     {b, sizeof(float) * nc}, {mean, sizeof mean}, {rstd, sizeof rstd}};
+    EmLaunch l = {.kernel = "layernorm", .grid = {(unsigned)rows, 1, 1}, .block = {128, 1, 1}, .params = params,
+                  .params_size = f->param_bytes, .ranges = rg, .nranges = 6, .dyn_smem = last_smem};
+    char err[512];
+    bool ok = em_launch(m, &l, err, sizeof err);
+    if (!ok) print_error("cols=%d: %s\n", nc, err);
+    assert_true(ok);
+    for (int r = 0; r < rows; r++) {
+      double mu = 0, var = 0;
+      for (int c = 0; c < nc; c++) mu += x[r * stride + c];
+      mu /= nc;
+      for (int c = 0; c < nc; c++) var += (x[r * stride + c] - mu) * (x[r * stride + c] - mu);
+      double rs = 1.0 / sqrt(var / nc + 1e-5);
+      assert_true(fabs(mean[r] - mu) <= 1e-5 * (fabs(mu) + 1));
+      assert_true(fabs(rstd[r] - rs) <= 1e-4 * rs);
+      for (int c = 0; c < nc; c++) {
+        double want = (x[r * stride + c] - mu) * rs * w[c] + b[c], got = y[r * stride + c];
+        if (fabs(got - want) > 1e-4 * (fabs(want) + 1)) {
+          print_error("cols=%d row %d col %d: %g, want %g\n", nc, r, c, got, want);
+          fail();
+        }
+      }
+      assert_true(y[r * stride + nc] == -99.0f); /* the padding column untouched */
+    }
+    free(x), free(y), free(w), free(b);
+  }
+  em_module_free(m);
+}
+
 /* An instruction the emulator cannot run yet stops the launch with its
  * name (gemm: wgmma, mbarriers, TMA). */
 static void test_unsupported_report(void **state) {
@@ -385,6 +442,7 @@ int main(void) {
       cmocka_unit_test(test_vector_add),
       cmocka_unit_test(test_out_of_bounds_report),
       cmocka_unit_test(test_softmax),
+      cmocka_unit_test(test_layernorm),
       cmocka_unit_test(test_matmul),
       cmocka_unit_test(test_mma_reports),
       cmocka_unit_test(test_cvt_16bit),
