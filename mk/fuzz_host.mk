@@ -3,6 +3,7 @@
 #
 #   fuzz_jfa_args  the JFA host API's argument checks (jfa.h)
 #   fuzz_loader    the runtime's cubin/ELF and metadata loader
+#   fuzz_ptx       the emulator's PTX parser, and what it accepts run briefly
 #
 #   make fuzz-host FUZZ_SECONDS=120   build both, run each for FUZZ_SECONDS
 #   make fuzz-host-bins               build only
@@ -22,8 +23,9 @@ FUZZ_SECONDS      ?= 60
 FUZZ_HOST_ARGS    ?=
 FUZZ_HOST_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_HOST_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 $(FUZZ_HOST_SAN) -Iinclude -Iruntime
-FUZZ_HOST_TARGETS := fuzz_jfa_args fuzz_loader
+FUZZ_HOST_TARGETS := fuzz_jfa_args fuzz_loader fuzz_ptx
 FUZZ_HOST_RT_OBJS := $(RT_SRCS:%.c=$(FUZZ_HOST_B)/obj/%.o)
+FUZZ_HOST_EMU_OBJS := $(EMU_SRCS:%.c=$(FUZZ_HOST_B)/obj/%.o)
 FUZZ_HOST_JFA     := examples/jagged_attention/jfa.c examples/jagged_attention/jfa_bwd.c \
                      examples/jagged_attention/jfa_check.c examples/jagged_attention/jfa.h \
                      examples/jagged_attention/jfa_int.h
@@ -46,6 +48,13 @@ $(FUZZ_HOST_B)/obj/runtime/%.o: runtime/%.c $(wildcard include/tile/*.h) $(wildc
 	@mkdir -p $(dir $@)
 	$(FUZZ_HOST_CC) $(FUZZ_HOST_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
+$(FUZZ_HOST_B)/obj/emu/%.o: emu/%.c emu/emu.h | fuzz-host-probe
+	@mkdir -p $(dir $@)
+	$(FUZZ_HOST_CC) $(FUZZ_HOST_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_HOST_B)/fuzz_ptx: tests/fuzz/fuzz_ptx.c $(FUZZ_HOST_EMU_OBJS)
+	$(FUZZ_HOST_CC) $(FUZZ_HOST_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_HOST_EMU_OBJS) -o $@ -lm
+
 $(FUZZ_HOST_B)/fuzz_jfa_args: tests/fuzz/fuzz_jfa_args.c $(FUZZ_HOST_JFA) $(FUZZ_HOST_RT_OBJS)
 	$(FUZZ_HOST_CC) $(FUZZ_HOST_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_HOST_RT_OBJS) -o $@ -ldl -lpthread -lm
 
@@ -62,7 +71,7 @@ fuzz-host: fuzz-host-bins
 	  seeds=tests/fuzz/seeds_$${t#fuzz_}; art=$(FUZZ_HOST_B)/artifacts/$$t; log=$(FUZZ_HOST_B)/$$t.log; \
 	  mkdir -p $(FUZZ_HOST_B)/corpus/$$t $$art; \
 	  before=$$(ls $$art | wc -l); \
-	  case $$t in fuzz_loader) max=20000;; *) max=1024;; esac; \
+	  case $$t in fuzz_loader|fuzz_ptx) max=20000;; *) max=1024;; esac; \
 	  echo "fuzz-host: $$t for $(FUZZ_SECONDS) s (log: $$log)"; \
 	  ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
 	  UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
