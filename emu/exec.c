@@ -294,6 +294,12 @@ static uint64_t load_bits(const uint8_t *p, int bytes) {
 
 /* ---- arithmetic ---- */
 
+/* The destination type of .wide: twice the width. */
+static EmType wide_type(EmType t) {
+  if (type_bits(t) == 16) return is_signed(t) ? ET_S32 : ET_U32;
+  return is_signed(t) ? ET_S64 : ET_U64;
+}
+
 static uint64_t fbin(EmOpc op, EmType ty, uint32_t mod, uint64_t a, uint64_t b) {
   if (ty == ET_F64) {
     double x = f64_of(a), y = f64_of(b), r = 0;
@@ -328,11 +334,21 @@ static uint64_t ibin(Cta *c, Thr *t, const EmIns *in, uint64_t a, uint64_t b) {
   EmType ty = (EmType)in->type;
   int bits = type_bits(ty);
   bool s = is_signed(ty);
+  a &= mask_of(bits); /* a register may hold more bits than the type reads */
+  if (in->opc != EM_SHL && in->opc != EM_SHR) b &= mask_of(bits);
   int64_t sa = sext(a, bits), sb = sext(b, bits);
+  if ((in->mod & EMM_SAT) && ty == ET_S32 && (in->opc == EM_ADD || in->opc == EM_SUB)) { /* add.sat.s32 clamps */
+    int64_t r = in->opc == EM_ADD ? sa + sb : sa - sb;
+    return (uint64_t)(r > INT32_MAX ? INT32_MAX : r < INT32_MIN ? INT32_MIN : r);
+  }
   switch ((EmOpc)in->opc) {
   case EM_ADD: return a + b;
   case EM_SUB: return a - b;
   case EM_MUL:
+    if ((in->mod & EMM_WIDE) && bits > 32) {
+      fail(c, t, in, ".wide on a 64-bit type");
+      return 0;
+    }
     if (in->mod & EMM_WIDE) return s ? (uint64_t)(sa * sb) : a * b;
     if (in->mod & EMM_HI) {
       if (bits == 64) {
@@ -344,10 +360,11 @@ static uint64_t ibin(Cta *c, Thr *t, const EmIns *in, uint64_t a, uint64_t b) {
     return a * b;
   case EM_DIV:
   case EM_REM:
-    if (b == 0 || (s && sb == -1 && sa == sext(1ull << (bits - 1), bits))) {
-      fail(c, t, in, "integer %s by %s", in->opc == EM_DIV ? "division" : "remainder", b == 0 ? "zero" : "-1 of the minimum");
+    if ((b & mask_of(bits)) == 0) {
+      fail(c, t, in, "integer %s by zero", in->opc == EM_DIV ? "division" : "remainder");
       return 0;
     }
+    if (s && sb == -1) return in->opc == EM_DIV ? 0 - a : 0; /* the minimum / -1 wraps, as the GPU does */
     if (in->opc == EM_DIV) return s ? (uint64_t)(sa / sb) : a / b;
     return s ? (uint64_t)(sa % sb) : a % b;
   case EM_MIN: return s ? (uint64_t)(sa < sb ? sa : sb) : (a < b ? a : b);
@@ -454,12 +471,14 @@ static uint64_t convert(const EmIns *in, uint64_t v) {
     double d = round_int(as_double(from, v), in->mod);
     int tb = type_bits(to);
     if (isnan(d)) return 0;
-    if (is_signed(to)) {
-      double lo = -ldexp(1, tb - 1), hi = ldexp(1, tb - 1) - 1;
-      return (uint64_t)(int64_t)(d < lo ? lo : d > hi ? hi : d);
+    if (is_signed(to)) { /* the bounds as powers of two: 2^63 - 1 is not a double */
+      if (d >= ldexp(1, tb - 1)) return mask_of(tb) >> 1;
+      if (d < -ldexp(1, tb - 1)) return 1ull << (tb - 1);
+      return (uint64_t)(int64_t)d;
     }
-    double hi = ldexp(1, tb) - 1;
-    return (uint64_t)(d < 0 ? 0 : d > hi ? hi : d);
+    if (d <= 0) return 0;
+    if (d >= ldexp(1, tb)) return mask_of(tb);
+    return (uint64_t)d;
   }
   double d = as_double(from, v);
   if (in->mod & (EMM_RNI | EMM_RZI | EMM_RMI | EMM_RPI)) d = round_int(d, in->mod);
@@ -592,18 +611,25 @@ static void coll_finish(Cta *c, Thr *t, const EmIns *in) {
   uint64_t red = 0;
   uint32_t d[32][4];
   if (in->opc == EM_MMA) mma_m16n8k16(c, w0, in, d);
+  if (in->opc == EM_REDUX && in->type != ET_U32 && in->type != ET_S32 && in->type != ET_B32) {
+    fail(c, t, in, "the emulator cannot run this reduction's type yet");
+    return;
+  }
   if (in->opc == EM_REDUX || in->opc == EM_VOTE) {
-    bool first = true;
+    bool first = true, v0 = false, uni = true; /* vote.uni: every lane's value equals the first's */
     for (unsigned l = 0; l < 32; l++) {
       if (!(mask >> l & 1)) continue;
       uint64_t v = c->t[w0 + l].cval;
       bool s = in->type == ET_S32;
       if (in->opc == EM_VOTE) {
         if (in->sub == ESB_BALLOT) red |= (uint64_t)(v != 0) << l;
-        else if (first) red = v != 0;
+        else if (in->sub == ESB_VUNI) {
+          if (first) v0 = v != 0;
+          uni = uni && (v != 0) == v0;
+          red = uni;
+        } else if (first) red = v != 0;
         else if (in->sub == ESB_ALL) red = red && v;
         else if (in->sub == ESB_ANY) red = red || v;
-        else if (in->sub == ESB_VUNI) red = red == (v != 0);
       } else if (first) red = v & 0xffffffffu;
       else switch (in->sub) {
         case ESB_ADD: red = (red + v) & 0xffffffffu; break;
@@ -662,6 +688,53 @@ static void release_all(Cta *c) {
   for (int id = 0; id < 16; id++) release(c, id);
 }
 
+/* ---- operand checks ---- */
+
+/* The fewest operands each executable opcode reads (the parser checks only
+ * their syntax): an instruction with fewer is refused, never indexed. */
+static int min_args(EmOpc o) {
+  switch (o) {
+  case EM_NOP: case EM_MEMBAR: case EM_RET: case EM_EXIT: return 0;
+  case EM_BRA: case EM_BAR: return 1;
+  case EM_MOV: case EM_NEG: case EM_ABS: case EM_NOT: case EM_CNOT: case EM_CVT: case EM_CVTA: case EM_EX2:
+  case EM_LG2: case EM_RCP: case EM_SQRT: case EM_RSQRT: case EM_SIN: case EM_COS: case EM_TANH: case EM_LD:
+  case EM_ST: case EM_RED: return 2;
+  case EM_SELP: return 4;
+  case EM_SHFL: return 5;
+  case EM_MAD: case EM_FMA: case EM_BFE: case EM_PRMT: return 4;
+  case EM_BFI: return 5;
+  case EM_MMA: return 4;
+  default: return 3; /* binary ops, setp, atom, redux, vote */
+  }
+}
+
+/* The 16-bit float types and the packed pairs: arithmetic on them is not
+ * emulated yet (conversions are) -- refused rather than run as f32. */
+static bool half_type(EmType t) { return t == ET_F16 || t == ET_BF16 || t == ET_F16X2 || t == ET_BF16X2; }
+
+/* Write a loaded or converted value into register `reg` at the width the
+ * register was declared with, sign-extending signed values (PTX allows a
+ * destination wider than the instruction's type). */
+static void dst_wide(const Cta *c, Thr *t, const EmArg *a, EmType ty, uint64_t v) {
+  if (a->kind != EA_REG) return;
+  int bits = type_bits(ty), rb = type_bits((EmType)c->f->reg_type[a->reg]);
+  if (rb < bits || c->f->reg_type[a->reg] == ET_NONE) rb = bits;
+  if (is_signed(ty)) v = (uint64_t)sext(v, bits);
+  t->r[a->reg] = v & mask_of(rb);
+}
+
+/* The address of a memory operand ([reg + imm], [sym + imm]); false (with
+ * a report) for anything else. */
+static bool addr_of(Cta *c, Thr *t, const EmIns *in, const EmArg *ad, uint64_t *out) {
+  if (ad->kind == EA_ADDR && ad->reg >= 0) *out = t->r[ad->reg] + (uint64_t)ad->imm;
+  else if ((ad->kind == EA_ADDR || ad->kind == EA_SYM) && ad->sym >= 0) *out = sym_addr(c, ad) + (uint64_t)ad->imm;
+  else {
+    fail(c, t, in, "not a memory address operand");
+    return false;
+  }
+  return true;
+}
+
 /* ---- one instruction ---- */
 
 static void step(Cta *c, Thr *t) {
@@ -672,6 +745,15 @@ static void step(Cta *c, Thr *t) {
   }
   EmType ty = (EmType)in->type;
   const EmArg *a = in->a;
+  if (in->opc != EM_UNSUPPORTED && in->nargs < min_args((EmOpc)in->opc)) {
+    fail(c, t, in, "%s with %d operands", em_opc_name((EmOpc)in->opc), in->nargs);
+    return;
+  }
+  if (half_type(ty) && in->opc != EM_CVT && in->opc != EM_MOV && in->opc != EM_LD && in->opc != EM_ST &&
+      in->opc != EM_SELP && in->opc != EM_MMA) {
+    fail(c, t, in, "the emulator cannot run 16-bit float arithmetic yet");
+    return;
+  }
   switch ((EmOpc)in->opc) {
   case EM_NOP:
   case EM_MEMBAR: break;
@@ -701,7 +783,7 @@ static void step(Cta *c, Thr *t) {
     }
     uint64_t x = src(c, t, &a[1], ty), y = src(c, t, &a[2], sty);
     uint64_t r = is_float(ty) ? fbin((EmOpc)in->opc, ty, in->mod, x, y) : ibin(c, t, in, x, y);
-    dst(t, &a[0], (in->mod & EMM_WIDE) ? (is_signed(ty) ? ET_S64 : ET_U64) : ty, r);
+    dst(t, &a[0], (in->mod & EMM_WIDE) ? wide_type(ty) : ty, r);
     break;
   }
   case EM_MAD:
@@ -723,7 +805,7 @@ static void step(Cta *c, Thr *t) {
       EmIns mul = *in;
       mul.opc = EM_MUL;
       uint64_t p = ibin(c, t, &mul, x, y);
-      EmType wt = (in->mod & EMM_WIDE) ? (is_signed(ty) ? ET_S64 : ET_U64) : ty;
+      EmType wt = (in->mod & EMM_WIDE) ? wide_type(ty) : ty;
       dst(t, &a[0], wt, p + src(c, t, &a[3], wt));
     }
     break;
@@ -735,10 +817,10 @@ static void step(Cta *c, Thr *t) {
     else if (in->opc == EM_NOT) r = ~x;
     else if (in->opc == EM_CNOT) r = (x & mask_of(type_bits(ty))) == 0;
     else if (is_float(ty)) r = unary_f(in, x);
-    else if (in->opc == EM_NEG) r = (uint64_t)(-(int64_t)x);
+    else if (in->opc == EM_NEG) r = 0 - x;
     else if (in->opc == EM_ABS) {
       int64_t s = sext(x, type_bits(ty));
-      r = (uint64_t)(s < 0 ? -s : s);
+      r = s < 0 ? 0 - (uint64_t)s : (uint64_t)s;
     } else {
       fail(c, t, in, "%s on an integer type", em_opc_name((EmOpc)in->opc));
       return;
@@ -752,14 +834,23 @@ static void step(Cta *c, Thr *t) {
     break;
   }
   case EM_SETP: {
-    bool r = compare((EmCmp)in->cmp, ty, src(c, t, &a[1], ty), src(c, t, &a[2], ty));
-    int pi = 3;
-    if (a[1].kind == EA_NONE) pi = 3;
-    if (in->bop != EB_NONE && in->nargs > pi) {
-      bool q = src(c, t, &a[pi], ET_PRED);
-      r = in->bop == EB_AND ? (r && q) : in->bop == EB_OR ? (r || q) : (r != q);
+    /* setp.cmp[.bop] p[|q], a, b[, c]: t = a cmp b; p = t bop c; q = !t bop c */
+    bool two = in->nargs == (in->bop != EB_NONE ? 5 : 4);
+    int s0 = two ? 2 : 1;
+    uint64_t x = src(c, t, &a[s0], ty), y = src(c, t, &a[s0 + 1], ty);
+    if ((in->mod & EMM_FTZ) && ty == ET_F32) x = bits_of_f32(ftz(f32_of(x))), y = bits_of_f32(ftz(f32_of(y)));
+    bool r = compare((EmCmp)in->cmp, ty, x, y), q = !r;
+    if (in->bop != EB_NONE) {
+      if (in->nargs < s0 + 3) {
+        fail(c, t, in, "setp.%s without its predicate operand", in->bop == EB_AND ? "and" : in->bop == EB_OR ? "or" : "xor");
+        return;
+      }
+      bool cc = src(c, t, &a[s0 + 2], ET_PRED);
+      r = in->bop == EB_AND ? (r && cc) : in->bop == EB_OR ? (r || cc) : (r != cc);
+      q = in->bop == EB_AND ? (q && cc) : in->bop == EB_OR ? (q || cc) : (q != cc);
     }
     dst(t, &a[0], ET_PRED, r);
+    if (two) dst(t, &a[1], ET_PRED, q);
     break;
   }
   case EM_CVT:
@@ -778,7 +869,7 @@ static void step(Cta *c, Thr *t) {
       fail(c, t, in, "the emulator cannot run this conversion yet");
       return;
     }
-    dst(t, &a[0], ty, convert(in, src(c, t, &a[1], (EmType)in->type2)));
+    dst_wide(c, t, &a[0], ty, convert(in, src(c, t, &a[1], (EmType)in->type2)));
     break;
   case EM_CVTA: {
     uint64_t x = src(c, t, &a[1], ET_U64);
@@ -833,20 +924,24 @@ static void step(Cta *c, Thr *t) {
     const EmArg *ad = ld ? &a[1] : &a[0], *v = ld ? &a[0] : &a[1];
     int eb = type_bits(ty) / 8, n = in->vec ? in->vec : 1;
     if (eb < 1) eb = 1;
-    uint64_t addr = (ad->reg >= 0 ? t->r[ad->reg] : 0) + (uint64_t)ad->imm;
-    if (ad->reg < 0 && ad->sym >= 0) addr = sym_addr(c, ad) + (uint64_t)ad->imm;
+    if (n > 4 || (n > 1 && (v->kind != EA_VEC || v->nvec != n)) || (n == 1 && v->kind == EA_VEC)) {
+      fail(c, t, in, "the vector operand does not match .v%d", n);
+      return;
+    }
+    uint64_t addr;
+    if (!addr_of(c, t, in, ad, &addr)) return;
     EmSpace sp = (EmSpace)in->space;
-    if (ad->param && sp == ES_PARAM) addr = EM_PARAM_GENERIC + c->f->params[ad->sym].offset + (uint64_t)ad->imm;
+    if (!ld && sp == ES_PARAM) {
+      fail(c, t, in, "a store to the kernel's parameters");
+      return;
+    }
     uint8_t *p = mem(c, t, in, sp == ES_PARAM ? ES_GENERIC : sp, addr, (size_t)(eb * n));
     if (!p) return;
     for (int i = 0; i < n; i++) {
-      const EmArg one = {.kind = v->kind == EA_VEC ? (v->vec[i] >= 0 ? EA_REG : EA_SINK) : v->kind,
-                         .reg = v->kind == EA_VEC ? v->vec[i] : v->reg, .imm = v->imm, .fimm = v->fimm,
-                         .f32imm = v->f32imm};
+      EmArg one = *v;
+      if (v->kind == EA_VEC) one.kind = v->vec[i] >= 0 ? EA_REG : EA_SINK, one.reg = v->vec[i];
       if (ld) {
-        uint64_t x = load_bits(p + i * eb, eb);
-        if (is_signed(ty)) x = (uint64_t)sext(x, eb * 8);
-        dst(t, &one, eb == 8 ? ET_B64 : ty == ET_PRED ? ET_B8 : (is_signed(ty) && eb < 4 ? ET_S32 : ty), x);
+        dst_wide(c, t, &one, ty == ET_PRED ? ET_B8 : ty, load_bits(p + i * eb, eb));
       } else {
         uint64_t x = src(c, t, &one, ty);
         memcpy(p + i * eb, &x, (size_t)eb);
@@ -859,7 +954,8 @@ static void step(Cta *c, Thr *t) {
     bool at = in->opc == EM_ATOM;
     const EmArg *ad = at ? &a[1] : &a[0];
     int eb = type_bits(ty) / 8;
-    uint64_t addr = (ad->reg >= 0 ? t->r[ad->reg] : sym_addr(c, ad)) + (uint64_t)ad->imm;
+    uint64_t addr;
+    if (eb < 1 || !addr_of(c, t, in, ad, &addr)) return;
     uint8_t *p = mem(c, t, in, (EmSpace)in->space, addr, (size_t)eb);
     if (!p) return;
     uint64_t old = load_bits(p, eb), b = src(c, t, &a[at ? 2 : 1], ty), r = old;

@@ -382,6 +382,76 @@ static void test_layernorm(void **state) {
   em_module_free(m);
 }
 
+/* A hand-written kernel k(out) on `block` threads: true when it ran; out
+ * is 16 u64 words prefilled with 0xab.. */
+static bool run_k(const char *body, unsigned block, uint64_t *out, char *err, size_t errlen) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n"
+           ".reg .b64 %%rd<8>;\n.reg .b32 %%r<8>;\n.reg .b16 %%rs<4>;\n.reg .pred %%p<8>;\n"
+           "ld.param.u64 %%rd1, [out];\n%s\nret;\n}\n", body);
+  EmModule *m = NULL;
+  if (!em_ptx_parse(text, strlen(text), &m, err, errlen)) return false;
+  memset(out, 0xab, 16 * sizeof *out);
+  struct { uint64_t p; } p = {(uint64_t)(uintptr_t)out};
+  EmRange rg = {out, 16 * sizeof *out};
+  EmLaunch l = {.kernel = "k", .grid = {1, 1, 1}, .block = {block, 1, 1}, .params = &p, .params_size = sizeof p,
+                .ranges = &rg, .nranges = 1};
+  bool ok = em_launch(m, &l, err, errlen);
+  em_module_free(m);
+  return ok;
+}
+
+/* Semantics a review against the PTX ISA found wrong in the first version
+ * (each case failed then). */
+static void test_isa_cases(void **state) {
+  (void)state;
+  uint64_t out[16];
+  char err[512];
+  /* setp with two destinations: p = (a < b), q = !(a < b) */
+  assert_true(run_k("setp.lt.s32 %p3|%p4, 5, 2;\nselp.u64 %rd2, 1, 0, %p3;\nselp.u64 %rd3, 1, 0, %p4;\n"
+                    "st.global.u64 [%rd1], %rd2;\nst.global.u64 [%rd1+8], %rd3;", 1, out, err, sizeof err));
+  assert_int_equal(out[0], 0);
+  assert_int_equal(out[1], 1);
+  /* vote.uni: every lane false is uniform */
+  assert_true(run_k("setp.ne.s32 %p1, 0, 0;\nvote.sync.uni.pred %p2, %p1, 0xffffffff;\nselp.u64 %rd2, 1, 0, %p2;\n"
+                    "st.global.u64 [%rd1], %rd2;", 32, out, err, sizeof err));
+  assert_int_equal(out[0], 1);
+  /* add.sat.s32 clamps; neg/abs of the minimum wrap (no C overflow: the sanitizer build runs this) */
+  assert_true(run_k("add.sat.s32 %r1, 2147483647, 1;\ncvt.u64.u32 %rd2, %r1;\nst.global.u64 [%rd1], %rd2;\n"
+                    "mov.b64 %rd2, 0x8000000000000000;\nneg.s64 %rd3, %rd2;\nabs.s64 %rd4, %rd2;\n"
+                    "st.global.u64 [%rd1+8], %rd3;\nst.global.u64 [%rd1+16], %rd4;", 1, out, err, sizeof err));
+  assert_int_equal(out[0], 0x7fffffff);
+  assert_int_equal(out[1], 0x8000000000000000ull);
+  assert_int_equal(out[2], 0x8000000000000000ull);
+  /* float -> 64-bit integer saturates (1e19, 1e20 as f32) */
+  assert_true(run_k("cvt.rzi.s64.f32 %rd2, 0f5F0AC723;\ncvt.rzi.u64.f32 %rd3, 0f60AD78EC;\n"
+                    "st.global.u64 [%rd1], %rd2;\nst.global.u64 [%rd1+8], %rd3;", 1, out, err, sizeof err));
+  assert_int_equal(out[0], 0x7fffffffffffffffull);
+  assert_int_equal(out[1], ~0ull);
+  /* a signed load into a wider register is sign-extended; mul.wide.s16 writes 32 bits */
+  assert_true(run_k("st.global.u32 [%rd1+64], 0xffffffff;\nld.global.s32 %rd2, [%rd1+64];\n"
+                    "st.global.u64 [%rd1], %rd2;\nmul.wide.s16 %r2, -1, 1;\nmul.wide.u32 %rd3, %r2, 2;\n"
+                    "st.global.u64 [%rd1+8], %rd3;", 1, out, err, sizeof err));
+  assert_int_equal(out[0], ~0ull);
+  assert_int_equal(out[1], 0x1fffffffeull);
+  /* refused with a report rather than run wrong (or out of bounds) */
+  const char *bad[][2] = {
+      {"ld.global.u32 %r1, %ntid.x;", "not a memory address"},
+      {"ld.global.v4.b32 {%r1, %r2}, [%rd1];", "does not match .v4"},
+      {"shfl.sync.idx.b32;", "operands"},
+      {"mov.b16 %rs1, 0x3c00;\nadd.f16 %rs2, %rs1, %rs1;", "16-bit float arithmetic"},
+      {"mul.wide.s64 %rd3, 4, 4;", ".wide on a 64-bit type"},
+      {"st.param.u64 [out], %rd1;", "parameters"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    bool ok = run_k(bad[i][0], 1, out, err, sizeof err);
+    if (ok || !strstr(err, bad[i][1])) print_error("'%s': %s (want '%s')\n", bad[i][0], ok ? "ran" : err, bad[i][1]);
+    assert_false(ok);
+    assert_non_null(strstr(err, bad[i][1]));
+  }
+}
+
 /* An instruction the emulator cannot run yet stops the launch with its
  * name (gemm: wgmma, mbarriers, TMA). */
 static void test_unsupported_report(void **state) {
@@ -443,6 +513,7 @@ int main(void) {
       cmocka_unit_test(test_out_of_bounds_report),
       cmocka_unit_test(test_softmax),
       cmocka_unit_test(test_layernorm),
+      cmocka_unit_test(test_isa_cases),
       cmocka_unit_test(test_matmul),
       cmocka_unit_test(test_mma_reports),
       cmocka_unit_test(test_cvt_16bit),
