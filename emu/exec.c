@@ -446,11 +446,12 @@ static double round_int(double x, uint32_t mod) {
 /* h, x rounded to nearest in a 16-bit float format (back: h's value), moved
  * one unit to x's other side where a directed mode wants that side: f16 and
  * bf16 are sign and magnitude, so the neighbour is one unit of magnitude. */
-static uint16_t directed16(uint16_t h, float back, float x, uint32_t mod) {
-  bool step = !isnan(x) && back != x &&
-              (((mod & EMM_RZ) && fabsf(back) > fabsf(x)) || ((mod & EMM_RM) && back > x) || ((mod & EMM_RP) && back < x));
+static uint16_t directed16(uint16_t h, float back, long double x, uint32_t mod) {
+  long double b = back;
+  bool step = !isnan(x) && b != x &&
+              (((mod & EMM_RZ) && fabsl(b) > fabsl(x)) || ((mod & EMM_RM) && b > x) || ((mod & EMM_RP) && b < x));
   if (!step) return h;
-  return (uint16_t)((back > x) != ((h & 0x8000u) != 0) ? h - 1 : h + 1);
+  return (uint16_t)((b > x) != ((h & 0x8000u) != 0) ? h - 1 : h + 1);
 }
 
 static uint64_t convert(const EmIns *in, uint64_t v) {
@@ -480,27 +481,48 @@ static uint64_t convert(const EmIns *in, uint64_t v) {
     if (d >= ldexp(1, tb)) return mask_of(tb);
     return (uint64_t)d;
   }
-  double d = as_double(from, v);
-  if (in->mod & (EMM_RNI | EMM_RZI | EMM_RMI | EMM_RPI)) d = round_int(d, in->mod);
-  float f = (float)d; /* round to nearest even; the directed modes step back where it went the wrong way */
-  if (!isnan(d) && (double)f != d) {
-    if ((in->mod & EMM_RZ) && fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f);
-    if ((in->mod & EMM_RM) && (double)f > d) f = nextafterf(f, -INFINITY);
-    if ((in->mod & EMM_RP) && (double)f < d) f = nextafterf(f, INFINITY);
+  /* The source exactly (a long double holds every 64-bit integer and
+   * double), then one rounding to the destination: to nearest by the C
+   * conversion, the directed modes stepping one unit back where it went
+   * the wrong way; 16-bit destinations through a float rounded to odd, so
+   * that its second rounding is still a single one. */
+  long double x = is_float(from) ? (long double)as_double(from, v)
+                  : is_signed(from) ? (long double)sext(v, type_bits(from))
+                                    : (long double)(v & mask_of(type_bits(from)));
+  if (in->mod & (EMM_RNI | EMM_RZI | EMM_RMI | EMM_RPI)) x = round_int((double)x, in->mod);
+  bool nan = isnan(x);
+  if (to == ET_F64) {
+    double d = (double)x;
+    if (!nan && (long double)d != x) {
+      if ((in->mod & EMM_RZ) && fabsl((long double)d) > fabsl(x)) d = nextafter(d, 0.0);
+      if ((in->mod & EMM_RM) && (long double)d > x) d = nextafter(d, -INFINITY);
+      if ((in->mod & EMM_RP) && (long double)d < x) d = nextafter(d, INFINITY);
+    }
+    if (in->mod & EMM_SAT) d = nan ? 0.0 : d < 0 ? 0.0 : d > 1 ? 1.0 : d;
+    return bits_of_f64(d);
+  }
+  float f = (float)x;
+  if (!nan && (long double)f != x) {
+    if (to != ET_F32) { /* round to odd: truncate, then set the last bit */
+      if (fabsl((long double)f) > fabsl(x)) f = nextafterf(f, 0.0f);
+      f = f32_of(bits_of_f32(f) | 1);
+    } else {
+      if ((in->mod & EMM_RZ) && fabsl((long double)f) > fabsl(x)) f = nextafterf(f, 0.0f);
+      if ((in->mod & EMM_RM) && (long double)f > x) f = nextafterf(f, -INFINITY);
+      if ((in->mod & EMM_RP) && (long double)f < x) f = nextafterf(f, INFINITY);
+    }
   }
   if (in->mod & EMM_FTZ) f = ftz(f);
   if (in->mod & EMM_SAT) f = isnan(f) ? 0.0f : f < 0 ? 0.0f : f > 1 ? 1.0f : f;
   switch (to) {
-  case ET_F64: return bits_of_f64(d);
   case ET_F32: return bits_of_f32(f);
   case ET_F16: {
-    float x = from == ET_F64 ? (float)d : f;
-    uint16_t h = f16_of(x);
+    uint16_t h = f16_of(f);
     return directed16(h, f32_of_f16(h), x, in->mod);
   }
   case ET_BF16: {
     uint16_t h = bf16_of(f);
-    return directed16(h, f32_of_bf16(h), f, in->mod);
+    return directed16(h, f32_of_bf16(h), x, in->mod);
   }
   default: return 0;
   }

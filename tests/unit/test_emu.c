@@ -435,6 +435,15 @@ static void test_isa_cases(void **state) {
                     "st.global.u64 [%rd1+8], %rd3;", 1, out, err, sizeof err));
   assert_int_equal(out[0], ~0ull);
   assert_int_equal(out[1], 0x1fffffffeull);
+  /* conversions round once from the exact source: a 64-bit integer to f32,
+   * to f64 toward zero, an f64 to f16 (1 + 2^-11 + 2^-30: through f32 it would tie and round to even) */
+  assert_true(run_k("cvt.rn.f32.u64 %r1, 0x8000008000000001;\ncvt.u64.u32 %rd2, %r1;\nst.global.u64 [%rd1], %rd2;\n"
+                    "cvt.rz.f64.s64 %rd3, 9007199254740995;\nst.global.u64 [%rd1+8], %rd3;\n"
+                    "mov.b64 %rd4, 0x3FF0020000400000;\ncvt.rn.f16.f64 %rs1, %rd4;\ncvt.u64.u16 %rd5, %rs1;\n"
+                    "st.global.u64 [%rd1+16], %rd5;", 1, out, err, sizeof err));
+  assert_int_equal(out[0], 0x5f000001);
+  assert_int_equal(out[1], 0x4340000000000001ull); /* 2^53 + 2 */
+  assert_int_equal(out[2], 0x3c01);
   /* refused with a report rather than run wrong (or out of bounds) */
   const char *bad[][2] = {
       {"ld.global.u32 %r1, %ntid.x;", "not a memory address"},
