@@ -32,18 +32,19 @@ LDLIBS   := -ldl -lpthread -lm
 # --- sources -------------------------------------------------------------
 COMP_SRCS := $(filter-out compiler/main.c,$(wildcard compiler/*.c))
 COMP_OBJS := $(COMP_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/lexer.o $(B)/obj/gen/stdlib.o
-RT_SRCS   := $(filter-out runtime/jit.c runtime/cache.c,$(wildcard runtime/*.c))
-RT_OBJS   := $(RT_SRCS:%.c=$(B)/obj/%.o)
-JIT_SRCS  := runtime/jit.c runtime/cache.c
-JIT_OBJS  := $(JIT_SRCS:%.c=$(B)/obj/%.o)
 EMU_SRCS  := $(wildcard emu/*.c)
 EMU_OBJS  := $(EMU_SRCS:%.c=$(B)/obj/%.o)
+RT_SRCS   := $(filter-out runtime/jit.c runtime/cache.c,$(wildcard runtime/*.c))
+# the runtime carries the emulator (its driver under TILE_INTERPRET=1)
+RT_OBJS   := $(RT_SRCS:%.c=$(B)/obj/%.o) $(EMU_OBJS)
+JIT_SRCS  := runtime/jit.c runtime/cache.c
+JIT_OBJS  := $(JIT_SRCS:%.c=$(B)/obj/%.o)
 DSL_FILES := $(sort $(wildcard dsl/std/*.tile))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 
 .PHONY: all test demo san fuzz fuzz-regress fuzz-adversarial install clean examples deps deps-check test-run san-run
-all: $(B)/bin/tilec $(B)/lib/libtilec.a $(B)/lib/libtilert.a $(B)/lib/libtilejit.a $(B)/lib/libtileemu.a unit-bins examples
+all: $(B)/bin/tilec $(B)/lib/libtilec.a $(B)/lib/libtilert.a $(B)/lib/libtilejit.a unit-bins examples
 
 # --- generated -------------------------------------------------------------
 $(B)/gen/lexer.c: compiler/lexer.re compiler/tilec_int.h
@@ -62,7 +63,7 @@ $(B)/obj/compiler/%.o: compiler/%.c $(wildcard compiler/*.h) include/tile/tilec.
 $(B)/obj/gen/%.o: $(B)/gen/%.c compiler/tilec_int.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-unused-function -c $< -o $@
-$(B)/obj/runtime/%.o: runtime/%.c $(wildcard include/tile/*.h) $(wildcard runtime/*.h)
+$(B)/obj/runtime/%.o: runtime/%.c $(wildcard include/tile/*.h) $(wildcard runtime/*.h) emu/emu.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -79,10 +80,7 @@ $(B)/lib/libtilert.a: $(RT_OBJS)
 $(B)/lib/libtilejit.a: $(JIT_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
-# the emulator (emu/): PTX run on the CPU
-$(B)/lib/libtileemu.a: $(EMU_OBJS)
-	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+
 
 $(B)/bin/tilec: compiler/main.c $(B)/lib/libtilec.a
 	@mkdir -p $(dir $@)
@@ -92,10 +90,10 @@ $(B)/bin/tilec: compiler/main.c $(B)/lib/libtilec.a
 .PHONY: unit-bins
 unit-bins: $(UNIT_BINS)
 $(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a \
-	      $(B)/lib/libtileemu.a emu/emu.h
+	      emu/emu.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(MLIR_INC) -DTILE_SRC_DIR='"$(CURDIR)"' -DTILE_BUILD_DIR='"$(abspath $(B))"' $< -o $@ \
-	  $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a $(B)/lib/libtileemu.a -lcmocka $(MLIR_LIBS) $(LDLIBS)
+	  $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a -lcmocka $(MLIR_LIBS) $(LDLIBS)
 
 include mk/examples.mk
 include mk/fuzz_host.mk

@@ -70,6 +70,17 @@ static MlirLogicalResult on_diag(MlirDiagnostic d, void *ud) {
   return mlirLogicalResultSuccess();
 }
 
+/* --embed-ptx: the PTX text followed by `.global .b8 __tile_ptx[N] = {...}`
+ * holding that text and a NUL, so that the cubin carries the PTX the way it
+ * carries __tile_meta (the emulator runs it: docs/emulator.md). */
+static void embed_ptx(const Buf *ptx, Buf *out) {
+  size_t n = ptx->len;
+  buf_put(out, ptx->data, n);
+  buf_printf(out, "\n.visible .global .align 1 .b8 __tile_ptx[%zu] = {", n + 1);
+  for (size_t i = 0; i < n; i++) buf_printf(out, i % 32 ? "%u," : "\n%u,", (unsigned char)ptx->data[i]);
+  buf_puts(out, "0};\n");
+}
+
 /* ---- ptxas ---- */
 
 static bool is_exe(const char *p) { return p && *p && access(p, X_OK) == 0; }
@@ -458,8 +469,16 @@ bool lw_lower_and_compile(Ctx *c, TModule *m, tilec_emit emit, BackendOut *out) 
   }
   if (ok && emit > TILEC_EMIT_MLIR) ok = run_pipeline(c, mc, mod, &dc);
   if (ok && emit > TILEC_EMIT_MLIR) ok = to_llvm(c, mod, emit, out, &dc);
-  if (ok && emit == TILEC_EMIT_CUBIN)
-    ok = c->opts.use_nvjitlink ? assemble_nvjitlink(c, &out->ptx, &out->cubin) : assemble_ptxas(c, &out->ptx, &out->cubin);
+  if (ok && emit == TILEC_EMIT_CUBIN) {
+    Buf carried = {0}; /* --embed-ptx: the PTX plus a global holding the PTX's own text */
+    const Buf *ptx = &out->ptx;
+    if (c->opts.embed_ptx) {
+      embed_ptx(&out->ptx, &carried);
+      ptx = &carried;
+    }
+    ok = c->opts.use_nvjitlink ? assemble_nvjitlink(c, ptx, &out->cubin) : assemble_ptxas(c, ptx, &out->cubin);
+    buf_free(&carried);
+  }
   if (!mlirModuleIsNull(mod)) mlirModuleDestroy(mod);
   mlirContextDetachDiagnosticHandler(mc, hid);
   mlirContextDestroy(mc);

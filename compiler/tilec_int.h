@@ -12,9 +12,10 @@
  *
  * Outside the compiler, each its own library: runtime/ (libtilert: driver
  * through dlopen, modules, TMA descriptors, jagged scheduling; libtilejit:
- * jit.c and its disk cache), emu/ (libtileemu, the emulator: em_ptx_
- * (ptx.c) PTX text -> decoded module, em_ (exec.c) threads and CTAs;
- * docs/emulator.md). The compiler calls neither.
+ * jit.c and its disk cache; emu_cuda.c, the driver table backed by the
+ * emulator under TILE_INTERPRET=1), emu/ (the emulator, linked into
+ * libtilert: em_ptx_ (ptx.c) PTX text -> decoded module, em_ (exec.c)
+ * threads and CTAs; docs/emulator.md). The compiler calls neither.
  */
 #ifndef TILEC_INT_H
 #define TILEC_INT_H

@@ -197,7 +197,7 @@ typedef struct EmLaunch {
   size_t params_size;
   uint64_t seed;       /* warp scheduling order (0: round-robin) */
   uint64_t max_steps;  /* per CTA, 0: a default; a kernel that runs past it is reported as a hang */
-  const EmRange *ranges; /* the global memory a kernel may touch (its allocations); 0 ranges: unchecked */
+  const EmRange *ranges; /* the global memory a kernel may touch (its allocations); NULL: unchecked */
   int nranges;
 } EmLaunch;
 

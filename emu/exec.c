@@ -271,7 +271,7 @@ static uint8_t *mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t 
     uint64_t b = (uint64_t)(uintptr_t)g->init;
     if (g->init && a >= b && a + bytes <= b + g->size) return (uint8_t *)(uintptr_t)a;
   }
-  if (c->l->nranges > 0) {
+  if (c->l->ranges) {
     for (int i = 0; i < c->l->nranges; i++) {
       uint64_t b = (uint64_t)(uintptr_t)c->l->ranges[i].base;
       if (a >= b && a + bytes <= b + c->l->ranges[i].bytes) return (uint8_t *)(uintptr_t)a;

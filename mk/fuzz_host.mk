@@ -24,8 +24,8 @@ FUZZ_HOST_ARGS    ?=
 FUZZ_HOST_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_HOST_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 $(FUZZ_HOST_SAN) -Iinclude -Iruntime
 FUZZ_HOST_TARGETS := fuzz_jfa_args fuzz_loader fuzz_ptx
-FUZZ_HOST_RT_OBJS := $(RT_SRCS:%.c=$(FUZZ_HOST_B)/obj/%.o)
 FUZZ_HOST_EMU_OBJS := $(EMU_SRCS:%.c=$(FUZZ_HOST_B)/obj/%.o)
+FUZZ_HOST_RT_OBJS := $(RT_SRCS:%.c=$(FUZZ_HOST_B)/obj/%.o) $(FUZZ_HOST_EMU_OBJS)
 FUZZ_HOST_JFA     := examples/jagged_attention/jfa.c examples/jagged_attention/jfa_bwd.c \
                      examples/jagged_attention/jfa_check.c examples/jagged_attention/jfa.h \
                      examples/jagged_attention/jfa_int.h
@@ -44,7 +44,7 @@ fuzz-host-probe:
 	  "(or set FUZZ_HOST_CC)" >&2; exit 2; }
 	@rm -f $(FUZZ_HOST_B)/probe $(FUZZ_HOST_B)/probe.c $(FUZZ_HOST_B)/probe.log
 
-$(FUZZ_HOST_B)/obj/runtime/%.o: runtime/%.c $(wildcard include/tile/*.h) $(wildcard runtime/*.h) | fuzz-host-probe
+$(FUZZ_HOST_B)/obj/runtime/%.o: runtime/%.c $(wildcard include/tile/*.h) $(wildcard runtime/*.h) emu/emu.h | fuzz-host-probe
 	@mkdir -p $(dir $@)
 	$(FUZZ_HOST_CC) $(FUZZ_HOST_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 

@@ -7,6 +7,7 @@
  *   elf.c     a bounds-checked reader for cubin ELF files
  *   meta.c    the metadata parser (docs/metadata.md)
  *   module.c  modules, kernels, tile_launch
+ *   emu_cuda.c  the driver table backed by the emulator (emu/), TILE_INTERPRET=1
  */
 #ifndef TILE_RT_H
 #define TILE_RT_H
@@ -53,6 +54,11 @@ tile_status rt_enter(rt_device **dev);
 tile_status rt_make_current(CUcontext ctx);
 /* "sm_90a", "sm_100a", "sm_XY". */
 void rt_arch_name(int major, int minor, char *buf, size_t cap);
+
+/* ---- emu_cuda.c ---- */
+
+/* Fill the driver table with the emulator's (TILE_INTERPRET=1). */
+void rt_emu_fill(rt_cuda_api *t);
 
 /* ---- elf.c ---- */
 

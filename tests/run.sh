@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/run.sh - run every test that needs no GPU: unit tests (cmocka),
 # golden tests, PTX property checks of the examples, the PTX oracles
-# (tests/ptx/oracles.sh), the fuzzers' reproducers and a short run of the
+# (tests/ptx/oracles.sh), the examples on the emulator (tests/emu/run.sh),
+# the fuzzers' reproducers and a short run of the
 # frontend fuzzer, and (when a GPU is present) nothing more: GPU tests are
 # tests/gpu/run.sh. A missing ptxas, nvdisasm or python3 fails the checks
 # that need it, unless TILE_ALLOW_MISSING_TOOLS=1.
@@ -14,7 +15,7 @@ for t in "$B"/tests/test_*; do
   if ! "$t"; then echo "FAILED: $t"; fail=1; fi
 done
 for s in tests/golden/run.sh tests/cli/run.sh tests/limits/run.sh tests/ptx/run.sh tests/ptx/gemm_props.sh tests/ptx/sass_props.sh \
-         tests/ptx/oracles.sh; do
+         tests/ptx/oracles.sh tests/emu/run.sh; do
   [ -f "$s" ] || continue
   echo "== $s"
   if ! B=$B sh "$s"; then echo "FAILED: $s"; fail=1; fi

@@ -60,6 +60,8 @@ typedef struct tilec_options {
                                 D = 128 attention loop (docs/perf.md), slower at D = 64 */
   int no_stmatrix;           /* 1: store 16-bit tiles to shared memory thread by thread, never with
                                 stmatrix (an A/B switch; default 0: stmatrix where the layout fits) */
+  int embed_ptx;             /* 1: the cubin also carries its PTX (a global __tile_ptx), which the
+                                runtime's emulator runs under TILE_INTERPRET=1 (docs/emulator.md) */
 } tilec_options;
 
 /* Fill options with the defaults above. */
