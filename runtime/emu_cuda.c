@@ -183,12 +183,13 @@ static CUresult emu_err_string(CUresult r, const char **s) {
 
 /* ---- modules and launches ---- */
 
-struct CUmod_st {
-  EmModule *m;
-};
 struct CUfunc_st {
   const EmModule *m;
   const EmFunc *f;
+};
+struct CUmod_st {
+  EmModule *m;
+  struct CUfunc_st *fns; /* one handle per function, freed with the module */
 };
 
 /* The extent of an ELF64 image the runtime has already validated (the
@@ -285,18 +286,30 @@ static CUresult emu_load(CUmodule *out, const void *image) {
                    "the cubin carries no PTX for the emulator: build it with line information (the default) "
                    "or tilec --embed-ptx (TILE_INTERPRET=1, docs/emulator.md)%s", NULL);
   struct CUmod_st *m = calloc(1, sizeof *m);
-  bool ok = m && em_ptx_parse(text, n, &m->m, emu_msg, sizeof emu_msg);
+  if (!m) {
+    free(text);
+    return EMU_ERR_OOM;
+  }
+  bool ok = em_ptx_parse(text, n, &m->m, emu_msg, sizeof emu_msg);
   free(text);
+  if (ok && !(m->fns = calloc((size_t)m->m->nfuncs + 1, sizeof *m->fns))) {
+    em_module_free(m->m);
+    ok = false;
+  }
   if (!ok) {
     free(m);
-    return m ? EMU_ERR_NO_BINARY : EMU_ERR_OOM;
+    return EMU_ERR_NO_BINARY;
   }
+  for (int i = 0; i < m->m->nfuncs; i++) m->fns[i] = (struct CUfunc_st){m->m, &m->m->funcs[i]};
   *out = m;
   return CUDA_SUCCESS;
 }
 
 static CUresult emu_unload(CUmodule m) {
-  if (m) em_module_free(m->m);
+  if (m) {
+    em_module_free(m->m);
+    free(m->fns);
+  }
   free(m);
   return CUDA_SUCCESS;
 }
@@ -304,10 +317,7 @@ static CUresult emu_unload(CUmodule m) {
 static CUresult emu_get_function(CUfunction *out, CUmodule m, const char *name) {
   const EmFunc *f = em_find_func(m->m, name);
   if (!f || !f->entry) return emu_err(CUDA_ERROR_NOT_FOUND, "no kernel named %s in the module", name);
-  struct CUfunc_st *fn = calloc(1, sizeof *fn);
-  if (!fn) return EMU_ERR_OOM;
-  fn->m = m->m, fn->f = f;
-  *out = fn; /* lives as long as the process: the runtime keeps functions with their module */
+  *out = &m->fns[f - m->m->funcs];
   return CUDA_SUCCESS;
 }
 

@@ -74,6 +74,15 @@ static inline void parse_args(int argc, char **argv, HostArgs *a) {
   if (!rng_state) rng_state = 1;
 }
 
+/* At the end of main: the module unloaded and the arguments freed, so that
+ * the sanitizer builds (the emulator runs these programs without a GPU)
+ * see no leaks. */
+static inline void host_done(HostArgs *a, tile_module *m) {
+  CHECK(tile_module_unload(m));
+  free(a->defines);
+  a->defines = NULL;
+}
+
 static inline tile_module *load_module(const HostArgs *a) {
   tile_module *m = NULL;
   if (a->cubin) {

@@ -77,5 +77,6 @@ int main(int argc, char **argv) {
     free(B);
     free(C);
   }
+  host_done(&a, m);
   return failures ? 1 : 0;
 }

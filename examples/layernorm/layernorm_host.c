@@ -79,5 +79,6 @@ int main(int argc, char **argv) {
     free(mean);
     free(rstd);
   }
+  host_done(&a, m);
   return failures ? 1 : 0;
 }

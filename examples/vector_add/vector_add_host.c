@@ -47,5 +47,6 @@ int main(int argc, char **argv) {
     free(y);
     free(o);
   }
+  host_done(&a, m);
   return failures ? 1 : 0;
 }
