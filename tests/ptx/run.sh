@@ -252,7 +252,7 @@ fi
 JB=examples/jagged_attention/jfa_bwd.tile
 for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128 bcast 0" "64 causal 1" "128 bcast 1" \
          "64 self 0 ss" "128 causal 0 ss" "128 self 0 dqlast" "128 self 0 atomic" "64 bcast 0 atomic" \
-         "128 self 0 dsbf16" "64 causal 1 dsbf16"; do
+         "128 self 0 dsf32" "64 causal 1 dsbf16"; do
   set -- $v
   d=$1; kind=$2; det=$3; defs="-D D=$d"
   [ $kind = causal ] && defs="$defs -D CAUSAL=true"
@@ -262,6 +262,7 @@ for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128
   [ "${4:-}" = dqlast ] && defs="$defs -D DQ_FIRST=false"
   [ "${4:-}" = atomic ] && defs="$defs -D DQ_ATOMIC=true"
   [ "${4:-}" = dsbf16 ] && defs="$defs -D DS_BF16=true"
+  [ "${4:-}" = dsf32 ] && defs="$defs -D DS_BF16=false"
   name=jfa_bwd.d$d.$kind.det$det${4:+.$4}
   ptx=$tmp/$name.ptx
   n=$((n+1))
@@ -292,8 +293,12 @@ for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128
   # packed conversion per pair (a scalar cvt.rn.bf16.f32 is an F2F in SASS)
   check "$name" "P^T and dS^T converted in pairs" "$ptx" "cvt\.rn\.bf16x2\.f32"
   check_not "$name" "no scalar f32 -> bf16 conversions" "$ptx" "cvt\.rn\.bf16\.f32"
-  # DS_BF16: dS = P^T (dP^T - Delta) as a packed bf16 product, P^T never widened
-  if [ "${4:-}" = dsbf16 ]; then
+  # DS_BF16 (the default at D = 128): dS = P^T (dP^T - Delta) as a packed
+  # bf16 product, P^T never widened
+  dsb=0; [ $d = 128 ] && dsb=1
+  [ "${4:-}" = dsbf16 ] && dsb=1
+  [ "${4:-}" = dsf32 ] && dsb=0
+  if [ $dsb = 1 ]; then
     check "$name" "dS by mul.bf16x2" "$ptx" "mul(\.rn)?\.bf16x2"
     check_not "$name" "P^T not widened back to f32" "$ptx" "cvt\.f32\.bf16"
   else
