@@ -67,7 +67,7 @@ $(B)/obj/runtime/%.o: runtime/%.c $(wildcard include/tile/*.h) $(wildcard runtim
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(B)/obj/emu/%.o: emu/%.c emu/emu.h
+$(B)/obj/emu/%.o: emu/%.c $(wildcard emu/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 

@@ -43,6 +43,25 @@ typedef enum EmOpc {
   EM_MEMBAR,   /* membar.* / fence.* (ordering only: the emulator is sequentially consistent) */
   EM_MMA,      /* mma.sync.aligned.m16n8k16.row.col.f32.X.X.f32, X bf16 or f16 (type2): the warp's D = A*B + C;
                   a = {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3}; every other mma form is EM_UNSUPPORTED */
+  /* The asynchronous engines (ptx_async.c decodes them, async.c / matrix.c run them). Operands as in PTX. */
+  EM_MBAR_INIT,      /* mbarrier.init.shared.b64 [a], count */
+  EM_MBAR_ARRIVE,    /* mbarrier.arrive[.expect_tx].shared.b64 state, [a] [, count | , tx] (EMM_EXPECT_TX) */
+  EM_MBAR_EXPECT_TX, /* mbarrier.expect_tx.shared.b64 [a], tx */
+  EM_MBAR_WAIT,      /* mbarrier.{try,test}_wait[.parity].shared.b64 p, [a], parity-or-state [, hint]
+                        (EMM_PARITY; EMM_TEST: test_wait, which never blocks) */
+  EM_TMA_LOAD,       /* cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes
+                        [dst], [map, {c0..}], [mbar]   (rank: N) */
+  EM_TMA_STORE,      /* cp{.reduce}.async.bulk.tensor.Nd.global.shared::cta{.op}.tile.bulk_group [map, {c0..}], [src]
+                        (red: ESB_NONE, or the reduction's EmSub) */
+  EM_BULK_COMMIT,    /* cp.async.bulk.commit_group */
+  EM_BULK_WAIT,      /* cp.async.bulk.wait_group[.read] N */
+  EM_WGMMA,          /* wgmma.mma_async.sync.aligned.m64nNk16.f32.X.X (type2 X; rank N / 8): d, a-desc | {a0..a3},
+                        b-desc, scale-d, imm-scale-a, imm-scale-b [, imm-trans-a], imm-trans-b */
+  EM_WG_COMMIT,      /* wgmma.commit_group.sync.aligned */
+  EM_WG_WAIT,        /* wgmma.wait_group.sync.aligned N */
+  EM_STMATRIX,       /* stmatrix.sync.aligned.m8n8.xR[.trans].shared.b16 [a], {r0..}   (rank: R; EMM_TRANS) */
+  EM_LDMATRIX,       /* ldmatrix.sync.aligned.m8n8.xR[.trans].shared.b16 {r0..}, [a] */
+  EM_SETMAXNREG,     /* setmaxnreg.{inc,dec}.sync.aligned.u32 N: checked, otherwise nothing here */
   EM_UNSUPPORTED, /* parsed but not executable: executing it is an error naming the opcode */
 } EmOpc;
 
@@ -55,6 +74,8 @@ enum {
   EMM_RN = 1u << 10, EMM_RZ = 1u << 11, EMM_RM = 1u << 12, EMM_RP = 1u << 13,
   EMM_RNI = 1u << 14, EMM_RZI = 1u << 15, EMM_RMI = 1u << 16, EMM_RPI = 1u << 17,
   EMM_TO = 1u << 18,    /* cvta.to.<space> */
+  /* set only by the decoder of the asynchronous instructions (no generic modifier word maps to them) */
+  EMM_EXPECT_TX = 1u << 19, EMM_PARITY = 1u << 20, EMM_TEST = 1u << 21, EMM_READ = 1u << 22, EMM_TRANS = 1u << 23,
 };
 
 /* setp comparisons (EmIns.cmp) and the boolean op combining a setp with
@@ -96,6 +117,8 @@ typedef enum EmArgKind {
   EA_SYM,   /* sym: a global's address (mov.u64 %rd, tile_smem) */
   EA_LABEL, /* imm: the target instruction index */
   EA_SINK,  /* `_` */
+  EA_TADDR, /* [reg + imm, {c0, ..}] (sym as in EA_ADDR): a tensor map and nvec coordinate registers in vec */
+  EA_LVEC,  /* {r0, .., rN}: a long vector (wgmma's accumulators, up to 255 registers), lv[0..nvec) in the arena */
 } EmArgKind;
 
 typedef struct EmArg {
@@ -107,11 +130,14 @@ typedef struct EmArg {
   bool param; /* EA_ADDR/EA_SYM: sym indexes the function's params, not the globals */
   int32_t reg;
   int32_t sym;
-  int32_t vec[4];
+  union {
+    int32_t vec[4];    /* EA_VEC, EA_TADDR */
+    const int32_t *lv; /* EA_LVEC */
+  };
   int64_t imm;
 } EmArg;
 
-#define EM_MAX_ARGS 6
+#define EM_MAX_ARGS 8 /* wgmma.mma_async: d, a, b, scale-d and four immediates */
 
 typedef struct EmIns {
   uint16_t opc;   /* EmOpc */
@@ -122,6 +148,8 @@ typedef struct EmIns {
   uint8_t cmp;    /* EmCmp (setp) */
   uint8_t bop;    /* EmBop (setp.lt.and) */
   uint8_t sub;    /* EmSub */
+  uint8_t rank;   /* cp.async.bulk.tensor: the tensor's dimensions; stmatrix/ldmatrix: the matrices; wgmma: N / 8 */
+  uint8_t red;    /* cp.reduce.async.bulk.tensor: the reduction (EmSub) */
   uint32_t mod;   /* EMM_* */
   int32_t guard;  /* @%p: register index of the guard predicate, or -1 */
   bool guard_neg; /* @!%p */
@@ -180,6 +208,13 @@ void em_module_free(EmModule *m);
 const EmFunc *em_find_func(const EmModule *m, const char *name);
 const char *em_opc_name(EmOpc o);
 
+/* ptx_async.c: the asynchronous instructions' opcodes (mbarrier, cp.async.bulk, wgmma, stmatrix, ldmatrix,
+ * setmaxnreg). em_ptx_async_opcode: true when the opcode's root is one of them; in is then decoded (or
+ * EM_UNSUPPORTED, a form exec does not run). em_ptx_async_operands: NULL when the operands fit the
+ * decoded instruction, else what is wrong with them. */
+bool em_ptx_async_opcode(const char *s, int len, EmIns *in);
+const char *em_ptx_async_operands(const EmIns *in);
+
 /* ---- exec.c: running a kernel ---- */
 
 #define EM_SMEM_GENERIC 0x7e0000000000ull /* generic address of a CTA's shared window */
@@ -205,5 +240,75 @@ typedef struct EmLaunch {
  * in err (the instruction, its PTX line and Tile line, the thread) on an
  * unsupported instruction, a bad access, a deadlock or a hang. */
 bool em_launch(const EmModule *m, const EmLaunch *l, char *err, size_t errlen);
+
+/* ---- tma.c: tensor maps (the CUtensorMap that cuTensorMapEncodeTiled fills under TILE_INTERPRET=1) ----
+ *
+ * The emulator's own 128-byte encoding, decoded by exec when a
+ * cp.async.bulk.tensor names the map: a tag, the driver's arguments as
+ * given (dims[0] the innermost, strides[i] the byte stride of dimension i,
+ * strides[0] the element size) and a checksum, so that a map the emulator
+ * did not make (or one overwritten) is refused rather than read. */
+#define EM_TMAP_MAGIC 0x50414d54u /* "TMAP" */
+typedef struct EmTensorMap {
+  uint32_t magic;
+  uint8_t dtype, rank, esize, swizzle; /* CUtensorMapDataType; 1..5; bytes; CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B */
+  uint8_t interleave, oob, l2, pad0;   /* CUtensorMapInterleave, CUtensorMapFloatOOBfill, CUtensorMapL2promotion */
+  uint8_t estr[5];                     /* element (traversal) strides, 1..8 */
+  uint8_t pad1;
+  uint16_t box[5];                     /* box dimensions, 1..256 */
+  uint8_t pad2[4];
+  uint64_t base;                       /* the global address */
+  uint64_t dims[5];
+  uint64_t strides[5];
+  uint64_t check;                      /* em_tmap_check of the bytes before it */
+} EmTensorMap;
+_Static_assert(sizeof(EmTensorMap) == 128, "EmTensorMap is a CUtensorMap");
+
+/* Validate the arguments as the driver does and encode them into *map.
+ * False with the reason in err (the map untouched) when the driver would
+ * refuse them (*unsupported false), or when they are valid but ask for
+ * what the emulator does not do (*unsupported true: interleaved layouts,
+ * the packed sub-byte types). */
+bool em_tmap_encode(EmTensorMap *map, int dtype, unsigned rank, const void *base, const uint64_t *dims,
+                    const uint64_t *strides, const uint32_t *box, const uint32_t *estr, int interleave,
+                    int swizzle, int l2, int oob, bool *unsupported, char *err, size_t errlen);
+/* A map made by em_tmap_encode (copied out of 128 bytes at p)? */
+bool em_tmap_decode(const void *p, EmTensorMap *map);
+/* The shared-memory byte address that byte address a of a box lands at
+ * under swizzle mode sw (0..3): the 16-byte chunk index XOR the 128-byte
+ * row bits above it (CUTLASS's Swizzle<sw,4,3>), on the absolute address. */
+static inline uint32_t em_swizzle(uint32_t a, int sw) {
+  return sw <= 0 || sw > 3 ? a : a ^ (((a >> 7) & ((1u << sw) - 1)) << 4);
+}
+
+/* ---- wgmma.c: Hopper's warpgroup MMA (wgmma.mma_async), its semantics alone ----
+ *
+ * One wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16} of a
+ * warpgroup (128 threads, warps w0..w0+3): D = A*B (+ D when scale_d), A
+ * 64x16 from shared memory (adesc) or from registers (a_regs), B 16xN from
+ * shared memory (bdesc). Descriptors are the PTX ISA's 64-bit shared-memory
+ * matrix descriptors (start address, leading and stride byte offsets, base
+ * offset, swizzle mode), addresses being offsets into the CTA's shared
+ * window `smem` of `smem_bytes`. trans_a/trans_b are the imm-trans operands
+ * (0: K-major). Each element of D is summed in double over the 16 products
+ * plus the old D and rounded once to f32.
+ *
+ * Registers by thread of the warpgroup (0..127, thread = 32*warp + lane):
+ * d[t][0..N/2-1] the f32 accumulator fragment (bits), a[t][0..3] the bf16x2 /
+ * f16x2 A fragment (a_regs only), in the PTX ISA's wgmma register layouts.
+ * Returns false with a reason in err for a descriptor that reaches outside
+ * the window, an unsupported shape/type, or a malformed descriptor. */
+typedef struct EmWgmma {
+  int n;                 /* N: a multiple of 8, 8..256 */
+  EmType atype, btype;   /* ET_BF16 or ET_F16 (both the same) */
+  bool a_regs;           /* A from registers (the RS form) */
+  uint64_t adesc, bdesc; /* shared-memory matrix descriptors (adesc unused when a_regs) */
+  int trans_a, trans_b;  /* imm-trans-a / imm-trans-b: 0 or 1 */
+  bool scale_d;          /* false: D = A*B, the old D ignored */
+  int scale_a, scale_b;  /* imm-scale-a / imm-scale-b: 1 or -1 */
+} EmWgmma;
+
+bool em_wgmma_run(const EmWgmma *w, const uint8_t *smem, size_t smem_bytes,
+                  const uint32_t (*a)[4], uint32_t (*d)[128], char *err, size_t errlen);
 
 #endif

@@ -26,41 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
-
-#define EM_PARAM_GENERIC 0x7f0000000000ull
-#define EM_DEFAULT_STEPS 200000000ull
-
-enum { T_RUN, T_BAR, T_COLL, T_DONE };
-
-typedef struct Thr {
-  uint64_t *r;
-  int pc, state, bar;
-  unsigned tid[3], lane, warp, linear;
-  uint64_t cval, cval2; /* what it brings to a collective */
-  uint32_t cmask;
-} Thr;
-
-typedef struct Cta {
-  const EmModule *m;
-  const EmFunc *f;
-  const EmLaunch *l;
-  Thr *t;
-  int n;
-  uint8_t *smem;
-  size_t smem_size;
-  unsigned ctaid[3];
-  int bar_arrived[16], bar_count[16];
-  int live; /* threads that have not exited */
-  uint64_t steps;
-  char *err;
-  size_t errlen;
-  bool failed;
-} Cta;
+#include "exec_int.h"
 
 /* ---- reports ---- */
 
-static void fail(Cta *c, const Thr *t, const EmIns *in, const char *fmt, ...) {
+void em_fail(Cta *c, const Thr *t, const EmIns *in, const char *fmt, ...) {
   if (c->failed) return;
   c->failed = true;
   char what[256];
@@ -102,17 +72,6 @@ static bool scalar_type(EmType t) { return t >= ET_B8 && t <= ET_F64 && t != ET_
 static uint64_t mask_of(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
 static int64_t sext(uint64_t v, int bits) { return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits); }
 
-static float f32_of(uint64_t bits) {
-  uint32_t u = (uint32_t)bits;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-static uint64_t bits_of_f32(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
 static double f64_of(uint64_t bits) {
   double d;
   memcpy(&d, &bits, 8);
@@ -122,44 +81,6 @@ static uint64_t bits_of_f64(double d) {
   uint64_t u;
   memcpy(&u, &d, 8);
   return u;
-}
-
-/* f32 -> bf16, round to nearest even (NaN stays NaN) */
-static uint16_t bf16_of(float f) {
-  uint32_t u = (uint32_t)bits_of_f32(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
-  u += 0x7fffu + ((u >> 16) & 1);
-  return (uint16_t)(u >> 16);
-}
-static float f32_of_bf16(uint16_t h) { return f32_of((uint64_t)h << 16); }
-
-/* f32 -> f16, round to nearest even */
-static uint16_t f16_of(float f) {
-  uint32_t u = (uint32_t)bits_of_f32(f), sign = (u >> 16) & 0x8000u;
-  int32_t e = (int32_t)((u >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = u & 0x7fffffu;
-  if (((u >> 23) & 0xff) == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
-  if (e >= 31) return (uint16_t)(sign | 0x7c00u);
-  if (e <= 0) {
-    if (e < -10) return (uint16_t)sign;
-    mant |= 0x800000u;
-    int shift = 14 - e;
-    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) h++;
-    return (uint16_t)(sign | h);
-  }
-  uint32_t h = ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
-  return (uint16_t)(sign | h);
-}
-static float f32_of_f16(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, mant = h & 0x3ffu;
-  if (e == 31) return f32_of(sign | 0x7f800000u | (mant << 13));
-  if (e == 0) {
-    float v = ldexpf((float)mant, -24);
-    return sign ? -v : v;
-  }
-  return f32_of(sign | ((e - 15 + 127) << 23) | (mant << 13));
 }
 
 static float ftz(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
@@ -207,7 +128,7 @@ static uint64_t sym_addr(const Cta *c, const EmArg *a) {
 }
 
 /* The raw bits of a source operand, as a value of type ty. */
-static uint64_t src(const Cta *c, const Thr *t, const EmArg *a, EmType ty) {
+uint64_t em_src(const Cta *c, const Thr *t, const EmArg *a, EmType ty) {
   switch (a->kind) {
   case EA_REG: {
     uint64_t v = t->r[a->reg];
@@ -216,8 +137,8 @@ static uint64_t src(const Cta *c, const Thr *t, const EmArg *a, EmType ty) {
   }
   case EA_IMM:
     if (a->fimm) {
-      if (ty == ET_F64) return a->f32imm ? bits_of_f64(f32_of((uint64_t)a->imm)) : (uint64_t)a->imm;
-      if (ty == ET_F32) return a->f32imm ? (uint64_t)a->imm & 0xffffffffu : bits_of_f32((float)f64_of((uint64_t)a->imm));
+      if (ty == ET_F64) return a->f32imm ? bits_of_f64(em_f32_of((uint64_t)a->imm)) : (uint64_t)a->imm;
+      if (ty == ET_F32) return a->f32imm ? (uint64_t)a->imm & 0xffffffffu : em_bits_of_f32((float)f64_of((uint64_t)a->imm));
       return (uint64_t)a->imm;
     }
     return (uint64_t)a->imm & mask_of(type_bits(ty));
@@ -227,7 +148,7 @@ static uint64_t src(const Cta *c, const Thr *t, const EmArg *a, EmType ty) {
   }
 }
 
-static void dst(Thr *t, const EmArg *a, EmType ty, uint64_t v) {
+void em_dst(Thr *t, const EmArg *a, EmType ty, uint64_t v) {
   if (a->kind != EA_REG) return; /* `_` */
   t->r[a->reg] = ty == ET_PRED ? (v != 0) : v & mask_of(type_bits(ty));
 }
@@ -236,7 +157,7 @@ static void dst(Thr *t, const EmArg *a, EmType ty, uint64_t v) {
 
 /* Host pointer for `bytes` at address a in space sp; NULL (and a report)
  * when it is outside every window and range. */
-static uint8_t *mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t a, size_t bytes) {
+uint8_t *em_mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t a, size_t bytes) {
   if (sp == ES_GENERIC && a >= EM_SMEM_GENERIC && a < EM_SMEM_GENERIC + (1ull << 32)) {
     sp = ES_SHARED;
     a -= EM_SMEM_GENERIC;
@@ -244,7 +165,7 @@ static uint8_t *mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t 
   if ((sp == ES_GENERIC || sp == ES_PARAM) && a >= EM_PARAM_GENERIC && a < EM_PARAM_GENERIC + (1ull << 32)) {
     a -= EM_PARAM_GENERIC;
     if (a + bytes > c->l->params_size) {
-      fail(c, t, in, "parameter read at offset %llu (%zu bytes) past the %zu-byte parameter buffer",
+      em_fail(c, t, in, "parameter read at offset %llu (%zu bytes) past the %zu-byte parameter buffer",
            (unsigned long long)a, bytes, c->l->params_size);
       return NULL;
     }
@@ -252,20 +173,26 @@ static uint8_t *mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t 
   }
   if (sp == ES_SHARED) {
     if (a + bytes > c->smem_size || a + bytes < a) {
-      fail(c, t, in, "shared-memory access at %llu (%zu bytes) outside the CTA's %zu bytes", (unsigned long long)a,
+      em_fail(c, t, in, "shared-memory access at %llu (%zu bytes) outside the CTA's %zu bytes", (unsigned long long)a,
            bytes, c->smem_size);
       return NULL;
     }
     return c->smem + a;
   }
   if (sp == ES_PARAM) {
-    fail(c, t, in, "parameter address %llu outside the parameter space", (unsigned long long)a);
+    em_fail(c, t, in, "parameter address %llu outside the parameter space", (unsigned long long)a);
     return NULL;
   }
   if (a % (bytes < 16 ? bytes : 16)) {
-    fail(c, t, in, "misaligned %zu-byte access at 0x%llx", bytes, (unsigned long long)a);
+    em_fail(c, t, in, "misaligned %zu-byte access at 0x%llx", bytes, (unsigned long long)a);
     return NULL;
   }
+  return em_gmem(c, t, in, a, bytes);
+}
+
+/* Global memory: inside the module's .global data or one of the launch's
+ * ranges (any address but null when it gives none); no alignment asked. */
+uint8_t *em_gmem(Cta *c, const Thr *t, const EmIns *in, uint64_t a, size_t bytes) {
   for (int i = 0; i < c->m->nglobals; i++) { /* the module's own .global data */
     const EmGlobal *g = &c->m->globals[i];
     uint64_t b = (uint64_t)(uintptr_t)g->init;
@@ -276,11 +203,11 @@ static uint8_t *mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t 
       uint64_t b = (uint64_t)(uintptr_t)c->l->ranges[i].base;
       if (a >= b && a + bytes <= b + c->l->ranges[i].bytes) return (uint8_t *)(uintptr_t)a;
     }
-    fail(c, t, in, "global access at 0x%llx (%zu bytes) outside every allocation", (unsigned long long)a, bytes);
+    em_fail(c, t, in, "global access at 0x%llx (%zu bytes) outside every allocation", (unsigned long long)a, bytes);
     return NULL;
   }
   if (a < 4096) {
-    fail(c, t, in, "global access at 0x%llx: a null pointer", (unsigned long long)a);
+    em_fail(c, t, in, "global access at 0x%llx: a null pointer", (unsigned long long)a);
     return NULL;
   }
   return (uint8_t *)(uintptr_t)a;
@@ -314,7 +241,7 @@ static uint64_t fbin(EmOpc op, EmType ty, uint32_t mod, uint64_t a, uint64_t b) 
     }
     return bits_of_f64(r);
   }
-  float x = f32_of(a), y = f32_of(b), r = 0;
+  float x = em_f32_of(a), y = em_f32_of(b), r = 0;
   if (mod & EMM_FTZ) x = ftz(x), y = ftz(y);
   switch (op) {
   case EM_ADD: r = x + y; break;
@@ -327,7 +254,7 @@ static uint64_t fbin(EmOpc op, EmType ty, uint32_t mod, uint64_t a, uint64_t b) 
   }
   if (mod & EMM_FTZ) r = ftz(r);
   if (mod & EMM_SAT) r = isnan(r) ? 0.0f : r < 0 ? 0.0f : r > 1 ? 1.0f : r;
-  return bits_of_f32(r);
+  return em_bits_of_f32(r);
 }
 
 static uint64_t ibin(Cta *c, Thr *t, const EmIns *in, uint64_t a, uint64_t b) {
@@ -346,7 +273,7 @@ static uint64_t ibin(Cta *c, Thr *t, const EmIns *in, uint64_t a, uint64_t b) {
   case EM_SUB: return a - b;
   case EM_MUL:
     if ((in->mod & EMM_WIDE) && bits > 32) {
-      fail(c, t, in, ".wide on a 64-bit type");
+      em_fail(c, t, in, ".wide on a 64-bit type");
       return 0;
     }
     if (in->mod & EMM_WIDE) return s ? (uint64_t)(sa * sb) : a * b;
@@ -361,7 +288,7 @@ static uint64_t ibin(Cta *c, Thr *t, const EmIns *in, uint64_t a, uint64_t b) {
   case EM_DIV:
   case EM_REM:
     if ((b & mask_of(bits)) == 0) {
-      fail(c, t, in, "integer %s by zero", in->opc == EM_DIV ? "division" : "remainder");
+      em_fail(c, t, in, "integer %s by zero", in->opc == EM_DIV ? "division" : "remainder");
       return 0;
     }
     if (s && sb == -1) return in->opc == EM_DIV ? 0 - a : 0; /* the minimum / -1 wraps, as the GPU does */
@@ -384,9 +311,9 @@ static bool compare(EmCmp cmp, EmType ty, uint64_t a, uint64_t b) {
   if (is_float(ty)) {
     double x, y;
     if (ty == ET_F64) x = f64_of(a), y = f64_of(b);
-    else if (ty == ET_F16) x = f32_of_f16((uint16_t)a), y = f32_of_f16((uint16_t)b);
-    else if (ty == ET_BF16) x = f32_of_bf16((uint16_t)a), y = f32_of_bf16((uint16_t)b);
-    else x = f32_of(a), y = f32_of(b);
+    else if (ty == ET_F16) x = em_f32_of_f16((uint16_t)a), y = em_f32_of_f16((uint16_t)b);
+    else if (ty == ET_BF16) x = em_f32_of_bf16((uint16_t)a), y = em_f32_of_bf16((uint16_t)b);
+    else x = em_f32_of(a), y = em_f32_of(b);
     bool un = isnan(x) || isnan(y);
     switch (cmp) {
     case EC_EQ: return !un && x == y;
@@ -429,9 +356,9 @@ static bool compare(EmCmp cmp, EmType ty, uint64_t a, uint64_t b) {
 static double as_double(EmType from, uint64_t v) {
   switch (from) {
   case ET_F64: return f64_of(v);
-  case ET_F32: return f32_of(v);
-  case ET_F16: return f32_of_f16((uint16_t)v);
-  case ET_BF16: return f32_of_bf16((uint16_t)v);
+  case ET_F32: return em_f32_of(v);
+  case ET_F16: return em_f32_of_f16((uint16_t)v);
+  case ET_BF16: return em_f32_of_bf16((uint16_t)v);
   default: return is_signed(from) ? (double)sext(v, type_bits(from)) : (double)(v & mask_of(type_bits(from)));
   }
 }
@@ -505,7 +432,7 @@ static uint64_t convert(const EmIns *in, uint64_t v) {
   if (!nan && (long double)f != x) {
     if (to != ET_F32) { /* round to odd: truncate, then set the last bit */
       if (fabsl((long double)f) > fabsl(x)) f = nextafterf(f, 0.0f);
-      f = f32_of(bits_of_f32(f) | 1);
+      f = em_f32_of(em_bits_of_f32(f) | 1);
     } else {
       if ((in->mod & EMM_RZ) && fabsl((long double)f) > fabsl(x)) f = nextafterf(f, 0.0f);
       if ((in->mod & EMM_RM) && (long double)f > x) f = nextafterf(f, -INFINITY);
@@ -515,14 +442,14 @@ static uint64_t convert(const EmIns *in, uint64_t v) {
   if (in->mod & EMM_FTZ) f = ftz(f);
   if (in->mod & EMM_SAT) f = isnan(f) ? 0.0f : f < 0 ? 0.0f : f > 1 ? 1.0f : f;
   switch (to) {
-  case ET_F32: return bits_of_f32(f);
+  case ET_F32: return em_bits_of_f32(f);
   case ET_F16: {
-    uint16_t h = f16_of(f);
-    return directed16(h, f32_of_f16(h), x, in->mod);
+    uint16_t h = em_f16_of(f);
+    return directed16(h, em_f32_of_f16(h), x, in->mod);
   }
   case ET_BF16: {
-    uint16_t h = bf16_of(f);
-    return directed16(h, f32_of_bf16(h), x, in->mod);
+    uint16_t h = em_bf16_of(f);
+    return directed16(h, em_f32_of_bf16(h), x, in->mod);
   }
   default: return 0;
   }
@@ -542,7 +469,7 @@ static uint64_t unary_f(const EmIns *in, uint64_t a) {
     }
     return bits_of_f64(r);
   }
-  float x = f32_of(a), r = 0;
+  float x = em_f32_of(a), r = 0;
   if (in->mod & EMM_FTZ) x = ftz(x);
   switch ((EmOpc)in->opc) {
   case EM_NEG: r = -x; break;
@@ -558,7 +485,7 @@ static uint64_t unary_f(const EmIns *in, uint64_t a) {
   default: break;
   }
   if (in->mod & EMM_FTZ) r = ftz(r);
-  return bits_of_f32(r);
+  return em_bits_of_f32(r);
 }
 
 /* ---- collectives: shfl.sync, redux.sync, vote.sync, mma.sync ---- */
@@ -566,6 +493,13 @@ static uint64_t unary_f(const EmIns *in, uint64_t a) {
 /* Every thread of the member mask (in t's warp) waits at this pc: compute. */
 static bool coll_ready(Cta *c, Thr *t) {
   unsigned w0 = t->warp * 32;
+  if (t->cwg) { /* the warpgroup's 128 threads */
+    unsigned t0 = t->warp / 4 * 128;
+    if (t0 + 128 > (unsigned)c->n) return false;
+    for (unsigned k = 0; k < 128; k++)
+      if (c->t[t0 + k].state != T_COLL || c->t[t0 + k].pc != t->pc) return false;
+    return true;
+  }
   for (unsigned l = 0; l < 32; l++) {
     if (!(t->cmask >> l & 1)) continue;
     if (w0 + l >= (unsigned)c->n) return false;
@@ -600,13 +534,13 @@ static void mma_m16n8k16(const Cta *c, unsigned w0, const EmIns *in, uint32_t d[
     int g = (int)l >> 2, q = (int)l % 4;
     for (int i = 0; i < 8; i++) {
       uint16_t h = (uint16_t)(o->r[in->a[1].vec[i / 2]] >> (16 * (i & 1)));
-      A[(i < 2 || (i >= 4 && i < 6)) ? g : g + 8][2 * q + (i & 1) + (i >= 4 ? 8 : 0)] = f16 ? f32_of_f16(h) : f32_of_bf16(h);
+      A[(i < 2 || (i >= 4 && i < 6)) ? g : g + 8][2 * q + (i & 1) + (i >= 4 ? 8 : 0)] = f16 ? em_f32_of_f16(h) : em_f32_of_bf16(h);
     }
     for (int i = 0; i < 4; i++) {
       uint16_t h = (uint16_t)(o->r[in->a[2].vec[i / 2]] >> (16 * (i & 1)));
-      B[2 * q + (i & 1) + (i >= 2 ? 8 : 0)][g] = f16 ? f32_of_f16(h) : f32_of_bf16(h);
+      B[2 * q + (i & 1) + (i >= 2 ? 8 : 0)][g] = f16 ? em_f32_of_f16(h) : em_f32_of_bf16(h);
     }
-    for (int i = 0; i < 4; i++) C[i < 2 ? g : g + 8][2 * q + (i & 1)] = f32_of(o->r[in->a[3].vec[i]]);
+    for (int i = 0; i < 4; i++) C[i < 2 ? g : g + 8][2 * q + (i & 1)] = em_f32_of(o->r[in->a[3].vec[i]]);
   }
   for (unsigned l = 0; l < 32; l++) {
     int g = (int)l >> 2, q = (int)l % 4;
@@ -614,7 +548,7 @@ static void mma_m16n8k16(const Cta *c, unsigned w0, const EmIns *in, uint32_t d[
       int row = i < 2 ? g : g + 8, col = 2 * q + (i & 1);
       double s = C[row][col];
       for (int k = 0; k < 16; k++) s += A[row][k] * B[k][col];
-      d[l][i] = (uint32_t)bits_of_f32((float)s);
+      d[l][i] = (uint32_t)em_bits_of_f32((float)s);
     }
   }
 }
@@ -626,15 +560,19 @@ static void coll_finish(Cta *c, Thr *t, const EmIns *in) {
     if (!(mask >> l & 1)) continue;
     Thr *o = &c->t[w0 + l];
     if (o->cmask != mask) {
-      fail(c, o, in, "warp collective with member masks that disagree (0x%08x and 0x%08x)", mask, o->cmask);
+      em_fail(c, o, in, "warp collective with member masks that disagree (0x%08x and 0x%08x)", mask, o->cmask);
       return;
     }
+  }
+  if (in->opc == EM_STMATRIX || in->opc == EM_LDMATRIX || in->opc == EM_WGMMA) {
+    em_matrix_finish(c, t, in);
+    return;
   }
   uint64_t red = 0;
   uint32_t d[32][4];
   if (in->opc == EM_MMA) mma_m16n8k16(c, w0, in, d);
   if (in->opc == EM_REDUX && in->type != ET_U32 && in->type != ET_S32 && in->type != ET_B32) {
-    fail(c, t, in, "the emulator cannot run this reduction's type yet");
+    em_fail(c, t, in, "the emulator cannot run this reduction's type yet");
     return;
   }
   if (in->opc == EM_REDUX || in->opc == EM_VOTE) {
@@ -681,13 +619,13 @@ static void coll_finish(Cta *c, Thr *t, const EmIns *in) {
       default: j = minl | (b & ~segmask); ok = j <= maxl; break;
       }
       if (!ok || j > 31 || !(mask >> j & 1)) j = l;
-      dst(o, &in->a[0], ET_B32, c->t[w0 + j].cval);
-      if (in->a[1].kind == EA_REG && in->nargs == 6) dst(o, &in->a[1], ET_PRED, ok);
+      em_dst(o, &in->a[0], ET_B32, c->t[w0 + j].cval);
+      if (in->a[1].kind == EA_REG && in->nargs == 6) em_dst(o, &in->a[1], ET_PRED, ok);
     } else if (in->opc == EM_MMA) {
       for (int i = 0; i < 4; i++)
         if (in->a[0].vec[i] >= 0) o->r[in->a[0].vec[i]] = d[l][i];
     } else {
-      dst(o, &in->a[0], in->opc == EM_VOTE && in->sub != ESB_BALLOT ? ET_PRED : ET_B32, red);
+      em_dst(o, &in->a[0], in->opc == EM_VOTE && in->sub != ESB_BALLOT ? ET_PRED : ET_B32, red);
     }
     o->state = T_RUN;
     o->pc++;
@@ -726,6 +664,11 @@ static int min_args(EmOpc o) {
   case EM_MAD: case EM_FMA: case EM_BFE: case EM_PRMT: return 4;
   case EM_BFI: return 5;
   case EM_MMA: return 4;
+  case EM_BULK_COMMIT: case EM_WG_COMMIT: return 0;
+  case EM_BULK_WAIT: case EM_WG_WAIT: case EM_SETMAXNREG: return 1;
+  case EM_MBAR_INIT: case EM_MBAR_ARRIVE: case EM_MBAR_EXPECT_TX: case EM_TMA_STORE: case EM_STMATRIX:
+  case EM_LDMATRIX: return 2;
+  case EM_WGMMA: return 7;
   default: return 3; /* binary ops, setp, atom, redux, vote */
   }
 }
@@ -747,11 +690,11 @@ static void dst_wide(const Cta *c, Thr *t, const EmArg *a, EmType ty, uint64_t v
 
 /* The address of a memory operand ([reg + imm], [sym + imm]); false (with
  * a report) for anything else. */
-static bool addr_of(Cta *c, Thr *t, const EmIns *in, const EmArg *ad, uint64_t *out) {
+bool em_addr_of(Cta *c, Thr *t, const EmIns *in, const EmArg *ad, uint64_t *out) {
   if (ad->kind == EA_ADDR && ad->reg >= 0) *out = t->r[ad->reg] + (uint64_t)ad->imm;
   else if ((ad->kind == EA_ADDR || ad->kind == EA_SYM) && ad->sym >= 0) *out = sym_addr(c, ad) + (uint64_t)ad->imm;
   else {
-    fail(c, t, in, "not a memory address operand");
+    em_fail(c, t, in, "not a memory address operand");
     return false;
   }
   return true;
@@ -768,12 +711,12 @@ static void step(Cta *c, Thr *t) {
   EmType ty = (EmType)in->type;
   const EmArg *a = in->a;
   if (in->opc != EM_UNSUPPORTED && in->nargs < min_args((EmOpc)in->opc)) {
-    fail(c, t, in, "%s with %d operands", em_opc_name((EmOpc)in->opc), in->nargs);
+    em_fail(c, t, in, "%s with %d operands", em_opc_name((EmOpc)in->opc), in->nargs);
     return;
   }
   if (half_type(ty) && in->opc != EM_CVT && in->opc != EM_MOV && in->opc != EM_LD && in->opc != EM_ST &&
       in->opc != EM_SELP && in->opc != EM_MMA) {
-    fail(c, t, in, "the emulator cannot run 16-bit float arithmetic yet");
+    em_fail(c, t, in, "the emulator cannot run 16-bit float arithmetic yet");
     return;
   }
   switch ((EmOpc)in->opc) {
@@ -785,56 +728,56 @@ static void step(Cta *c, Thr *t) {
       uint64_t v = 0;
       for (int i = 0; i < n; i++)
         if (a[1].vec[i] >= 0) v |= (t->r[a[1].vec[i]] & mask_of(w)) << (w * i);
-      dst(t, &a[0], ty, v);
+      em_dst(t, &a[0], ty, v);
     } else if (a[0].kind == EA_VEC) { /* unpack: mov.b32 {%h0, %h1}, %r */
       int n = a[0].nvec, w = type_bits(ty) / (n ? n : 1);
-      uint64_t v = src(c, t, &a[1], ty);
+      uint64_t v = em_src(c, t, &a[1], ty);
       for (int i = 0; i < n; i++)
         if (a[0].vec[i] >= 0) t->r[a[0].vec[i]] = (v >> (w * i)) & mask_of(w);
     } else {
-      dst(t, &a[0], ty, src(c, t, &a[1], ty));
+      em_dst(t, &a[0], ty, em_src(c, t, &a[1], ty));
     }
     break;
   case EM_ADD: case EM_SUB: case EM_MUL: case EM_DIV: case EM_REM: case EM_MIN: case EM_MAX:
   case EM_AND: case EM_OR: case EM_XOR: case EM_SHL: case EM_SHR: {
     EmType sty = (in->opc == EM_SHL || in->opc == EM_SHR) ? ET_U32 : ty;
     if (ty == ET_PRED) { /* and.pred, or.pred, xor.pred */
-      uint64_t x = src(c, t, &a[1], ET_PRED), y = src(c, t, &a[2], ET_PRED);
-      dst(t, &a[0], ET_PRED, in->opc == EM_AND ? (x & y) : in->opc == EM_OR ? (x | y) : (x ^ y));
+      uint64_t x = em_src(c, t, &a[1], ET_PRED), y = em_src(c, t, &a[2], ET_PRED);
+      em_dst(t, &a[0], ET_PRED, in->opc == EM_AND ? (x & y) : in->opc == EM_OR ? (x | y) : (x ^ y));
       break;
     }
-    uint64_t x = src(c, t, &a[1], ty), y = src(c, t, &a[2], sty);
+    uint64_t x = em_src(c, t, &a[1], ty), y = em_src(c, t, &a[2], sty);
     uint64_t r = is_float(ty) ? fbin((EmOpc)in->opc, ty, in->mod, x, y) : ibin(c, t, in, x, y);
-    dst(t, &a[0], (in->mod & EMM_WIDE) ? wide_type(ty) : ty, r);
+    em_dst(t, &a[0], (in->mod & EMM_WIDE) ? wide_type(ty) : ty, r);
     break;
   }
   case EM_MAD:
   case EM_FMA: {
-    uint64_t x = src(c, t, &a[1], ty), y = src(c, t, &a[2], ty);
+    uint64_t x = em_src(c, t, &a[1], ty), y = em_src(c, t, &a[2], ty);
     if (is_float(ty)) {
-      uint64_t z = src(c, t, &a[3], ty), r;
+      uint64_t z = em_src(c, t, &a[3], ty), r;
       if (ty == ET_F64) r = bits_of_f64(fma(f64_of(x), f64_of(y), f64_of(z)));
       else {
-        float fx = f32_of(x), fy = f32_of(y), fz = f32_of(z);
+        float fx = em_f32_of(x), fy = em_f32_of(y), fz = em_f32_of(z);
         if (in->mod & EMM_FTZ) fx = ftz(fx), fy = ftz(fy), fz = ftz(fz);
         float fr = fmaf(fx, fy, fz);
         if (in->mod & EMM_FTZ) fr = ftz(fr);
         if (in->mod & EMM_SAT) fr = isnan(fr) ? 0.0f : fr < 0 ? 0.0f : fr > 1 ? 1.0f : fr;
-        r = bits_of_f32(fr);
+        r = em_bits_of_f32(fr);
       }
-      dst(t, &a[0], ty, r);
+      em_dst(t, &a[0], ty, r);
     } else {
       EmIns mul = *in;
       mul.opc = EM_MUL;
       uint64_t p = ibin(c, t, &mul, x, y);
       EmType wt = (in->mod & EMM_WIDE) ? wide_type(ty) : ty;
-      dst(t, &a[0], wt, p + src(c, t, &a[3], wt));
+      em_dst(t, &a[0], wt, p + em_src(c, t, &a[3], wt));
     }
     break;
   }
   case EM_NEG: case EM_ABS: case EM_NOT: case EM_CNOT: case EM_EX2: case EM_LG2: case EM_RCP: case EM_SQRT:
   case EM_RSQRT: case EM_SIN: case EM_COS: case EM_TANH: {
-    uint64_t x = src(c, t, &a[1], ty), r;
+    uint64_t x = em_src(c, t, &a[1], ty), r;
     if (ty == ET_PRED && in->opc == EM_NOT) r = !x;
     else if (in->opc == EM_NOT) r = ~x;
     else if (in->opc == EM_CNOT) r = (x & mask_of(type_bits(ty))) == 0;
@@ -844,65 +787,65 @@ static void step(Cta *c, Thr *t) {
       int64_t s = sext(x, type_bits(ty));
       r = s < 0 ? 0 - (uint64_t)s : (uint64_t)s;
     } else {
-      fail(c, t, in, "%s on an integer type", em_opc_name((EmOpc)in->opc));
+      em_fail(c, t, in, "%s on an integer type", em_opc_name((EmOpc)in->opc));
       return;
     }
-    dst(t, &a[0], ty, r);
+    em_dst(t, &a[0], ty, r);
     break;
   }
   case EM_SELP: {
-    uint64_t p = src(c, t, &a[3], ET_PRED);
-    dst(t, &a[0], ty, src(c, t, p ? &a[1] : &a[2], ty));
+    uint64_t p = em_src(c, t, &a[3], ET_PRED);
+    em_dst(t, &a[0], ty, em_src(c, t, p ? &a[1] : &a[2], ty));
     break;
   }
   case EM_SETP: {
     /* setp.cmp[.bop] p[|q], a, b[, c]: t = a cmp b; p = t bop c; q = !t bop c */
     bool two = in->nargs == (in->bop != EB_NONE ? 5 : 4);
     int s0 = two ? 2 : 1;
-    uint64_t x = src(c, t, &a[s0], ty), y = src(c, t, &a[s0 + 1], ty);
-    if ((in->mod & EMM_FTZ) && ty == ET_F32) x = bits_of_f32(ftz(f32_of(x))), y = bits_of_f32(ftz(f32_of(y)));
+    uint64_t x = em_src(c, t, &a[s0], ty), y = em_src(c, t, &a[s0 + 1], ty);
+    if ((in->mod & EMM_FTZ) && ty == ET_F32) x = em_bits_of_f32(ftz(em_f32_of(x))), y = em_bits_of_f32(ftz(em_f32_of(y)));
     bool r = compare((EmCmp)in->cmp, ty, x, y), q = !r;
     if (in->bop != EB_NONE) {
       if (in->nargs < s0 + 3) {
-        fail(c, t, in, "setp.%s without its predicate operand", in->bop == EB_AND ? "and" : in->bop == EB_OR ? "or" : "xor");
+        em_fail(c, t, in, "setp.%s without its predicate operand", in->bop == EB_AND ? "and" : in->bop == EB_OR ? "or" : "xor");
         return;
       }
-      bool cc = src(c, t, &a[s0 + 2], ET_PRED);
+      bool cc = em_src(c, t, &a[s0 + 2], ET_PRED);
       r = in->bop == EB_AND ? (r && cc) : in->bop == EB_OR ? (r || cc) : (r != cc);
       q = in->bop == EB_AND ? (q && cc) : in->bop == EB_OR ? (q || cc) : (q != cc);
     }
-    dst(t, &a[0], ET_PRED, r);
-    if (two) dst(t, &a[1], ET_PRED, q);
+    em_dst(t, &a[0], ET_PRED, r);
+    if (two) em_dst(t, &a[1], ET_PRED, q);
     break;
   }
   case EM_CVT:
     if (ty == ET_BF16X2 || ty == ET_F16X2) { /* cvt.rn.bf16x2.f32 d, a, b: a into the upper half, b the lower */
       if (in->type2 != ET_F32) {
-        fail(c, t, in, "the emulator cannot run this instruction yet");
+        em_fail(c, t, in, "the emulator cannot run this instruction yet");
         return;
       }
       EmIns one = *in; /* each half as a scalar cvt, its rounding mode kept */
       one.type = ty == ET_BF16X2 ? ET_BF16 : ET_F16;
-      uint64_t hi = convert(&one, src(c, t, &a[1], ET_F32)), lo = convert(&one, src(c, t, &a[2], ET_F32));
-      dst(t, &a[0], ET_B32, (hi & 0xffffu) << 16 | (lo & 0xffffu));
+      uint64_t hi = convert(&one, em_src(c, t, &a[1], ET_F32)), lo = convert(&one, em_src(c, t, &a[2], ET_F32));
+      em_dst(t, &a[0], ET_B32, (hi & 0xffffu) << 16 | (lo & 0xffffu));
       break;
     }
     if (!scalar_type(ty) || !scalar_type((EmType)in->type2)) { /* never a silent 0 */
-      fail(c, t, in, "the emulator cannot run this conversion yet");
+      em_fail(c, t, in, "the emulator cannot run this conversion yet");
       return;
     }
-    dst_wide(c, t, &a[0], ty, convert(in, src(c, t, &a[1], (EmType)in->type2)));
+    dst_wide(c, t, &a[0], ty, convert(in, em_src(c, t, &a[1], (EmType)in->type2)));
     break;
   case EM_CVTA: {
-    uint64_t x = src(c, t, &a[1], ET_U64);
+    uint64_t x = em_src(c, t, &a[1], ET_U64);
     if (in->space == ES_SHARED) x = (in->mod & EMM_TO) ? x - EM_SMEM_GENERIC : x + EM_SMEM_GENERIC;
-    dst(t, &a[0], ty, x);
+    em_dst(t, &a[0], ty, x);
     break;
   }
   case EM_BFE: {
     int bits = type_bits(ty);
-    uint64_t x = src(c, t, &a[1], ty);
-    unsigned pos = (unsigned)src(c, t, &a[2], ET_U32) & 0xff, len = (unsigned)src(c, t, &a[3], ET_U32) & 0xff;
+    uint64_t x = em_src(c, t, &a[1], ty);
+    unsigned pos = (unsigned)em_src(c, t, &a[2], ET_U32) & 0xff, len = (unsigned)em_src(c, t, &a[3], ET_U32) & 0xff;
     uint64_t r = 0;
     bool sbit = false;
     for (unsigned i = 0; i < (unsigned)bits; i++) {
@@ -915,21 +858,21 @@ static void step(Cta *c, Thr *t) {
         r |= (uint64_t)sbit << i;
       }
     }
-    dst(t, &a[0], ty, r);
+    em_dst(t, &a[0], ty, r);
     break;
   }
   case EM_BFI: {
     int bits = type_bits(ty);
-    uint64_t f = src(c, t, &a[1], ty), b = src(c, t, &a[2], ty);
-    unsigned pos = (unsigned)src(c, t, &a[3], ET_U32) & 0xff, len = (unsigned)src(c, t, &a[4], ET_U32) & 0xff;
+    uint64_t f = em_src(c, t, &a[1], ty), b = em_src(c, t, &a[2], ty);
+    unsigned pos = (unsigned)em_src(c, t, &a[3], ET_U32) & 0xff, len = (unsigned)em_src(c, t, &a[4], ET_U32) & 0xff;
     for (unsigned i = 0; i < len && pos + i < (unsigned)bits; i++)
       b = (b & ~(1ull << (pos + i))) | (((f >> i) & 1) << (pos + i));
-    dst(t, &a[0], ty, b);
+    em_dst(t, &a[0], ty, b);
     break;
   }
   case EM_PRMT: { /* default mode: each selector nibble picks a byte of {b, a} (bit 3: replicate its sign) */
-    uint64_t x = src(c, t, &a[1], ET_B32), y = src(c, t, &a[2], ET_B32);
-    uint32_t sel = (uint32_t)src(c, t, &a[3], ET_B32);
+    uint64_t x = em_src(c, t, &a[1], ET_B32), y = em_src(c, t, &a[2], ET_B32);
+    uint32_t sel = (uint32_t)em_src(c, t, &a[3], ET_B32);
     uint64_t bytes = (x & 0xffffffffu) | (y << 32), r = 0;
     for (int i = 0; i < 4; i++) {
       unsigned s = (sel >> (4 * i)) & 0xf;
@@ -937,7 +880,7 @@ static void step(Cta *c, Thr *t) {
       if (s & 8) v = (v & 0x80) ? 0xff : 0;
       r |= (uint64_t)v << (8 * i);
     }
-    dst(t, &a[0], ET_B32, r);
+    em_dst(t, &a[0], ET_B32, r);
     break;
   }
   case EM_LD:
@@ -947,17 +890,17 @@ static void step(Cta *c, Thr *t) {
     int eb = type_bits(ty) / 8, n = in->vec ? in->vec : 1;
     if (eb < 1) eb = 1;
     if (n > 4 || (n > 1 && (v->kind != EA_VEC || v->nvec != n)) || (n == 1 && v->kind == EA_VEC)) {
-      fail(c, t, in, "the vector operand does not match .v%d", n);
+      em_fail(c, t, in, "the vector operand does not match .v%d", n);
       return;
     }
     uint64_t addr;
-    if (!addr_of(c, t, in, ad, &addr)) return;
+    if (!em_addr_of(c, t, in, ad, &addr)) return;
     EmSpace sp = (EmSpace)in->space;
     if (!ld && sp == ES_PARAM) {
-      fail(c, t, in, "a store to the kernel's parameters");
+      em_fail(c, t, in, "a store to the kernel's parameters");
       return;
     }
-    uint8_t *p = mem(c, t, in, sp == ES_PARAM ? ES_GENERIC : sp, addr, (size_t)(eb * n));
+    uint8_t *p = em_mem(c, t, in, sp == ES_PARAM ? ES_GENERIC : sp, addr, (size_t)(eb * n));
     if (!p) return;
     for (int i = 0; i < n; i++) {
       EmArg one = *v;
@@ -965,7 +908,7 @@ static void step(Cta *c, Thr *t) {
       if (ld) {
         dst_wide(c, t, &one, ty == ET_PRED ? ET_B8 : ty, load_bits(p + i * eb, eb));
       } else {
-        uint64_t x = src(c, t, &one, ty);
+        uint64_t x = em_src(c, t, &one, ty);
         memcpy(p + i * eb, &x, (size_t)eb);
       }
     }
@@ -977,10 +920,10 @@ static void step(Cta *c, Thr *t) {
     const EmArg *ad = at ? &a[1] : &a[0];
     int eb = type_bits(ty) / 8;
     uint64_t addr;
-    if (eb < 1 || !addr_of(c, t, in, ad, &addr)) return;
-    uint8_t *p = mem(c, t, in, (EmSpace)in->space, addr, (size_t)eb);
+    if (eb < 1 || !em_addr_of(c, t, in, ad, &addr)) return;
+    uint8_t *p = em_mem(c, t, in, (EmSpace)in->space, addr, (size_t)eb);
     if (!p) return;
-    uint64_t old = load_bits(p, eb), b = src(c, t, &a[at ? 2 : 1], ty), r = old;
+    uint64_t old = load_bits(p, eb), b = em_src(c, t, &a[at ? 2 : 1], ty), r = old;
     switch (in->sub) {
     case ESB_ADD: r = is_float(ty) ? fbin(EM_ADD, ty, 0, old, b) : old + b; break;
     case ESB_MIN: case ESB_MAX: {
@@ -993,13 +936,13 @@ static void step(Cta *c, Thr *t) {
     case ESB_OR: r = old | b; break;
     case ESB_XOR: r = old ^ b; break;
     case ESB_EXCH: r = b; break;
-    case ESB_CAS: r = (old & mask_of(eb * 8)) == (b & mask_of(eb * 8)) ? src(c, t, &a[3], ty) : old; break;
+    case ESB_CAS: r = (old & mask_of(eb * 8)) == (b & mask_of(eb * 8)) ? em_src(c, t, &a[3], ty) : old; break;
     case ESB_INC: r = old >= b ? 0 : old + 1; break;
     case ESB_DEC: r = (old == 0 || old > b) ? b : old - 1; break;
-    default: fail(c, t, in, "unsupported atomic operation"); return;
+    default: em_fail(c, t, in, "unsupported atomic operation"); return;
     }
     memcpy(p, &r, (size_t)eb);
-    if (at) dst(t, &a[0], ty, old);
+    if (at) em_dst(t, &a[0], ty, old);
     break;
   }
   case EM_BRA:
@@ -1013,18 +956,18 @@ static void step(Cta *c, Thr *t) {
     return;
   case EM_BAR: {
     /* count 0 stands for "every thread of the CTA that has not exited" */
-    int id = a[0].kind == EA_NONE ? 0 : (int)src(c, t, &a[0], ET_U32);
-    int count = in->nargs > 1 ? (int)src(c, t, &a[1], ET_U32) : 0;
+    int id = a[0].kind == EA_NONE ? 0 : (int)em_src(c, t, &a[0], ET_U32);
+    int count = in->nargs > 1 ? (int)em_src(c, t, &a[1], ET_U32) : 0;
     if (id < 0 || id > 15) {
-      fail(c, t, in, "barrier id %d outside 0..15", id);
+      em_fail(c, t, in, "barrier id %d outside 0..15", id);
       return;
     }
     if (in->nargs > 1 && (count <= 0 || count > c->n || count % 32)) {
-      fail(c, t, in, "barrier %d with a thread count of %d (the CTA has %d threads)", id, count, c->n);
+      em_fail(c, t, in, "barrier %d with a thread count of %d (the CTA has %d threads)", id, count, c->n);
       return;
     }
     if (c->bar_arrived[id] > 0 && c->bar_count[id] != count) {
-      fail(c, t, in, "barrier %d: thread counts disagree (%d and %d)", id, c->bar_count[id], count);
+      em_fail(c, t, in, "barrier %d: thread counts disagree (%d and %d)", id, c->bar_count[id], count);
       return;
     }
     c->bar_count[id] = count;
@@ -1042,30 +985,42 @@ static void step(Cta *c, Thr *t) {
   case EM_VOTE: {
     /* shfl.sync d[, p], a, b, c, mask; redux.sync d, a, mask; vote.sync d, a, mask */
     int last = in->nargs - 1;
-    t->cmask = (uint32_t)src(c, t, &a[last], ET_B32);
+    t->cmask = (uint32_t)em_src(c, t, &a[last], ET_B32);
     if (!(t->cmask >> t->lane & 1)) {
-      fail(c, t, in, "the member mask 0x%08x leaves out the executing lane %u", t->cmask, t->lane);
+      em_fail(c, t, in, "the member mask 0x%08x leaves out the executing lane %u", t->cmask, t->lane);
       return;
     }
     if (in->opc == EM_SHFL) {
       int ai = in->nargs == 6 ? 2 : 1;
-      t->cval = src(c, t, &a[ai], ET_B32);
-      t->cval2 = (src(c, t, &a[ai + 1], ET_B32) & 0xffffffffu) | (src(c, t, &a[ai + 2], ET_B32) << 32);
+      t->cval = em_src(c, t, &a[ai], ET_B32);
+      t->cval2 = (em_src(c, t, &a[ai + 1], ET_B32) & 0xffffffffu) | (em_src(c, t, &a[ai + 2], ET_B32) << 32);
     } else {
-      t->cval = src(c, t, &a[1], in->opc == EM_VOTE ? ET_PRED : ET_B32);
+      t->cval = em_src(c, t, &a[1], in->opc == EM_VOTE ? ET_PRED : ET_B32);
     }
     t->state = T_COLL;
     if (coll_ready(c, t)) coll_finish(c, t, in);
     return;
   }
   case EM_MMA: /* the whole warp, like a collective over a full mask (.aligned: every lane at this mma) */
+  case EM_STMATRIX:
+  case EM_LDMATRIX:
+  case EM_WGMMA: /* the whole warpgroup */
     t->cmask = 0xffffffffu;
+    t->cwg = in->opc == EM_WGMMA;
     t->state = T_COLL;
     if (coll_ready(c, t)) coll_finish(c, t, in);
     return;
+  case EM_MBAR_INIT: case EM_MBAR_ARRIVE: case EM_MBAR_EXPECT_TX: case EM_MBAR_WAIT: case EM_TMA_LOAD:
+  case EM_TMA_STORE: case EM_BULK_COMMIT: case EM_BULK_WAIT: case EM_SETMAXNREG:
+    em_async_step(c, t, in);
+    return;
+  case EM_WG_COMMIT:
+  case EM_WG_WAIT:
+    em_matrix_step(c, t, in);
+    return;
   case EM_UNSUPPORTED:
   default:
-    fail(c, t, in, "the emulator cannot run this instruction yet");
+    em_fail(c, t, in, "the emulator cannot run this instruction yet");
     return;
   }
   t->pc++;
@@ -1076,50 +1031,80 @@ static void step(Cta *c, Thr *t) {
 static const char *waits_for(const Cta *c, const Thr *t, char *buf, size_t n) {
   if (t->state == T_BAR)
     snprintf(buf, n, "barrier %d (%d of %d arrived)", t->bar, c->bar_arrived[t->bar], c->bar_count[t->bar]);
+  else if (t->state == T_COLL && t->cwg)
+    snprintf(buf, n, "the other threads of its warpgroup (warps %u-%u) at %s", t->warp / 4 * 4, t->warp / 4 * 4 + 3,
+             c->f->ins[t->pc].text);
   else if (t->state == T_COLL)
     snprintf(buf, n, "a warp collective with member mask 0x%08x", t->cmask);
+  else if (t->state == T_MBAR)
+    em_mbar_waits(c, t, buf, n);
   else
     snprintf(buf, n, "nothing");
   return buf;
 }
 
-static bool run_cta(Cta *c) {
+uint64_t em_rand(Cta *c) {
+  uint64_t x = c->rng ? c->rng : 0x9e3779b97f4a7c15ull;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return c->rng = x;
+}
+
+enum { EM_SLICE = 1 << 14 }; /* steps a thread runs before the next one gets its turn */
+
+/* Rounds: every warp's threads in turn (warps in order, or shuffled each
+ * round under a seed), each running until it blocks, ends or has used its
+ * slice; then the copies in flight that are due complete (all of them when
+ * no thread moved). A round in which nothing moved or completed is a
+ * deadlock. */
+static bool run_cta(Cta *c, int *order) {
   uint64_t max = c->l->max_steps ? c->l->max_steps : EM_DEFAULT_STEPS;
+  int nw = (c->n + 31) / 32;
   for (;;) {
     bool moved = false, left = false;
-    for (int i = 0; i < c->n && !c->failed; i++) {
-      Thr *t = &c->t[i];
-      while (t->state == T_RUN && !c->failed) {
-        if (t->pc < 0 || t->pc >= c->f->nins) {
-          fail(c, t, NULL, "ran off the end of %s (pc %d)", c->f->name, t->pc);
-          break;
-        }
-        step(c, t);
-        moved = true;
-        if (++c->steps > max) {
-          fail(c, t, &c->f->ins[t->pc < c->f->nins ? t->pc : c->f->nins - 1],
-               "still running after %llu instructions: a hang?", (unsigned long long)max);
-          break;
-        }
-      }
-      if (t->state != T_DONE) left = true;
+    for (int k = 0; c->l->seed && k < nw; k++) {
+      int j = k + (int)(em_rand(c) % (uint64_t)(nw - k)), x = order[k];
+      order[k] = order[j], order[j] = x;
     }
+    for (int k = 0; k < nw && !c->failed; k++)
+      for (int i = order[k] * 32; i < c->n && i < order[k] * 32 + 32 && !c->failed; i++) {
+        Thr *t = &c->t[i];
+        for (int budget = EM_SLICE; t->state == T_RUN && !c->failed && budget > 0; budget--) {
+          if (t->pc < 0 || t->pc >= c->f->nins) {
+            em_fail(c, t, NULL, "ran off the end of %s (pc %d)", c->f->name, t->pc);
+            break;
+          }
+          step(c, t);
+          moved = true;
+          if (++c->steps > max) {
+            em_fail(c, t, &c->f->ins[t->pc < c->f->nins ? t->pc : c->f->nins - 1],
+                    "still running after %llu instructions: a hang?", (unsigned long long)max);
+            break;
+          }
+        }
+        if (t->state != T_DONE) left = true;
+      }
+    if (c->failed) return false;
+    c->round++;
+    bool completed = em_async_tick(c, !moved);
     if (c->failed) return false;
     if (!left) break;
-    if (!moved) { /* deadlock: name the first blocked thread and what it waits for */
-      for (int i = 0; i < c->n; i++) {
-        Thr *t = &c->t[i];
-        if (t->state == T_DONE) continue;
-        char buf[96];
-        fail(c, t, &c->f->ins[t->pc], "deadlock: every thread is blocked; this one waits for %s",
-             waits_for(c, t, buf, sizeof buf));
-        return false;
-      }
+    if (!moved && !completed) { /* deadlock: name the first blocked thread and what it waits for */
+      int blocked = 0, first = -1;
+      for (int i = 0; i < c->n; i++)
+        if (c->t[i].state != T_DONE) blocked++, first = first < 0 ? i : first;
+      Thr *t = &c->t[first];
+      char buf[256];
+      em_fail(c, t, &c->f->ins[t->pc], "deadlock: every thread is blocked (%d of them); warp %u waits for %s",
+              blocked, t->warp, waits_for(c, t, buf, sizeof buf));
+      return false;
     }
   }
+  if (!em_async_end(c) || !em_matrix_end(c)) return false;
   for (int i = 0; i < 16; i++)
     if (c->bar_arrived[i]) {
-      fail(c, NULL, NULL, "the CTA ended with %d threads arrived at barrier %d and never released",
+      em_fail(c, NULL, NULL, "the CTA ended with %d threads arrived at barrier %d and never released",
            c->bar_arrived[i], i);
       return false;
     }
@@ -1154,7 +1139,10 @@ bool em_launch(const EmModule *m, const EmLaunch *l, char *err, size_t errlen) {
   c.t = calloc(nthr, sizeof *c.t);
   uint64_t *regs = calloc(nthr * (size_t)(f->nregs ? f->nregs : 1), sizeof *regs);
   c.smem = calloc(c.smem_size ? c.smem_size : 1, 1);
-  bool ok = c.t && regs && c.smem;
+  c.nwg = (int)(nthr + 127) / 128;
+  c.wg = calloc((size_t)c.nwg, sizeof *c.wg);
+  int *order = calloc((nthr + 31) / 32, sizeof *order);
+  bool ok = c.t && regs && c.smem && c.wg && order;
   if (!ok) snprintf(err, errlen, "launch of %s: out of memory", f->name);
   for (unsigned z = 0; ok && z < l->grid[2]; z++)
     for (unsigned y = 0; ok && y < l->grid[1]; y++)
@@ -1172,9 +1160,20 @@ bool em_launch(const EmModule *m, const EmLaunch *l, char *err, size_t errlen) {
           t->tid[2] = i / (l->block[0] * l->block[1]);
           t->lane = i % 32, t->warp = i / 32;
         }
-        c.steps = 0;
-        ok = run_cta(&c);
+        c.steps = c.round = 0;
+        c.nmb = c.naq = 0;
+        em_matrix_reset(&c);
+        c.rng = l->seed ? l->seed ^ ((uint64_t)x << 40 ^ (uint64_t)y << 20 ^ z) : 0;
+        for (unsigned w = 0; w < (nthr + 31) / 32; w++) order[w] = (int)w;
+        ok = run_cta(&c, order);
       }
+  em_matrix_reset(&c);
+  for (int g = 0; c.wg && g < c.nwg; g++) free(c.wg[g].op);
+  free(c.wg);
+  free(c.wgd);
+  free(c.mb);
+  free(c.aq);
+  free(order);
   free(c.t);
   free(regs);
   free(c.smem);

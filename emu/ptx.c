@@ -85,7 +85,10 @@ static const char *const opc_names[] = {
     "selp", "setp", "cvt", "cvta", "bfe", "bfi", "prmt",
     "ex2", "lg2", "rcp", "sqrt", "rsqrt", "sin", "cos", "tanh",
     "ld", "st", "atom", "red", "bra", "ret", "exit",
-    "bar", "shfl", "redux", "vote", "membar", "mma", "unsupported"};
+    "bar", "shfl", "redux", "vote", "membar", "mma",
+    "mbarrier.init", "mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.wait", "cp.async.bulk.tensor (load)",
+    "cp.async.bulk.tensor (store)", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "wgmma.mma_async",
+    "wgmma.commit_group", "wgmma.wait_group", "stmatrix", "ldmatrix", "setmaxnreg", "unsupported"};
 static const char *const type_names[] = {
     NULL, "pred", "b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64",
     "s8", "s16", "s32", "s64", "f16", "f16x2", "bf16", "bf16x2", "f32", "f64"};
@@ -698,6 +701,7 @@ static void modifier(EmIns *in, const char *m, int n, int types[3], int *ntypes,
 static void decode_opcode(const char *s, int len, EmIns *in) {
   int i = 0, types[3] = {0}, ntypes = 0;
   bool unsup = false, sync = false;
+  if (em_ptx_async_opcode(s, len, in)) return;
   while (i < len && s[i] != '.') i++;
   int k = find_name(opc_names + 1, EM_UNSUPPORTED - 1, s, i);
   in->opc = k >= 0 ? (uint16_t)(k + 1) : teq(s, i, "barrier") ? EM_BAR : teq(s, i, "fence") ? EM_MEMBAR : EM_UNSUPPORTED;
@@ -749,6 +753,8 @@ static int value_name(Px *P, Tok t, EmArg *a) {
 
 /* "[" [ base ] [ ("+" | "-") ["-"] N ] "]": base a register, a parameter,
  * a global or absent (an absolute address). */
+static int vec_operand(Px *P, EmArg *a, bool lng);
+
 static int addr_operand(Px *P, EmArg *a) {
   bool base = false;
   next(P);
@@ -770,24 +776,45 @@ static int addr_operand(Px *P, EmArg *a) {
     a->imm = n.imm;
     next(P);
   }
+  if (base && is_p(P, ',')) { /* [map, {c0, c1}]: a tensor and its coordinates */
+    next(P);
+    EmArg v = {0};
+    int r = is_p(P, '{') ? vec_operand(P, &v, false) : oerr(P, OP_BAD, "expected '{' in a tensor address, found %s", tdesc(P));
+    if (r != OP_OK) return r;
+    a->kind = EA_TADDR;
+    a->nvec = v.nvec;
+    memcpy(a->vec, v.vec, sizeof a->vec);
+  }
   if (!is_p(P, ']')) return oerr(P, OP_BAD, "expected ']' in an address, found %s", tdesc(P));
   next(P);
   return OP_OK;
 }
 
-/* "{" reg-or-_ { "," reg-or-_ } "}" */
-static int vec_operand(Px *P, EmArg *a) {
+/* "{" reg-or-_ { "," reg-or-_ } "}": up to 4 in vec, or (`lng`: wgmma's
+ * accumulators) up to 255 as an EA_LVEC in the arena. */
+static int vec_operand(Px *P, EmArg *a, bool lng) {
+  int32_t v[255];
+  int n = 0;
   a->kind = EA_VEC;
   do {
     next(P);
     int r = is_w(P, "_") ? -1 : P->t.kind == T_WORD ? find_reg(P, P->t.s, P->t.len) : -2;
     if (r < -1 || (r < 0 && !is_w(P, "_"))) return oerr(P, OP_BAD, "expected a register in a vector, found %s", tdesc(P));
-    if (a->nvec == 4) return oerr(P, OP_LIMIT, "a vector of more than 4");
-    a->vec[a->nvec++] = r;
+    if (n == (lng ? 255 : 4)) return oerr(P, OP_LIMIT, "a vector of more than %d", lng ? 255 : 4);
+    v[n++] = r;
     next(P);
   } while (is_p(P, ','));
   if (!is_p(P, '}')) return oerr(P, OP_BAD, "expected '}' after a vector, found %s", tdesc(P));
   next(P);
+  a->nvec = (uint8_t)n;
+  if (n <= 4) {
+    memcpy(a->vec, v, sizeof *v * (size_t)n);
+    return OP_OK;
+  }
+  int32_t *lv = dup(P, v, sizeof *v * (size_t)n);
+  if (!lv) return OP_BAD;
+  a->kind = EA_LVEC;
+  a->lv = lv;
   return OP_OK;
 }
 
@@ -796,7 +823,7 @@ static int operand(Px *P, EmIns *in) {
   if (in->nargs >= EM_MAX_ARGS) return oerr(P, OP_LIMIT, "more than %d operands", EM_MAX_ARGS);
   EmArg *a = &in->a[in->nargs++];
   a->reg = a->sym = -1;
-  if (is_p(P, '{')) return vec_operand(P, a);
+  if (is_p(P, '{')) return vec_operand(P, a, in->opc == EM_WGMMA);
   if (is_p(P, '[')) return addr_operand(P, a);
   char sign = is_p(P, '!') || is_p(P, '-') ? P->t.s[0] : 0;
   if (sign) next(P);
@@ -862,6 +889,8 @@ static bool instruction(Px *P) {
   }
   if (r == OP_OK && in->opc == EM_MMA && !mma_operands(in))
     r = oerr(P, OP_BAD, "expected {d0, d1, d2, d3}, {a0, a1, a2, a3}, {b0, b1}, {c0, c1, c2, c3}");
+  const char *why = r == OP_OK ? em_ptx_async_operands(in) : NULL;
+  if (why) r = oerr(P, OP_BAD, "%s", why);
   if (P->failed) return false;
   if (r == OP_BAD && in->opc != EM_UNSUPPORTED) return perr(P, op.line, "%.*s: %s", n, op.s, P->omsg);
   if (r != OP_OK) { /* kept operand-less, for exec to name if it runs */

@@ -48,7 +48,7 @@ $(FUZZ_HOST_B)/obj/runtime/%.o: runtime/%.c $(wildcard include/tile/*.h) $(wildc
 	@mkdir -p $(dir $@)
 	$(FUZZ_HOST_CC) $(FUZZ_HOST_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_HOST_B)/obj/emu/%.o: emu/%.c emu/emu.h | fuzz-host-probe
+$(FUZZ_HOST_B)/obj/emu/%.o: emu/%.c $(wildcard emu/*.h) | fuzz-host-probe
 	@mkdir -p $(dir $@)
 	$(FUZZ_HOST_CC) $(FUZZ_HOST_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 

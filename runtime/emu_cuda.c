@@ -8,8 +8,9 @@
  * synchronous (elapsed time 0). A module is a cubin that carries its PTX
  * (tilec --embed-ptx: the global __tile_ptx), parsed once. A launch packs
  * the parameters by the PTX's own parameter list and runs the grid; its
- * report comes back through cuGetErrorString. Not yet: TMA descriptors,
- * clusters (refused with CUDA_ERROR_NOT_SUPPORTED and a message).
+ * report comes back through cuGetErrorString. Tensor maps are the
+ * emulator's own encoding (emu/tma.c). Not yet: clusters (refused with
+ * CUDA_ERROR_NOT_SUPPORTED and a message).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -373,13 +374,18 @@ static CUresult emu_clusters(int *n, CUfunction f, const CUlaunchConfig *cfg) {
   *n = 1;
   return CUDA_SUCCESS;
 }
+/* The emulator's own tensor-map encoding (emu/tma.c), checked as the
+ * driver checks its arguments; exec decodes it at each cp.async.bulk.tensor. */
 static CUresult emu_tensor_map(CUtensorMap *map, CUtensorMapDataType dt, cuuint32_t rank, void *g,
                                const cuuint64_t *dim, const cuuint64_t *strides, const cuuint32_t *box,
                                const cuuint32_t *es, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
                                CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
-  (void)map, (void)dt, (void)rank, (void)g, (void)dim, (void)strides, (void)box, (void)es, (void)il, (void)sw,
-      (void)l2, (void)oob;
-  return emu_err(EMU_ERR_UNSUPPORTED, "the emulator does not run TMA yet: no tensor maps%s", NULL);
+  char why[256];
+  bool unsup = false;
+  if (em_tmap_encode((EmTensorMap *)(void *)map, dt, rank, g, dim, strides, box, es, il, sw, l2, oob, &unsup, why,
+                     sizeof why))
+    return CUDA_SUCCESS;
+  return emu_err(unsup ? EMU_ERR_UNSUPPORTED : CUDA_ERROR_INVALID_VALUE, "cuTensorMapEncodeTiled: %s", why);
 }
 
 /* Fill the runtime's driver table with the emulator's. */

@@ -462,24 +462,21 @@ static void test_isa_cases(void **state) {
 }
 
 /* An instruction the emulator cannot run yet stops the launch with its
- * name (gemm: wgmma, mbarriers, TMA). */
+ * name (elect.sync, a multicast TMA load). */
 static void test_unsupported_report(void **state) {
   (void)state;
-  EmModule *m = module_of("gemm", NULL);
-  const EmFunc *f = NULL;
-  for (int i = 0; i < m->nfuncs; i++)
-    if (m->funcs[i].entry) f = &m->funcs[i];
-  assert_non_null(f);
-  uint8_t params[1024] = {0};
-  EmLaunch l = {.kernel = f->name, .grid = {1, 1, 1}, .block = {128, 1, 1}, .params = params,
-                .params_size = sizeof params, .max_steps = 1000000};
-  unsigned nt = f->maxntid[0] ? (unsigned)f->maxntid[0] : 128;
-  l.block[0] = nt;
-  l.dyn_smem = 200 * 1024;
+  uint64_t out[16];
   char err[512];
-  assert_false(em_launch(m, &l, err, sizeof err));
-  assert_non_null(strstr(err, "cannot run this instruction yet"));
-  em_module_free(m);
+  const char *bad[] = {"elect.sync %r1|%p1, 0xffffffff;",
+                       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+                       "[%rd1], [%rd1, {%r1, %r2}], [%rd1], %rs1;"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    bool ok = run_k(bad[i], 32, out, err, sizeof err);
+    if (ok || !strstr(err, "cannot run this instruction yet")) print_error("'%s': %s\n", bad[i], ok ? "ran" : err);
+    assert_false(ok);
+    assert_non_null(strstr(err, "cannot run this instruction yet"));
+    assert_non_null(strstr(err, i == 0 ? "elect.sync" : "multicast"));
+  }
 }
 
 /* Broken PTX: every prefix of a real module and a few flipped bytes are

@@ -1,0 +1,435 @@
+/* async.c - Hopper's asynchronous copy engine and its barriers, run by the
+ * emulator (issue 16): mbarriers, cp.async.bulk.tensor (TMA) loads, stores
+ * and reductions, bulk groups, setmaxnreg.
+ *
+ * mbarrier (PTX ISA, "Parallel Synchronization and Communication
+ * Instructions: mbarrier"): an object in shared memory with an expected
+ * arrival count, the arrivals pending in the current phase, a transaction
+ * count and a phase number. A phase completes when its pending arrivals
+ * and its transaction count are both zero; the barrier then moves to the
+ * next phase with the expected count pending again. arrive.expect_tx first
+ * raises the transaction count, then arrives; a TMA load's complete_tx
+ * lowers it by the bytes it wrote. try_wait.parity P is true once the
+ * phase of parity P has completed, i.e. while the current phase's parity
+ * differs from P; a try_wait that would return false blocks the thread
+ * instead (T_MBAR) until the barrier's phase completes, so that a spinning
+ * warp costs nothing and a barrier that never completes is a deadlock
+ * reported with its state, not a hang.
+ *
+ * TMA: a copy is queued when issued and done at a later scheduling point
+ * (exec's round end, delayed by up to two rounds under a seed), or for a
+ * store when its thread waits for its bulk group, and in any case before
+ * the CTA ends. The box is read or written then, element by element: the
+ * global coordinate of box element i in dimension d is c[d] + i * estr[d];
+ * elements outside the tensor are filled (zero, or NaN for the NaN fill) on
+ * a load and dropped on a store; in shared memory the box is dense, its
+ * first dimension innermost, each byte address swizzled as em_swizzle says.
+ * A load signals the full box's bytes (out-of-bounds elements included) to
+ * its mbarrier. Reductions combine in the tensor's element type.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "exec_int.h"
+
+/* ---- addresses ---- */
+
+/* A shared-memory operand: its offset in the window (a .shared address, or
+ * a generic one inside the window), `bytes` of it inside, aligned. */
+bool em_smem_at(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad, size_t bytes, uint32_t align,
+                    const char *what, uint32_t *out) {
+  uint64_t a;
+  if (!em_addr_of(c, t, in, ad, &a)) return false;
+  if (sp != ES_SHARED) {
+    if (a < EM_SMEM_GENERIC || a >= EM_SMEM_GENERIC + (1ull << 32)) {
+      em_fail(c, t, in, "%s at 0x%llx is not in shared memory", what, (unsigned long long)a);
+      return false;
+    }
+    a -= EM_SMEM_GENERIC;
+  }
+  if (a % align) {
+    em_fail(c, t, in, "%s at smem+0x%llx is not %u-byte aligned", what, (unsigned long long)a, align);
+    return false;
+  }
+  if (a >= c->smem_size || bytes > c->smem_size - a) {
+    em_fail(c, t, in, "%s at smem+0x%llx (%zu bytes) outside the CTA's %zu bytes of shared memory", what,
+            (unsigned long long)a, bytes, c->smem_size);
+    return false;
+  }
+  *out = (uint32_t)a;
+  return true;
+}
+
+/* ---- mbarriers ---- */
+
+static EmMbar *mb_find(Cta *c, uint32_t addr) {
+  for (int i = 0; i < c->nmb; i++)
+    if (c->mb[i].addr == addr) return &c->mb[i];
+  return NULL;
+}
+
+/* The initialized mbarrier an operand names (else a report). */
+static EmMbar *mb_of(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad) {
+  uint32_t addr;
+  if (!em_smem_at(c, t, in, sp, ad, 8, 8, "the mbarrier", &addr)) return NULL;
+  EmMbar *b = mb_find(c, addr);
+  if (!b) em_fail(c, t, in, "smem+0x%x is not an mbarrier (no mbarrier.init set it up)", addr);
+  return b;
+}
+
+/* Its phase completes when nothing is pending: the next phase starts, its
+ * waiters run again (and look at the phase once more). */
+static void mb_settle(Cta *c, EmMbar *b) {
+  if (b->pending || b->tx) return;
+  b->phase++;
+  b->pending = b->count;
+  if (!b->waiters) return;
+  for (int i = 0; i < c->n; i++)
+    if (c->t[i].state == T_MBAR && c->t[i].mbar == b->addr) c->t[i].state = T_RUN;
+  b->waiters = 0;
+}
+
+/* The transaction count stays within the ISA's range, 2^20 - 1 either way. */
+static bool mb_tx(Cta *c, const Thr *t, const EmIns *in, EmMbar *b, int64_t d) {
+  b->tx += d;
+  if (b->tx > 0xfffff || b->tx < -0xfffff) {
+    em_fail(c, t, in, "mbarrier at smem+0x%x: transaction count %lld outside +-(2^20 - 1)", b->addr,
+            (long long)b->tx);
+    return false;
+  }
+  return true;
+}
+
+void em_mbar_waits(const Cta *c, const Thr *t, char *buf, size_t n) {
+  const EmMbar *b = NULL;
+  for (int i = 0; i < c->nmb && !b; i++)
+    if (c->mb[i].addr == t->mbar) b = &c->mb[i];
+  if (!b) {
+    snprintf(buf, n, "an mbarrier at smem+0x%x", t->mbar);
+    return;
+  }
+  snprintf(buf, n,
+           "the mbarrier at smem+0x%x to complete a phase of parity %d (it is in phase %u: pending arrivals %u of "
+           "%u, tx bytes %lld)",
+           b->addr, t->mbar_parity, b->phase, b->pending, b->count, (long long)b->tx);
+}
+
+static void mbar_step(Cta *c, Thr *t, const EmIns *in) {
+  const EmArg *a = in->a;
+  if (in->opc == EM_MBAR_INIT) {
+    uint32_t addr;
+    uint64_t count = em_src(c, t, &a[1], ET_U32);
+    if (!em_smem_at(c, t, in, (EmSpace)in->space, &a[0], 8, 8, "the mbarrier", &addr)) return;
+    if (count < 1 || count > 0xfffff) {
+      em_fail(c, t, in, "mbarrier.init with a count of %llu (1 to 2^20 - 1)", (unsigned long long)count);
+      return;
+    }
+    EmMbar *b = mb_find(c, addr);
+    if (!b) {
+      if (c->nmb == c->capmb) {
+        int cap = c->capmb ? 2 * c->capmb : 16;
+        EmMbar *nb = realloc(c->mb, sizeof *nb * (size_t)cap);
+        if (!nb) {
+          em_fail(c, t, in, "out of memory");
+          return;
+        }
+        c->mb = nb, c->capmb = cap;
+      }
+      b = &c->mb[c->nmb++];
+      *b = (EmMbar){.addr = addr};
+    }
+    if (b->waiters) {
+      em_fail(c, t, in, "mbarrier.init of the mbarrier at smem+0x%x while %d threads wait on it", addr, b->waiters);
+      return;
+    }
+    *b = (EmMbar){.addr = addr, .count = (uint32_t)count, .pending = (uint32_t)count};
+    t->pc++;
+    return;
+  }
+  EmMbar *b = mb_of(c, t, in, (EmSpace)in->space, &a[in->opc == EM_MBAR_EXPECT_TX ? 0 : 1]);
+  if (!b) return;
+  switch ((EmOpc)in->opc) {
+  case EM_MBAR_EXPECT_TX:
+    if (!mb_tx(c, t, in, b, (int64_t)em_src(c, t, &a[1], ET_U32))) return;
+    mb_settle(c, b);
+    break;
+  case EM_MBAR_ARRIVE: {
+    uint64_t n = 1;
+    if (in->mod & EMM_EXPECT_TX) {
+      if (!mb_tx(c, t, in, b, (int64_t)em_src(c, t, &a[2], ET_U32))) return;
+    } else if (in->nargs > 2) {
+      n = em_src(c, t, &a[2], ET_U32);
+    }
+    if (n < 1 || n > b->pending) {
+      em_fail(c, t, in, "mbarrier at smem+0x%x: %llu arrivals in a phase with %u of %u pending", b->addr,
+              (unsigned long long)n, b->pending, b->count);
+      return;
+    }
+    em_dst(t, &a[0], ET_B64, b->phase); /* the state: the phase it arrived in */
+    b->pending -= (uint32_t)n;
+    mb_settle(c, b);
+    break;
+  }
+  case EM_MBAR_WAIT: {
+    /* parity P: done once the current phase's parity differs; a state: once the phase moved on */
+    uint64_t v = em_src(c, t, &a[2], ET_U64);
+    int parity = (in->mod & EMM_PARITY) ? (int)(v & 1) : (int)(v & 1);
+    bool done = (in->mod & EMM_PARITY) ? (b->phase & 1) != (uint32_t)parity : b->phase != (uint32_t)v;
+    if (!done && !(in->mod & EMM_TEST)) {
+      t->state = T_MBAR;
+      t->mbar = b->addr;
+      t->mbar_parity = parity;
+      b->waiters++;
+      return; /* the pc stays: it asks again when woken */
+    }
+    em_dst(t, &a[0], ET_PRED, done);
+    break;
+  }
+  default:
+    break;
+  }
+  t->pc++;
+}
+
+/* ---- TMA ---- */
+
+/* The box's extent in shared memory, dimension d. */
+static uint32_t box_n(const EmTensorMap *m, int d) { return (m->box[d] + m->estr[d] - 1u) / m->estr[d]; }
+
+static uint64_t box_bytes(const EmTensorMap *m) {
+  uint64_t b = m->esize;
+  for (int d = 0; d < m->rank; d++) b *= box_n(m, d);
+  return b;
+}
+
+/* Combine an element of global memory (g) with one from shared (s) in the
+ * tensor's type; false for a reduction the type does not have. */
+static bool reduce(int dtype, int op, uint8_t *g, const uint8_t *s) {
+  if (dtype == 6 || dtype == 9 || dtype == 7 || dtype == 10 || dtype == 8) { /* f16, bf16, f32, f64 */
+    double x, y, r;
+    uint16_t hx, hy;
+    float fx, fy;
+    if (dtype == 8) memcpy(&x, g, 8), memcpy(&y, s, 8);
+    else if (dtype == 7 || dtype == 10) memcpy(&fx, g, 4), memcpy(&fy, s, 4), x = fx, y = fy;
+    else {
+      memcpy(&hx, g, 2), memcpy(&hy, s, 2);
+      x = dtype == 6 ? em_f32_of_f16(hx) : em_f32_of_bf16(hx);
+      y = dtype == 6 ? em_f32_of_f16(hy) : em_f32_of_bf16(hy);
+    }
+    if (op == ESB_ADD) r = x + y;
+    else if (op == ESB_MIN) r = fmin(x, y);
+    else if (op == ESB_MAX) r = fmax(x, y);
+    else return false;
+    if (dtype == 8) memcpy(g, &r, 8);
+    else if (dtype == 7 || dtype == 10) fx = (float)r, memcpy(g, &fx, 4);
+    else hx = dtype == 6 ? em_f16_of((float)r) : em_bf16_of((float)r), memcpy(g, &hx, 2);
+    return true;
+  }
+  if (dtype > 5) return false; /* tf32 */
+  int bytes = dtype == 0 ? 1 : dtype == 1 ? 2 : dtype <= 3 ? 4 : 8;
+  bool sgn = dtype == 3 || dtype == 5;
+  uint64_t x = 0, y = 0, r, mask = bytes == 8 ? ~0ull : (1ull << (8 * bytes)) - 1;
+  memcpy(&x, g, (size_t)bytes), memcpy(&y, s, (size_t)bytes);
+  int64_t sx = sgn ? (int64_t)(x << (64 - 8 * bytes)) >> (64 - 8 * bytes) : (int64_t)x;
+  int64_t sy = sgn ? (int64_t)(y << (64 - 8 * bytes)) >> (64 - 8 * bytes) : (int64_t)y;
+  switch (op) {
+  case ESB_ADD: r = x + y; break;
+  case ESB_MIN: r = sgn ? (sx < sy ? x : y) : (x < y ? x : y); break;
+  case ESB_MAX: r = sgn ? (sx > sy ? x : y) : (x > y ? x : y); break;
+  case ESB_INC: r = x >= y ? 0 : x + 1; break;
+  case ESB_DEC: r = (x == 0 || x > y) ? y : x - 1; break;
+  case ESB_AND: r = x & y; break;
+  case ESB_OR: r = x | y; break;
+  case ESB_XOR: r = x ^ y; break;
+  default: return false;
+  }
+  r &= mask;
+  memcpy(g, &r, (size_t)bytes);
+  return true;
+}
+
+/* Do a queued copy. */
+static bool tma_do(Cta *c, EmAsync *op) {
+  const EmTensorMap *m = &op->map;
+  const Thr *t = &c->t[op->thr];
+  const EmIns *in = op->in;
+  uint32_t n[5] = {1, 1, 1, 1, 1}, i[5] = {0};
+  for (int d = 0; d < m->rank; d++) n[d] = box_n(m, d);
+  int es = m->esize, red = op->load ? 0 : in->red;
+  uint64_t nan = m->oob && m->dtype != 0 ? ~0ull >> 1 : 0; /* the NaN fill: a quiet NaN of any width */
+  uint32_t off = 0;
+  for (i[4] = 0; i[4] < n[4]; i[4]++)
+    for (i[3] = 0; i[3] < n[3]; i[3]++)
+      for (i[2] = 0; i[2] < n[2]; i[2]++)
+        for (i[1] = 0; i[1] < n[1]; i[1]++) {
+          /* one row of the box: its global start, and whether the outer coordinates are inside */
+          bool in_outer = true;
+          uint64_t g = m->base;
+          for (int d = 1; d < m->rank; d++) {
+            int64_t x = (int64_t)op->coord[d] + (int64_t)i[d] * m->estr[d];
+            in_outer &= x >= 0 && (uint64_t)x < m->dims[d];
+            g += (uint64_t)x * m->strides[d];
+          }
+          for (i[0] = 0; i[0] < n[0]; i[0]++, off += (uint32_t)es) {
+            int64_t x = (int64_t)op->coord[0] + (int64_t)i[0] * m->estr[0];
+            bool inside = in_outer && x >= 0 && (uint64_t)x < m->dims[0];
+            uint8_t *s = c->smem + em_swizzle(op->smem + off, m->swizzle);
+            if (!inside) {
+              if (op->load) memcpy(s, &nan, (size_t)es);
+              continue;
+            }
+            uint8_t *p = em_gmem(c, t, in, g + (uint64_t)x * (uint64_t)es, (size_t)es);
+            if (!p) return false;
+            if (op->load) memcpy(s, p, (size_t)es);
+            else if (!red) memcpy(p, s, (size_t)es);
+            else if (!reduce(m->dtype, red, p, s)) {
+              em_fail(c, t, in, "the reduction cannot combine elements of data type %d", m->dtype);
+              return false;
+            }
+          }
+        }
+  if (!op->load) return true;
+  EmMbar *b = mb_find(c, op->mbar);
+  if (!b) {
+    em_fail(c, t, in, "the TMA load completed on smem+0x%x, no longer an mbarrier", op->mbar);
+    return false;
+  }
+  if (!mb_tx(c, t, in, b, -(int64_t)box_bytes(m))) return false;
+  mb_settle(c, b);
+  return true;
+}
+
+static void tma_issue(Cta *c, Thr *t, const EmIns *in) {
+  bool load = in->opc == EM_TMA_LOAD;
+  const EmArg *ta = &in->a[load ? 1 : 0];
+  EmAsync op = {.in = in, .thr = (int)(t - c->t), .load = load, .group = t->bulk_groups};
+  uint64_t ma;
+  EmArg base = *ta;
+  base.kind = EA_ADDR; /* the map's address, without the coordinates */
+  if (!em_addr_of(c, t, in, &base, &ma)) return;
+  if (ma % 64) {
+    em_fail(c, t, in, "the tensor map at 0x%llx is not 64-byte aligned", (unsigned long long)ma);
+    return;
+  }
+  const uint8_t *mp = em_mem(c, t, in, ES_GENERIC, ma, sizeof(EmTensorMap));
+  if (!mp) return;
+  if (!em_tmap_decode(mp, &op.map)) {
+    em_fail(c, t, in, "0x%llx holds no tensor map made by cuTensorMapEncodeTiled under TILE_INTERPRET=1",
+            (unsigned long long)ma);
+    return;
+  }
+  if (op.map.rank != in->rank) {
+    em_fail(c, t, in, "a %dd copy with a tensor map of rank %d", in->rank, op.map.rank);
+    return;
+  }
+  for (int d = 0; d < in->rank; d++) {
+    EmArg r = {.kind = EA_REG, .reg = ta->vec[d], .sym = -1};
+    op.coord[d] = (int32_t)em_src(c, t, &r, ET_S32);
+  }
+  uint64_t bytes = box_bytes(&op.map);
+  if (op.map.swizzle) bytes = (bytes + 127) & ~127ull; /* a swizzled byte stays in its 128-byte line */
+  if (!em_smem_at(c, t, in, ES_SHARED, &in->a[load ? 0 : 1], (size_t)bytes, 128, load ? "the TMA destination" : "the TMA source",
+               &op.smem))
+    return;
+  if (load) {
+    EmMbar *b = mb_of(c, t, in, ES_SHARED, &in->a[2]);
+    if (!b) return;
+    op.mbar = b->addr;
+  }
+  op.due = c->round + 1 + (c->l->seed ? em_rand(c) % 3 : 0);
+  if (c->naq == c->capaq) {
+    int cap = c->capaq ? 2 * c->capaq : 16;
+    EmAsync *nq = realloc(c->aq, sizeof *nq * (size_t)cap);
+    if (!nq) {
+      em_fail(c, t, in, "out of memory");
+      return;
+    }
+    c->aq = nq, c->capaq = cap;
+  }
+  c->aq[c->naq++] = op;
+  t->pc++;
+}
+
+/* Do (in issue order) the queued copies that pick() selects. */
+static bool drain(Cta *c, bool (*pick)(const Cta *, const EmAsync *, const void *), const void *arg, bool *any) {
+  int k = 0;
+  for (int i = 0; i < c->naq; i++) {
+    EmAsync op = c->aq[i];
+    if (c->failed || !pick(c, &op, arg)) {
+      c->aq[k++] = op;
+      continue;
+    }
+    *any = true;
+    if (!tma_do(c, &op)) {
+      c->aq[k++] = op;
+      continue;
+    }
+  }
+  c->naq = k;
+  return !c->failed;
+}
+
+typedef struct WaitArg { int thr, below; } WaitArg;
+static bool pick_group(const Cta *c, const EmAsync *op, const void *arg) {
+  const WaitArg *w = arg;
+  (void)c;
+  return !op->load && op->thr == w->thr && op->group < w->below;
+}
+static bool pick_due(const Cta *c, const EmAsync *op, const void *arg) { return *(const bool *)arg || op->due <= c->round; }
+
+bool em_async_tick(Cta *c, bool all) {
+  bool any = false;
+  drain(c, pick_due, &all, &any);
+  return any;
+}
+
+bool em_async_end(Cta *c) {
+  bool any = false, all = true;
+  if (!drain(c, pick_due, &all, &any)) return false;
+  for (int i = 0; i < c->nmb; i++)
+    if (c->mb[i].tx > 0) { /* bytes expected that no copy will bring */
+      em_fail(c, NULL, NULL, "the CTA ended with the mbarrier at smem+0x%x expecting %lld more transaction bytes",
+              c->mb[i].addr, (long long)c->mb[i].tx);
+      return false;
+    }
+  return true;
+}
+
+/* ---- one instruction ---- */
+
+void em_async_step(Cta *c, Thr *t, const EmIns *in) {
+  switch ((EmOpc)in->opc) {
+  case EM_MBAR_INIT: case EM_MBAR_ARRIVE: case EM_MBAR_EXPECT_TX: case EM_MBAR_WAIT:
+    mbar_step(c, t, in);
+    return;
+  case EM_TMA_LOAD: case EM_TMA_STORE:
+    tma_issue(c, t, in);
+    return;
+  case EM_BULK_COMMIT:
+    t->bulk_groups++;
+    break;
+  case EM_BULK_WAIT: { /* at most N of the thread's most recent bulk groups still pending */
+    int64_t keep = in->a[0].imm;
+    if (keep < 0 || keep > 63) {
+      em_fail(c, t, in, "cp.async.bulk.wait_group %lld", (long long)keep);
+      return;
+    }
+    WaitArg w = {(int)(t - c->t), t->bulk_groups - (int)keep};
+    bool any = false;
+    if (!drain(c, pick_group, &w, &any)) return;
+    break;
+  }
+  case EM_SETMAXNREG: {
+    int64_t n = in->a[0].imm;
+    if (n < 24 || n > 256 || n % 8) {
+      em_fail(c, t, in, "setmaxnreg to %lld registers: a multiple of 8 from 24 to 256", (long long)n);
+      return;
+    }
+    break; /* the register file is not modelled: nothing else to do */
+  }
+  default:
+    em_fail(c, t, in, "the emulator cannot run this instruction yet");
+    return;
+  }
+  t->pc++;
+}

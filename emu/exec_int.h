@@ -1,0 +1,181 @@
+/* exec_int.h - what the executor's files share (exec.c: threads, the core
+ * instructions, the scheduler; async.c: mbarriers, TMA, bulk groups;
+ * matrix.c: stmatrix/ldmatrix and wgmma). Internal to emu/: the CTA and
+ * thread state, the report and operand helpers, the 16-bit float
+ * conversions. */
+#ifndef TILE_EMU_EXEC_INT_H
+#define TILE_EMU_EXEC_INT_H
+
+#include <math.h>
+#include <string.h>
+
+#include "emu.h"
+
+#define EM_PARAM_GENERIC 0x7f0000000000ull
+#define EM_DEFAULT_STEPS 200000000ull
+
+/* Thread states: running; at a bar.sync; at a warp or warpgroup collective;
+ * at an mbarrier wait whose phase has not completed; exited. */
+enum { T_RUN, T_BAR, T_COLL, T_MBAR, T_DONE };
+
+typedef struct Thr {
+  uint64_t *r;
+  int pc, state, bar;
+  unsigned tid[3], lane, warp, linear;
+  uint64_t cval, cval2; /* what it brings to a collective */
+  uint32_t cmask;
+  bool cwg;             /* the collective is its warpgroup's (wgmma.mma_async), not its warp's */
+  uint32_t mbar;        /* T_MBAR: the mbarrier's shared address, and the phase parity it waits for */
+  int mbar_parity;
+  int bulk_groups;      /* cp.async.bulk.commit_group executed so far */
+  int wg_groups;        /* wgmma.commit_group executed so far */
+} Thr;
+
+/* An mbarrier (PTX ISA: a 64-bit object in shared memory): its expected
+ * arrival count, the arrivals still pending in the current phase, the
+ * transaction bytes still expected (negative when completions came first),
+ * the phase number. Kept beside the window, keyed by its shared address. */
+typedef struct EmMbar {
+  uint32_t addr, count, pending, phase;
+  int64_t tx;
+  int waiters; /* threads in T_MBAR on it */
+} EmMbar;
+
+/* A bulk copy in flight (cp.async.bulk.tensor): done at a later scheduling
+ * point, or when its thread waits for its bulk group. */
+typedef struct EmAsync {
+  const EmIns *in; /* the issuing instruction and thread (for reports) */
+  int thr;
+  bool load;       /* global -> shared (mbarrier completion); else shared -> global (bulk group) */
+  int group;       /* a store's bulk group: the thread's bulk_groups when issued */
+  uint64_t due;    /* the round from which the scheduler may complete it */
+  uint32_t smem, mbar;
+  int32_t coord[5];
+  EmTensorMap map;
+} EmAsync;
+
+/* A wgmma.mma_async of a warpgroup, issued and not yet waited for: run by
+ * the first wgmma.wait_group that needs it (its shared-memory operands are
+ * read then, as late as the hardware may read them). */
+typedef struct EmWgOp {
+  const EmIns *in;
+  EmWgmma w;
+  int group;           /* the warpgroup's wg_groups when issued */
+  uint32_t (*a)[4];    /* the RS form's A fragments, read at issue (128 threads), else NULL */
+} EmWgOp;
+
+typedef struct EmWgQueue {
+  EmWgOp *op;
+  int n, cap;
+} EmWgQueue;
+
+typedef struct Cta {
+  const EmModule *m;
+  const EmFunc *f;
+  const EmLaunch *l;
+  Thr *t;
+  int n;
+  uint8_t *smem;
+  size_t smem_size;
+  unsigned ctaid[3];
+  int bar_arrived[16], bar_count[16];
+  int live; /* threads that have not exited */
+  uint64_t steps, round, rng;
+  char *err;
+  size_t errlen;
+  bool failed;
+  EmMbar *mb;     /* mbarriers */
+  int nmb, capmb;
+  EmAsync *aq;    /* bulk copies in flight */
+  int naq, capaq;
+  EmWgQueue *wg;  /* per warpgroup: wgmma operations issued, not yet run */
+  int nwg;
+  uint32_t (*wgd)[128]; /* scratch: a warpgroup's accumulators */
+} Cta;
+
+/* ---- exec.c ---- */
+void em_fail(Cta *c, const Thr *t, const EmIns *in, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+uint64_t em_src(const Cta *c, const Thr *t, const EmArg *a, EmType ty);
+void em_dst(Thr *t, const EmArg *a, EmType ty, uint64_t v);
+uint8_t *em_mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t a, size_t bytes);
+uint8_t *em_gmem(Cta *c, const Thr *t, const EmIns *in, uint64_t a, size_t bytes);
+bool em_addr_of(Cta *c, Thr *t, const EmIns *in, const EmArg *ad, uint64_t *out);
+uint64_t em_rand(Cta *c); /* the seeded scheduler's numbers */
+
+/* ---- async.c ---- */
+/* A shared-memory operand (a .shared address when sp is ES_SHARED, else a
+ * generic one): its offset in the window, `bytes` of it inside, aligned to
+ * `align`; false after a report naming `what`. */
+bool em_smem_at(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad, size_t bytes, uint32_t align,
+                const char *what, uint32_t *out);
+/* Execute one of EM_MBAR_*, EM_TMA_*, EM_BULK_*, EM_SETMAXNREG (advancing
+ * the pc, or blocking the thread). */
+void em_async_step(Cta *c, Thr *t, const EmIns *in);
+/* Complete the copies in flight that are due (every one when `all`);
+ * true when any completed. */
+bool em_async_tick(Cta *c, bool all);
+/* What a thread in T_MBAR waits for, for the deadlock report. */
+void em_mbar_waits(const Cta *c, const Thr *t, char *buf, size_t n);
+/* At the end of a CTA: nothing left pending (else a report). */
+bool em_async_end(Cta *c);
+
+/* ---- matrix.c ---- */
+/* Execute EM_STMATRIX, EM_LDMATRIX, EM_WGMMA (collectives: the thread
+ * waits for its warp or warpgroup), EM_WG_COMMIT, EM_WG_WAIT. */
+void em_matrix_step(Cta *c, Thr *t, const EmIns *in);
+/* Every thread of t's collective (warp or warpgroup) stands at its pc:
+ * compute it and release them. */
+void em_matrix_finish(Cta *c, Thr *t, const EmIns *in);
+bool em_matrix_end(Cta *c);
+void em_matrix_reset(Cta *c);
+
+/* ---- numbers (shared by the files above) ---- */
+static inline float em_f32_of(uint64_t bits) {
+  uint32_t u = (uint32_t)bits;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static inline uint64_t em_bits_of_f32(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+/* f32 -> bf16, round to nearest even (NaN stays NaN) */
+static inline uint16_t em_bf16_of(float f) {
+  uint32_t u = (uint32_t)em_bits_of_f32(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+static inline float em_f32_of_bf16(uint16_t h) { return em_f32_of((uint64_t)h << 16); }
+/* f32 -> f16, round to nearest even */
+static inline uint16_t em_f16_of(float f) {
+  uint32_t u = (uint32_t)em_bits_of_f32(f), sign = (u >> 16) & 0x8000u;
+  int32_t e = (int32_t)((u >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = u & 0x7fffffu;
+  if (((u >> 23) & 0xff) == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+  if (e <= 0) {
+    if (e < -10) return (uint16_t)sign;
+    mant |= 0x800000u;
+    int shift = 14 - e;
+    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
+  return (uint16_t)(sign | h);
+}
+static inline float em_f32_of_f16(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, mant = h & 0x3ffu;
+  if (e == 31) return em_f32_of(sign | 0x7f800000u | (mant << 13));
+  if (e == 0) {
+    float v = ldexpf((float)mant, -24);
+    return sign ? -v : v;
+  }
+  return em_f32_of(sign | ((e - 15 + 127) << 23) | (mant << 13));
+}
+
+#endif
