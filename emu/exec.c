@@ -33,7 +33,7 @@
 void em_fail(Cta *c, const Thr *t, const EmIns *in, const char *fmt, ...) {
   if (c->failed) return;
   c->failed = true;
-  char what[256];
+  char what[1536];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
@@ -986,6 +986,7 @@ static void step(Cta *c, Thr *t) {
     /* shfl.sync d[, p], a, b, c, mask; redux.sync d, a, mask; vote.sync d, a, mask */
     int last = in->nargs - 1;
     t->cmask = (uint32_t)em_src(c, t, &a[last], ET_B32);
+    t->cwg = false;
     if (!(t->cmask >> t->lane & 1)) {
       em_fail(c, t, in, "the member mask 0x%08x leaves out the executing lane %u", t->cmask, t->lane);
       return;
@@ -1043,6 +1044,33 @@ static const char *waits_for(const Cta *c, const Thr *t, char *buf, size_t n) {
   return buf;
 }
 
+/* Every thread is blocked: name the first and what it waits for, then
+ * what each other warp waits for (warps alike merged: "warps 4-7"). */
+static void deadlock(Cta *c) {
+  int blocked = 0, first = -1;
+  for (int i = 0; i < c->n; i++)
+    if (c->t[i].state != T_DONE) blocked++, first = first < 0 ? i : first;
+  Thr *t = &c->t[first];
+  char what[256], others[1024] = "", prev[256] = "", cur[256];
+  size_t len = 0;
+  int from = -1, nw = (c->n + 31) / 32;
+  for (int w = (int)t->warp + 1; w <= nw; w++) {
+    const Thr *o = NULL;
+    for (int i = w * 32; w < nw && i < c->n && i < w * 32 + 32 && !o; i++)
+      if (c->t[i].state != T_DONE) o = &c->t[i];
+    if (o) waits_for(c, o, cur, sizeof cur);
+    if (from >= 0 && (!o || strcmp(cur, prev))) { /* close the run of warps from..w-1 */
+      int k = w - 1 == from ? snprintf(others + len, sizeof others - len, "; warp %d waits for %s", from, prev)
+                            : snprintf(others + len, sizeof others - len, "; warps %d-%d wait for %s", from, w - 1, prev);
+      len = k < 0 || (size_t)k >= sizeof others - len ? sizeof others - 1 : len + (size_t)k;
+      from = -1;
+    }
+    if (o && from < 0) from = w, memcpy(prev, cur, sizeof prev);
+  }
+  em_fail(c, t, &c->f->ins[t->pc], "deadlock: every thread is blocked (%d of them); warp %u waits for %s%s", blocked,
+          t->warp, waits_for(c, t, what, sizeof what), others);
+}
+
 uint64_t em_rand(Cta *c) {
   uint64_t x = c->rng ? c->rng : 0x9e3779b97f4a7c15ull;
   x ^= x << 13;
@@ -1090,14 +1118,8 @@ static bool run_cta(Cta *c, int *order) {
     bool completed = em_async_tick(c, !moved);
     if (c->failed) return false;
     if (!left) break;
-    if (!moved && !completed) { /* deadlock: name the first blocked thread and what it waits for */
-      int blocked = 0, first = -1;
-      for (int i = 0; i < c->n; i++)
-        if (c->t[i].state != T_DONE) blocked++, first = first < 0 ? i : first;
-      Thr *t = &c->t[first];
-      char buf[256];
-      em_fail(c, t, &c->f->ins[t->pc], "deadlock: every thread is blocked (%d of them); warp %u waits for %s",
-              blocked, t->warp, waits_for(c, t, buf, sizeof buf));
+    if (!moved && !completed) { /* deadlock */
+      deadlock(c);
       return false;
     }
   }
