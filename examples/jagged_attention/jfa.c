@@ -206,7 +206,7 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
     return st;
   if ((st = tile_tma_desc_2d(&dv, plan->k, 2, v->data, (uint64_t)T, cols, (uint64_t)v->stride[0])) != TILE_OK)
     return st;
-  /* O as [rows, H * D] for the kernels' TMA-store epilogue (TMA_STORE) */
+  /* O as [rows, H * D] for the kernels' TMA-store epilogue */
   tile_tma_desc dout;
   uint64_t o_rows = (uint64_t)(bcast ? p->batch * NQ : T);
   if ((st = tile_tma_desc_2d(&dout, plan->k, O_TMA_PARAM, o->data, o_rows, cols, (uint64_t)o_stride64)) != TILE_OK)

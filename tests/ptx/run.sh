@@ -139,51 +139,6 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
       wgmma_async "$name"
   fi
 done
-# the triple-buffered K/V ring at D = 128 with O staged in the Q buffer
-# (O_IN_Q, JFA_AB oq3n): the TMA store, the wait for its read before the Q
-# buffer is released, no spills
-for v in "128 self" "128 causal" "128 bcast"; do
-  set -- $v
-  d=$1; kind=$2; defs="-D D=$d $(${MAKE:-make} -s --no-print-directory jfa-flags D=$d) -D STAGES=3 -D QB=1 -D O_IN_Q=true -D SPLIT_KV=false"
-  [ $kind = causal ] && defs="$defs -D CAUSAL=true"
-  [ $kind = bcast ] && defs="$defs -D BCAST=true"
-  ptx=$tmp/jfa.d$d.$kind.oq3.ptx
-  jfa_ptx jfa.d$d.$kind.oq3 "$ptx" $defs || continue
-  name=jfa.d$d.$kind.oq3
-  check "$name" "O by TMA store" "$ptx" "cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group"
-  check "$name" "the store's read waited for" "$ptx" "cp\.async\.bulk\.wait_group\.read 0"
-  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
-      check "$name" "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
-      wgmma_async "$name"
-  fi
-done
-# the 160-key KV block option (BX = 32, measured slower, docs/perf.md):
-# S = Q K^T as one wgmma chain of N = 160 into two accumulators (QK1: over
-# the whole head dim), P V as one chain over K = 160 (10 k-steps at D = 128,
-# each m64n128k16 with A words), asynchronous wgmmas
-for d in 64 128; do
-  ptx=$tmp/jfa.d$d.bx32.ptx
-  jfa_ptx jfa.d$d.bx32 "$ptx" -D D=$d -D BX=32 -D QK1=true -D STAGES=2 -D SPLIT_KV=true || continue
-  name=jfa.d$d.bx32
-  check "$name" "S as one N = 160 wgmma" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n160k16\.f32\.bf16\.bf16"
-  check_not "$name" "no narrow N = 32 wgmma for the second part" "$ptx" "m64n32k16"
-  check "$name" "P V from registers" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n$d""k16\.f32\.bf16\.bf16 \{"
-  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then wgmma_async "$name"; fi
-done
-# QREG: Q loaded into registers once per tile (straight into the wgmma A
-# fragments: no scratch shared memory, which D = 128 has none left for), so
-# S = Q K^T is a wgmma with A words too: more of them than in the default
-for d in 64 128; do
-  ptx=$tmp/jfa.d$d.qreg.ptx
-  jfa_ptx jfa.d$d.qreg "$ptx" -D D=$d -D QREG=true && jfa_ptx jfa.d$d.qreg "$tmp/jfa.d$d.qreg.base.ptx" -D D=$d || continue
-  name=jfa.d$d.qreg
-  n=$((n+1))
-  # wgmmas with A words end ", p, 1, 1, TRANS_B; }": a K-major B (K, for S) is 0
-  a=$(grep -c "p, 1, 1, 0; }" "$ptx")
-  b=$(grep -c "p, 1, 1, 0; }" "$tmp/$name.base.ptx")
-  [ "$a" -gt 0 ] && [ "$b" = 0 ] || { echo "FAIL $name: S does not take Q from registers ($a wgmmas with A words and K-major B, $b without QREG)"; fail=$((fail+1)); }
-  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then wgmma_async "$name"; fi
-done
 # the merge kernel of split tiles (jfa_combine.tile): plain loads, stores
 # and exp2, so it builds for both targets; ptxas: no spills
 for arch in sm_90a sm_100a; do

@@ -114,8 +114,8 @@ for d in 64 128; do
     echo "FAIL jfa.d$d: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
   fi
 done
-# the default kernels, and with every option of `make jfa-ab` on
-for opts in "" "-D LAZY_RESCALE=true" "-D ORDER_WAIT=true" "-D SPLIT_KV=true" "-D SPLIT_KV=false" "-D EXP2_FMA=4" "-D LAZY_ROWS=true" "-D LAZY_ROWS=true -D ORDER_WAIT=true" "-D TILE_INFO=false" "-D SKIP_IDLE=true -D KV_FIRST=true -D SPLIT_KV=false -D LSUM_MMA=true -D LAZY_RESCALE=true"; do
+# the default kernels, and with the options of `make jfa-ab`
+for opts in "" "--tree-reductions"; do
   for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; do
     set -- $v
     # the shipped build flags (mk/examples.mk jfa_pipe), then the options
