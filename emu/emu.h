@@ -76,6 +76,7 @@ enum {
   EMM_TO = 1u << 18,    /* cvta.to.<space> */
   /* set only by the decoder of the asynchronous instructions (no generic modifier word maps to them) */
   EMM_EXPECT_TX = 1u << 19, EMM_PARITY = 1u << 20, EMM_TEST = 1u << 21, EMM_READ = 1u << 22, EMM_TRANS = 1u << 23,
+  EMM_SYNCLD = 1u << 24, /* ld.acquire / ld.relaxed / ld.volatile: may spin on another CTA's store */
 };
 
 /* setp comparisons (EmIns.cmp) and the boolean op combining a setp with

@@ -1,14 +1,14 @@
-/* exec.c - running a decoded PTX kernel on the CPU (issue 16, first slice).
+/* exec.c - one instruction of a decoded PTX kernel on the CPU (issue 16):
+ * the core instruction set; the asynchronous engines are in async.c and
+ * matrix.c, the scheduler (CTAs, rounds, deadlocks, em_launch) in sched.c.
  *
  * Each thread has its own registers and program counter (PTX's model since
- * Volta: independent thread scheduling). The CTA's threads run one after
- * another, each until it blocks or ends: a thread blocks at a barrier
+ * Volta: independent thread scheduling). A thread blocks at a barrier
  * (bar.sync) until the barrier's count has arrived, and at a warp
- * collective (shfl.sync, redux.sync, vote.sync; mma.sync over the whole
- * warp) until every thread of its member mask stands at the same
- * instruction; then the collective is computed for all of them at once. A
- * sweep in which no thread moves is a deadlock, reported with what each
- * blocked thread waits for.
+ * collective (shfl.sync, redux.sync, vote.sync; mma.sync, stmatrix and
+ * ldmatrix over the whole warp; wgmma.mma_async over the warpgroup) until
+ * every thread of its member mask stands at the same instruction; then the
+ * collective is computed for all of them at once.
  *
  * Memory: generic and global addresses are the host's (checked against the
  * launch's ranges when it gives them); .shared addresses are offsets in
@@ -16,9 +16,6 @@
  * parameters live at EM_PARAM_GENERIC. The emulator is sequentially
  * consistent, so fences and membar order nothing here (the checks of
  * issue 16 -- proxies, races -- will hang off them).
- *
- * Not yet: the asynchronous engines (mbarrier, TMA, wgmma, ...): such an
- * instruction stops the launch with a report naming it.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -702,7 +699,7 @@ bool em_addr_of(Cta *c, Thr *t, const EmIns *in, const EmArg *ad, uint64_t *out)
 
 /* ---- one instruction ---- */
 
-static void step(Cta *c, Thr *t) {
+void em_step(Cta *c, Thr *t) {
   const EmIns *in = &c->f->ins[t->pc];
   if (in->guard >= 0 && (t->r[in->guard] != 0) == in->guard_neg) { /* predicated off */
     t->pc++;
@@ -912,6 +909,15 @@ static void step(Cta *c, Thr *t) {
         memcpy(p + i * eb, &x, (size_t)eb);
       }
     }
+    if (ld && (in->mod & EMM_SYNCLD) && sp != ES_SHARED) { /* a spin on global memory? */
+      uint64_t x = load_bits(p, eb < 8 ? eb : 8);
+      if (addr != t->spin_addr || x != t->spin_val) t->spin_addr = addr, t->spin_val = x, t->spin_n = 0;
+      if (++t->spin_n >= EM_SPIN_LOADS) { /* the same value again and again: let other CTAs run */
+        t->pc++;
+        t->state = T_SPIN;
+        return;
+      }
+    }
     break;
   }
   case EM_ATOM:
@@ -1027,177 +1033,3 @@ static void step(Cta *c, Thr *t) {
   t->pc++;
 }
 
-/* ---- CTAs ---- */
-
-static const char *waits_for(const Cta *c, const Thr *t, char *buf, size_t n) {
-  if (t->state == T_BAR)
-    snprintf(buf, n, "barrier %d (%d of %d arrived)", t->bar, c->bar_arrived[t->bar], c->bar_count[t->bar]);
-  else if (t->state == T_COLL && t->cwg)
-    snprintf(buf, n, "the other threads of its warpgroup (warps %u-%u) at %s", t->warp / 4 * 4, t->warp / 4 * 4 + 3,
-             c->f->ins[t->pc].text);
-  else if (t->state == T_COLL)
-    snprintf(buf, n, "a warp collective with member mask 0x%08x", t->cmask);
-  else if (t->state == T_MBAR)
-    em_mbar_waits(c, t, buf, n);
-  else
-    snprintf(buf, n, "nothing");
-  return buf;
-}
-
-/* Every thread is blocked: name the first and what it waits for, then
- * what each other warp waits for (warps alike merged: "warps 4-7"). */
-static void deadlock(Cta *c) {
-  int blocked = 0, first = -1;
-  for (int i = 0; i < c->n; i++)
-    if (c->t[i].state != T_DONE) blocked++, first = first < 0 ? i : first;
-  Thr *t = &c->t[first];
-  char what[256], others[1024] = "", prev[256] = "", cur[256];
-  size_t len = 0;
-  int from = -1, nw = (c->n + 31) / 32;
-  for (int w = (int)t->warp + 1; w <= nw; w++) {
-    const Thr *o = NULL;
-    for (int i = w * 32; w < nw && i < c->n && i < w * 32 + 32 && !o; i++)
-      if (c->t[i].state != T_DONE) o = &c->t[i];
-    if (o) waits_for(c, o, cur, sizeof cur);
-    if (from >= 0 && (!o || strcmp(cur, prev))) { /* close the run of warps from..w-1 */
-      int k = w - 1 == from ? snprintf(others + len, sizeof others - len, "; warp %d waits for %s", from, prev)
-                            : snprintf(others + len, sizeof others - len, "; warps %d-%d wait for %s", from, w - 1, prev);
-      len = k < 0 || (size_t)k >= sizeof others - len ? sizeof others - 1 : len + (size_t)k;
-      from = -1;
-    }
-    if (o && from < 0) from = w, memcpy(prev, cur, sizeof prev);
-  }
-  em_fail(c, t, &c->f->ins[t->pc], "deadlock: every thread is blocked (%d of them); warp %u waits for %s%s", blocked,
-          t->warp, waits_for(c, t, what, sizeof what), others);
-}
-
-uint64_t em_rand(Cta *c) {
-  uint64_t x = c->rng ? c->rng : 0x9e3779b97f4a7c15ull;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return c->rng = x;
-}
-
-enum { EM_SLICE = 1 << 14 }; /* steps a thread runs before the next one gets its turn */
-
-/* Rounds: every warp's threads in turn (warps in order, or shuffled each
- * round under a seed), each running until it blocks, ends or has used its
- * slice; then the copies in flight that are due complete (all of them when
- * no thread moved). A round in which nothing moved or completed is a
- * deadlock. */
-static bool run_cta(Cta *c, int *order) {
-  uint64_t max = c->l->max_steps ? c->l->max_steps : EM_DEFAULT_STEPS;
-  int nw = (c->n + 31) / 32;
-  for (;;) {
-    bool moved = false, left = false;
-    for (int k = 0; c->l->seed && k < nw; k++) {
-      int j = k + (int)(em_rand(c) % (uint64_t)(nw - k)), x = order[k];
-      order[k] = order[j], order[j] = x;
-    }
-    for (int k = 0; k < nw && !c->failed; k++)
-      for (int i = order[k] * 32; i < c->n && i < order[k] * 32 + 32 && !c->failed; i++) {
-        Thr *t = &c->t[i];
-        for (int budget = EM_SLICE; t->state == T_RUN && !c->failed && budget > 0; budget--) {
-          if (t->pc < 0 || t->pc >= c->f->nins) {
-            em_fail(c, t, NULL, "ran off the end of %s (pc %d)", c->f->name, t->pc);
-            break;
-          }
-          step(c, t);
-          moved = true;
-          if (++c->steps > max) {
-            em_fail(c, t, &c->f->ins[t->pc < c->f->nins ? t->pc : c->f->nins - 1],
-                    "still running after %llu instructions: a hang?", (unsigned long long)max);
-            break;
-          }
-        }
-        if (t->state != T_DONE) left = true;
-      }
-    if (c->failed) return false;
-    c->round++;
-    bool completed = em_async_tick(c, !moved);
-    if (c->failed) return false;
-    if (!left) break;
-    if (!moved && !completed) { /* deadlock */
-      deadlock(c);
-      return false;
-    }
-  }
-  if (!em_async_end(c) || !em_matrix_end(c)) return false;
-  for (int i = 0; i < 16; i++)
-    if (c->bar_arrived[i]) {
-      em_fail(c, NULL, NULL, "the CTA ended with %d threads arrived at barrier %d and never released",
-           c->bar_arrived[i], i);
-      return false;
-    }
-  return true;
-}
-
-bool em_launch(const EmModule *m, const EmLaunch *l, char *err, size_t errlen) {
-  if (err && errlen) err[0] = 0;
-  char scratch[8];
-  if (!err || !errlen) err = scratch, errlen = sizeof scratch;
-  const EmFunc *f = m ? em_find_func(m, l->kernel) : NULL;
-  if (!f || !f->entry) {
-    snprintf(err, errlen, "no kernel named '%s' in the module", l && l->kernel ? l->kernel : "(null)");
-    return false;
-  }
-  uint64_t nthr = (uint64_t)l->block[0] * l->block[1] * l->block[2];
-  if (nthr == 0 || nthr > 1024 || !l->grid[0] || !l->grid[1] || !l->grid[2]) {
-    snprintf(err, errlen, "launch of %s: block %ux%ux%u, grid %ux%ux%u", f->name, l->block[0], l->block[1],
-             l->block[2], l->grid[0], l->grid[1], l->grid[2]);
-    return false;
-  }
-  if (l->params_size < f->param_bytes) {
-    snprintf(err, errlen, "launch of %s: %zu parameter bytes, the kernel takes %u", f->name, l->params_size,
-             f->param_bytes);
-    return false;
-  }
-  size_t dyn0 = m->static_smem;
-  for (int i = 0; i < m->nglobals; i++)
-    if (m->globals[i].space == ES_SHARED && m->globals[i].is_extern) dyn0 = m->globals[i].offset;
-  Cta c = {.m = m, .f = f, .l = l, .n = (int)nthr, .err = err, .errlen = errlen};
-  c.smem_size = dyn0 + l->dyn_smem;
-  c.t = calloc(nthr, sizeof *c.t);
-  uint64_t *regs = calloc(nthr * (size_t)(f->nregs ? f->nregs : 1), sizeof *regs);
-  c.smem = calloc(c.smem_size ? c.smem_size : 1, 1);
-  c.nwg = (int)(nthr + 127) / 128;
-  c.wg = calloc((size_t)c.nwg, sizeof *c.wg);
-  int *order = calloc((nthr + 31) / 32, sizeof *order);
-  bool ok = c.t && regs && c.smem && c.wg && order;
-  if (!ok) snprintf(err, errlen, "launch of %s: out of memory", f->name);
-  for (unsigned z = 0; ok && z < l->grid[2]; z++)
-    for (unsigned y = 0; ok && y < l->grid[1]; y++)
-      for (unsigned x = 0; ok && x < l->grid[0]; x++) {
-        c.ctaid[0] = x, c.ctaid[1] = y, c.ctaid[2] = z;
-        memset(regs, 0, nthr * (size_t)(f->nregs ? f->nregs : 1) * sizeof *regs);
-        memset(c.smem, 0, c.smem_size ? c.smem_size : 1);
-        memset(c.bar_arrived, 0, sizeof c.bar_arrived);
-        c.live = (int)nthr;
-        for (unsigned i = 0; i < nthr; i++) {
-          Thr *t = &c.t[i];
-          *t = (Thr){.r = regs + (size_t)i * (size_t)(f->nregs ? f->nregs : 1), .state = T_RUN, .linear = i};
-          t->tid[0] = i % l->block[0];
-          t->tid[1] = (i / l->block[0]) % l->block[1];
-          t->tid[2] = i / (l->block[0] * l->block[1]);
-          t->lane = i % 32, t->warp = i / 32;
-        }
-        c.steps = c.round = 0;
-        c.nmb = c.naq = 0;
-        em_matrix_reset(&c);
-        c.rng = l->seed ? l->seed ^ ((uint64_t)x << 40 ^ (uint64_t)y << 20 ^ z) : 0;
-        for (unsigned w = 0; w < (nthr + 31) / 32; w++) order[w] = (int)w;
-        ok = run_cta(&c, order);
-      }
-  em_matrix_reset(&c);
-  for (int g = 0; c.wg && g < c.nwg; g++) free(c.wg[g].op);
-  free(c.wg);
-  free(c.wgd);
-  free(c.mb);
-  free(c.aq);
-  free(order);
-  free(c.t);
-  free(regs);
-  free(c.smem);
-  return ok;
-}

@@ -15,8 +15,12 @@
 #define EM_DEFAULT_STEPS 200000000ull
 
 /* Thread states: running; at a bar.sync; at a warp or warpgroup collective;
- * at an mbarrier wait whose phase has not completed; exited. */
-enum { T_RUN, T_BAR, T_COLL, T_MBAR, T_DONE };
+ * at an mbarrier wait whose phase has not completed; spinning on global
+ * memory (an acquire load that keeps reading the same value: another CTA
+ * must change it); exited. */
+enum { T_RUN, T_BAR, T_COLL, T_MBAR, T_SPIN, T_DONE };
+
+enum { EM_SPIN_LOADS = 8 }; /* the same value this many times in a row: a spin */
 
 typedef struct Thr {
   uint64_t *r;
@@ -29,6 +33,8 @@ typedef struct Thr {
   int mbar_parity;
   int bulk_groups;      /* cp.async.bulk.commit_group executed so far */
   int wg_groups;        /* wgmma.commit_group executed so far */
+  uint64_t spin_addr, spin_val; /* the last acquire load from global memory, and how often in a row */
+  int spin_n;
 } Thr;
 
 /* An mbarrier (PTX ISA: a 64-bit object in shared memory): its expected
@@ -91,9 +97,13 @@ typedef struct Cta {
   EmWgQueue *wg;  /* per warpgroup: wgmma operations issued, not yet run */
   int nwg;
   uint32_t (*wgd)[128]; /* scratch: a warpgroup's accumulators */
+  uint64_t *regs;       /* every thread's registers */
+  int *order;           /* the warps' order in a round */
+  bool progressed;      /* sched.c: this turn did more than spin */
 } Cta;
 
 /* ---- exec.c ---- */
+void em_step(Cta *c, Thr *t); /* one instruction of t */
 void em_fail(Cta *c, const Thr *t, const EmIns *in, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 uint64_t em_src(const Cta *c, const Thr *t, const EmArg *a, EmType ty);
 void em_dst(Thr *t, const EmArg *a, EmType ty, uint64_t v);

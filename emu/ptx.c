@@ -674,6 +674,8 @@ static void modifier(EmIns *in, const char *m, int n, int types[3], int *ntypes,
     in->space = (uint8_t)k;
   } else if (teq(m, n, "shared::cta") || teq(m, n, "shared::cluster")) {
     in->space = ES_SHARED;
+  } else if (teq(m, n, "acquire") || teq(m, n, "relaxed") || teq(m, n, "volatile")) {
+    in->mod |= EMM_SYNCLD;
   } else if (n == 2 && m[0] == 'v' && (m[1] == '2' || m[1] == '4' || m[1] == '8')) {
     in->vec = (uint8_t)(m[1] - '0');
   } else if (op == EM_SETP && (k = find_name(cmp_names, COUNT(cmp_names), m, n)) > 0) {

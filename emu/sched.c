@@ -1,0 +1,262 @@
+/* sched.c - the emulator's scheduler (issue 16): threads within a CTA,
+ * CTAs within the grid, and the deadlock reports.
+ *
+ * Within a CTA, threads run in rounds: every warp in turn (warps in order,
+ * or shuffled each round under EmLaunch.seed), its lanes in lockstep -- one
+ * instruction each per sweep, as a converged warp runs on the GPU -- until
+ * none can run or the warp has used its slice; then the bulk copies in flight
+ * that are due complete (all of them when no thread moved). A round in
+ * which nothing moved or completed is a deadlock, reported with what each
+ * warp waits for.
+ *
+ * CTAs run one at a time, in launch order, each to its end -- unless it
+ * waits for another CTA: a thread whose acquire (or relaxed, volatile)
+ * load of global memory keeps reading the same value is spinning (T_SPIN),
+ * and a CTA in which nothing else can move is set aside (its state kept)
+ * while the next CTA starts; set-aside CTAs are resumed in turn once every
+ * CTA has started (or too many are resident). A full turn over them in
+ * which none got further is a deadlock across CTAs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "exec_int.h"
+
+enum { EM_SLICE = 1 << 14 }; /* steps a thread runs before the next one gets its turn */
+enum { CTA_FAILED, CTA_DONE, CTA_WAITS };
+
+static const char *waits_for(const Cta *c, const Thr *t, char *buf, size_t n) {
+  if (t->state == T_BAR)
+    snprintf(buf, n, "barrier %d (%d of %d arrived)", t->bar, c->bar_arrived[t->bar], c->bar_count[t->bar]);
+  else if (t->state == T_COLL && t->cwg)
+    snprintf(buf, n, "the other threads of its warpgroup (warps %u-%u) at %s", t->warp / 4 * 4, t->warp / 4 * 4 + 3,
+             c->f->ins[t->pc].text);
+  else if (t->state == T_COLL)
+    snprintf(buf, n, "a warp collective with member mask 0x%08x", t->cmask);
+  else if (t->state == T_MBAR)
+    em_mbar_waits(c, t, buf, n);
+  else if (t->state == T_SPIN)
+    snprintf(buf, n, "global memory at 0x%llx to change from %llu (it spins on it; no CTA changes it)",
+             (unsigned long long)t->spin_addr, (unsigned long long)t->spin_val);
+  else
+    snprintf(buf, n, "nothing");
+  return buf;
+}
+
+/* Every thread is blocked: name the first and what it waits for, then
+ * what each other warp waits for (warps alike merged: "warps 4-7"). */
+static void deadlock(Cta *c, const char *scope) {
+  int blocked = 0, first = -1;
+  for (int i = 0; i < c->n; i++)
+    if (c->t[i].state != T_DONE) blocked++, first = first < 0 ? i : first;
+  Thr *t = &c->t[first];
+  char what[256], others[1024] = "", prev[256] = "", cur[256];
+  size_t len = 0;
+  int from = -1, nw = (c->n + 31) / 32;
+  for (int w = (int)t->warp + 1; w <= nw; w++) {
+    const Thr *o = NULL;
+    for (int i = w * 32; w < nw && i < c->n && i < w * 32 + 32 && !o; i++)
+      if (c->t[i].state != T_DONE) o = &c->t[i];
+    if (o) waits_for(c, o, cur, sizeof cur);
+    if (from >= 0 && (!o || strcmp(cur, prev))) { /* close the run of warps from..w-1 */
+      int k = w - 1 == from ? snprintf(others + len, sizeof others - len, "; warp %d waits for %s", from, prev)
+                            : snprintf(others + len, sizeof others - len, "; warps %d-%d wait for %s", from, w - 1, prev);
+      len = k < 0 || (size_t)k >= sizeof others - len ? sizeof others - 1 : len + (size_t)k;
+      from = -1;
+    }
+    if (o && from < 0) from = w, memcpy(prev, cur, sizeof prev);
+  }
+  em_fail(c, t, &c->f->ins[t->pc], "deadlock: %s (%d threads of this CTA); warp %u waits for %s%s", scope, blocked,
+          t->warp, waits_for(c, t, what, sizeof what), others);
+}
+
+uint64_t em_rand(Cta *c) {
+  uint64_t x = c->rng ? c->rng : 0x9e3779b97f4a7c15ull;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return c->rng = x;
+}
+
+/* Run a CTA until it ends, fails, or waits for another CTA (resume: it
+ * was set aside before; its spinning threads look again). */
+static int run_cta(Cta *c, bool resume) {
+  uint64_t max = c->l->max_steps ? c->l->max_steps : EM_DEFAULT_STEPS;
+  int nw = (c->n + 31) / 32, *order = c->order;
+  bool wake = resume;
+  c->progressed = false;
+  for (;;) {
+    bool moved = false, left = false, spinning = false;
+    for (int k = 0; c->l->seed && k < nw; k++) {
+      int j = k + (int)(em_rand(c) % (uint64_t)(nw - k)), x = order[k];
+      order[k] = order[j], order[j] = x;
+    }
+    for (int k = 0; k < nw && !c->failed; k++) {
+      /* the warp's lanes in lockstep, one instruction each per sweep, until none can run */
+      int lo = order[k] * 32, hi = lo + 32 < c->n ? lo + 32 : c->n;
+      uint64_t did[32] = {0};
+      bool was[32];
+      for (int i = lo; i < hi; i++) {
+        was[i - lo] = wake && c->t[i].state == T_SPIN;
+        if (was[i - lo]) c->t[i].state = T_RUN;
+      }
+      for (int budget = EM_SLICE; budget > 0 && !c->failed; budget--) {
+        bool any = false;
+        for (int i = lo; i < hi && !c->failed; i++) {
+          Thr *t = &c->t[i];
+          if (t->state != T_RUN) continue;
+          if (t->pc < 0 || t->pc >= c->f->nins) {
+            em_fail(c, t, NULL, "ran off the end of %s (pc %d)", c->f->name, t->pc);
+            break;
+          }
+          em_step(c, t);
+          did[i - lo]++, any = true;
+          if (++c->steps > max)
+            em_fail(c, t, &c->f->ins[t->pc < c->f->nins ? t->pc : c->f->nins - 1],
+                    "still running after %llu instructions: a hang?", (unsigned long long)max);
+        }
+        if (!any) break;
+      }
+      for (int i = lo; i < hi; i++) {
+        const Thr *t = &c->t[i];
+        moved |= did[i - lo] && !(was[i - lo] && t->state == T_SPIN); /* a spin that looked again is no move */
+        spinning |= t->state == T_SPIN;
+        left |= t->state != T_DONE;
+      }
+    }
+    if (c->failed) return CTA_FAILED;
+    c->round++;
+    bool completed = em_async_tick(c, !moved);
+    if (c->failed) return CTA_FAILED;
+    if (!left) break;
+    wake = moved || completed;
+    if (wake) {
+      c->progressed = true;
+      continue;
+    }
+    if (spinning) return CTA_WAITS;
+    deadlock(c, "every thread is blocked");
+    return CTA_FAILED;
+  }
+  if (!em_async_end(c) || !em_matrix_end(c)) return CTA_FAILED;
+  for (int i = 0; i < 16; i++)
+    if (c->bar_arrived[i]) {
+      em_fail(c, NULL, NULL, "the CTA ended with %d threads arrived at barrier %d and never released",
+              c->bar_arrived[i], i);
+      return CTA_FAILED;
+    }
+  return CTA_DONE;
+}
+
+static void cta_free(Cta *c) {
+  if (!c) return;
+  em_matrix_reset(c);
+  for (int g = 0; c->wg && g < c->nwg; g++) free(c->wg[g].op);
+  free(c->wg);
+  free(c->wgd);
+  free(c->mb);
+  free(c->aq);
+  free(c->order);
+  free(c->t);
+  free(c->regs);
+  free(c->smem);
+  free(c);
+}
+
+/* CTA number `lin` of the grid (x fastest), its threads at their first
+ * instruction. NULL when out of memory. */
+static Cta *cta_new(const Cta *proto, uint64_t lin) {
+  const EmLaunch *l = proto->l;
+  size_t nthr = (size_t)proto->n, nregs = (size_t)(proto->f->nregs ? proto->f->nregs : 1);
+  Cta *c = malloc(sizeof *c);
+  if (!c) return NULL;
+  *c = *proto;
+  c->t = calloc(nthr, sizeof *c->t);
+  c->regs = calloc(nthr * nregs, sizeof *c->regs);
+  c->smem = calloc(c->smem_size ? c->smem_size : 1, 1);
+  c->nwg = (int)(nthr + 127) / 128;
+  c->wg = calloc((size_t)c->nwg, sizeof *c->wg);
+  c->order = calloc((nthr + 31) / 32, sizeof *c->order);
+  if (!c->t || !c->regs || !c->smem || !c->wg || !c->order) {
+    cta_free(c);
+    return NULL;
+  }
+  c->ctaid[0] = (unsigned)(lin % l->grid[0]);
+  c->ctaid[1] = (unsigned)(lin / l->grid[0] % l->grid[1]);
+  c->ctaid[2] = (unsigned)(lin / ((uint64_t)l->grid[0] * l->grid[1]));
+  c->live = c->n;
+  c->rng = l->seed ? l->seed ^ (lin * 0x9e3779b97f4a7c15ull) : 0;
+  for (size_t w = 0; w < (nthr + 31) / 32; w++) c->order[w] = (int)w;
+  for (unsigned i = 0; i < nthr; i++) {
+    Thr *t = &c->t[i];
+    *t = (Thr){.r = c->regs + (size_t)i * nregs, .state = T_RUN, .linear = i};
+    t->tid[0] = i % l->block[0];
+    t->tid[1] = (i / l->block[0]) % l->block[1];
+    t->tid[2] = i / (l->block[0] * l->block[1]);
+    t->lane = i % 32, t->warp = i / 32;
+  }
+  return c;
+}
+
+bool em_launch(const EmModule *m, const EmLaunch *l, char *err, size_t errlen) {
+  if (err && errlen) err[0] = 0;
+  char scratch[8];
+  if (!err || !errlen) err = scratch, errlen = sizeof scratch;
+  const EmFunc *f = m ? em_find_func(m, l->kernel) : NULL;
+  if (!f || !f->entry) {
+    snprintf(err, errlen, "no kernel named '%s' in the module", l && l->kernel ? l->kernel : "(null)");
+    return false;
+  }
+  uint64_t nthr = (uint64_t)l->block[0] * l->block[1] * l->block[2];
+  if (nthr == 0 || nthr > 1024 || !l->grid[0] || !l->grid[1] || !l->grid[2]) {
+    snprintf(err, errlen, "launch of %s: block %ux%ux%u, grid %ux%ux%u", f->name, l->block[0], l->block[1],
+             l->block[2], l->grid[0], l->grid[1], l->grid[2]);
+    return false;
+  }
+  if (l->params_size < f->param_bytes) {
+    snprintf(err, errlen, "launch of %s: %zu parameter bytes, the kernel takes %u", f->name, l->params_size,
+             f->param_bytes);
+    return false;
+  }
+  size_t dyn0 = m->static_smem;
+  for (int i = 0; i < m->nglobals; i++)
+    if (m->globals[i].space == ES_SHARED && m->globals[i].is_extern) dyn0 = m->globals[i].offset;
+  Cta proto = {.m = m, .f = f, .l = l, .n = (int)nthr, .err = err, .errlen = errlen, .smem_size = dyn0 + l->dyn_smem};
+  /* CTAs set aside at once: as many as 4 GB of their state holds (at least 1, at most 1024) */
+  uint64_t per = nthr * (uint64_t)(f->nregs ? f->nregs : 1) * 8 + proto.smem_size + nthr * sizeof(Thr) + 4096;
+  uint64_t total = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2], next = 0;
+  int maxres = (int)((4ull << 30) / per), nres = 0, idle = 0;
+  maxres = maxres < 1 ? 1 : maxres > 1024 ? 1024 : maxres;
+  Cta **res = calloc((size_t)maxres + 1, sizeof *res);
+  bool ok = res != NULL;
+  if (!ok) snprintf(err, errlen, "launch of %s: out of memory", f->name);
+  while (ok && (next < total || nres)) {
+    bool fresh = next < total && nres < maxres;
+    Cta *c = fresh ? cta_new(&proto, next++) : res[0];
+    if (!c) {
+      snprintf(err, errlen, "launch of %s: out of memory", f->name);
+      ok = false;
+      break;
+    }
+    if (!fresh) memmove(res, res + 1, sizeof *res * (size_t)--nres);
+    int r = run_cta(c, !fresh);
+    if (r != CTA_WAITS) {
+      ok = r == CTA_DONE;
+      cta_free(c);
+      idle = 0;
+      continue;
+    }
+    idle = fresh || c->progressed ? 0 : idle + 1;
+    res[nres++] = c;
+    if (idle >= nres && (next >= total || nres >= maxres)) { /* a turn over them all, and nothing moved */
+      char scope[128];
+      snprintf(scope, sizeof scope, "every resident CTA (%d%s) waits for another", nres,
+               next < total ? ", the emulator's most" : "");
+      deadlock(res[0], scope);
+      ok = false;
+    }
+  }
+  for (int i = 0; i < nres; i++) cta_free(res[i]);
+  free(res);
+  return ok;
+}
