@@ -195,7 +195,7 @@ void ast_print(Ctx *c, const Program *p, Buf *o) {
   }
   for (int i = 0; i < p->funcs.len; i++) {
     Func *f = p->funcs.data[i];
-    buf_printf(o, "(%s %s (", f->is_kernel ? "kernel" : "fn", f->name);
+    buf_printf(o, "(%s %s (", f->is_kernel ? "kernel" : f->is_override ? "override fn" : "fn", f->name);
     for (int j = 0; j < f->nparams; j++) {
       Param *pa = &f->params[j];
       buf_printf(o, "%s%s%s", j ? " " : "", pa->is_const ? "const " : "", pa->name);

@@ -886,6 +886,27 @@ bool ps_parse(Ctx *c, const Source *src, Program *prog, Vec *imports) {
       }
       break;
     }
+    case TK_IDENT:
+      /* `override fn`: `override` is a keyword only here */
+      if (!strcmp(t->str, "override") && P.pos + 1 < P.ntok &&
+          (P.toks[P.pos + 1].kind == TK_FN || P.toks[P.pos + 1].kind == TK_KERNEL)) {
+        next(&P);
+        if (at(&P, TK_KERNEL)) {
+          perr(&P, peek(&P), "a kernel cannot be overridden ('override' goes before 'fn': a function that "
+                             "replaces an imported one of the same name)");
+          sync_item(&P);
+          break;
+        }
+        Func *f = func(&P, false);
+        if (f) {
+          f->is_override = true;
+          vec_push(&c->arena, &prog->funcs, f);
+        } else {
+          sync_item(&P);
+        }
+        break;
+      }
+      /* fall through */
     default:
       perr(&P, t, "expected 'kernel', 'fn', 'const' or 'import' at top level, found %s", tok_desc(&P, t));
       next(&P);

@@ -145,12 +145,34 @@ void sm_declare_globals(S *s, Program *p) {
     Sym *y = sm_global_find(s, f->name);
     if (y) {
       Loc prev = y->kind == SYM_FUNC ? y->fn->loc : y->decl->loc;
-      if (prev.src && prev.src->builtin && !f->loc.src->builtin && y->kind == SYM_FUNC) {
+      if (prev.src && prev.src->builtin && !f->loc.src->builtin && y->kind == SYM_FUNC && !f->is_override) {
         y->fn = f; /* the user's definition replaces the library's */
+        continue;
+      }
+      /* `override fn` replaces the one plain function of its name, from
+       * whichever file (the variant imports the kernel that calls it) */
+      if (y->kind == SYM_FUNC && !y->fn->is_kernel && !f->is_kernel && y->fn->is_override != f->is_override) {
+        Func *ov = f->is_override ? f : y->fn;
+        if (ov->loc.src == (f->is_override ? y->fn : f)->loc.src) {
+          dg_error(c, ov->loc, "'override fn %s' replaces a function of its own file; an override replaces one "
+                               "that another file (one it imports) defines", f->name);
+          ov->replaced = true; /* reported once */
+          continue;
+        }
+        ov->replaced = true;
+        y->fn = ov;
+        continue;
+      }
+      if (y->kind == SYM_FUNC && y->fn->is_override && f->is_override) {
+        dg_error(c, f->loc, "'%s' is overridden twice", f->name);
+        dg_note(c, prev, "the first override is here");
+        f->replaced = true; /* reported once */
         continue;
       }
       dg_error(c, f->loc, "'%s' is defined twice", f->name);
       dg_note(c, prev, "the first definition is here");
+      if (y->kind == SYM_FUNC && !y->fn->is_kernel && !f->is_kernel && y->fn->loc.src != f->loc.src)
+        dg_note(c, prev, "to replace the imported function, declare this one 'override fn %s'", f->name);
       continue;
     }
     y = ar_alloc(&c->arena, sizeof *y);
@@ -158,6 +180,12 @@ void sm_declare_globals(S *s, Program *p) {
     y->kind = SYM_FUNC;
     y->fn = f;
     sm_global_add(s, y);
+  }
+  for (int i = 0; i < p->funcs.len; i++) {
+    Func *f = p->funcs.data[i];
+    if (f->is_override && !f->replaced)
+      dg_error(c, f->loc, "'override fn %s' replaces nothing: no imported file defines a function '%s'", f->name,
+               f->name);
   }
   /* A kernel's name is its PTX entry point, the one user name that reaches
    * the PTX (parameters become NAME_param_N, locals registers).  ptxas

@@ -360,6 +360,8 @@ typedef struct Func {
   char *name;
   Loc loc;
   bool is_kernel;
+  bool is_override; /* `override fn`: replaces an imported file's function of the same name */
+  bool replaced;    /* (sema) an override that found its function */
   Param *params;
   int nparams;
   TypeExpr *ret;
