@@ -24,6 +24,18 @@ if timeout 300 "$B/examples/gemm_host" --cubin "$B/examples/gemm.sm_90a.cubin" -
 else
   echo "FAIL gemm on the emulator:"; tail -n 5 "$log"; fail=1
 fi
+# Jagged Flash Attention, forward and backward, their own small checks
+# (both head dims, causal, broadcast-Q, split tiles, the deterministic
+# backward whose CTAs wait on each other through a semaphore)
+for e in jfa jfa_bwd; do
+  log=${TMPDIR:-/tmp}/emu_$e.log
+  if timeout 300 "$B/examples/${e}_host" --cubins "$B/examples" --check --small > "$log" 2>&1 &&
+     tail -n 1 "$log" | grep -q "^ALL OK$"; then
+    echo "ok   $e on the emulator ($(grep -c ' OK$' "$log") checks)"
+  else
+    echo "FAIL $e on the emulator:"; tail -n 3 "$log"; fail=1
+  fi
+done
 # a cubin with the whole PTX (tilec --embed-ptx, reports name Tile lines)
 # runs too; one with neither it nor line information is refused, saying why
 T=${TMPDIR:-/tmp}/emu_cubins.$$
