@@ -256,7 +256,7 @@ static bool tma_do(Cta *c, EmAsync *op) {
   uint32_t n[5] = {1, 1, 1, 1, 1}, i[5] = {0};
   for (int d = 0; d < m->rank; d++) n[d] = box_n(m, d);
   int es = m->esize, red = op->load ? 0 : in->red;
-  uint64_t nan = m->oob && m->dtype != 0 ? ~0ull >> 1 : 0; /* the NaN fill: a quiet NaN of any width */
+  uint64_t nan = !m->oob ? 0 : es == 2 ? 0x7fff : es == 4 ? 0x7fffffff : ~0ull >> 1; /* the NaN fill: a quiet NaN */
   uint32_t off = 0;
   for (i[4] = 0; i[4] < n[4]; i[4]++)
     for (i[3] = 0; i[3] < n[3]; i[3]++)

@@ -674,6 +674,54 @@ static int min_args(EmOpc o) {
  * emulated yet (conversions are) -- refused rather than run as f32. */
 static bool half_type(EmType t) { return t == ET_F16 || t == ET_BF16 || t == ET_F16X2 || t == ET_BF16X2; }
 
+/* x rounded once to f16 or bf16 (through a float rounded to odd, so that
+ * its own rounding is not a second one). */
+static uint16_t round16(double x, bool bf) {
+  float f = (float)x;
+  if (!isnan(x) && (double)f != x) {
+    if (fabs((double)f) > fabs(x)) f = nextafterf(f, 0.0f);
+    f = em_f32_of(em_bits_of_f32(f) | 1);
+  }
+  return bf ? em_bf16_of(f) : em_f16_of(f);
+}
+
+/* add sub mul fma min max neg abs on f16, bf16 and the packed pairs (round
+ * to nearest): each half exactly in double (a product of two 16-bit
+ * values is exact there), rounded once. False for what it does not run
+ * (other opcodes, .sat, .ftz, directed roundings). */
+static bool half_arith(Cta *c, Thr *t, const EmIns *in) {
+  EmType ty = (EmType)in->type;
+  bool bf = ty == ET_BF16 || ty == ET_BF16X2, fma2 = in->opc == EM_FMA, un = in->opc == EM_NEG || in->opc == EM_ABS;
+  int halves = ty == ET_F16X2 || ty == ET_BF16X2 ? 2 : 1;
+  if (in->mod & (EMM_SAT | EMM_FTZ | EMM_RZ | EMM_RM | EMM_RP)) return false;
+  switch ((EmOpc)in->opc) {
+  case EM_ADD: case EM_SUB: case EM_MUL: case EM_FMA: case EM_MIN: case EM_MAX: case EM_NEG: case EM_ABS: break;
+  default: return false;
+  }
+  if (in->nargs < (fma2 ? 4 : un ? 2 : 3)) return false;
+  uint64_t x = em_src(c, t, &in->a[1], ty), y = un ? 0 : em_src(c, t, &in->a[2], ty),
+           z = fma2 ? em_src(c, t, &in->a[3], ty) : 0, r = 0;
+  for (int h = 0; h < halves; h++) {
+    uint16_t hx = (uint16_t)(x >> 16 * h), hy = (uint16_t)(y >> 16 * h), hz = (uint16_t)(z >> 16 * h), o;
+    double dx = bf ? em_f32_of_bf16(hx) : em_f32_of_f16(hx), dy = bf ? em_f32_of_bf16(hy) : em_f32_of_f16(hy),
+           dz = bf ? em_f32_of_bf16(hz) : em_f32_of_f16(hz);
+    bool nan = (in->mod & EMM_NAN) && (isnan(dx) || isnan(dy));
+    switch ((EmOpc)in->opc) {
+    case EM_NEG: o = hx ^ 0x8000u; break;
+    case EM_ABS: o = hx & 0x7fffu; break;
+    case EM_ADD: o = round16(dx + dy, bf); break;
+    case EM_SUB: o = round16(dx - dy, bf); break;
+    case EM_MUL: o = round16(dx * dy, bf); break;
+    case EM_FMA: o = round16(fma(dx, dy, dz), bf); break;
+    case EM_MIN: o = nan ? 0x7fff : round16(fmin(dx, dy), bf); break;
+    default: o = nan ? 0x7fff : round16(fmax(dx, dy), bf); break;
+    }
+    r |= (uint64_t)o << 16 * h;
+  }
+  em_dst(t, &in->a[0], halves == 2 ? ET_B32 : ET_B16, r);
+  return true;
+}
+
 /* Write a loaded or converted value into register `reg` at the width the
  * register was declared with, sign-extending signed values (PTX allows a
  * destination wider than the instruction's type). */
@@ -713,7 +761,11 @@ void em_step(Cta *c, Thr *t) {
   }
   if (half_type(ty) && in->opc != EM_CVT && in->opc != EM_MOV && in->opc != EM_LD && in->opc != EM_ST &&
       in->opc != EM_SELP && in->opc != EM_MMA) {
-    em_fail(c, t, in, "the emulator cannot run 16-bit float arithmetic yet");
+    if (!half_arith(c, t, in)) {
+      em_fail(c, t, in, "the emulator cannot run this 16-bit float arithmetic yet");
+      return;
+    }
+    t->pc++;
     return;
   }
   switch ((EmOpc)in->opc) {

@@ -444,12 +444,29 @@ static void test_isa_cases(void **state) {
   assert_int_equal(out[0], 0x5f000001);
   assert_int_equal(out[1], 0x4340000000000001ull); /* 2^53 + 2 */
   assert_int_equal(out[2], 0x3c01);
+  /* 16-bit float arithmetic, rounded once to nearest even: bf16 1.5 * 3 and 1.5 + 2^-8 (a tie: 1.5),
+   * 1.5 + 2^-7 packed with 2 * 0.5; f16 fma 1 * 2^-11 + 1 (a tie: 1) and 1 + 2^-10; neg.bf16x2 */
+  assert_true(run_k("mov.b32 %r1, 0x3fc03fc0;\nmov.b32 %r2, 0x3b804040;\nmul.bf16x2 %r3, %r1, %r2;\n"
+                    "add.bf16x2 %r4, %r1, %r2;\nmov.b32 %r5, 0x3c003f00;\nadd.bf16x2 %r6, %r1, %r5;\n"
+                    "mov.b16 %rs1, 0x3c00;\nmov.b16 %rs2, 0x1000;\nfma.rn.f16 %rs3, %rs1, %rs2, %rs1;\n"
+                    "mov.b16 %rs2, 0x1400;\nfma.rn.f16 %rs0, %rs1, %rs2, %rs1;\nmov.b32 %r7, {%rs3, %rs0};\n"
+                    "neg.bf16x2 %r1, %r2;\n"
+                    "st.global.v4.b32 [%rd1], {%r3, %r4, %r6, %r7};\nst.global.b32 [%rd1+16], %r1;", 1, out, err,
+                    sizeof err));
+  uint32_t w[5];
+  memcpy(w, out, sizeof w);
+  assert_int_equal(w[0], 0x3bc04090u); /* hi 1.5 * 2^-8 = 0x3bc0; lo 1.5 * 3 = 4.5 = 0x4090 */
+  assert_int_equal(w[1], 0x3fc04090u); /* hi 1.5 + 2^-8 ties to 1.5 (even); lo 1.5 + 3 = 4.5 */
+  assert_int_equal(w[2], 0x3fc14000u); /* hi 1.5 + 2^-7 = 0x3fc1; lo 1.5 + 0.5 = 2 */
+  assert_int_equal(w[3], 0x3c013c00u); /* lo: 1 + 2^-11 ties to 1; hi: 1 + 2^-10 = 0x3c01 */
+  assert_int_equal(w[4], 0xbb80c040u);
   /* refused with a report rather than run wrong (or out of bounds) */
   const char *bad[][2] = {
       {"ld.global.u32 %r1, %ntid.x;", "not a memory address"},
       {"ld.global.v4.b32 {%r1, %r2}, [%rd1];", "does not match .v4"},
       {"shfl.sync.idx.b32;", "operands"},
-      {"mov.b16 %rs1, 0x3c00;\nadd.f16 %rs2, %rs1, %rs1;", "16-bit float arithmetic"},
+      {"mov.b16 %rs1, 0x3c00;\nsetp.lt.f16 %p1, %rs1, %rs1;", "16-bit float arithmetic"},
+      {"mov.b16 %rs1, 0x3c00;\nadd.sat.f16 %rs2, %rs1, %rs1;", "16-bit float arithmetic"},
       {"mul.wide.s64 %rd3, 4, 4;", ".wide on a 64-bit type"},
       {"st.param.u64 [out], %rd1;", "parameters"},
   };
