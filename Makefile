@@ -95,6 +95,16 @@ $(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(B)/lib/libtilejit.a $(
 	$(CC) $(CFLAGS) $(MLIR_INC) -DTILE_SRC_DIR='"$(CURDIR)"' -DTILE_BUILD_DIR='"$(abspath $(B))"' $< -o $@ \
 	  $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a -lcmocka $(MLIR_LIBS) $(LDLIBS)
 
+# --- benchmarks (host only) ---------------------------------------------------
+# make bench-sched: what JFA's tile scheduling costs on ../shared/bench/suites
+# (bench/jagged_sched.c; its figures are in docs/perf.md)
+.PHONY: bench-sched
+$(B)/bench/jagged_sched: bench/jagged_sched.c include/tile/jagged.h $(B)/lib/libtilert.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(B)/lib/libtilert.a $(LDLIBS)
+bench-sched: $(B)/bench/jagged_sched
+	$(B)/bench/jagged_sched --suites ../shared/bench/suites
+
 include mk/examples.mk
 include mk/fuzz_host.mk
 

@@ -1,28 +1,35 @@
 /* jagged.c - the host-side tile scheduler of Jagged Flash Attention
  * (include/tile/jagged.h; docs/runtime.md, "Jagged tile scheduling").
  *
- * A tile's cost depends on (b, m) only, and never decreases with m, so the
- * tiles of one cost in one sequence are a run of query blocks m_lo..m_hi (for
- * every head).  The scheduler sorts these runs ("segments": one per sequence
- * when not causal, at most one per query block when causal), not the tiles:
- *   1. validate: count tiles and segments, find the largest cost, reject
- *      what would overflow int32;
- *   2. list the segments in natural (b, m) order and sort them by cost,
- *      descending, with a stable counting sort (a qsort on unique (cost,
- *      index) keys when costs are far above the segment count: enormous KV
- *      sequences against few query blocks); causal: sort the sequences by
- *      their heaviest tile instead, keep each sequence's tiles together,
- *      heaviest first, and deal them to the least-loaded CTA (L2 reuse of
- *      its K/V and a makespan within one tile of the mean; deal_causal);
- *   3. walk the sorted segments, each as "for h: for m" -- which is the
- *      (b, h, m) tie order -- and deal the tiles in that order: rank k lands
- *      in pass p = k / num_ctas at lane r = k % num_ctas, which is CTA r on
- *      even passes and CTA num_ctas-1-r on odd ones, at position p of that
- *      CTA's list.  List lengths are known in advance, so every tile is
- *      written once, straight to its final slot, and consecutive ranks write
- *      num_ctas sequential streams (cache friendly).
+ * A tile's cost depends on (b, m) only and is monotonic in m; in a
+ * non-causal batch it is the same for all of a sequence's tiles.  The
+ * scheduler works on sequences, not tiles, until it writes the tiles out:
+ *   1. read the lengths (from offsets or lengths, checked), then per
+ *      sequence its tile count and heaviest tile, dividing by the block
+ *      sizes with multiplies (bdiv; count_seqs), branch-free; reject what
+ *      would overflow int32;
+ *   2. zigzag: sort the sequences by their heaviest tile, descending, with
+ *      a stable counting sort (a qsort on unique (cost, b) keys when costs
+ *      are far above the sequence count: enormous KV sequences against few
+ *      query blocks);
+ *   3. not causal: walk the sorted sequences, each as "for h: for m" --
+ *      which is the (b, h, m) tie order -- and deal the tiles in that order:
+ *      rank k lands in pass p = k / num_ctas at lane r = k % num_ctas, which
+ *      is CTA r on even passes and CTA num_ctas-1-r on odd ones, at position
+ *      p of that CTA's list.  List lengths are known in advance, so every
+ *      tile is written once, straight to its final slot (deal_sorted); the
+ *      CTAs' costs follow from the runs of one cost, not from every tile.
+ *      Causal: each sorted sequence dealt whole, heaviest query block
+ *      first, every tile to the least-loaded CTA (choose_bq: a bucket queue
+ *      over the loads, or a tournament tree when the loads do not fit one;
+ *      round robin when every tile costs the same), then written to its
+ *      list (place_causal).
  * Without zigzag, step 2 is skipped and the tiles are dealt round robin in
- * natural order.
+ * natural order.  tile_jagged_schedule_rebuild keeps a copy of what it
+ * built from and returns at once when it is asked for the same schedule.
+ * tests/unit/test_jagged_same.c holds the previous implementation (segments
+ * and a tournament tree for every causal tile: 10x slower on causal
+ * batches) and checks that this one gives byte-identical schedules.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +37,7 @@
 #include "rt.h"
 #include "tile/jagged.h"
 
-/* ---- offsets ---- */
+/* ---- offsets and lengths ---- */
 
 static inline int64_t off_at(const void *o, int is64, int64_t i) {
   return is64 ? ((const int64_t *)o)[i] : (int64_t)((const int32_t *)o)[i];
@@ -62,26 +69,95 @@ tile_status tile_jagged_check_offsets(const void *offsets, int64_t batch, int is
   return TILE_OK;
 }
 
+/* The B lengths of p (offsets or lengths, int32 or int64) into len[], checked
+ * (the messages of tile_jagged_check_offsets), and their sum into *rows.
+ * Branch-free loops: the bad cases are found afterwards. */
+static tile_status read_lengths(const tile_jagged_params *p, int64_t *len, int64_t *rows) {
+  const int64_t B = p->batch;
+  int bad = 0;
+  if (p->lengths) {
+    if (p->offsets)
+      return rt_fail(TILE_ERR_INVALID, "jagged schedule: give offsets or lengths, not both");
+    if (p->offsets_are_64bit) {
+      const int64_t *l = p->lengths;
+      for (int64_t b = 0; b < B; b++) len[b] = l[b], bad |= l[b] < 0;
+    } else {
+      const int32_t *l = p->lengths;
+      for (int64_t b = 0; b < B; b++) len[b] = l[b], bad |= l[b] < 0;
+    }
+    uint64_t sum = 0;
+    for (int64_t b = 0; b < B && !bad; b++) bad |= (sum += (uint64_t)len[b]) > (uint64_t)INT64_MAX;
+    *rows = (int64_t)sum;
+    if (!bad) return TILE_OK;
+    int64_t s = 0;
+    for (int64_t b = 0; b < B; b++) {
+      if (len[b] < 0)
+        return rt_fail(TILE_ERR_INVALID, "jagged lengths: lengths[%lld] is %lld, must be >= 0", (long long)b,
+                       (long long)len[b]);
+      if (len[b] > INT64_MAX - s)
+        return rt_fail(TILE_ERR_INVALID, "jagged lengths: the lengths up to lengths[%lld] add up to more than "
+                                         "2^63 - 1 rows", (long long)b);
+      s += len[b];
+    }
+    return TILE_OK;
+  }
+  if (!p->offsets) return tile_jagged_check_offsets(NULL, B, p->offsets_are_64bit, -1);
+  if (p->offsets_are_64bit) {
+    const int64_t *o = p->offsets;
+    bad = o[0] != 0;
+    for (int64_t b = 0; b < B; b++) len[b] = (int64_t)((uint64_t)o[b + 1] - (uint64_t)o[b]), bad |= o[b + 1] < o[b];
+  } else {
+    const int32_t *o = p->offsets;
+    bad = o[0] != 0;
+    for (int64_t b = 0; b < B; b++) len[b] = (int64_t)o[b + 1] - o[b], bad |= o[b + 1] < o[b];
+  }
+  *rows = off_at(p->offsets, p->offsets_are_64bit, B);
+  return bad ? tile_jagged_check_offsets(p->offsets, B, p->offsets_are_64bit, -1) : TILE_OK;
+}
+
 /* ---- the cost model ---- */
 
+/* x / d for a block size d (a multiple of 16 up to 256) and 0 <= x < 2^63
+ * + 2^8, without a division: d = odd * 2^s, x / d = (x >> s) / odd = the
+ * high half of (x >> s) * m, m = floor(2^64 / odd) + 1, exact while
+ * (x >> s) * (odd - 2^64 mod odd) < 2^64 (here (x >> s) < 2^60 and odd <=
+ * 15).  odd = 1: (x >> (s - 1)) * 2^63, the same shift. */
+typedef struct bdiv {
+  uint64_t m, d;
+  int s;
+} bdiv;
+
+static bdiv bdiv_of(int d) {
+  int s = __builtin_ctz((unsigned)d);
+  uint64_t odd = (uint64_t)d >> s;
+  bdiv r = {odd == 1 ? (uint64_t)1 << 63 : UINT64_MAX / odd + 1, (uint64_t)d, odd == 1 ? s - 1 : s};
+  return r;
+}
+
+static inline int64_t bd(bdiv d, int64_t x) {
+  __extension__ typedef unsigned __int128 u128;
+  return (int64_t)(((u128)((uint64_t)x >> d.s) * d.m) >> 64);
+}
+
+/* cdiv(x, d), 0 <= x < 2^63 */
+static inline int64_t bcdiv(bdiv d, int64_t x) {
+  __extension__ typedef unsigned __int128 u128;
+  return (int64_t)(((u128)(((uint64_t)x + d.d - 1) >> d.s) * d.m) >> 64);
+}
+
 typedef struct jctx {
-  const void *off;
-  int is64;
-  int64_t bm, bn; /* block_m, block_n */
+  bdiv dm, dn; /* division by block_m, block_n */
+  int64_t bm, bn;
   int causal;
   int64_t nqb; /* broadcast-Q: query blocks per (b, h); 0 in self-attention */
   int bwd;     /* backward tiles: KV blocks, costed by the query blocks they meet */
 } jctx;
 
-static inline int64_t seq_len(const jctx *c, int64_t b) {
-  return off_at(c->off, c->is64, b + 1) - off_at(c->off, c->is64, b);
-}
-
-/* Tiles of sequence b, of L rows (0: none): its query blocks (forward), or
+/* Tiles of a sequence of L rows (0: none): its query blocks (forward), or
  * its KV blocks (backward). */
 static inline int64_t seq_blocks(const jctx *c, int64_t L) {
-  if (c->bwd) return (L + c->bn - 1) / c->bn;
-  return c->nqb ? c->nqb : (L + c->bm - 1) / c->bm;
+  if (c->bwd) return bcdiv(c->dn, L);
+  return c->nqb ? c->nqb : bcdiv(c->dm, L);
 }
 
 /* Forward: KV blocks visited by query block m of a sequence of L rows.
@@ -89,90 +165,92 @@ static inline int64_t seq_blocks(const jctx *c, int64_t L) {
 static inline int64_t tile_cost(const jctx *c, int64_t L, int64_t m) {
   if (c->bwd) {
     if (c->nqb) return c->nqb;
-    int64_t q = (L + c->bm - 1) / c->bm;
-    return c->causal ? q - (m * c->bn) / c->bm : q;
+    int64_t q = bcdiv(c->dm, L);
+    return c->causal ? q - bd(c->dm, m * c->bn) : q;
   }
-  if (!c->causal) return (L + c->bn - 1) / c->bn;
+  if (!c->causal) return bcdiv(c->dn, L);
   int64_t e = (m + 1) * c->bm;
   if (e > L) e = L;
-  return (e - 1) / c->bn + 1;
+  return bd(c->dn, e - 1) + 1;
 }
 
 /* Block sizes: multiples of 16 from 16 to 256 (a KV block of 160 or 176
  * rows is a wgmma N or K that is not a power of two). */
 static int good_block(int v) { return v >= 16 && v <= 256 && v % 16 == 0; }
 
-/* Query blocks m_lo..m_hi of sequence b, all of one cost. */
-typedef struct segment {
-  int32_t b, m_lo, m_hi, cost;
-} segment;
+/* ---- dealing in passes (zigzag or round robin) ---- */
 
-/* The segments of the batch in natural (b, m) order.  SEG_COUNT: pos[cost]++
- * for each; SEG_LIST: dst[0], dst[1], ...; SEG_SCATTER: dst[pos[cost]++].
- * Returns the number of segments. */
-enum { SEG_COUNT, SEG_LIST, SEG_SCATTER };
-
-static int64_t list_segments(const jctx *c, int64_t B, int mode, segment *dst, int64_t *pos) {
-  int64_t ns = 0;
-  for (int64_t b = 0; b < B; b++) {
-    int64_t L = seq_len(c, b);
-    int64_t nb = seq_blocks(c, L);
-    if (nb == 0) continue;
-    int64_t lo = 0, cost = tile_cost(c, L, 0);
-    for (int64_t m = c->causal ? 1 : nb; m <= nb; m++) {
-      int64_t next = m < nb ? tile_cost(c, L, m) : -1;
-      if (next == cost) continue;
-      segment s = {(int32_t)b, (int32_t)lo, (int32_t)(m - 1), (int32_t)cost};
-      if (mode == SEG_COUNT) pos[cost]++;
-      else if (mode == SEG_LIST) dst[ns] = s;
-      else dst[pos[cost]++] = s;
-      ns++;
-      lo = m;
-      cost = next;
-    }
-  }
-  return ns;
-}
-
-/* ---- dealing ---- */
-
-typedef struct dealer {
+/* The baseline's dealer: rank p * n + r is tile p of CTA r's list, which
+ * starts at ls[r]; lc[r] sums its costs. */
+typedef struct lanes {
   int32_t *work;
-  const int32_t *start;
-  int64_t *cta_cost;
-  int64_t total;
-  int64_t p; /* the next rank is p * n + r: pass p, lane r */
+  const int32_t *ls;
+  int64_t *lc;
+  int n;
+  int64_t p;
   int r;
-  int n, zig;
-} dealer;
+} lanes;
 
-/* Deal tiles (b, h, m_lo..m_hi), h = h0..h1-1, at the next ranks.  The state
- * lives in locals: the int32 stores into work could alias the dealer's fields. */
-static inline void deal_segment(dealer *d, const segment *s, int h0, int h1) {
+/* A tile {b, h, m, cost} in one 16-byte register. */
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+static inline void put_tile(int32_t *dst, v4i t) { memcpy(dst, &t, sizeof t); }
+
+/* Round robin in natural order (zigzag off, the baseline): deal the nb
+ * tiles (b, h, 0..nb-1) of each head h at the next ranks, of cost `cost`
+ * (< 0: each tile's own, from c and L), adding their costs to the lanes'.
+ * The state lives in locals: the int32 stores into work could alias the
+ * lane starts. */
+static void deal_lanes(lanes *d, int32_t b, int32_t nb, int H, int32_t cost, const jctx *c, int64_t L) {
   int32_t *const work = d->work;
-  const int32_t *const start = d->start;
-  int64_t *const cta_cost = d->cta_cost;
-  const int n = d->n, zig = d->zig;
-  const int32_t b = s->b, m_lo = s->m_lo, m_hi = s->m_hi, cost = s->cost;
+  const int n = d->n;
   int64_t p = d->p;
   int r = d->r;
-  for (int h = h0; h < h1; h++)
-    for (int32_t m = m_lo; m <= m_hi; m++) {
-      int c = (zig && (p & 1)) ? n - 1 - r : r;
-      int32_t *t = work + 4 * (start[c] + p);
-      t[0] = b;
-      t[1] = h;
-      t[2] = m;
-      t[3] = cost;
-      cta_cost[c] += cost;
-      if (++r == n) {
-        r = 0;
-        p++;
-      }
+  const int32_t *ls = d->ls;
+  int64_t *lc = d->lc;
+  const v4i step_m = {0, 0, 1, 0};
+  for (int h = 0; h < H; h++) {
+    v4i t = {b, h, 0, cost};
+    for (int32_t m = 0; m < nb; m++, t += step_m) {
+      int32_t cm = cost;
+      if (cost < 0) t[3] = cm = (int32_t)tile_cost(c, L, m);
+      put_tile(work + 4 * (ls[r] + p), t);
+      lc[r] += cm;
+      if (++r == n) r = 0, p++;
     }
+  }
   d->p = p;
   d->r = r;
-  d->total += (int64_t)cost * (h1 - h0) * (m_hi - m_lo + 1);
+}
+
+/* Zigzag, not causal: deal the sorted sequences' tiles, each sequence's as
+ * "for h: for m" (one cost), at the next ranks.  lp[q][r]: the list of lane
+ * r in a pass of parity q; a pass's tiles go at its index in the lists. */
+static void deal_sorted(int32_t *const *lp0, int32_t *const *lp1, int n, const int32_t *order, int64_t ng,
+                        const int32_t *nbv, const int32_t *cmx, int H) {
+  int32_t *const *lp = lp0;
+  int64_t at = 0; /* 4 * the pass */
+  int r = 0;
+  const v4i step_m = {0, 0, 1, 0};
+  const v4i step_h = {0, 1, 0, 0};
+  for (int64_t i = 0; i < ng; i++) {
+    const int32_t b = order[i], nb = nbv[b], cost = cmx[b];
+    if (nb == 1) { /* short sequences: one loop over the heads */
+      v4i t = {b, 0, 0, cost};
+      for (int h = 0; h < H; h++, t += step_h) {
+        put_tile(lp[r] + at, t);
+        if (++r == n) r = 0, at += 4, lp = lp == lp0 ? lp1 : lp0;
+      }
+      continue;
+    }
+    for (int h = 0; h < H; h++) {
+      v4i t = {b, h, 0, cost};
+      for (int32_t m = 0; m < nb; m++, t += step_m) {
+        put_tile(lp[r] + at, t);
+        if (++r == n) r = 0, at += 4, lp = lp == lp0 ? lp1 : lp0;
+      }
+    }
+  }
 }
 
 static int key_cmp(const void *a, const void *b) {
@@ -180,39 +258,12 @@ static int key_cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-void tile_jagged_schedule_free(tile_jagged_schedule *s) {
-  if (!s) return;
-  free(s->work);
-  free(s->cta_start);
-  memset(s, 0, sizeof *s);
-}
+/* ---- the least-loaded CTA ---- */
 
-/* Causal schedules (zigzag on) are sequence-major: the sequences sorted by
- * their heaviest tile, descending (ties in natural order), each dealt whole,
- * heaviest query blocks first, all heads of a query block together.  A
- * causal sequence's tiles span every cost from 1 to its maximum; sorting the
- * tiles by cost would scatter a sequence over the whole run and fetch its K/V
- * from DRAM again for each cost.  Dealt together, its tiles run at about the
- * same time and share K/V in L2 (9% faster on J2, docs/perf.md).  Since the
- * costs in this order are not monotonic, zigzag passes would balance them
- * poorly; each tile goes instead to the CTA with the least work so far
- * (ties: the lowest index), which keeps every CTA within one tile of the
- * mean (Graham's list-scheduling bound) and keeps the tiles dealt together
- * running together. */
-typedef struct causal_order {
-  const segment *seg;
-  const int64_t *first; /* first[g] .. first[g+1]-1: the segments of sequence group g */
-  const uint64_t *keys; /* groups in dealing order (low 32 bits: g) */
-  int64_t ng;
-  int H;
-  int bwd;              /* backward: a sequence's costs fall with m, so its heaviest tiles come first */
-} causal_order;
-
-/* The least-loaded CTA: a tournament tree over the CTAs' loads.  Node i
- * (1 <= i < P) holds the load and index of the better of its children
- * (less load, ties: lower index); leaf P + c is CTA c, leaves past num_ctas
- * hold INT64_MAX.  Taking a tile updates one leaf-to-root path: log2(n)
- * compare-and-copy steps on adjacent entries. */
+/* A tournament tree over the CTAs' loads.  Node i (1 <= i < P) holds the
+ * load and index of the better of its children (less load, ties: lower
+ * index); leaf P + c is CTA c, leaves past num_ctas hold INT64_MAX.  Taking
+ * a tile updates one leaf-to-root path: log2(n) compare-and-copy steps. */
 typedef struct ltree {
   int64_t *load; /* 2 * P entries */
   int32_t *idx;  /* 2 * P entries */
@@ -240,38 +291,336 @@ static inline int32_t lt_take(ltree *t, int64_t cost) {
   return c;
 }
 
-/* Walk the tiles in dealing order.  cta == NULL is not allowed; with
- * t != NULL each tile is given to the least-loaded CTA and its choice
- * recorded in cta[k] (and counted in pos[]); with t == NULL the recorded
- * choices place the tiles at work[4 * pos[c]++].  Returns the total cost. */
-static int64_t deal_causal(const causal_order *o, ltree *t, int32_t *cta, int32_t *work, int32_t *pos) {
-  int64_t total = 0, k = 0;
+/* A bucket queue, for tiles of cost >= 1 dealt from loads that start at 0.
+ * Every CTA's load lies in [cur, cur + maxcost] (a CTA only gets a tile
+ * when its load is the least, cur), so bucket (load mod W), W > maxcost, is
+ * a bitset of the CTAs of that load, in `words` 64-bit words: word j of
+ * bucket x is bk[j * W + x].  The least-loaded CTA with the lowest index is
+ * the lowest bit of the first non-empty bucket from cur on (cur steps over
+ * the empty ones: at most the final least load, total cost / n, steps).
+ * The word being taken from is held in `bits` (its slot zeroed); the CTAs
+ * it gives tiles to go to later buckets (1 <= cost < W), their bits
+ * collected in `acc` for the slot `pend` and written when the slot changes
+ * or before any slot is read (slot W * words: a sink). */
+typedef struct bqueue {
+  uint64_t *bk;  /* W * words + 1 */
+  uint64_t mask; /* W - 1 */
+  int64_t W, jW, pend; /* jW = j * W */
+  int words, j;        /* j: the word of bucket cur in `bits` */
+  uint64_t cur, bits, acc;
+} bqueue;
+
+static void bq_init(bqueue *q, uint64_t *bk, int64_t W, int n) {
+  q->words = (n + 63) / 64;
+  memset(bk, 0, ((size_t)W * (size_t)q->words + 1) * sizeof *bk);
+  for (int i = 0; i < n; i++) bk[(int64_t)(i / 64) * W] |= 1ull << (i % 64);
+  q->bk = bk, q->mask = (uint64_t)W - 1, q->W = W;
+  q->j = 0, q->jW = 0, q->cur = 0, q->bits = bk[0], bk[0] = 0, q->acc = 0, q->pend = W * q->words;
+}
+
+static inline int32_t bq_take(bqueue *q, int64_t cost) {
+  while (!q->bits) {
+    q->bk[q->pend] |= q->acc, q->acc = 0;
+    if (++q->j == q->words) q->j = 0, q->cur++;
+    q->jW = q->j * q->W;
+    uint64_t *w = q->bk + q->jW + (int64_t)(q->cur & q->mask);
+    q->bits = *w, *w = 0;
+  }
+  int i = __builtin_ctzll(q->bits);
+  q->bits &= q->bits - 1;
+  int64_t slot = q->jW + (int64_t)((q->cur + (uint64_t)cost) & q->mask);
+  if (slot != q->pend) q->bk[q->pend] |= q->acc, q->pend = slot, q->acc = 0;
+  q->acc |= 1ull << i;
+  return q->j * 64 + i;
+}
+
+/* The largest load, after at least one take. */
+static int64_t bq_max_load(bqueue *q) {
+  q->bk[q->pend] |= q->acc, q->acc = 0;
+  for (uint64_t d = q->mask; d >= 1; d--)
+    for (int j = 0; j < q->words; j++)
+      if (q->bk[j * q->W + (int64_t)((q->cur + d) & q->mask)]) return (int64_t)(q->cur + d);
+  return (int64_t)q->cur;
+}
+
+/* Causal schedules (zigzag on) are sequence-major: the sequences sorted by
+ * their heaviest tile, descending (ties in natural order), each dealt whole,
+ * heaviest query blocks first, all heads of a query block together.  A
+ * causal sequence's tiles span every cost from 1 to its maximum; sorting the
+ * tiles by cost would scatter a sequence over the whole run and fetch its K/V
+ * from DRAM again for each cost.  Dealt together, its tiles run at about the
+ * same time and share K/V in L2 (9% faster on J2, docs/perf.md).  Since the
+ * costs in this order are not monotonic, zigzag passes would balance them
+ * poorly; each tile goes instead to the CTA with the least work so far
+ * (ties: the lowest index), which keeps every CTA within one tile of the
+ * mean (Graham's list-scheduling bound) and keeps the tiles dealt together
+ * running together.
+ *
+ * Two walks over the tiles in that order: give each to the least-loaded
+ * CTA (from the bucket queue or the tree), recording it in cta[k] and
+ * counting it in pos[]; then, the list starts known, place each at
+ * work[4 * pos[cta[k]]++].  When every tile costs the same, the least-loaded
+ * CTA is plain round robin and one walk places them (place_round_robin). */
+typedef struct causal_order {
+  const jctx *c;
+  const int32_t *order, *nbv; /* sequences in dealing order, their tile counts */
+  const int64_t *len;
+  int64_t ng;
+  int H;
+} causal_order;
+
+/* the walk: sequence g's query block m (the heaviest first) of cost `cost`,
+ * its H tiles numbered k .. k+H-1 */
+#define CAUSAL_WALK(o, ...)                                                 \
+  do {                                                                      \
+    const jctx *c_ = (o)->c;                                                \
+    const int H = (o)->H;                                                   \
+    int64_t k = 0;                                                          \
+    for (int64_t g = 0; g < (o)->ng; g++) {                                 \
+      const int32_t b = (o)->order[g], nb = (o)->nbv[b];                    \
+      const int64_t L = (o)->len[b];                                        \
+      for (int32_t mi = 0; mi < nb; mi++, k += H) {                         \
+        const int32_t m = c_->bwd ? mi : nb - 1 - mi;                       \
+        const int32_t cost = (int32_t)tile_cost(c_, L, m);                  \
+        __VA_ARGS__                                                         \
+      }                                                                     \
+    }                                                                       \
+  } while (0)
+
+/* choose with the bucket queue; returns the total cost */
+static int64_t choose_bq(const causal_order *o, bqueue *q, int32_t *cta, int32_t *pos) {
+  bqueue Q = *q; /* in registers */
+  int64_t total = 0;
+  CAUSAL_WALK(o, {
+    total += (int64_t)cost * H;
+    for (int h = 0; h < H; h++) {
+      int32_t x = bq_take(&Q, cost);
+      cta[k + h] = x;
+      pos[x]++;
+    }
+  });
+  *q = Q;
+  return total;
+}
+
+static int64_t choose_tree(const causal_order *o, ltree *t, int32_t *cta, int32_t *pos) {
+  int64_t total = 0;
+  CAUSAL_WALK(o, {
+    total += (int64_t)cost * H;
+    for (int h = 0; h < H; h++) {
+      int32_t x = lt_take(t, cost);
+      cta[k + h] = x;
+      pos[x]++;
+    }
+  });
+  return total;
+}
+
+static void place_causal(const causal_order *o, const int32_t *cta, int32_t *work, int32_t *pos) {
+  const v4i step_h = {0, 1, 0, 0};
+  CAUSAL_WALK(o, {
+    v4i t = {b, 0, m, cost};
+    for (int h = 0; h < H; h++, t += step_h) put_tile(work + 4 * (int64_t)pos[cta[k + h]]++, t);
+  });
+}
+
+/* Every tile of one cost: after k tiles the first k mod n CTAs carry one
+ * more, so the least-loaded CTA of tile k is k mod n: round robin, tile k
+ * at position k / n of CTA k mod n's list (which starts at ls[k mod n]). */
+static void place_round_robin(const causal_order *o, int32_t cost, const int32_t *ls, int n, int32_t *work) {
+  const v4i step_h = {0, 1, 0, 0};
+  const int H = o->H, bwd = o->c->bwd;
+  int64_t p = 0;
+  int r = 0;
   for (int64_t g = 0; g < o->ng; g++) {
-    int64_t gi = (int64_t)(o->keys[g] & 0xffffffffu), nseg = o->first[gi + 1] - o->first[gi];
-    for (int64_t qi = 0; qi < nseg; qi++) {
-      const segment *s = &o->seg[o->bwd ? o->first[gi] + qi : o->first[gi + 1] - 1 - qi];
-      int32_t span = s->m_hi - s->m_lo;
-      for (int32_t mi = 0; mi <= span; mi++)
-        for (int h = 0, m = o->bwd ? s->m_lo + mi : s->m_hi - mi; h < o->H; h++, k++) {
-          total += s->cost;
-          if (t) {
-            int32_t c = lt_take(t, s->cost);
-            cta[k] = c;
-            pos[c]++;
-            continue;
-          }
-          int32_t *w = work + 4 * (int64_t)pos[cta[k]]++;
-          w[0] = s->b, w[1] = h, w[2] = m, w[3] = s->cost;
-        }
+    const int32_t b = o->order[g], nb = o->nbv[b];
+    for (int32_t mi = 0; mi < nb; mi++) {
+      v4i t = {b, 0, bwd ? mi : nb - 1 - mi, cost};
+      for (int h = 0; h < H; h++, t += step_h) {
+        put_tile(work + 4 * (ls[r] + p), t);
+        if (++r == n) r = 0, p++;
+      }
     }
   }
-  return total;
+}
+
+/* ---- the schedule's memory: what it was built from, scratch ---- */
+
+typedef struct jkey {
+  int64_t batch, num_q;
+  int is64, is_len, heads, bm, bn, causal, ctas, zig, bwd;
+} jkey;
+
+typedef struct jpriv {
+  jkey key;
+  int has_key;
+  void *bytes; /* a copy of the offsets or lengths the schedule was built from */
+  size_t nbytes, bytes_cap;
+  void *seq, *tmp; /* scratch: per sequence, and for the dealing */
+  size_t seq_cap, tmp_cap;
+} jpriv;
+
+static jkey key_of(const tile_jagged_params *p) {
+  jkey k;
+  memset(&k, 0, sizeof k); /* padding too: keys are compared with memcmp */
+  k.batch = p->batch, k.num_q = p->num_q;
+  k.is64 = p->offsets_are_64bit != 0, k.is_len = p->lengths != NULL, k.heads = p->heads;
+  k.bm = p->block_m, k.bn = p->block_n, k.causal = p->causal != 0, k.ctas = p->num_ctas;
+  k.zig = p->zigzag != 0, k.bwd = p->backward != 0;
+  return k;
+}
+
+static size_t key_bytes(const tile_jagged_params *p) {
+  return (size_t)(p->lengths ? p->batch : p->batch + 1) * (p->offsets_are_64bit ? 8 : 4);
+}
+
+/* s was built from p and the same lengths (p is valid if so). */
+static int same_input(const tile_jagged_schedule *s, const tile_jagged_params *p) {
+  const jpriv *v = s->priv;
+  if (!v || !v->has_key || !p || (p->lengths && p->offsets)) return 0;
+  jkey k = key_of(p);
+  if (memcmp(&k, &v->key, sizeof k)) return 0;
+  const void *src = p->lengths ? p->lengths : p->offsets;
+  return src && v->nbytes == key_bytes(p) && !memcmp(src, v->bytes, v->nbytes);
+}
+
+/* buf with room for `need` bytes (contents not kept), NULL when out of memory */
+static void *room(void **buf, size_t *cap, size_t need) {
+  if (need == 0) need = 1;
+  if (*cap < need) {
+    free(*buf);
+    *buf = malloc(need);
+    *cap = *buf ? need : 0;
+  }
+  return *buf;
+}
+
+static void priv_free(jpriv *v) {
+  if (!v) return;
+  free(v->bytes), free(v->seq), free(v->tmp);
+  free(v);
+}
+
+void tile_jagged_schedule_free(tile_jagged_schedule *s) {
+  if (!s) return;
+  free(s->work);
+  free(s->cta_start);
+  priv_free(s->priv);
+  memset(s, 0, sizeof *s);
+}
+
+/* carve `bytes` (rounded up to 64) from the arena at *at */
+static void *carve(char **at, size_t bytes) {
+  void *r = *at;
+  *at += (bytes + 63) & ~(size_t)63;
+  return r;
+}
+
+/* ---- building ---- */
+
+typedef struct seq_counts {
+  int64_t ntiles, ng;       /* tiles, sequences with tiles */
+  int64_t maxcost, mincost; /* the largest and smallest tile costs */
+  int64_t minmax;           /* the smallest heaviest tile of a sequence */
+  int64_t work_ub;          /* tiles x their sequence's heaviest: a bound on the total cost */
+  int bad;                  /* past a limit: count_slow says which */
+} seq_counts;
+
+/* Per sequence b: nbv[b] tiles, of costs up to cmx[b].  Branch-free, the
+ * limits checked at the end. */
+static void count_seqs(const jctx *c, const int64_t *len, int64_t B, int H, int small, int32_t *nbv, int32_t *cmx,
+                       seq_counts *o) {
+  const int64_t MT = TILE_JAGGED_MAX_TILES, bm = c->bm, bn = c->bn, nqb = c->nqb;
+  const bdiv dm = c->dm, dn = c->dn;
+  /* every length below 2^27: x / d = (x * M) >> 36, M = ceil(2^36 / d), for
+   * 0 <= x < 2^28 (x * (M * d - 2^36) < 2^36: the error stays below 1 / d):
+   * a multiply into any register and a constant shift */
+  const uint64_t Mm = ((uint64_t)1 << 36) / (uint64_t)bm + 1, Mn = ((uint64_t)1 << 36) / (uint64_t)bn + 1;
+  const int causal = c->causal;
+  int64_t blocks = 0, ng = 0, maxcost = 0, mincost = INT64_MAX, minmax = INT64_MAX;
+  uint64_t wsum = 0; /* < 2^60 when nothing is past the limits, else not used */
+  int bad = 0;
+#define COUNT_ONE(NB, CMAX, CMIN)                                         \
+  for (int64_t b = 0; b < B; b++) {                                       \
+    const int64_t L = len[b], nb = (NB), cmax = (CMAX);                   \
+    const int64_t nbc = nb <= MT ? nb : MT + 1, some = nb != 0;           \
+    const int64_t cmin = (CMIN);                                          \
+    nbv[b] = (int32_t)nbc, cmx[b] = (int32_t)cmax;                        \
+    blocks += nbc;                                                        \
+    wsum += (uint64_t)nbc * (uint64_t)cmax;                               \
+    bad |= (nb > MT) | (some & (cmax > INT32_MAX));                       \
+    ng += some;                                                           \
+    maxcost = some && cmax > maxcost ? cmax : maxcost;                    \
+    mincost = some && cmin < mincost ? cmin : mincost;                    \
+    minmax = some && cmax < minmax ? cmax : minmax;                       \
+  }
+#define COUNT_ALL                                                                          \
+  if (!c->bwd && !causal) /* every tile cdiv(L, bn) */                                     \
+    COUNT_ONE(nqb ? nqb : CDIVM(L), CDIVN(L), cmax)                                         \
+  else if (!c->bwd) /* costs rise with m: cost(0) .. cost(nb - 1) = cdiv(L, bn) */         \
+    COUNT_ONE(CDIVM(L), CDIVN(L), DIVN((L < bm ? L : bm) - some) + some)                     \
+  else if (!causal) /* every tile cdiv(L, bm) (broadcast-Q: the query blocks) */           \
+    COUNT_ONE(CDIVN(L), nqb ? nqb : CDIVM(L), cmax)                                         \
+  else /* costs fall with n: cost(0) = cdiv(L, bm) .. cost(nb - 1) */                      \
+    COUNT_ONE(CDIVN(L), CDIVM(L), cmax - DIVM((nbc - some) * bn))
+  if (small) {
+#define DIVM(x) ((int64_t)(((uint64_t)(x) * Mm) >> 36))
+#define DIVN(x) ((int64_t)(((uint64_t)(x) * Mn) >> 36))
+#define CDIVM(x) DIVM((x) + bm - 1)
+#define CDIVN(x) DIVN((x) + bn - 1)
+    COUNT_ALL
+#undef DIVM
+#undef DIVN
+#undef CDIVM
+#undef CDIVN
+  } else {
+#define DIVM(x) bd(dm, x)
+#define DIVN(x) bd(dn, x)
+#define CDIVM(x) bcdiv(dm, x)
+#define CDIVN(x) bcdiv(dn, x)
+    COUNT_ALL
+#undef DIVM
+#undef DIVN
+#undef CDIVM
+#undef CDIVN
+  }
+#undef COUNT_ALL
+#undef COUNT_ONE
+  o->bad = bad || blocks > MT / H; /* blocks < 2^53: no overflow */
+  o->ntiles = o->bad ? 0 : blocks * H;
+  o->ng = ng, o->maxcost = maxcost, o->mincost = mincost, o->minmax = minmax;
+  o->work_ub = o->bad ? 0 : (int64_t)wsum * H;
+}
+
+/* The error of the first sequence past the limits (the count is not used). */
+static tile_status count_slow(const jctx *c, const tile_jagged_params *p, const int64_t *len) {
+  int64_t ntiles = 0;
+  const int H = p->heads;
+  for (int64_t b = 0; b < p->batch; b++) {
+    int64_t L = len[b];
+    int64_t nb = seq_blocks(c, L);
+    if (nb == 0) continue;
+    if (nb > TILE_JAGGED_MAX_TILES || (ntiles += nb * H) > TILE_JAGGED_MAX_TILES)
+      return rt_fail(TILE_ERR_INVALID,
+                     "jagged schedule: more than %d tiles (reached at sequence %lld of %lld rows, %lld query blocks "
+                     "x %d heads): tile indices would overflow int32; use larger blocks or split the batch",
+                     TILE_JAGGED_MAX_TILES, (long long)b, (long long)L, (long long)nb, H);
+    /* costs never decrease with m (forward) or never increase (backward) */
+    int64_t c0 = tile_cost(c, L, 0), c1 = tile_cost(c, L, nb - 1), cmax = c0 > c1 ? c0 : c1;
+    if (cmax > INT32_MAX)
+      return rt_fail(TILE_ERR_INVALID,
+                     "jagged schedule: sequence %lld has %lld KV rows, %lld blocks of %d: the tile cost overflows int32",
+                     (long long)b, (long long)L, (long long)cmax, p->block_n);
+  }
+  return rt_fail(TILE_ERR_INVALID, "jagged schedule: the batch is past the limits"); /* not reached */
 }
 
 /* Build into out, reusing its arrays when they are large enough. */
 static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out) {
   out->ntiles = out->total_cost = out->max_cta_cost = out->max_tile_cost = 0;
   out->num_ctas = 0;
+  out->reused = 0;
+  if (out->priv) ((jpriv *)out->priv)->has_key = 0;
   if (!p) return rt_fail(TILE_ERR_INVALID, "tile_jagged_schedule_build: NULL parameters");
   if (p->batch < 1 || p->batch > TILE_JAGGED_MAX_BATCH)
     return rt_fail(TILE_ERR_INVALID, "jagged schedule: batch %lld is out of range (1 to %d sequences)",
@@ -290,10 +639,20 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
   if (p->causal && p->num_q > 0)
     return rt_fail(TILE_ERR_INVALID, "jagged schedule: causal masking is defined for self-attention only "
                                      "(num_q must be 0 when causal is set)");
-  tile_status st = tile_jagged_check_offsets(p->offsets, p->batch, p->offsets_are_64bit, -1);
+  const int n = p->num_ctas, H = p->heads, zig = p->zigzag != 0;
+  const int64_t B = p->batch;
+  if (!out->priv && !(out->priv = calloc(1, sizeof(jpriv)))) goto nomem0;
+  jpriv *v = out->priv;
+  /* per sequence: its length, tiles and heaviest tile's cost */
+  if (!room(&v->seq, &v->seq_cap, (size_t)B * 16 + 128)) goto nomem0;
+  char *at = v->seq;
+  int64_t *len = carve(&at, (size_t)B * 8);
+  int32_t *nbv = carve(&at, (size_t)B * 4), *cmx = carve(&at, (size_t)B * 4);
+  int64_t rows = 0;
+  tile_status st = read_lengths(p, len, &rows);
   if (st != TILE_OK) return st;
 
-  jctx c = {p->offsets, p->offsets_are_64bit != 0, p->block_m, p->block_n, p->causal != 0, 0, p->backward != 0};
+  jctx c = {bdiv_of(p->block_m), bdiv_of(p->block_n), p->block_m, p->block_n, p->causal != 0, 0, p->backward != 0};
   if (p->num_q > 0) {
     c.nqb = (p->num_q + p->block_m - 1) / p->block_m;
     if (c.nqb > TILE_JAGGED_MAX_TILES)
@@ -301,33 +660,12 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
                                        "more than the %d tiles a schedule can hold",
                      (long long)p->num_q, (long long)c.nqb, TILE_JAGGED_MAX_TILES);
   }
-  const int n = p->num_ctas, H = p->heads, zig = p->zigzag != 0;
-  const int64_t B = p->batch;
 
-  /* 1. Count tiles and (an upper bound of) segments, find the largest cost. */
-  int64_t ntiles = 0, nseg = 0, maxcost = 0;
-  for (int64_t b = 0; b < B; b++) {
-    int64_t L = seq_len(&c, b);
-    int64_t nb = seq_blocks(&c, L);
-    if (nb == 0) continue;
-    if (nb > TILE_JAGGED_MAX_TILES || (ntiles += nb * H) > TILE_JAGGED_MAX_TILES)
-      return rt_fail(TILE_ERR_INVALID,
-                     "jagged schedule: more than %d tiles (reached at sequence %lld of %lld rows, %lld query blocks "
-                     "x %d heads): tile indices would overflow int32; use larger blocks or split the batch",
-                     TILE_JAGGED_MAX_TILES, (long long)b, (long long)L, (long long)nb, H);
-    /* costs never decrease with m (forward) or never increase (backward) */
-    int64_t cmin = tile_cost(&c, L, 0), cmax = tile_cost(&c, L, nb - 1);
-    if (cmin > cmax) {
-      int64_t t = cmin;
-      cmin = cmax, cmax = t;
-    }
-    if (cmax > INT32_MAX)
-      return rt_fail(TILE_ERR_INVALID,
-                     "jagged schedule: sequence %lld has %lld KV rows, %lld blocks of %d: the tile cost overflows int32",
-                     (long long)b, (long long)L, (long long)cmax, p->block_n);
-    if (cmax > maxcost) maxcost = cmax;
-    nseg += cmax - cmin + 1 < nb ? cmax - cmin + 1 : nb;
-  }
+  /* 1. Count tiles and sequences with tiles, find the largest cost. */
+  seq_counts k1;
+  count_seqs(&c, len, B, H, rows < ((int64_t)1 << 27), nbv, cmx, &k1);
+  if (k1.bad) return count_slow(&c, p, len);
+  const int64_t ntiles = k1.ntiles, ng = k1.ng, maxcost = k1.maxcost, mincost = k1.mincost, minmax = k1.minmax;
 
   if (!out->cta_start || out->cta_cap < n + 1) {
     free(out->cta_start);
@@ -340,105 +678,158 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
     out->work = malloc((size_t)cap * 4 * sizeof(int32_t));
     out->work_cap = out->work ? cap : 0;
   }
-  int64_t *cta_cost = calloc((size_t)n, sizeof(int64_t));
-  segment *seg = malloc((size_t)(nseg ? nseg : 1) * sizeof *seg);
-  int64_t *pos = NULL;
-  if (!out->cta_start || !out->work || !cta_cost || !seg) goto nomem;
+  if (!out->cta_start || !out->work) goto nomem;
   out->num_ctas = n;
   out->ntiles = ntiles;
 
-  /* List lengths: P full passes, then R tiles in pass P (left to right, or
-   * right to left when zigzag and P is odd). */
-  {
-    int64_t P = ntiles / n, R = ntiles % n;
-    int flip = zig && (P & 1);
-    out->cta_start[0] = 0;
-    for (int i = 0; i < n; i++) {
-      int extra = flip ? i >= n - R : i < R;
-      out->cta_start[i + 1] = (int32_t)(out->cta_start[i] + P + extra);
-    }
-  }
+  /* scratch for the sort and the dealing */
+  const int sort_count = maxcost <= ng + (1 << 16);
+  const int causal_zig = zig && c.causal;
+  int Pt = 1;
+  while (Pt < n) Pt <<= 1;
+  int64_t W = 1;
+  while (W <= maxcost) W <<= 1;
+  const int64_t words = (n + 63) / 64;
+  /* the bucket queue: costs >= 1, its buckets small, and its scan (one
+   * bucket per unit of the least load, at most work_ub / n) short */
+  const int use_bq = causal_zig && mincost >= 1 && W * words <= (1 << 16) &&
+                     (k1.work_ub / n + 2) * words <= 4 * ntiles + (1 << 16);
+  size_t need = (size_t)ng * 4 + 64;                                  /* order */
+  need += (sort_count ? ((size_t)maxcost + 1) * 8 : (size_t)ng * 8) + 64; /* its sort */
+  need += (size_t)n * 32 + 256;                                        /* lanes, or fill */
+  if (causal_zig) /* cta, and the bucket queue or the tree */
+    need += (size_t)(ntiles ? ntiles : 1) * 4 + 64 + (use_bq ? (size_t)(W * words + 1) * 8 + 64 : (size_t)Pt * 24 + 128);
+  if (!room(&v->tmp, &v->tmp_cap, need)) goto nomem;
+  at = v->tmp;
+  int32_t *order = carve(&at, (size_t)ng * 4);
 
-  dealer d = {out->work, out->cta_start, cta_cost, 0, 0, 0, n, zig};
-  if (!zig) {
-    /* Baseline: natural (b, h, m) order, round robin.  A causal sequence has
-     * several segments: deal all of them for head 0, then for head 1, ... */
-    int64_t ns = list_segments(&c, B, SEG_LIST, seg, NULL);
-    for (int64_t i = 0, j; i < ns; i = j) {
-      for (j = i + 1; j < ns && seg[j].b == seg[i].b; j++) {}
-      for (int h = 0; h < H; h++)
-        for (int64_t k = i; k < j; k++) deal_segment(&d, &seg[k], h, h + 1);
-    }
-  } else if (c.causal) {
-    /* 2'', 3''. Causal: sequence-major, dealt greedily (see deal_causal). */
-    int64_t ns = list_segments(&c, B, SEG_LIST, seg, NULL);
-    uint64_t *keys = malloc((size_t)(ns ? ns : 1) * sizeof *keys);
-    int64_t *first = malloc((size_t)(ns + 1) * sizeof *first);
-    int P = 1;
-    while (P < n) P <<= 1;
-    int32_t *fill = calloc((size_t)n, sizeof *fill), *idx = malloc((size_t)2 * P * sizeof *idx);
-    int64_t *load = malloc((size_t)2 * P * sizeof *load);
-    int32_t *cta = malloc((size_t)(ntiles ? ntiles : 1) * sizeof *cta);
-    if (!keys || !first || !fill || !idx || !load || !cta) {
-      free(keys), free(first), free(fill), free(idx), free(load), free(cta);
-      goto nomem;
-    }
-    int64_t ng = 0;
-    for (int64_t i = 0, j; i < ns; i = j, ng++) {
-      for (j = i + 1; j < ns && seg[j].b == seg[i].b; j++) {}
-      first[ng] = i; /* a sequence's segments: ascending m, ascending cost (backward: descending) */
-      keys[ng] = (uint64_t)(INT32_MAX - seg[c.bwd ? i : j - 1].cost) << 32 | (uint64_t)ng;
-    }
-    first[ng] = ns;
-    qsort(keys, (size_t)ng, sizeof *keys, key_cmp);
-    causal_order o = {seg, first, keys, ng, H, c.bwd};
-    ltree t = {load, idx, P};
-    lt_init_loads(&t, n, NULL);
-    deal_causal(&o, &t, cta, NULL, fill); /* choose (and count) */
-    out->cta_start[0] = 0;
-    for (int i = 0; i < n; i++) out->cta_start[i + 1] = out->cta_start[i] + fill[i];
-    memcpy(fill, out->cta_start, (size_t)n * sizeof *fill);
-    d.total = deal_causal(&o, NULL, cta, out->work, fill); /* place */
-    memcpy(cta_cost, load + P, (size_t)n * sizeof *load);
-    free(keys), free(first), free(fill), free(idx), free(load), free(cta);
-  } else if (maxcost <= nseg + (1 << 16)) {
-    /* 2, 3. Counting sort, highest cost first; ties keep natural order. */
-    pos = calloc((size_t)maxcost + 1, sizeof *pos);
-    if (!pos) goto nomem;
-    list_segments(&c, B, SEG_COUNT, NULL, pos);
+  /* 2. The sequences with tiles, by their heaviest tile, descending; ties
+   * in natural order. */
+  if (zig && minmax == maxcost) { /* one cost: natural order */
+    for (int64_t b = 0, i = 0; b < B; b++)
+      if (nbv[b]) order[i++] = (int32_t)b;
+  } else if (zig && sort_count) {
+    int64_t *pos = carve(&at, ((size_t)maxcost + 1) * 8);
+    memset(pos, 0, ((size_t)maxcost + 1) * 8);
+    for (int64_t b = 0; b < B; b++)
+      if (nbv[b]) pos[cmx[b]]++;
     int64_t run = 0;
     for (int64_t cost = maxcost; cost >= 0; cost--) {
       int64_t cnt = pos[cost];
       pos[cost] = run;
       run += cnt;
     }
-    int64_t ns = list_segments(&c, B, SEG_SCATTER, seg, pos);
-    for (int64_t i = 0; i < ns; i++) deal_segment(&d, &seg[i], 0, H);
-  } else {
-    /* 2, 3'. Few segments with huge costs: sort unique (cost, index) keys. */
-    int64_t ns = list_segments(&c, B, SEG_LIST, seg, NULL);
-    uint64_t *keys = malloc((size_t)(ns ? ns : 1) * sizeof *keys);
-    if (!keys) goto nomem;
-    for (int64_t i = 0; i < ns; i++) keys[i] = (uint64_t)(INT32_MAX - seg[i].cost) << 32 | (uint64_t)i;
-    qsort(keys, (size_t)ns, sizeof *keys, key_cmp);
-    for (int64_t i = 0; i < ns; i++) deal_segment(&d, &seg[keys[i] & 0xffffffffu], 0, H);
-    free(keys);
+    for (int64_t b = 0; b < B; b++)
+      if (nbv[b]) order[pos[cmx[b]]++] = (int32_t)b;
+  } else if (zig) {
+    uint64_t *keys = carve(&at, (size_t)ng * 8);
+    int64_t i = 0;
+    for (int64_t b = 0; b < B; b++)
+      if (nbv[b]) keys[i++] = (uint64_t)(INT32_MAX - cmx[b]) << 32 | (uint64_t)b;
+    qsort(keys, (size_t)ng, sizeof *keys, key_cmp);
+    for (i = 0; i < ng; i++) order[i] = (int32_t)(keys[i] & 0xffffffffu);
   }
 
-  out->total_cost = d.total;
+  int64_t total = 0, makespan = 0;
+  if (causal_zig && mincost < maxcost) {
+    /* 3''. Causal: sequence-major, each tile to the least-loaded CTA. */
+    int32_t *fill = carve(&at, (size_t)n * 4), *cta = carve(&at, (size_t)(ntiles ? ntiles : 1) * 4);
+    memset(fill, 0, (size_t)n * 4);
+    causal_order o = {&c, order, nbv, len, ng, H};
+    bqueue q = {0};
+    ltree t = {NULL, NULL, Pt};
+    if (use_bq) {
+      bq_init(&q, carve(&at, (size_t)(W * words + 1) * 8), W, n);
+    } else {
+      t.load = carve(&at, (size_t)Pt * 16);
+      t.idx = carve(&at, (size_t)Pt * 8);
+      lt_init_loads(&t, n, NULL);
+    }
+    total = use_bq ? choose_bq(&o, &q, cta, fill) : choose_tree(&o, &t, cta, fill); /* choose (and count) */
+    out->cta_start[0] = 0;
+    for (int i = 0; i < n; i++) out->cta_start[i + 1] = out->cta_start[i] + fill[i];
+    memcpy(fill, out->cta_start, (size_t)n * sizeof *fill);
+    place_causal(&o, cta, out->work, fill);
+    if (use_bq) {
+      makespan = ntiles ? bq_max_load(&q) : 0;
+    } else {
+      for (int i = 0; i < n; i++) makespan = t.load[Pt + i] > makespan ? t.load[Pt + i] : makespan;
+    }
+  } else {
+    /* List lengths: P full passes, then R tiles in pass P (left to right, or
+     * right to left when zigzag and P is odd). */
+    int64_t P = ntiles / n, R = ntiles % n;
+    int flip = zig && !c.causal && (P & 1);
+    out->cta_start[0] = 0;
+    for (int i = 0; i < n; i++) {
+      int extra = flip ? i >= n - R : i < R;
+      out->cta_start[i + 1] = (int32_t)(out->cta_start[i] + P + extra);
+    }
+    int64_t *lc0 = carve(&at, (size_t)n * 8), *lc1 = carve(&at, (size_t)n * 8);
+    memset(lc0, 0, (size_t)n * 8), memset(lc1, 0, (size_t)n * 8);
+    if (causal_zig) {
+      /* 3b. Causal, every tile of one cost: the least-loaded CTA is round robin. */
+      int32_t *ls0 = carve(&at, (size_t)n * 4);
+      for (int i = 0; i < n; i++) ls0[i] = out->cta_start[i];
+      causal_order o = {&c, order, nbv, len, ng, H};
+      place_round_robin(&o, (int32_t)maxcost, ls0, n, out->work);
+      total = ntiles * maxcost;
+      lc0[0] = (P + (R > 0)) * maxcost; /* the makespan */
+    } else if (zig) {
+      /* 3. Sorted: each sequence's tiles are of one cost. */
+      int32_t **lp0 = carve(&at, (size_t)n * sizeof *lp0), **lp1 = carve(&at, (size_t)n * sizeof *lp1);
+      for (int i = 0; i < n; i++) lp0[i] = out->work + 4 * (int64_t)out->cta_start[i];
+      for (int i = 0; i < n; i++) lp1[i] = lp0[n - 1 - i];
+      deal_sorted(lp0, lp1, n, order, ng, nbv, cmx, H);
+      /* The lanes' costs, from the runs of one cost in rank order: with
+       * cost(k) = sum over runs j ending at rank K_j of d_j [k < K_j],
+       * d_j = (run j's cost) - (the next run's), lane r of parity q gets
+       * sum_j d_j f(K_j), f(K) = #{k < K in that lane}: the passes of
+       * parity q below P = K / n, plus one when r < K % n and P has parity
+       * q (a scalar per parity and a difference array over the lanes). */
+      int64_t S[2] = {0, 0}, k = 0;
+      for (int64_t i = 0; i < ng; i++) {
+        int64_t cost = cmx[order[i]], next = i + 1 < ng ? cmx[order[i + 1]] : 0;
+        k += (int64_t)nbv[order[i]] * H;
+        total += cost * nbv[order[i]] * H;
+        if (next == cost) continue;
+        int64_t dj = cost - next, Pk = k / n, rem = k % n;
+        S[0] += dj * ((Pk + 1) / 2), S[1] += dj * (Pk / 2);
+        int64_t *D = Pk & 1 ? lc1 : lc0;
+        if (rem) D[0] += dj, D[rem] -= dj;
+      }
+      for (int q = 0; q < 2; q++)
+        for (int64_t i = 0, run = S[q], *D = q ? lc1 : lc0; i < n; i++) run += D[i], D[i] = run;
+    } else {
+      /* Baseline: natural (b, h, m) order, round robin. */
+      int32_t *ls0 = carve(&at, (size_t)n * 4);
+      for (int i = 0; i < n; i++) ls0[i] = out->cta_start[i];
+      lanes d = {out->work, ls0, lc0, n, 0, 0};
+      for (int64_t b = 0; b < B; b++)
+        if (nbv[b]) deal_lanes(&d, (int32_t)b, nbv[b], H, c.causal ? -1 : cmx[b], &c, len[b]);
+      for (int i = 0; i < n; i++) total += lc0[i];
+    }
+    for (int i = 0; i < n; i++) {
+      int64_t l = lc0[i] + (zig && !c.causal ? lc1[n - 1 - i] : 0);
+      makespan = l > makespan ? l : makespan;
+    }
+  }
+
+  out->total_cost = total;
   out->max_tile_cost = maxcost;
-  for (int i = 0; i < n; i++)
-    if (cta_cost[i] > out->max_cta_cost) out->max_cta_cost = cta_cost[i];
-  free(cta_cost);
-  free(seg);
-  free(pos);
+  out->max_cta_cost = makespan;
+  /* remember the input, for a rebuild that asks for the same schedule */
+  v->nbytes = key_bytes(p);
+  if (!room(&v->bytes, &v->bytes_cap, v->nbytes)) goto nomem;
+  memcpy(v->bytes, p->lengths ? p->lengths : p->offsets, v->nbytes);
+  v->key = key_of(p);
+  v->has_key = 1;
   return TILE_OK;
 
 nomem:
-  free(cta_cost);
-  free(seg);
-  free(pos);
   return rt_fail(TILE_ERR_NOMEM, "jagged schedule: out of memory for %lld tiles over %d CTAs", (long long)ntiles, n);
+nomem0:
+  return rt_fail(TILE_ERR_NOMEM, "jagged schedule: out of memory for %lld sequences", (long long)B);
 }
 
 tile_status tile_jagged_schedule_build(const tile_jagged_params *p, tile_jagged_schedule *out) {
@@ -451,6 +842,10 @@ tile_status tile_jagged_schedule_build(const tile_jagged_params *p, tile_jagged_
 
 tile_status tile_jagged_schedule_rebuild(const tile_jagged_params *p, tile_jagged_schedule *s) {
   if (!s) return rt_fail(TILE_ERR_INVALID, "tile_jagged_schedule_rebuild: NULL schedule");
+  if (same_input(s, p)) {
+    s->reused = 1;
+    return TILE_OK;
+  }
   tile_status st = build(p, s);
   if (st != TILE_OK) tile_jagged_schedule_free(s);
   return st;
@@ -487,7 +882,18 @@ static tile_status split_none(const tile_jagged_schedule *s, tile_jagged_split *
                    (long long)s->ntiles, TILE_JAGGED_MAX_ITEMS);
   tile_status st = split_alloc(o, s->ntiles, s->num_ctas, 0);
   if (st != TILE_OK) return st;
-  for (int64_t i = 0; i < s->ntiles; i++) put_item(o->work + 8 * i, s->work + 4 * i, 0, s->work[4 * i + 3], -1);
+  /* {b, h, m, cost} -> {b, h, m, 0, cost, -1, 0, 0}: two 16-byte stores and the cost */
+  const v4i keep3 = {-1, -1, -1, 0}, whole = {0, -1, 0, 0};
+  const int32_t *src = s->work;
+  int32_t *dst = o->work;
+  for (int64_t i = 0, nt = s->ntiles; i < nt; i++) {
+    v4i t;
+    memcpy(&t, src + 4 * i, sizeof t);
+    int32_t cost = src[4 * i + 3];
+    put_tile(dst + 8 * i, t & keep3);
+    put_tile(dst + 8 * i + 4, whole);
+    dst[8 * i + 4] = cost;
+  }
   memcpy(o->cta_start, s->cta_start, ((size_t)s->num_ctas + 1) * sizeof(int32_t));
   o->nitems = s->ntiles;
   o->num_ctas = s->num_ctas;
@@ -538,8 +944,6 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
   piece *pc = NULL;
   tile_status st = TILE_OK;
   if (!load || !tail || !kof || !first || !tl || !ti) goto nomem;
-  for (int c = 0; c < n; c++)
-    for (int64_t i = s->cta_start[c]; i < s->cta_start[c] + P; i++) load[c] += s->work[4 * i + 3];
   for (int64_t r = 0; r < R; r++) {
     int c = (P & 1) ? n - 1 - (int)r : (int)r;
     if (s->cta_start[c + 1] - s->cta_start[c] != P + 1) { /* not the layout build() makes */
@@ -567,6 +971,8 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
     st = split_none(s, out);
     goto done;
   }
+  for (int c = 0; c < n; c++)
+    for (int64_t i = s->cta_start[c]; i < s->cta_start[c] + P; i++) load[c] += s->work[4 * i + 3];
   pc = malloc((size_t)npieces * sizeof *pc);
   if (!pc) goto nomem;
   {

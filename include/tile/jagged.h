@@ -15,6 +15,18 @@
  *
  * Pure host code: no driver, no GPU.  Errors are TILE_ERR_INVALID (or
  * TILE_ERR_NOMEM) with a message in tile_last_error().
+ *
+ * Host memory only, and no stall: the builder reads the batch's lengths from
+ * host memory (offsets or lengths).  A caller whose cu_seqlens lives only in
+ * device memory (a CUDA tensor) would have to copy it to the host first,
+ * a device-to-host copy that waits for the stream: that path stalls the GPU
+ * before every step.  The path that does not is to pass the host-side
+ * lengths the caller already has (a data loader knows the lengths it packed
+ * before it uploads cu_seqlens): tile_jagged_params.lengths takes them as
+ * they are, no prefix sum needed.  The cost (docs/perf.md, 2026-12-02,
+ * bench/jagged_sched.c): about 0.5 to 4 ns a tile on a 2-core development
+ * machine, under 5 % of the kernel's time on every benchmark suite; the
+ * same lengths again cost a comparison (tile_jagged_schedule_rebuild).
  */
 #ifndef TILE_JAGGED_H
 #define TILE_JAGGED_H
@@ -47,6 +59,8 @@ typedef struct tile_jagged_params {
   int backward;          /* 1: the tiles of attention's backward pass instead: (b, h, n), KV block n of
                             block_n keys, each costing the query blocks of block_m rows it meets
                             (causal: those at or after its first key); see the cost model below */
+  const void *lengths;   /* instead of offsets (which must then be NULL): B sequence lengths, >= 0, in
+                            host memory, int64_t when offsets_are_64bit else int32_t */
 } tile_jagged_params;
 
 /* Work lists, all CTAs in one array: CTA c runs tiles cta_start[c] ..
@@ -63,6 +77,8 @@ typedef struct tile_jagged_schedule {
   int64_t max_tile_cost; /* the largest cost of one tile */
   int num_ctas;
   int64_t work_cap, cta_cap; /* capacity of work (tiles) and cta_start (entries), kept by rebuild */
+  int reused;           /* 1: the last rebuild was asked for the schedule it already held and kept it */
+  void *priv;           /* the builder's: a copy of the lengths it built from, and its scratch memory */
 } tile_jagged_schedule;
 
 /* Validate p (and its offsets), enumerate, cost, sort and deal the tiles.
@@ -91,8 +107,15 @@ tile_status tile_jagged_schedule_build(const tile_jagged_params *p, tile_jagged_
 /* The same into a schedule from an earlier build or rebuild (or a zeroed
  * one), reusing its arrays when they are large enough: a training loop that
  * schedules every batch then pays no page faults for the work list, which
- * dominate a fresh build of millions of tiles.  On failure *s is freed and
- * zeroed. */
+ * dominate a fresh build of millions of tiles.  When p and its lengths are
+ * those the schedule was last built from (every field of p equal but the
+ * pointers, and the same bytes behind offsets or lengths: a copy is kept),
+ * it returns at once with s->reused = 1 and *s untouched: the same batch
+ * shape every step (inference, fixed-length packing) is scheduled once, and
+ * the caller can skip the split and the upload too.  The arrays must not have
+ * been modified since.  Otherwise s->reused = 0.  The schedule keeps its
+ * scratch memory (about 16 bytes a sequence and 4 a tile) until freed.  On
+ * failure *s is freed and zeroed. */
 tile_status tile_jagged_schedule_rebuild(const tile_jagged_params *p, tile_jagged_schedule *s);
 /* Free the arrays and zero *s.  NULL and zeroed schedules are fine. */
 void tile_jagged_schedule_free(tile_jagged_schedule *s);

@@ -1,0 +1,259 @@
+/* jagged_sched.c - what JFA's host-side scheduling (runtime/jagged.c) costs,
+ * and how good its schedules are, on the benchmark suites.
+ *
+ *   make bench-sched                        (builds and runs it; see below)
+ *   build/bench/jagged_sched [--suites DIR] [--only J1,J2] [--reps N] [--ctas N]
+ *
+ * Every suite of DIR/suites.json (default ../shared/bench/suites), plus two
+ * batches of short causal sequences (C8k: 8192 sequences of 1..64 tokens,
+ * 4 heads; C100k: 100,000 of 1..64, 8 heads), each scheduled as JFA's plans
+ * schedule it: the forward (128-row query blocks, 128-key KV blocks,
+ * tile_jagged_schedule_rebuild then tile_jagged_split_tail with JFA's split
+ * parameters) and the backward (backward = 1, 64-row query blocks, 128-key
+ * KV blocks), on --ctas work lists (132: the H200's SMs).  Columns:
+ *
+ *   tiles     tiles of the pass
+ *   new       a new batch every call, as a training loop sees it: the
+ *             suite's lengths and the same lengths in reverse order (D8k:
+ *             the last sequence one row shorter) alternately, rebuilt into
+ *             warm arrays, plus the split (forward); best and median of
+ *             --reps calls, in ms
+ *   ns/tile   best "new" per tile
+ *   fresh     tile_jagged_schedule_build into new arrays (+ split), best, ms:
+ *             what jfa_plan_create pays (page faults included)
+ *   same      the same lengths again: the rebuild finds them unchanged and
+ *             keeps the schedule (s.reused), best, ms
+ *   mk/LB     the makespan (the forward's after the split) over the lower
+ *             bound max(ceil(total / CTAs), largest tile)
+ *   gain      the zigzag gain: round robin's makespan / the scheduler's
+ *
+ * Timings are wall clock (CLOCK_MONOTONIC) on whatever machine runs it; the
+ * kernel times to compare them with are in docs/perf.md. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tile/jagged.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int dcmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct bcase {
+  char name[32];
+  int heads, causal;
+  int64_t num_q, B;
+  int64_t *len;
+} bcase;
+
+static int32_t *offsets_of(const int64_t *len, int64_t B) {
+  int32_t *o = malloc((size_t)(B + 1) * sizeof *o);
+  o[0] = 0;
+  for (int64_t b = 0; b < B; b++) o[b + 1] = o[b] + (int32_t)len[b];
+  return o;
+}
+
+static void die(const char *what) {
+  fprintf(stderr, "jagged_sched: %s failed: %s\n", what, tile_last_error());
+  exit(1);
+}
+
+/* JFA's forward split parameters (examples/jagged_attention/jfa.c) */
+static tile_jagged_split_params split_of(int ctas) {
+  tile_jagged_split_params sp = {4, 1, ctas};
+  return sp;
+}
+
+/* one pass of one case: time it and measure its schedule */
+static void run_pass(const bcase *c, int bwd, int reps, int ctas) {
+  int64_t *alt = malloc((size_t)c->B * sizeof *alt);
+  for (int64_t b = 0; b < c->B; b++) alt[b] = c->len[c->B - 1 - b];
+  if (!memcmp(alt, c->len, (size_t)c->B * sizeof *alt)) { /* reversal changes nothing: shorten the last */
+    for (int64_t b = c->B - 1; b >= 0; b--)
+      if (alt[b] > 0) {
+        alt[b]--;
+        break;
+      }
+  }
+  int32_t *off[2] = {offsets_of(c->len, c->B), offsets_of(alt, c->B)};
+  tile_jagged_params p = {0};
+  p.batch = c->B;
+  p.offsets = off[0];
+  p.heads = c->heads;
+  p.block_m = bwd ? 64 : 128;
+  p.block_n = 128;
+  p.causal = c->causal;
+  p.num_q = c->num_q;
+  p.num_ctas = ctas;
+  p.zigzag = 1;
+  p.backward = bwd;
+  tile_jagged_split_params sp = split_of(ctas);
+
+  tile_jagged_schedule s;
+  memset(&s, 0, sizeof s);
+  tile_jagged_split sl;
+  double *t = malloc((size_t)reps * sizeof *t), best_fresh = 1e30, best_same = 1e30;
+  /* new batches, alternately, into warm arrays (two warm-up calls first) */
+  for (int i = -2; i < reps; i++) {
+    p.offsets = off[(i + 2) & 1];
+    double t0 = now_ms();
+    if (tile_jagged_schedule_rebuild(&p, &s) != TILE_OK) die("rebuild");
+    if (!bwd && tile_jagged_split_tail(&p, &s, &sp, &sl) != TILE_OK) die("split");
+    double dt = now_ms() - t0;
+    if (s.reused) {
+      fprintf(stderr, "jagged_sched: %s: a new batch was reused\n", c->name);
+      exit(1);
+    }
+    if (!bwd) tile_jagged_split_free(&sl);
+    if (i >= 0) t[i] = dt;
+  }
+  qsort(t, (size_t)reps, sizeof *t, dcmp);
+  double best_new = t[0], med_new = t[reps / 2];
+  /* the same batch again */
+  p.offsets = off[(reps + 1) & 1];
+  for (int i = 0; i < reps; i++) {
+    double t0 = now_ms();
+    if (tile_jagged_schedule_rebuild(&p, &s) != TILE_OK) die("rebuild");
+    double dt = now_ms() - t0;
+    if (!s.reused) {
+      fprintf(stderr, "jagged_sched: %s: the same batch was rebuilt\n", c->name);
+      exit(1);
+    }
+    if (dt < best_same) best_same = dt;
+  }
+  /* fresh arrays, as jfa_plan_create builds */
+  p.offsets = off[0];
+  tile_jagged_schedule f;
+  for (int i = 0; i < (reps < 5 ? reps : 5); i++) {
+    double t0 = now_ms();
+    if (tile_jagged_schedule_build(&p, &f) != TILE_OK) die("build");
+    if (!bwd && tile_jagged_split_tail(&p, &f, &sp, &sl) != TILE_OK) die("split");
+    double dt = now_ms() - t0;
+    if (dt < best_fresh) best_fresh = dt;
+    if (!bwd) tile_jagged_split_free(&sl);
+    if (i + 1 < (reps < 5 ? reps : 5)) tile_jagged_schedule_free(&f);
+  }
+  /* quality: the suite's own lengths, scheduled, split, and round robin */
+  int64_t mk = f.max_cta_cost;
+  if (!bwd) {
+    if (tile_jagged_split_tail(&p, &f, &sp, &sl) != TILE_OK) die("split");
+    mk = sl.max_cta_cost;
+    tile_jagged_split_free(&sl);
+  }
+  int64_t lb = (f.total_cost + ctas - 1) / ctas;
+  if (f.max_tile_cost > lb) lb = f.max_tile_cost;
+  p.zigzag = 0;
+  tile_jagged_schedule rr;
+  if (tile_jagged_schedule_build(&p, &rr) != TILE_OK) die("round-robin build");
+  printf("%-6s %-3s %9lld %9.3f %9.3f %8.1f %9.3f %9.4f %8.4f %7.3f\n", c->name, bwd ? "bwd" : "fwd",
+         (long long)f.ntiles, best_new, med_new, best_new * 1e6 / (double)(f.ntiles ? f.ntiles : 1), best_fresh,
+         best_same, lb ? (double)mk / (double)lb : 1.0, mk ? (double)rr.max_cta_cost / (double)mk : 1.0);
+  fflush(stdout);
+  tile_jagged_schedule_free(&s), tile_jagged_schedule_free(&f), tile_jagged_schedule_free(&rr);
+  free(t), free(alt), free(off[0]), free(off[1]);
+}
+
+/* the suites: a minimal reader of suites.json's flat objects (the same as
+ * examples/jagged_attention/jfa_test.h's) */
+static int read_suites(const char *dir, bcase *cs, int cap) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/suites.json", dir);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "jagged_sched: cannot open %s\n", path);
+    return -1;
+  }
+  static char js[1 << 16];
+  size_t n = fread(js, 1, sizeof js - 1, f);
+  js[n] = 0;
+  fclose(f);
+  int nc = 0;
+  for (char *o = strchr(js, '{'); o && nc < cap; o = strchr(o + 1, '{')) {
+    char *end = strchr(o, '}');
+    if (!end) break;
+    *end = 0;
+    bcase *c = &cs[nc];
+    memset(c, 0, sizeof *c);
+    char mode[32] = "self", lf[128] = "";
+    char *s;
+    if ((s = strstr(o, "\"name\""))) sscanf(strchr(s + 6, '"') + 1, "%31[^\"]", c->name);
+    if ((s = strstr(o, "\"mode\""))) sscanf(strchr(s + 6, '"') + 1, "%31[^\"]", mode);
+    if ((s = strstr(o, "\"lengths_file\""))) sscanf(strchr(s + 14, '"') + 1, "%127[^\"]", lf);
+    if ((s = strstr(o, "\"heads\""))) c->heads = (int)strtol(strchr(s, ':') + 1, NULL, 10);
+    if ((s = strstr(o, "\"num_q\""))) c->num_q = strtol(strchr(s, ':') + 1, NULL, 10);
+    if ((s = strstr(o, "\"causal\""))) c->causal = strstr(s, "true") && strstr(s, "true") < strchr(s, ',');
+    if (strcmp(mode, "broadcast_q")) c->num_q = 0;
+    o = end;
+    snprintf(path, sizeof path, "%s/%s", dir, lf);
+    FILE *lfp = fopen(path, "rb");
+    if (!lfp) {
+      fprintf(stderr, "jagged_sched: cannot open %s\n", path);
+      return -1;
+    }
+    int64_t lcap = 1024;
+    c->len = malloc((size_t)lcap * sizeof *c->len);
+    long x;
+    while (fscanf(lfp, "%ld", &x) == 1) {
+      if (c->B == lcap) c->len = realloc(c->len, (size_t)(lcap *= 2) * sizeof *c->len);
+      c->len[c->B++] = x;
+    }
+    fclose(lfp);
+    nc++;
+  }
+  return nc;
+}
+
+/* B sequences of 1..maxlen tokens (a fixed generator: the same every run) */
+static void short_causal(bcase *c, const char *name, int64_t B, int heads, int64_t maxlen) {
+  memset(c, 0, sizeof *c);
+  snprintf(c->name, sizeof c->name, "%s", name);
+  c->heads = heads, c->causal = 1, c->B = B;
+  c->len = malloc((size_t)B * sizeof *c->len);
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (int64_t b = 0; b < B; b++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    c->len[b] = 1 + (int64_t)(x % (uint64_t)maxlen);
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *dir = "../shared/bench/suites", *only = NULL;
+  int reps = 20, ctas = 132;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--suites") && i + 1 < argc) dir = argv[++i];
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--ctas") && i + 1 < argc) ctas = atoi(argv[++i]);
+    else {
+      fprintf(stderr, "usage: %s [--suites DIR] [--only J1,C8k] [--reps N] [--ctas N]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (reps < 1 || ctas < 1) {
+    fprintf(stderr, "jagged_sched: --reps and --ctas must be at least 1\n");
+    return 2;
+  }
+  bcase cs[34];
+  int nc = read_suites(dir, cs, 32);
+  if (nc < 0) return 1;
+  short_causal(&cs[nc++], "C8k", 8192, 4, 64);
+  short_causal(&cs[nc++], "C100k", 100000, 8, 64);
+  printf("# %d CTAs; ms: best and median of %d calls (see the header of bench/jagged_sched.c)\n", ctas, reps);
+  printf("%-6s %-3s %9s %9s %9s %8s %9s %9s %8s %7s\n", "suite", "dir", "tiles", "new", "new-med", "ns/tile",
+         "fresh", "same", "mk/LB", "gain");
+  for (int i = 0; i < nc; i++) {
+    if (!only || strstr(only, cs[i].name))
+      for (int bwd = 0; bwd <= 1; bwd++) run_pass(&cs[i], bwd, reps, ctas);
+    free(cs[i].len);
+  }
+  return 0;
+}
