@@ -129,6 +129,10 @@ uint64_t em_src(const Cta *c, const Thr *t, const EmArg *a, EmType ty) {
   switch (a->kind) {
   case EA_REG: {
     uint64_t v = t->r[a->reg];
+    if (v == EM_WG_POISON) /* the hardware may still be writing it */
+      em_fail((Cta *)c, t, &c->f->ins[t->pc],
+              "reads %s, an accumulator of a wgmma.mma_async not yet waited for (wgmma.wait_group)",
+              c->f->reg_name[a->reg]);
     if (ty == ET_PRED) v = v != 0;
     return a->neg ? !v : v;
   }

@@ -68,6 +68,7 @@ typedef struct EmWgOp {
   EmWgmma w;
   int group;           /* the warpgroup's wg_groups when issued */
   uint32_t (*a)[4];    /* the RS form's A fragments, read at issue (128 threads), else NULL */
+  uint64_t *d;         /* the accumulators at issue, 128 x N/2 (EM_WG_POISON: an earlier operation's) */
 } EmWgOp;
 
 typedef struct EmWgQueue {
@@ -101,6 +102,11 @@ typedef struct Cta {
   int *order;           /* the warps' order in a round */
   bool progressed;      /* sched.c: this turn did more than spin */
 } Cta;
+
+/* What an accumulator register of a wgmma.mma_async holds until the
+ * wait_group that runs it: a value no 32-bit register can hold and no
+ * 64-bit one will, so that reading it (em_src) is reported. */
+#define EM_WG_POISON 0xdeadbeef7fc0deadull
 
 /* ---- exec.c ---- */
 void em_step(Cta *c, Thr *t); /* one instruction of t */

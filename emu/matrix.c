@@ -17,7 +17,9 @@
  * warpgroup needs it: its shared-memory operands are read then, the latest
  * moment the hardware may read them, so that a kernel that lets a
  * producer overwrite a stage before waiting gets the wrong numbers here
- * too. The accumulators are read and written at that moment as well.
+ * too. The accumulators are read and written at that moment as well;
+ * until then they hold EM_WG_POISON, so that a thread reading one before
+ * its wait_group is reported.
  * commit_group and wait_group count per thread (the ISA's warp-level
  * .sync): an operation belongs to the group its threads' next commit
  * closes.
@@ -102,12 +104,25 @@ static void wgmma_issue(Cta *c, Thr *t, const EmIns *in) {
     for (unsigned k = 0; k < 128; k++)
       for (int j = 0; j < 4; j++) op.a[k][j] = (uint32_t)c->t[t0 + k].r[a[1].vec[j]];
   }
+  /* the accumulators: kept, and poisoned until the wait runs the operation */
+  int nd = op.w.n / 2;
+  if (!(op.d = malloc(sizeof *op.d * 128 * (size_t)nd))) {
+    free(op.a);
+    em_fail(c, t, in, "out of memory");
+    return;
+  }
+  for (unsigned k = 0; k < 128; k++)
+    for (int i = 0; i < nd; i++) {
+      uint64_t *r = &c->t[t0 + k].r[reg_of(&a[0], i)];
+      op.d[k * (unsigned)nd + (unsigned)i] = *r;
+      *r = EM_WG_POISON;
+    }
   EmWgQueue *q = &c->wg[t0 / 128];
   if (q->n == q->cap) {
     int cap = q->cap ? 2 * q->cap : 16;
     EmWgOp *nq = realloc(q->op, sizeof *nq * (size_t)cap);
     if (!nq) {
-      free(op.a);
+      free(op.a), free(op.d);
       em_fail(c, t, in, "out of memory");
       return;
     }
@@ -116,9 +131,13 @@ static void wgmma_issue(Cta *c, Thr *t, const EmIns *in) {
   q->op[q->n++] = op;
 }
 
-/* Run a queued operation of the warpgroup at t0: D from and to the
- * threads' accumulator registers. */
-static bool wgmma_run(Cta *c, unsigned t0, EmWgOp *op) {
+/* Run operation q->op[x] of the warpgroup at t0. Its accumulators: as at
+ * issue, or (poison there: an earlier operation of the chain was pending)
+ * as that operation delivered them, which run first. Each result goes to
+ * the next pending operation that took the register poisoned (in place of
+ * its poison), or, when none did, to the register. */
+static bool wgmma_run(Cta *c, unsigned t0, EmWgQueue *q, int x) {
+  EmWgOp *op = &q->op[x];
   const EmArg *d = &op->in->a[0];
   int nd = op->w.n / 2;
   if (!c->wgd && !(c->wgd = malloc(sizeof *c->wgd * 128))) {
@@ -126,14 +145,32 @@ static bool wgmma_run(Cta *c, unsigned t0, EmWgOp *op) {
     return false;
   }
   for (unsigned k = 0; k < 128; k++)
-    for (int i = 0; i < nd; i++) c->wgd[k][i] = (uint32_t)c->t[t0 + k].r[reg_of(d, i)];
+    for (int i = 0; i < nd; i++) {
+      uint64_t v = op->d[k * (unsigned)nd + (unsigned)i];
+      c->wgd[k][i] = (uint32_t)(v == EM_WG_POISON ? c->t[t0 + k].r[reg_of(d, i)] : v);
+    }
   char why[256];
   if (!em_wgmma_run(&op->w, c->smem, c->smem_size, (const uint32_t(*)[4])op->a, c->wgd, why, sizeof why)) {
     em_fail(c, &c->t[t0], op->in, "wgmma.mma_async of warpgroup %u: %s", t0 / 128, why);
     return false;
   }
-  for (unsigned k = 0; k < 128; k++)
-    for (int i = 0; i < nd; i++) c->t[t0 + k].r[reg_of(d, i)] = c->wgd[k][i];
+  for (int i = 0; i < nd; i++) {
+    int32_t r = reg_of(d, i);
+    EmWgOp *next = NULL;
+    int j = -1;
+    for (int y = x + 1; y < q->n && !next; y++) { /* the register in a later operation (same place first) */
+      const EmArg *yd = &q->op[y].in->a[0];
+      int ynd = q->op[y].w.n / 2;
+      j = i < ynd && reg_of(yd, i) == r ? i : -1;
+      for (int jj = 0; j < 0 && jj < ynd; jj++)
+        if (reg_of(yd, jj) == r) j = jj;
+      if (j >= 0 && q->op[y].d[j] == EM_WG_POISON) next = &q->op[y];
+    }
+    for (unsigned k = 0; k < 128; k++) {
+      if (next) next->d[k * (unsigned)(next->w.n / 2) + (unsigned)j] = c->wgd[k][i];
+      else c->t[t0 + k].r[r] = c->wgd[k][i];
+    }
+  }
   return true;
 }
 
@@ -151,8 +188,8 @@ static void wgmma_wait(Cta *c, Thr *t, const EmIns *in) {
   for (int i = 0; i < q->n; i++) {
     EmWgOp *op = &q->op[i];
     if (op->group < below && !c->failed) {
-      wgmma_run(c, t0, op);
-      free(op->a);
+      wgmma_run(c, t0, q, i);
+      free(op->a), free(op->d);
     } else {
       q->op[k++] = *op;
     }
@@ -203,7 +240,7 @@ bool em_matrix_end(Cta *c) {
 /* Free what a CTA's queues hold (between CTAs and at the end). */
 void em_matrix_reset(Cta *c) {
   for (int g = 0; g < c->nwg; g++) {
-    for (int i = 0; i < c->wg[g].n; i++) free(c->wg[g].op[i].a);
+    for (int i = 0; i < c->wg[g].n; i++) free(c->wg[g].op[i].a), free(c->wg[g].op[i].d);
     c->wg[g].n = 0;
   }
 }

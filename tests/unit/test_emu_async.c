@@ -427,14 +427,30 @@ static void test_stmatrix_layout(void **state) {
 /* One warpgroup: A (64x16) and B (16x8) all ones in shared memory
  * (no-swizzle K-major, core matrices of 8 rows x 16 bytes, LBO 128, SBO
  * 256), D starting at 1.0: after the wait D is 17 (16 + 1), or 16 without
- * scale-d. The operation reads shared memory when the wait runs it: B
- * overwritten with zeros between the mma and the wait leaves D = 1. A wgmma
- * never waited for is reported. */
+ * scale-d; three groups chained on D, each waited for with wait_group 1
+ * (gemm's pipeline), 49. The operation reads shared memory when the wait
+ * runs it: B overwritten with zeros between the mma and the wait leaves
+ * D = 1. Reading an accumulator before the wait, or never waiting, is
+ * reported. */
 static void test_wgmma_groups(void **state) {
   (void)state;
   char ptx[6144];
   static float out[128 * 4];
-  for (int mode = 0; mode < 4; mode++) { /* 0: D+16; 1: no scale-d; 2: B zeroed before the wait; 3: no wait */
+  static const char mma[] =
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %d, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%%f0, %%f1, %%f2, %%f3}, %%rd5, %%rd6, p, 1, 1, 0, 0;\n}\n"
+      "wgmma.commit_group.sync.aligned;\n";
+  const char *zero_b = "mov.b32 %r3, 0;\nsetp.lt.u32 %p2, %r1, 16;\n@%p2 st.shared.v4.b32 [%rd4+2048], {%r3, %r3, %r3, %r3};\n"
+                       "bar.sync 0;\n";
+  const char *wait0 = "wgmma.wait_group.sync.aligned 0;\n", *wait1 = "wgmma.wait_group.sync.aligned 1;\n";
+  const char *store = "mul.wide.u32 %rd7, %r1, 16;\nadd.s64 %rd7, %rd1, %rd7;\nst.global.v4.f32 [%rd7], {%f0, %f1, %f2, %f3};\n";
+  /* 0: D + 16; 1: no scale-d; 2: B zeroed before the wait; 3: three groups; 4: a read before the wait; 5: no wait */
+  for (int mode = 0; mode < 6; mode++) {
+    char m1[512], body[2048];
+    snprintf(m1, sizeof m1, mma, mode == 1 ? 0 : 1);
+    if (mode == 3) snprintf(body, sizeof body, "%s%s%s%s%s%s%s%s", m1, wait1, m1, wait1, m1, wait1, wait0, store);
+    else snprintf(body, sizeof body, "%s%s%s%s", m1, mode == 2 ? zero_b : "", mode >= 4 ? "" : wait0,
+                  mode == 5 ? "" : store);
     snprintf(ptx, sizeof ptx, HEAD ".shared .align 1024 .b8 s[4096];\n"
              ".visible .entry k(.param .u64 out)\n{\n.reg .b64 %%rd<12>;\n.reg .b32 %%r<20>;\n.reg .f32 %%f<8>;\n"
              ".reg .pred %%p<4>;\nld.param.u64 %%rd1, [out];\nmov.u32 %%r1, %%tid.x;\n"
@@ -445,27 +461,18 @@ static void test_wgmma_groups(void **state) {
              "FILLED:\nbar.sync 0;\nmov.f32 %%f0, 0f3F800000;\nmov.f32 %%f1, %%f0;\nmov.f32 %%f2, %%f0;\nmov.f32 %%f3, %%f0;\n"
              "mov.b64 %%rd5, 0x0000001000080000;\n" /* SBO 256 >> 4, LBO 128 >> 4, start 0 */
              "mov.b64 %%rd6, 0x0000001000080080;\n" /* start 2048 >> 4 */
-             "wgmma.fence.sync.aligned;\n"
-             "{\n.reg .pred p;\nsetp.ne.b32 p, %d, 0;\n"
-             "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%%f0, %%f1, %%f2, %%f3}, %%rd5, %%rd6, p, 1, 1, 0, 0;\n}\n"
-             "wgmma.commit_group.sync.aligned;\n"
-             "%s"
-             "%s"
-             "mul.wide.u32 %%rd7, %%r1, 16;\nadd.s64 %%rd7, %%rd1, %%rd7;\nst.global.v4.f32 [%%rd7], {%%f0, %%f1, %%f2, %%f3};\n"
-             "ret;\n}\n",
-             mode == 1 ? 0 : 1,
-             mode == 2 ? "mov.b32 %r3, 0;\nsetp.lt.u32 %p2, %r1, 16;\n@%p2 st.shared.v4.b32 [%rd4+2048], {%r3, %r3, %r3, %r3};\n"
-                         "bar.sync 0;\n" : "",
-             mode == 3 ? "" : "wgmma.wait_group.sync.aligned 0;\n");
+             "wgmma.fence.sync.aligned;\n%sret;\n}\n", body);
     for (int i = 0; i < 128 * 4; i++) out[i] = -7.0f;
     uint64_t p = (uint64_t)(uintptr_t)out;
-    if (mode == 3) {
-      const char *want[] = {"never waited for", "wgmma.mma_async", NULL};
-      must_fail(ptx, 1, 128, &p, sizeof p, want);
+    if (mode >= 4) {
+      const char *read[] = {"reads %f0, an accumulator of a wgmma.mma_async not yet waited for", "(CTA 0,0,0 thread ",
+                            "st.global.v4.f32", NULL};
+      const char *never[] = {"never waited for", "wgmma.mma_async", NULL};
+      must_fail(ptx, 1, 128, &p, sizeof p, mode == 4 ? read : never);
       continue;
     }
     must_run(ptx, 1, 128, &p, sizeof p);
-    float want = mode == 0 ? 17.0f : mode == 1 ? 16.0f : 1.0f;
+    float want = mode == 0 ? 17.0f : mode == 1 ? 16.0f : mode == 2 ? 1.0f : 49.0f;
     for (int i = 0; i < 128 * 4; i++)
       if (out[i] != want) {
         print_error("mode %d: thread %d register %d: %g, want %g\n", mode, i / 4, i % 4, out[i], want);
