@@ -17,12 +17,12 @@
  *             suite's lengths and the same lengths in reverse order (D8k:
  *             the last sequence one row shorter) alternately, rebuilt into
  *             warm arrays, plus the split (forward); best and median of
- *             --reps calls, in ms
+ *             --reps calls, in microseconds
  *   ns/tile   best "new" per tile
- *   fresh     tile_jagged_schedule_build into new arrays (+ split), best, ms:
+ *   fresh     tile_jagged_schedule_build into new arrays (+ split), best, us:
  *             what jfa_plan_create pays (page faults included)
  *   same      the same lengths again: the rebuild finds them unchanged and
- *             keeps the schedule (s.reused), best, ms
+ *             keeps the schedule (s.reused), best, us
  *   mk/LB     the makespan (the forward's after the split) over the lower
  *             bound max(ceil(total / CTAs), largest tile)
  *   gain      the zigzag gain: round robin's makespan / the scheduler's
@@ -37,10 +37,10 @@
 
 #include "tile/jagged.h"
 
-static double now_ms(void) {
+static double now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
 static int dcmp(const void *a, const void *b) {
@@ -105,10 +105,10 @@ static void run_pass(const bcase *c, int bwd, int reps, int ctas) {
   /* new batches, alternately, into warm arrays (two warm-up calls first) */
   for (int i = -2; i < reps; i++) {
     p.offsets = off[(i + 2) & 1];
-    double t0 = now_ms();
+    double t0 = now_us();
     if (tile_jagged_schedule_rebuild(&p, &s) != TILE_OK) die("rebuild");
     if (!bwd && tile_jagged_split_tail(&p, &s, &sp, &sl) != TILE_OK) die("split");
-    double dt = now_ms() - t0;
+    double dt = now_us() - t0;
     if (s.reused) {
       fprintf(stderr, "jagged_sched: %s: a new batch was reused\n", c->name);
       exit(1);
@@ -121,9 +121,9 @@ static void run_pass(const bcase *c, int bwd, int reps, int ctas) {
   /* the same batch again */
   p.offsets = off[(reps + 1) & 1];
   for (int i = 0; i < reps; i++) {
-    double t0 = now_ms();
+    double t0 = now_us();
     if (tile_jagged_schedule_rebuild(&p, &s) != TILE_OK) die("rebuild");
-    double dt = now_ms() - t0;
+    double dt = now_us() - t0;
     if (!s.reused) {
       fprintf(stderr, "jagged_sched: %s: the same batch was rebuilt\n", c->name);
       exit(1);
@@ -134,10 +134,10 @@ static void run_pass(const bcase *c, int bwd, int reps, int ctas) {
   p.offsets = off[0];
   tile_jagged_schedule f;
   for (int i = 0; i < (reps < 5 ? reps : 5); i++) {
-    double t0 = now_ms();
+    double t0 = now_us();
     if (tile_jagged_schedule_build(&p, &f) != TILE_OK) die("build");
     if (!bwd && tile_jagged_split_tail(&p, &f, &sp, &sl) != TILE_OK) die("split");
-    double dt = now_ms() - t0;
+    double dt = now_us() - t0;
     if (dt < best_fresh) best_fresh = dt;
     if (!bwd) tile_jagged_split_free(&sl);
     if (i + 1 < (reps < 5 ? reps : 5)) tile_jagged_schedule_free(&f);
@@ -154,8 +154,8 @@ static void run_pass(const bcase *c, int bwd, int reps, int ctas) {
   p.zigzag = 0;
   tile_jagged_schedule rr;
   if (tile_jagged_schedule_build(&p, &rr) != TILE_OK) die("round-robin build");
-  printf("%-6s %-3s %9lld %9.3f %9.3f %8.1f %9.3f %9.4f %8.4f %7.3f\n", c->name, bwd ? "bwd" : "fwd",
-         (long long)f.ntiles, best_new, med_new, best_new * 1e6 / (double)(f.ntiles ? f.ntiles : 1), best_fresh,
+  printf("%-6s %-3s %9lld %9.1f %9.1f %8.2f %9.1f %9.2f %8.4f %7.3f\n", c->name, bwd ? "bwd" : "fwd",
+         (long long)f.ntiles, best_new, med_new, best_new * 1e3 / (double)(f.ntiles ? f.ntiles : 1), best_fresh,
          best_same, lb ? (double)mk / (double)lb : 1.0, mk ? (double)rr.max_cta_cost / (double)mk : 1.0);
   fflush(stdout);
   tile_jagged_schedule_free(&s), tile_jagged_schedule_free(&f), tile_jagged_schedule_free(&rr);
@@ -247,7 +247,8 @@ int main(int argc, char **argv) {
   if (nc < 0) return 1;
   short_causal(&cs[nc++], "C8k", 8192, 4, 64);
   short_causal(&cs[nc++], "C100k", 100000, 8, 64);
-  printf("# %d CTAs; ms: best and median of %d calls (see the header of bench/jagged_sched.c)\n", ctas, reps);
+  printf("# %d CTAs; times in us: best and median of %d calls (see the header of bench/jagged_sched.c)\n", ctas,
+         reps);
   printf("%-6s %-3s %9s %9s %9s %8s %9s %9s %8s %7s\n", "suite", "dir", "tiles", "new", "new-med", "ns/tile",
          "fresh", "same", "mk/LB", "gain");
   for (int i = 0; i < nc; i++) {

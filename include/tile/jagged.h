@@ -24,7 +24,7 @@
  * lengths the caller already has (a data loader knows the lengths it packed
  * before it uploads cu_seqlens): tile_jagged_params.lengths takes them as
  * they are, no prefix sum needed.  The cost (docs/perf.md, 2026-12-02,
- * bench/jagged_sched.c): about 0.5 to 4 ns a tile on a 2-core development
+ * bench/jagged_sched.c): about 0.4 to 3 ns a tile on a 2-core development
  * machine, under 5 % of the kernel's time on every benchmark suite; the
  * same lengths again cost a comparison (tile_jagged_schedule_rebuild).
  */
