@@ -7,7 +7,7 @@
 #                   run them on a GPU when there is one
 #   make san        the compiler and tests under ASan+UBSan (build-san/)
 #   make fuzz       run the frontend fuzzer for FUZZ_SECONDS (clang, libFuzzer)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (DESTDIR honoured; make uninstall: mk/install.mk)
 
 LLVM_DIR   ?= /usr/lib/llvm-22
 CC         ?= cc
@@ -43,7 +43,7 @@ DSL_FILES := $(sort $(wildcard dsl/std/*.tile))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all test demo san fuzz fuzz-regress fuzz-adversarial install clean examples deps deps-check test-run san-run
+.PHONY: all test demo san fuzz fuzz-regress fuzz-adversarial clean examples deps deps-check test-run san-run
 all: $(B)/bin/tilec $(B)/lib/libtilec.a $(B)/lib/libtilert.a $(B)/lib/libtilejit.a unit-bins examples
 
 # --- generated -------------------------------------------------------------
@@ -88,12 +88,17 @@ $(B)/bin/tilec: compiler/main.c $(B)/lib/libtilec.a
 
 # --- tests ----------------------------------------------------------------
 .PHONY: unit-bins
-unit-bins: $(UNIT_BINS)
+unit-bins: $(UNIT_BINS) $(B)/tests/jit_tilec
 $(B)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a \
 	      emu/emu.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(MLIR_INC) -DTILE_SRC_DIR='"$(CURDIR)"' -DTILE_BUILD_DIR='"$(abspath $(B))"' $< -o $@ \
 	  $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a -lcmocka $(MLIR_LIBS) $(LDLIBS)
+
+# tilec's command line through the JIT (tests/jit/run.sh)
+$(B)/tests/jit_tilec: tests/jit/jit_tilec.c $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(B)/lib/libtilejit.a $(B)/lib/libtilert.a $(B)/lib/libtilec.a $(MLIR_LIBS) $(LDLIBS)
 
 # --- benchmarks (host only) ---------------------------------------------------
 # make bench-sched: what JFA's tile scheduling costs on ../shared/bench/suites
@@ -106,6 +111,7 @@ bench-sched: $(B)/bench/jagged_sched
 	$(B)/bench/jagged_sched --suites ../shared/bench/suites
 
 include mk/examples.mk
+include mk/install.mk
 include mk/fuzz_host.mk
 
 # ptxas found by scripts/install-deps.sh (a PyPI copy when there is no CUDA toolkit)
@@ -153,12 +159,6 @@ fuzz-adversarial: $(B)/bin/tilec
 demo: deps
 	$(MAKE) all
 	B=$(B) sh scripts/demo.sh
-
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/tile
-	install -m 755 $(B)/bin/tilec $(DESTDIR)$(PREFIX)/bin/tilec
-	install -m 644 $(B)/lib/libtilec.a $(B)/lib/libtilert.a $(B)/lib/libtilejit.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 include/tile/*.h $(DESTDIR)$(PREFIX)/include/tile/
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -4,12 +4,14 @@
  * The cache key is the SHA-256 of a sequence of length-prefixed fields (each
  * field: its length as 8 bytes little endian, then its bytes):
  *
- *   "tile-jit-key-2"                 format tag (bump when this list or the entry changes)
+ *   "tile-jit-key-3"                 format tag (bump when this list or the entry changes)
  *   tilec_version()
  *   tilec_assembler_version()        "ptxas 13.0.88", ...
  *   arch                             opts->arch or the device's ("sm_90a")
  *   "O<n>"                           optimisation level
- *   "emit=cubin line_info=<0|1> nvjitlink=<0|1>"
+ *   "emit=cubin line_info=<0|1> nvjitlink=<0|1> tree_reductions=<0|1>
+ *    no_stmatrix=<0|1> embed_ptx=<0|1>"     (one field)
+ *   "include_dirs=<n>", then each    the -I folders, in the caller's order
  *   "defines=<n>"                    then, sorted by name (ties keep the
  *   name, value                      caller's order), two fields per define
  *   filename                         it lands in the cubin's line table
@@ -21,9 +23,10 @@
  * files no longer hash the same is a miss: recompiled and stored again.
  *   "TJDEPS01" | u32 count | count x (u32 path length | path | SHA-256[32]) | cubin
  *
- * Errors go through rt_fail (rt.h, error.c) into tile_last_error().  A broken
- * cache never fails a compile: lookup errors count as misses and failing
- * stores are ignored (TILE_JIT_VERBOSE=1 prints them to stderr).
+ * Errors go through tile_set_error into tile_last_error() (the runtime's
+ * public interface: libtilejit.so needs nothing that libtilert.so hides).
+ * A broken cache never fails a compile: lookup errors count as misses and
+ * failing stores are ignored (TILE_JIT_VERBOSE=1 prints them to stderr).
  *
  * An entry can pass every check of cache.c (its checksum is that of the bytes
  * stored) and still hold a cubin that does not load: written by a buggy or
@@ -39,11 +42,10 @@
 #include <time.h>
 
 #include "cache.h"
-#include "rt.h"
 #include "tile/runtime.h"
 #include "tile/tilec.h"
 
-#define JIT_KEY_TAG "tile-jit-key-2"
+#define JIT_KEY_TAG "tile-jit-key-3"
 #define DEPS_MAGIC "TJDEPS01"
 #define JIT_PATH_MAX 4096
 
@@ -83,22 +85,30 @@ static void verbose(const char *fmt, ...) {
 /* ---- request preparation ---------------------------------------------- */
 
 static tile_status check_args(const char *source, size_t len, const tile_jit_options *o) {
-  if (!source && len) return rt_fail(TILE_ERR_INVALID, "tile_jit: source is NULL");
+  if (!source && len) return tile_set_error(TILE_ERR_INVALID, "tile_jit: source is NULL");
   if (o->ndefines < 0 || (o->ndefines > 0 && !o->defines))
-    return rt_fail(TILE_ERR_INVALID, "tile_jit: %d defines but no array", o->ndefines);
+    return tile_set_error(TILE_ERR_INVALID, "tile_jit: %d defines but no array", o->ndefines);
   for (int i = 0; i < o->ndefines; i++)
     if (!o->defines[i].name || !o->defines[i].name[0] || !o->defines[i].value)
-      return rt_fail(TILE_ERR_INVALID, "tile_jit: define %d has no name or no value", i);
-  if (o->opt_level < 0 || o->opt_level > 3)
-    return rt_fail(TILE_ERR_INVALID, "tile_jit: opt_level %d is not in 0..3 (0 = default)",
-                   o->opt_level);
+      return tile_set_error(TILE_ERR_INVALID, "tile_jit: define %d has no name or no value", i);
+  if (o->opt_level < TILE_JIT_O0 || o->opt_level > 3)
+    return tile_set_error(TILE_ERR_INVALID, "tile_jit: opt_level %d is not in 1..3, 0 (default) or TILE_JIT_O0",
+                          o->opt_level);
+  if (o->ninclude_dirs < 0 || (o->ninclude_dirs > 0 && !o->include_dirs))
+    return tile_set_error(TILE_ERR_INVALID, "tile_jit: %d include_dirs but no array", o->ninclude_dirs);
+  for (int i = 0; i < o->ninclude_dirs; i++)
+    if (!o->include_dirs[i] || !o->include_dirs[i][0])
+      return tile_set_error(TILE_ERR_INVALID, "tile_jit: include_dirs[%d] is NULL or empty", i);
+  if (o->max_errors < 0)
+    return tile_set_error(TILE_ERR_INVALID, "tile_jit: max_errors %d is negative (0 = default)", o->max_errors);
+  if (o->ptxas && !o->ptxas[0]) return tile_set_error(TILE_ERR_INVALID, "tile_jit: ptxas is an empty path");
   return TILE_OK;
 }
 
 static tile_status resolve_arch(const tile_jit_options *o, char *buf, size_t cap) {
   if (!o->arch) return tile_device_arch(buf, cap); /* sets the message on failure */
   if (!o->arch[0] || strlen(o->arch) >= cap)
-    return rt_fail(TILE_ERR_INVALID, "tile_jit: bad arch '%.80s'", o->arch);
+    return tile_set_error(TILE_ERR_INVALID, "tile_jit: bad arch '%.80s'", o->arch);
   memcpy(buf, o->arch, strlen(o->arch) + 1);
   return TILE_OK;
 }
@@ -118,7 +128,7 @@ static tile_status copy_defines(jit_req *q) {
   if (n == 0) return TILE_OK;
   q->cdefs = calloc((size_t)n, sizeof *q->cdefs);
   q->sorted = calloc((size_t)n, sizeof *q->sorted);
-  if (!q->cdefs || !q->sorted) return rt_fail(TILE_ERR_NOMEM, "tile_jit: out of memory");
+  if (!q->cdefs || !q->sorted) return tile_set_error(TILE_ERR_NOMEM, "tile_jit: out of memory");
   for (int i = 0; i < n; i++) {
     q->cdefs[i].name = q->opts->defines[i].name;
     q->cdefs[i].value = q->opts->defines[i].value;
@@ -146,13 +156,22 @@ static tile_status req_init(jit_req *q, const char *filename, const char *source
   if (s == TILE_OK) s = resolve_arch(q->opts, q->arch, sizeof q->arch);
   if (s == TILE_OK) s = copy_defines(q);
   if (s != TILE_OK) return s;
-  q->opt_level = q->opts->opt_level ? q->opts->opt_level : 3;
+  q->opt_level = q->opts->opt_level == TILE_JIT_O0 ? 0 : q->opts->opt_level ? q->opts->opt_level : 3;
   tilec_options_init(&q->copts);
   q->copts.arch = q->arch;
   q->copts.emit = TILEC_EMIT_CUBIN;
   q->copts.defines = q->cdefs;
   q->copts.ndefines = q->opts->ndefines;
   q->copts.opt_level = q->opt_level;
+  q->copts.include_dirs = q->opts->include_dirs;
+  q->copts.ninclude_dirs = q->opts->ninclude_dirs;
+  q->copts.line_info = !q->opts->no_line_info;
+  q->copts.tree_reductions = !!q->opts->tree_reductions;
+  q->copts.no_stmatrix = !!q->opts->no_stmatrix;
+  q->copts.embed_ptx = !!q->opts->embed_ptx;
+  q->copts.use_nvjitlink = !!q->opts->use_nvjitlink;
+  q->copts.ptxas = q->opts->ptxas;
+  if (q->opts->max_errors) q->copts.max_errors = q->opts->max_errors;
   q->asm_known = tilec_assembler_version(&q->copts, q->asm_version, sizeof q->asm_version) == 0;
   if (!q->asm_known) snprintf(q->asm_version, sizeof q->asm_version, "unknown");
   return TILE_OK;
@@ -179,9 +198,13 @@ static void compute_key(const jit_req *q, char hex[TC_SHA256_HEX_SIZE]) {
   key_str(&c, q->arch);
   snprintf(tmp, sizeof tmp, "O%d", q->opt_level);
   key_str(&c, tmp);
-  snprintf(tmp, sizeof tmp, "emit=cubin line_info=%d nvjitlink=%d", q->copts.line_info,
-           q->copts.use_nvjitlink);
+  snprintf(tmp, sizeof tmp, "emit=cubin line_info=%d nvjitlink=%d tree_reductions=%d no_stmatrix=%d embed_ptx=%d",
+           q->copts.line_info, q->copts.use_nvjitlink, q->copts.tree_reductions, q->copts.no_stmatrix,
+           q->copts.embed_ptx);
   key_str(&c, tmp);
+  snprintf(tmp, sizeof tmp, "include_dirs=%d", q->copts.ninclude_dirs);
+  key_str(&c, tmp);
+  for (int i = 0; i < q->copts.ninclude_dirs; i++) key_str(&c, q->copts.include_dirs[i]);
   snprintf(tmp, sizeof tmp, "defines=%d", q->opts->ndefines);
   key_str(&c, tmp);
   for (int i = 0; i < q->opts->ndefines; i++) {
@@ -199,8 +222,8 @@ static void compute_key(const jit_req *q, char hex[TC_SHA256_HEX_SIZE]) {
 
 static tile_status compile_fail(const jit_req *q, tilec_status st, const tilec_result *r) {
   const char *diag = r ? tilec_result_diagnostics(r) : NULL;
-  if (diag && *diag) return rt_fail(TILE_ERR_COMPILE, "%s", diag);
-  return rt_fail(TILE_ERR_COMPILE, "%s: error: compilation failed (tilec status %d)", q->filename,
+  if (diag && *diag) return tile_set_error(TILE_ERR_COMPILE, "%s", diag);
+  return tile_set_error(TILE_ERR_COMPILE, "%s: error: compilation failed (tilec status %d)", q->filename,
                  (int)st);
 }
 
@@ -217,7 +240,7 @@ static uint32_t get_u32(const uint8_t *p) {
 static tile_status run_compiler(const jit_req *q, uint8_t **entry, size_t *off, size_t *size) {
   tilec_result *r = NULL;
   tilec_status st = tilec_compile(q->filename, q->source, q->len, &q->copts, &r);
-  if (!r) return rt_fail(TILE_ERR_NOMEM, "tile_jit: out of memory in the compiler");
+  if (!r) return tile_set_error(TILE_ERR_NOMEM, "tile_jit: out of memory in the compiler");
   if (st == TILEC_OK) st = tilec_result_status(r);
   if (st != TILEC_OK) {
     tile_status s = compile_fail(q, st, r);
@@ -231,9 +254,9 @@ static tile_status run_compiler(const jit_req *q, uint8_t **entry, size_t *off, 
   size_t man = 8 + 4;
   for (int i = 0; i < ndeps; i++) man += 4 + strlen(tilec_result_import(r, i, NULL, NULL)) + TC_SHA256_SIZE;
   if (!out || n == 0) {
-    s = rt_fail(TILE_ERR_COMPILE, "%s: error: the compiler produced no cubin", q->filename);
+    s = tile_set_error(TILE_ERR_COMPILE, "%s: error: the compiler produced no cubin", q->filename);
   } else if (!(*entry = malloc(man + n))) {
-    s = rt_fail(TILE_ERR_NOMEM, "tile_jit: out of memory (%zu-byte cubin)", n);
+    s = tile_set_error(TILE_ERR_NOMEM, "tile_jit: out of memory (%zu-byte cubin)", n);
   } else {
     uint8_t *p = *entry;
     memcpy(p, DEPS_MAGIC, 8);
@@ -344,10 +367,9 @@ static int cache_put(const jit_req *q, const char *dir, const char *key, const v
 /* ---- public API ---------------------------------------------------------------- */
 
 tile_status tile_jit_cache_dir(const tile_jit_options *opts, char *buf, size_t cap) {
-  if (!buf || !cap) return rt_fail(TILE_ERR_INVALID, "tile_jit_cache_dir: no buffer");
+  if (!buf || !cap) return tile_set_error(TILE_ERR_INVALID, "tile_jit_cache_dir: no buffer");
   if (tc_cache_resolve_dir(opts ? opts->cache_dir : NULL, buf, cap) != 0)
-    return rt_fail(TILE_ERR_INVALID, "tile_jit_cache_dir: the cache path does not fit in %zu bytes",
-                   cap);
+    return tile_set_error(TILE_ERR_INVALID, "tile_jit_cache_dir: the cache path does not fit in %zu bytes", cap);
   return TILE_OK;
 }
 
@@ -398,7 +420,8 @@ static tile_status jit_compile(const char *filename, const char *source, size_t 
   tile_jit_stats local;
   tile_jit_stats *st = stats ? stats : &local;
   memset(st, 0, sizeof *st);
-  if (!cubin || !size) return rt_fail(TILE_ERR_INVALID, "tile_jit_compile_cubin: cubin or size is NULL");
+  if (!cubin || !size)
+    return tile_set_error(TILE_ERR_INVALID, "tile_jit_compile_cubin: cubin or size is NULL");
   *cubin = NULL;
   *size = 0;
   jit_req q;
@@ -441,7 +464,7 @@ static int cubin_rejected(tile_status s) {
 
 tile_status tile_jit_load(const char *filename, const char *source, size_t len,
                           const tile_jit_options *opts, tile_module **out, tile_jit_stats *stats) {
-  if (!out) return rt_fail(TILE_ERR_INVALID, "tile_jit_load: out is NULL");
+  if (!out) return tile_set_error(TILE_ERR_INVALID, "tile_jit_load: out is NULL");
   *out = NULL;
   tile_jit_stats local;
   tile_jit_stats *st = stats ? stats : &local;

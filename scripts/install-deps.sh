@@ -5,7 +5,7 @@
 # installs nothing and only prints what it found.
 #
 #   Debian packages  llvm-22 llvm-22-dev libmlir-22-dev mlir-22-tools re2c
-#                    libcmocka-dev libstdc++-12-dev libzstd-dev; with --fuzz
+#                    libcmocka-dev libstdc++-12-dev libzstd-dev pkgconf; with --fuzz
 #                    also clang-22 libclang-rt-22-dev
 #                    (each checked with dpkg, only the missing ones installed,
 #                    through sudo when not root)
@@ -83,8 +83,9 @@ apt_install() {
 # --- Debian packages ---------------------------------------------------------
 # libstdc++-12-dev: the MLIR libraries need -lstdc++ (g++ brings it; gcc alone
 # does not).  libzstd-dev: `make jit-static` / `make gpu-bundle` link LLVM
-# statically with -lzstd.
-PKGS="llvm-22 llvm-22-dev libmlir-22-dev mlir-22-tools re2c libcmocka-dev libstdc++-12-dev libzstd-dev"
+# statically with -lzstd.  pkgconf: tests/install/run.sh builds programs
+# against an installed Tile with pkg-config alone.
+PKGS="llvm-22 llvm-22-dev libmlir-22-dev mlir-22-tools re2c libcmocka-dev libstdc++-12-dev libzstd-dev pkgconf"
 [ $fuzz -eq 1 ] && PKGS="$PKGS clang-22 libclang-rt-22-dev"
 
 pkg_ok() {
@@ -101,6 +102,7 @@ else
   [ -f /usr/lib/llvm-22/include/mlir-c/IR.h ] || missing="$missing llvm-22-dev libmlir-22-dev"
   command -v re2c > /dev/null 2>&1 || missing="$missing re2c"
   [ -f /usr/include/cmocka.h ] || missing="$missing libcmocka-dev"
+  command -v pkg-config > /dev/null 2>&1 || missing="$missing pkgconf"
   [ $fuzz -eq 1 ] && { command -v clang-22 > /dev/null 2>&1 || missing="$missing clang-22 libclang-rt-22-dev"; }
 fi
 missing=${missing# }

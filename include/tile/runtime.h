@@ -168,13 +168,26 @@ typedef struct tile_jit_define {
   const char *value;
 } tile_jit_define;
 
+#define TILE_JIT_O0 (-1) /* tile_jit_options.opt_level for tilec -O0 (0 is the default, -O3) */
+
 typedef struct tile_jit_options {
   const char *arch;               /* NULL: the current device's */
   const tile_jit_define *defines; /* constant parameters, as tilec -D */
   int ndefines;
   const char *cache_dir;          /* NULL: $TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile */
   int no_cache;                   /* 1: always compile, never read or write the cache */
-  int opt_level;                  /* 0 means default (3) */
+  int opt_level;                  /* 1..3 as -O1..-O3, TILE_JIT_O0 as -O0; 0 means default (3) */
+  /* tilec's other code generation options, each as its command-line flag
+   * (zero: tilec's default), so the JIT builds whatever tilec builds */
+  const char *const *include_dirs; /* searched by `import "x.tile"` after the importing file's folder (-I) */
+  int ninclude_dirs;
+  int no_line_info;               /* 1: --no-line-info */
+  int tree_reductions;            /* 1: --tree-reductions */
+  int no_stmatrix;                /* 1: --no-stmatrix */
+  int embed_ptx;                  /* 1: --embed-ptx */
+  int use_nvjitlink;              /* 1: --nvjitlink */
+  const char *ptxas;              /* --ptxas=PATH; NULL: $TILE_PTXAS, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH */
+  int max_errors;                 /* --max-errors=N; 0: 20 */
 } tile_jit_options;
 
 typedef struct tile_jit_stats {
