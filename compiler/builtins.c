@@ -469,6 +469,31 @@ static SVal b_fma(S *s, Node *call, Node *self) {
   return sv_rt(sm_emit1(s, OP_FMA, call->loc, 3, (TValue *[]){x.v, y.v, z.v}, x.v->type));
 }
 
+/* fdiv(a, b): a / b by div.full.f32 (2 ulp over the whole range; lower_math.c),
+ * where '/' on floats is the IEEE division (div.rn, several instructions). */
+static SVal b_fdiv(S *s, Node *call, Node *self) {
+  static const Spec sp = {{"a", "b"}, 2};
+  BArgs a;
+  if (!sm_bind_args(s, call, self, "fdiv", &sp, &a)) return sv_err();
+  SVal x = a.v[0], y = a.v[1];
+  if (sv_is_const(x) && sv_is_const(y) && x.k != V_BOOL && y.k != V_BOOL) {
+    double f = x.k == V_FLOAT ? x.f : (double)x.i, g = y.k == V_FLOAT ? y.f : (double)y.i;
+    return sv_float(f / g, x.k == V_FLOAT ? x.dt : y.k == V_FLOAT ? y.dt : DT_VOID);
+  }
+  if (!sm_unify(s, &x, &y, call->loc, "fdiv")) return sv_err();
+  DType dt = (DType)x.v->type->elem.dt;
+  if (!ty_is_float(dt)) {
+    dg_error(s->c, call->loc, "'fdiv' needs floating-point arguments, not %s; cast them first (e.g. 'x as f32')",
+             ty_str(s->c, x.v->type));
+    return sv_err();
+  }
+  if (dt == DT_F64 && sm_math_f32_only(OP_FDIV)) {
+    dg_error(s->c, call->loc, "'fdiv' of f64 is not supported yet (the fast approximations are f32); use '/'");
+    return sv_err();
+  }
+  return sv_rt(sm_emit1(s, OP_FDIV, call->loc, 2, (TValue *[]){x.v, y.v}, x.v->type));
+}
+
 static SVal b_range(S *s, Node *call, Node *self, bool is_static) {
   const char *name = is_static ? "static_range" : "range";
   static const Spec sp = {{"start", "end", "step"}, 1};
@@ -687,7 +712,7 @@ static SVal b_math1(S *s, Node *call, Node *self, Opcode opc, const char *name) 
 }
 
 /* exp2(x, fma_every = k): every k-th element of each thread's registers is
- * computed on the FMA pipe (lower.c, exp2_fma) instead of MUFU.EX2, whose
+ * computed on the FMA pipe (lower_math.c, lw_exp2_fma) instead of MUFU.EX2, whose
  * throughput (16 per clock per SM) an attention softmax is bound by. */
 static SVal b_exp2(S *s, Node *call, Node *self) {
   static const Spec sp = {{"x", "fma_every"}, 1};
@@ -720,8 +745,9 @@ bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out) {
   static const struct {
     const char *name;
     Opcode opc;
-  } math1[] = {{"exp", OP_EXP},   {"exp2", OP_EXP2},   {"log", OP_LOG},   {"log2", OP_LOG2}, {"sqrt", OP_SQRT},
-               {"rsqrt", OP_RSQRT}, {"abs", OP_ABS}, {"floor", OP_FLOOR}, {"ceil", OP_CEIL}};
+  } math1[] = {{"exp", OP_EXP},   {"exp2", OP_EXP2},   {"log", OP_LOG},     {"log2", OP_LOG2}, {"sqrt", OP_SQRT},
+               {"rsqrt", OP_RSQRT}, {"abs", OP_ABS},     {"floor", OP_FLOOR}, {"ceil", OP_CEIL}, {"tanh", OP_TANH},
+               {"sin", OP_SIN},     {"cos", OP_COS},     {"erf", OP_ERF},     {"rcp", OP_RCP}};
   if (sm_builtin_hw(s, call, name, self, out)) return true;
   if (!strcmp(name, "exp2")) {
     *out = b_exp2(s, call, self);
@@ -748,6 +774,7 @@ bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out) {
   else if (!strcmp(name, "all")) *out = b_vote(s, call, self, false);
   else if (!strcmp(name, "where")) *out = b_where(s, call, self);
   else if (!strcmp(name, "fma")) *out = b_fma(s, call, self);
+  else if (!strcmp(name, "fdiv")) *out = b_fdiv(s, call, self);
   else if (!strcmp(name, "range")) *out = b_range(s, call, self, false);
   else if (!strcmp(name, "static_range")) *out = b_range(s, call, self, true);
   else if (!strcmp(name, "blocked")) *out = b_blocked(s, call, self);

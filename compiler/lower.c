@@ -254,60 +254,6 @@ static MlirLocation loc_of(Lw *L, Loc loc) {
 static bool is_f(DType d) { return ty_is_float(d); }
 static bool is_u(DType d) { return d == DT_U8 || d == DT_U16 || d == DT_U32 || d == DT_U64 || d == DT_BOOL; }
 
-/* Transcendentals run in f32 (approximate PTX instructions, as Triton does);
- * halves are widened first. */
-static MlirValue math_f32(Lw *L, Opcode opc, MlirValue x, DType dt) {
-  MlirType t = mlirValueGetType(x);
-  bool half = dt == DT_F16 || dt == DT_BF16;
-  if (half) x = lw_cast(L, "arith.extf", x, L->f32);
-  MlirValue r;
-  switch (opc) {
-  case OP_EXP: {
-    MlirValue k = lw_float(L, L->f32, 1.4426950408889634);
-    r = lw_intrin(L, "llvm.nvvm.ex2.approx.ftz.f32", 1, (MlirValue[]){lw_bin(L, "arith.mulf", x, k)}, L->f32);
-    break;
-  }
-  case OP_EXP2: r = lw_intrin(L, "llvm.nvvm.ex2.approx.ftz.f32", 1, &x, L->f32); break;
-  case OP_LOG: {
-    MlirValue l2 = lw_intrin(L, "llvm.nvvm.lg2.approx.f", 1, &x, L->f32);
-    r = lw_bin(L, "arith.mulf", l2, lw_float(L, L->f32, 0.6931471805599453));
-    break;
-  }
-  case OP_LOG2: r = lw_intrin(L, "llvm.nvvm.lg2.approx.f", 1, &x, L->f32); break;
-  case OP_RSQRT: r = lw_intrin(L, "llvm.nvvm.rsqrt.approx.f", 1, &x, L->f32); break;
-  default: r = x;
-  }
-  if (half) r = lw_cast(L, "arith.truncf", r, t);
-  return r;
-}
-
-/* 2^x on the FMA pipe (exp2(x, fma_every = k)): n = rint(x), f = x - n in
- * [-1/2, 1/2], 2^f by a degree-5 polynomial with constant term 1 (a
- * relative-error fit made for this compiler; 1.9e-7 worst relative error in
- * f32 Horner form, about ex2.approx's 2 ulp; exact at integers), then n
- * added to the exponent bits. x is clamped to [-127, 128] first: at -127
- * and below the result is +0 (ex2.approx.ftz flushes everything below
- * 2^-126; between -127 and -126 this gives a value in [0, 2^-126]), at 128
- * and above +inf; NaN stays NaN. About 11 instructions against one MUFU
- * slot of 8 cycles: worth it only while MUFU, not issue, is the limit. */
-static MlirValue exp2_fma(Lw *L, MlirValue x) {
-  static const double c[6] = {1.0, 0.6931469775977629, 0.24022242082710962,
-                              0.055507337442448956, 0.009671512810966202, 0.0013264727383399434};
-  MlirValue xc = lw_bin(L, "arith.minimumf", lw_bin(L, "arith.maximumf", x, lw_float(L, L->f32, -127.0)),
-                        lw_float(L, L->f32, 128.0));
-  MlirValue n = lw_intrin(L, "llvm.rint", 1, &xc, L->f32);
-  MlirValue f = lw_bin(L, "arith.subf", xc, n);
-  MlirValue p = lw_float(L, L->f32, c[5]);
-  for (int k = 4; k >= 0; k--) {
-    MlirValue ops[3] = {p, f, lw_float(L, L->f32, c[k])};
-    p = lw_intrin(L, "llvm.fma", 3, ops, L->f32);
-  }
-  /* saturating: NaN converts to 0 (defined, unlike fptosi), and NaN bits + 0 stay NaN */
-  MlirValue e = lw_bin(L, "arith.shli", lw_intrin(L, "llvm.fptosi.sat.i32.f32", 1, &n, L->i32), lw_i32(L, 23));
-  MlirValue bits = lw_bin(L, "arith.addi", lw_cast(L, "arith.bitcast", p, L->i32), e);
-  return lw_cast(L, "arith.bitcast", bits, L->f32);
-}
-
 static MlirValue cast_one(Lw *L, MlirValue x, Elem from, Elem to) {
   DType f = (DType)from.dt, t = (DType)to.dt;
   MlirType tt = lw_elem_type(L, to);
@@ -369,7 +315,8 @@ static MlirValue elementwise(Lw *L, TOp *op, MlirValue *a) {
     if (fl) return lw_cast(L, "arith.negf", a[0], t);
     return lw_bin(L, "arith.subi", lw_int(L, t, 0), a[0]);
   case OP_NOT: return lw_bin(L, "arith.xori", a[0], lw_int(L, t, dt == DT_BOOL ? 1 : -1));
-  case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_RSQRT: return math_f32(L, op->opc, a[0], dt);
+  case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_RSQRT: case OP_TANH: case OP_SIN: case OP_COS:
+  case OP_ERF: case OP_RCP: case OP_FDIV: return lw_math_f32(L, op->opc, a, dt);
   case OP_SQRT: return lw_intrin(L, "llvm.sqrt", 1, a, t);
   case OP_FLOOR: return lw_intrin(L, "llvm.floor", 1, a, t);
   case OP_CEIL: return lw_intrin(L, "llvm.ceil", 1, a, t);
@@ -491,7 +438,7 @@ static void lower_elementwise(Lw *L, TOp *op) {
     for (int i = 0; i < op->nopnds && i < 4; i++) a[i] = in[i]->v[in[i]->n == 1 ? 0 : r];
     if (op->opc == OP_EXP2 && op->ival >= 2 && r % op->ival == op->ival - 1 &&
         op->opnds[0]->type->elem.dt == DT_F32) /* fma_every: this register on the FMA pipe */
-      out->v[r] = exp2_fma(L, a[0]);
+      out->v[r] = lw_exp2_fma(L, a[0]);
     else
       out->v[r] = elementwise(L, op, a);
   }

@@ -1,4 +1,5 @@
-/* lower.h - private to the lowering files (lower.c, lower_ops.c, lower_mem.c):
+/* lower.h - private to the lowering files (lower.c, lower_math.c, lower_ops.c,
+ * lower_mem.c, lower_hw.c):
  * TIR -> MLIR through the MLIR C API.  Every TIR value becomes the list of
  * MLIR values one thread holds (LV); scalars hold one. */
 #ifndef TILEC_LOWER_H
@@ -93,6 +94,12 @@ typedef struct IfScope {
 /* Ops between begin and end run only where pred holds (an scf.if). */
 void lw_begin_if(Lw *L, IfScope *s);
 void lw_end_if(Lw *L, IfScope *s, MlirValue pred);
+
+/* math builtins (lower_math.c): one register of an elementwise op (exp,
+ * exp2, log, log2, rsqrt, tanh, sin, cos, erf, rcp: x[0]; fdiv: x[0] / x[1])
+ * of float dtype dt, computed in f32; exp2(x, fma_every) on the FMA pipe */
+MlirValue lw_math_f32(Lw *L, Opcode opc, const MlirValue *x, DType dt);
+MlirValue lw_exp2_fma(Lw *L, MlirValue x);
 
 /* explicit hardware (lower_hw.c) */
 bool lw_hw_op(Lw *L, TOp *op);

@@ -113,6 +113,7 @@ TValue *sm_splat(S *s, TValue *v, int rank, const int *shape, Loc loc);
 TValue *sm_broadcast_to(S *s, TValue *v, int rank, const int *shape, Loc loc); /* error -> NULL */
 SVal sm_binary(S *s, int op, SVal a, SVal b, Loc loc);
 SVal sm_unary_math(S *s, Opcode opc, SVal a, Loc loc, const char *name);
+bool sm_math_f32_only(Opcode opc); /* refused on f64 (fast f32 approximations) */
 bool sm_const_int(S *s, SVal v, Loc loc, const char *what, int64_t *out);
 bool sm_shape_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shape);
 bool sm_dims_list(S *s, SVal v, Loc loc, const char *what, int *rank, int *shape, bool pow2);

@@ -237,6 +237,16 @@ SVal sm_binary(S *s, int op, SVal a, SVal b, Loc loc) {
   return sv_rt(sm_emit1(s, oc, loc, 2, (TValue *[]){x, y}, x->type));
 }
 
+/* The math builtins computed by fast f32 approximations (lower_math.c):
+ * refused on f64 rather than silently narrowed. */
+bool sm_math_f32_only(Opcode opc) {
+  switch (opc) {
+  case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_RSQRT: case OP_TANH: case OP_SIN: case OP_COS:
+  case OP_ERF: case OP_RCP: case OP_FDIV: return true;
+  default: return false;
+  }
+}
+
 SVal sm_unary_math(S *s, Opcode opc, SVal a, Loc loc, const char *name) {
   if (a.k == V_ERR) return a;
   if (sv_is_const(a) && a.k != V_BOOL) {
@@ -251,6 +261,11 @@ SVal sm_unary_math(S *s, Opcode opc, SVal a, Loc loc, const char *name) {
     case OP_RSQRT: r = 1.0 / sqrt(x); break;
     case OP_FLOOR: r = floor(x); break;
     case OP_CEIL: r = ceil(x); break;
+    case OP_TANH: r = tanh(x); break;
+    case OP_SIN: r = sin(x); break;
+    case OP_COS: r = cos(x); break;
+    case OP_ERF: r = erf(x); break;
+    case OP_RCP: r = 1.0 / x; break;
     case OP_ABS:
       if (a.k == V_INT) {
         if (a.i == INT64_MIN) {
@@ -274,7 +289,7 @@ SVal sm_unary_math(S *s, Opcode opc, SVal a, Loc loc, const char *name) {
              ty_str(s->c, v->type));
     return sv_err();
   }
-  if (dt == DT_F64 && (opc == OP_EXP || opc == OP_EXP2 || opc == OP_LOG || opc == OP_LOG2 || opc == OP_RSQRT)) {
+  if (dt == DT_F64 && sm_math_f32_only(opc)) {
     dg_error(s->c, loc, "'%s' of f64 is not supported yet (the fast approximations are f32); use 'x as f32'", name);
     return sv_err();
   }

@@ -4,6 +4,10 @@
  *   source --lexer.re--> tokens --parse.c--> AST --sema.c--> Tile IR (TIR)
  *   --layout.c/passes.c--> TIR with layouts --lower*.c--> MLIR (C API)
  *   --backend.c--> MLIR passes -> LLVM IR -> O3 -> PTX -> cubin
+ * Lowering's rooms (lower.h): lower.c (builder, elementwise, control flow),
+ * lower_math.c (the math builtins: exp ... tanh, erf, rcp, fdiv),
+ * lower_ops.c (layouts, reductions, dot), lower_mem.c (loads, stores),
+ * lower_hw.c (explicit Hopper primitives).
  *
  * Name prefixes say which file a function lives in: ar_ (arena.c),
  * dg_ (diag.c), lx_ (lexer.re), ps_ (parse.c), ast_ (ast.c), ty_ (type.c),
@@ -397,10 +401,10 @@ typedef enum Opcode {
   OP_PARAM,       /* never emitted: params are block args of the kernel body */
   /* elementwise binary (same types) */
   OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_REM, OP_AND, OP_OR, OP_XOR, OP_SHL, OP_SHR,
-  OP_MIN, OP_MAX, OP_CMP, OP_PTR_ADD,
+  OP_MIN, OP_MAX, OP_FDIV /* fdiv(a, b): div.full.f32 */, OP_CMP, OP_PTR_ADD,
   /* elementwise unary */
   OP_NEG, OP_NOT, OP_EXP, OP_EXP2, OP_LOG, OP_LOG2, OP_SQRT, OP_RSQRT, OP_ABS,
-  OP_FLOOR, OP_CEIL,
+  OP_FLOOR, OP_CEIL, OP_TANH, OP_SIN, OP_COS, OP_ERF, OP_RCP, /* the math builtins: lower_math.c */
   OP_FMA, OP_SELECT, OP_CAST, OP_BITCAST,
   /* shape */
   OP_EXPAND_DIMS, OP_BROADCAST, OP_TRANS, OP_CONVERT,

@@ -182,6 +182,30 @@ else
   [ "$ne" = 6 ] && [ "$nr" = 2 ] && [ "$nf" -ge 10 ] || {
     echo "FAIL exp2_fma_every: $ne ex2.approx (want 6), $nr cvt.rni (want 2), $nf fma (want >= 10)"; fail=$((fail+1)); }
 fi
+# the math builtins (lower_math.c): each on its PTX instruction, for both
+# targets, and ptxas takes them: tanh -> tanh.approx.f32, sin/cos ->
+# sin/cos.approx.ftz.f32, rcp -> rcp.approx.ftz.f32, fdiv -> div.full.f32
+# (never the IEEE div.rn), erf -> fma polynomials and one ex2.approx.ftz,
+# its clamp a NaN-propagating min
+for arch in sm_90a sm_100a; do
+  name=math_builtins.$arch; ptx=$tmp/$name.ptx
+  n=$((n+1))
+  if ! "$TILEC" --arch=$arch --emit=ptx -o "$ptx" tests/golden/ir/math_builtins.tile 2> "$tmp/err"; then
+    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+  fi
+  check "$name" "tanh" "$ptx" "tanh\.approx\.f32"
+  check "$name" "sin" "$ptx" "sin\.approx\.ftz\.f32"
+  check "$name" "cos" "$ptx" "cos\.approx\.ftz\.f32"
+  check "$name" "rcp" "$ptx" "rcp\.approx\.ftz\.f32"
+  check "$name" "fdiv" "$ptx" "div\.full\.f32"
+  check_not "$name" "fdiv is not the IEEE division" "$ptx" "div\.rn\.f32"
+  check "$name" "erf: ex2 of its polynomial" "$ptx" "ex2\.approx\.ftz\.f32"
+  check "$name" "erf: NaN-propagating clamp" "$ptx" "min\.NaN\.f32"
+  check "$name" "bf16 widened" "$ptx" "cvt\.f32\.bf16"
+  if [ -x "$PTXAS" ] && assemble "$name" $arch "$ptx"; then
+    check "$name" "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
+  fi
+done
 # every inline asm is convergent: a named barrier between two elected
 # mbarrier arrivals stays one bar.sync (was copied into the arms of the
 # merged elected-thread branches: 18 copies, a hang in JFA's SKIP_IDLE)

@@ -151,6 +151,27 @@ static void test_static_assert_folding(void **state) {
   out_free(&o);
 }
 
+/* tanh, sin, cos, erf, rcp, fdiv: constant arguments fold (in double, like
+ * the other math builtins), leaving no code behind. */
+static void test_math_builtins_fold(void **state) {
+  (void)state;
+  Out o = ok(
+      "kernel k(x: *f32) {\n"
+      "    static_assert(tanh(0.0) == 0.0 && sin(0.0) == 0.0 && cos(0.0) == 1.0 && erf(0.0) == 0.0);\n"
+      "    static_assert(rcp(4.0) == 0.25 && rcp(2) == 0.5 && fdiv(7, 2) == 3.5 && fdiv(1.0, 8) == 0.125);\n"
+      "    static_assert(abs(tanh(0.5) - 0.46211715726000974) < 1e-16 && abs(erf(1.0) - 0.8427007929497149) < 1e-16);\n"
+      "    static_assert(abs(sin(1.0) - 0.8414709848078965) < 1e-16 && abs(cos(1.0) - 0.5403023058681398) < 1e-16);\n"
+      "    static_assert(erf(-2.0) == -erf(2.0) && erf(inf) == 1.0 && tanh(-inf) == -1.0);\n"
+      "    static_assert(rcp(0.0) == inf && fdiv(1, 0) == inf && fdiv(-1.0, inf) == 0.0);\n"
+      "    store(x, tanh(0.5) + erf(1.0) + fdiv(1, 4) + rcp(8.0) + sin(0.0) + cos(0.0));\n"
+      "}\n");
+  has(o.text, "const 2.67981795 : f32", "TIR");
+  lacks(o.text, "tanh", "TIR");
+  lacks(o.text, "fdiv", "TIR");
+  lacks(o.text, "add", "TIR");
+  out_free(&o);
+}
+
 static void test_static_assert_failures(void **state) {
   (void)state;
   err("kernel k(x: *f32) { static_assert(2 + 3 * 4 == 20); }", "s.tile:1:21: error: static assertion failed");
@@ -322,6 +343,14 @@ static void test_promotion_errors(void **state) {
   kern_err("let a = (n > 0) + (n > 1);", "operator '+' is not defined on booleans");
   kern_err("let a = sqrt(n);", "'sqrt' needs a floating-point argument, not i32");
   kern_err("let a = exp(arange(0, 16));", "'exp' needs a floating-point argument, not i32[16]");
+  kern_err("let a = tanh(n);", "'tanh' needs a floating-point argument, not i32");
+  kern_err("let a = erf(u8v);", "'erf' needs a floating-point argument, not u8");
+  kern_err("let a = sin(d);", "'sin' of f64 is not supported yet (the fast approximations are f32)");
+  kern_err("let a = rcp(d);", "'rcp' of f64 is not supported yet");
+  kern_err("let a = fdiv(n, n);", "'fdiv' needs floating-point arguments, not i32");
+  kern_err("let a = fdiv(d, 2.0);", "'fdiv' of f64 is not supported yet");
+  kern_err("let a = fdiv(f);", "'fdiv' needs argument 'b'");
+  kern_ok("let a = fdiv(h, 2) + tanh(h) + erf(g) + rcp(g as f16) + fdiv(f, n);");
 }
 
 /* Regression (at 5a28fe3; fixed in a8bfc76): operator names were quoted
@@ -349,6 +378,9 @@ static void test_operators_to_tir(void **state) {
       {"((n < q) && (q < n)) as i32", "and %"},    {"((n < q) || (q < n)) as i32", "or %"},
       {"(!(n < q)) as i32", "not %"},              {"where(n < q, n, q)", "select %"},
       {"(f as i32)", "cast to i32 %3 : i32"},      {"(exp(f) + sqrt(f) + floor(f)) as i32", "exp %3 : f32"},
+      {"tanh(f) as i32", "tanh %3 : f32"},         {"sin(f) as i32", "sin %3 : f32"},
+      {"cos(f) as i32", "cos %3 : f32"},           {"erf(f) as i32", "erf %3 : f32"},
+      {"rcp(f) as i32", "rcp %3 : f32"},           {"fdiv(f, f) as i32", "fdiv %3, %3 : f32"},
   };
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     char src[512];
@@ -984,6 +1016,7 @@ static void test_inline_call_notes(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_static_assert_folding),
+      cmocka_unit_test(test_math_builtins_fold),
       cmocka_unit_test(test_static_assert_failures),
       cmocka_unit_test(test_constant_errors),
       cmocka_unit_test(test_typed_constant_folding_commutes),
