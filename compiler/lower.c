@@ -257,6 +257,8 @@ static bool is_u(DType d) { return d == DT_U8 || d == DT_U16 || d == DT_U32 || d
 static MlirValue cast_one(Lw *L, MlirValue x, Elem from, Elem to) {
   DType f = (DType)from.dt, t = (DType)to.dt;
   MlirType tt = lw_elem_type(L, to);
+  if (f == DT_PTR && t == DT_PTR) /* `p as *f32`: LLVM's pointers are untyped */
+    return mlirTypeEqual(mlirValueGetType(x), tt) ? x : lw_cast(L, "llvm.addrspacecast", x, tt);
   if (f == DT_PTR) return lw_cast(L, "llvm.ptrtoint", x, tt);
   if (t == DT_PTR) return lw_cast(L, "llvm.inttoptr", x, tt);
   if (t == DT_BOOL) {

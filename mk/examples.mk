@@ -135,6 +135,20 @@ $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_SRC) $(B)/bin/tilec mk/exampl
 	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_fwd.tile
 endef
 $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_rules,$(d),$(v)))))
+# attention variants (issue 17): a small file each under variants/ that
+# imports jfa_fwd.tile and overrides its hooks; the cubin is named after it
+JFA_FWD_VARIANTS := window softcap
+JFA_VAR_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
+define jfa_var_rules
+$(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) $(call jfa_pipe,$(1)) -o $$@ $(JFA_DIR)/variants/$(2).tile
+$(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/variants/$(2).tile
+endef
+$(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(eval $(call jfa_var_rules,$(d),$(v)))))
+JFA_CUBINS += $(JFA_VAR_CUBINS)
 # the second kernel of a split forward pass (jfa_combine.tile): self and
 # broadcast-Q layouts (causal schedules are never split)
 JFA_COMBINE := $(foreach d,64 128,$(foreach v,self bcast,$(B)/examples/jfa_combine.d$(d).$(v).sm_90a.cubin))

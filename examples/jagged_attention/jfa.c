@@ -11,7 +11,7 @@
 
 #include "jfa_int.h"
 
-static const char *variant_name[NVARIANT] = {"self", "causal", "bcast"};
+static const char *variant_name[NVARIANT] = {"self", "causal", "bcast", "window", "softcap"};
 
 tile_status jfa_lib_open(const char *cubin_dir, jfa_lib **out) {
   if (!out) return tile_set_error(TILE_ERR_INVALID, "jfa_lib_open: out is NULL");
@@ -71,6 +71,7 @@ void jfa_plan_destroy(jfa_plan *plan) {
   if (plan->d_combine) tile_free(plan->d_combine);
   if (plan->d_part_o) tile_free(plan->d_part_o);
   if (plan->d_part_lse) tile_free(plan->d_part_lse);
+  if (plan->d_vparams) tile_free(plan->d_vparams);
   tile_jagged_schedule_free(&plan->sched);
   tile_jagged_split_free(&plan->split);
   jfa_bwd_plan_destroy(plan);
@@ -94,7 +95,8 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
 
   plan->ctas = p->num_ctas > 0 ? p->num_ctas : lib->sm_count;
   if (!p->passes || (p->passes & JFA_FWD)) {
-    int variant = p->num_q > 0 ? V_BCAST : p->causal ? V_CAUSAL : V_SELF;
+    int variant = p->num_q > 0 ? V_BCAST : p->causal ? V_CAUSAL : p->window ? V_WINDOW : p->softcap > 0 ? V_SOFTCAP
+                                                                                                     : V_SELF;
     st = get_kernel(lib, p->head_dim, variant, &plan->k);
     if (st != TILE_OK) goto fail;
     /* the KV block is what the kernel was built with (BN + BX keys) */
@@ -129,6 +131,15 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
       if (st != TILE_OK) goto fail;
     }
   }
+  /* the variant's arguments (variant_args in variants/NAME.tile) */
+  int32_t vp[JFA_VPARAMS] = {0};
+  if (p->window) {
+    vp[0] = p->window_left;
+    vp[1] = p->window_right;
+  } else if (p->softcap > 0) {
+    memcpy(&vp[0], &p->softcap, 4);
+  }
+  if ((st = jfa_upload(&plan->d_vparams, vp, sizeof vp)) != TILE_OK) goto fail;
   /* offsets as int32 for the kernels */
   int32_t *off32 = malloc((size_t)(p->batch + 1) * sizeof *off32);
   if (!off32) {
@@ -216,8 +227,9 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
   float scale = p->softmax_scale > 0 ? p->softmax_scale : (float)(1.0 / sqrt((double)D));
   float scale_log2 = scale * 1.4426950408889634f;
   void *args[] = {&dq,    &dk,    &dv, &od,       &ld,         &plan->d_offsets,  &plan->d_work, &plan->d_cta_start,
-                  &plan->d_part_o, &plan->d_part_lse, &total, &heads, &nq, &o_stride, &scale_log2, &dout};
-  st = tile_launch(plan->k, (unsigned)plan->ctas, 1, 1, args, 16, stream);
+                  &plan->d_part_o, &plan->d_part_lse, &total, &heads, &nq, &o_stride, &scale_log2, &dout,
+                  &plan->d_vparams};
+  st = tile_launch(plan->k, (unsigned)plan->ctas, 1, 1, args, 17, stream);
   if (st != TILE_OK || plan->split.ncombine == 0) return st;
   /* the split tiles: merge their pieces (BLOCK_M / 64 programs each) */
   void *cargs[] = {&od, &ld, &plan->d_part_o, &plan->d_part_lse, &plan->d_combine, &plan->d_offsets,

@@ -29,13 +29,13 @@ struct jfa_bwd_state {
 };
 
 static const char *bwd_variant(int variant, int det) {
-  static const char *names[NVARIANT][2] = {{"self", "self.det"}, {"causal", "causal.det"}, {"bcast", "bcast.det"}};
+  static const char *names[NVARIANT_BWD][2] = {{"self", "self.det"}, {"causal", "causal.det"}, {"bcast", "bcast.det"}};
   return names[variant][det];
 }
 
 void jfa_bwd_lib_close(jfa_lib *lib) {
   for (int d = 0; d < 2; d++) {
-    for (int v = 0; v < NVARIANT; v++)
+    for (int v = 0; v < NVARIANT_BWD; v++)
       for (int det = 0; det < 2; det++)
         if (lib->bmod[d][v][det]) tile_module_unload(lib->bmod[d][v][det]);
     for (int b = 0; b < 2; b++)

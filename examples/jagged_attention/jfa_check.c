@@ -186,6 +186,25 @@ tile_status jfa_check_ranges(const jfa_params *p) {
                           p->heads, JFA_BWD_MAX_HEADS);
   if (p->deterministic != 0 && p->deterministic != 1)
     return tile_set_error(TILE_ERR_INVALID, "jfa: deterministic must be 0 or 1, not %d", p->deterministic);
+  if (p->window != 0 && p->window != 1)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: window must be 0 or 1, not %d", p->window);
+  if (!(p->softcap >= 0) || isinf(p->softcap))
+    return tile_set_error(TILE_ERR_INVALID, "jfa: softcap must be finite and >= 0 (0: none)");
+  if (p->window || p->softcap > 0) {
+    const char *what = p->window ? "a sliding window" : "softcap";
+    if (p->window && p->softcap > 0)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: a sliding window and softcap together are not built yet (one "
+                                              "variant at a time)");
+    if (p->window && (p->window_left < -1 || p->window_right < -1))
+      return tile_set_error(TILE_ERR_INVALID, "jfa: window_left %d, window_right %d: each is >= 0, or -1 for no "
+                                              "bound", p->window_left, p->window_right);
+    if (p->causal)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: %s with causal is not built yet%s", what,
+                            p->window ? " (a causal window is window_right = 0)" : "");
+    if (p->num_q > 0) return tile_set_error(TILE_ERR_INVALID, "jfa: %s is for self-attention (num_q = 0)", what);
+    if (p->passes & JFA_BWD)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: the backward pass of %s is not built yet (passes: JFA_FWD)", what);
+  }
   return TILE_OK;
 }
 

@@ -114,22 +114,30 @@ static void check_row(const Case *c, const Data *d, int64_t b, int64_t i, int h,
   int64_t qr = c->num_q > 0 ? i : start + i;
   int64_t orow = c->num_q > 0 ? b * c->num_q + i : start + i;
   int64_t lidx = c->num_q > 0 ? ((int64_t)b * c->H + h) * c->num_q + i : (int64_t)h * d->total + start + i;
-  int64_t nk = c->causal ? i + 1 : L;
+  /* the keys row i sees: j0 .. j0 + nk - 1 */
+  int64_t j0 = 0, nk = c->causal ? i + 1 : L;
+  if (c->window) {
+    int64_t lo = c->wl < 0 ? 0 : i - c->wl, hi = c->wr < 0 ? L - 1 : i + c->wr;
+    j0 = lo < 0 ? 0 : lo;
+    nk = (hi > L - 1 ? L - 1 : hi) - j0 + 1;
+    if (nk < 0) nk = 0;
+  }
   double qv[128], acc[128] = {0};
   for (int x = 0; x < D; x++) qv[x] = bf2f(d->q[(size_t)qr * row + (size_t)h * D + x]);
   double *s = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *s), mx = -INFINITY;
   for (int64_t j = 0; j < nk; j++) {
-    const uint16_t *kr = d->k + (size_t)(start + j) * row + (size_t)h * D;
+    const uint16_t *kr = d->k + (size_t)(start + j0 + j) * row + (size_t)h * D;
     double t = 0;
     for (int x = 0; x < D; x++) t += qv[x] * bf2f(kr[x]);
     s[j] = t * scale;
+    if (c->softcap > 0) s[j] = c->softcap * tanh(s[j] / c->softcap);
     if (s[j] > mx) mx = s[j];
   }
   double sum = 0;
   for (int64_t j = 0; j < nk; j++) {
     double p = exp(s[j] - mx);
     sum += p;
-    const uint16_t *vr = d->v + (size_t)(start + j) * row + (size_t)h * D;
+    const uint16_t *vr = d->v + (size_t)(start + j0 + j) * row + (size_t)h * D;
     for (int x = 0; x < D; x++) acc[x] += p * bf2f(vr[x]);
   }
   free(s);
@@ -145,8 +153,11 @@ static void check_row(const Case *c, const Data *d, int64_t b, int64_t i, int h,
   }
 }
 
+static const char *case_filter; /* --case SUBSTR: only the cases whose name has it */
+
 /* Run the case once and check it; returns true when it passed. */
 static bool run_check(jfa_lib *lib, const Case *c, int quick) {
+  if (case_filter && !strstr(c->name, case_filter)) return true;
   Data d;
   data_make(c, &d);
   size_t row = (size_t)c->H * c->D;
@@ -158,6 +169,10 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   p.head_dim = c->D;
   p.causal = c->causal;
   p.num_q = c->num_q;
+  p.window = c->window;
+  p.window_left = c->wl;
+  p.window_right = c->wr;
+  p.softcap = c->softcap;
   jfa_plan *plan;
   CHECK(jfa_plan_create(lib, &p, &plan));
   jfa_tensor q, k, v, o, lse;
@@ -211,10 +226,13 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   else snprintf(tiles, sizeof tiles, "%lld", (long long)ntiles);
   double ro = err_rel(&eo), rl = err_rel(&el);
   bool ok = eo.bad == 0 && el.bad == 0 && ro <= 1e-2 && rl <= 1e-3 && !unwritten && !guard && !lse_bad;
-  printf("%-28s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s tiles=%-6s checked=%-6ld O_err=%.2e LSE_err=%.2e "
+  char var[48] = "";
+  if (c->window) snprintf(var, sizeof var, "window(%d,%d)", c->wl, c->wr);
+  else if (c->softcap > 0) snprintf(var, sizeof var, "softcap %g", c->softcap);
+  printf("%-28s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s%s tiles=%-6s checked=%-6ld O_err=%.2e LSE_err=%.2e "
          "unwritten=%ld guard=%ld nonfinite=%ld %s\n",
          c->name, (long long)c->B, (long long)d.total, c->D, c->H, c->causal ? "causal" : "",
-         c->num_q > 0 ? "bcast" : "", tiles, rows_checked, ro, rl, unwritten, guard,
+         c->num_q > 0 ? "bcast" : "", var, tiles, rows_checked, ro, rl, unwritten, guard,
          eo.bad + el.bad + lse_bad, ok ? "OK" : "FAIL");
   data_free(&d);
   return ok;
@@ -492,6 +510,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--small")) small = 1; /* a few small cases (for compute-sanitizer) */
     else if (!strcmp(argv[i], "--bench") && i + 1 < argc) suites = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--case") && i + 1 < argc) case_filter = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--allocs") && i + 1 < argc) allocs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
@@ -509,7 +528,7 @@ int main(int argc, char **argv) {
   }
   if (usage) {
     fprintf(stderr,
-            "usage: %s --cubins DIR (--check [--small] | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
+            "usage: %s --cubins DIR (--check [--small] [--case SUBSTR] | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
             "       [--allocs N | --ab DIR1[,DIR2,...]]) [--seed S]\n",
             argv[0]);
     return 2;
@@ -548,6 +567,13 @@ int main(int argc, char **argv) {
     }
   }
   bool ok = true;
+  /* the variants' checks run where their cubins are (not in A/B folders) */
+  char vpath[1200];
+  snprintf(vpath, sizeof vpath, "%s/jfa_fwd.d64.window.sm_90a.cubin", cubins);
+  FILE *vf = fopen(vpath, "rb");
+  int variants = vf != NULL;
+  if (vf) fclose(vf);
+  if (check && !variants) printf("(no variant cubins in %s: the window checks are skipped)\n", cubins);
   if (check) {
     ok &= check_errors(lib);
     /* around multiples of 64, 128 and 160 (the KV blocks of the kernel options) */
@@ -562,9 +588,11 @@ int main(int argc, char **argv) {
           {"mixed (empty, 1, 127..1000)", D, 2, 1, 0, 18, lens_of(18, mixed)},
           {"bcast nq=70", D, 2, 0, 70, 4, lens_random(4, 0, 300)},
           {"split B=1 len=1100", D, 1, 0, 0, 1, lens_of(1, b1100)},
+          {"window (100, 0) mixed", D, 2, 0, 0, 18, lens_of(18, mixed), 1, 100, 0, 0},
+          {"softcap 2 mixed", D, 2, 0, 0, 18, lens_of(18, mixed), 0, 0, 0, 2.0f},
       };
       for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        ok &= run_check(lib, &cs[i], 1);
+        if (variants || !(cs[i].window || cs[i].softcap > 0)) ok &= run_check(lib, &cs[i], 1);
         free(cs[i].len);
       }
     }
@@ -586,6 +614,23 @@ int main(int argc, char **argv) {
           free(cs[i].len);
         }
       }
+      /* variants (issue 17): windows shorter than a block, longer than
+       * the sequence, one-sided, causal; a split sequence */
+      Case vc[] = {
+          {"window mixed", D, 3, 0, 0, 18, lens_of(18, mixed), 1, 100, 50, 0},
+          {"window causal 256", D, 2, 0, 0, 40, lens_random(40, 0, 2000), 1, 256, 0, 0},
+          {"window short (5, 3)", D, 2, 0, 0, 18, lens_of(18, mixed), 1, 5, 3, 0},
+          {"window long (5000, 5000)", D, 2, 0, 0, 18, lens_of(18, mixed), 1, 5000, 5000, 0},
+          {"window right only (-1, 10)", D, 2, 0, 0, 40, lens_random(40, 0, 1000), 1, -1, 10, 0},
+          {"window left only (300, -1)", D, 2, 0, 0, 40, lens_random(40, 0, 1000), 1, 300, -1, 0},
+          {"window split B=1 len=4096", D, 1, 0, 0, 1, lens_of(1, b4096), 1, 333, 0, 0},
+          {"window B=20000 len 0..40", D, 2, 0, 0, 20000, lens_random(20000, 0, 40), 1, 7, 0, 0},
+          {"softcap 30 mixed", D, 3, 0, 0, 18, lens_of(18, mixed), 0, 0, 0, 30.0f},
+          {"softcap 0.5 random B=40", D, 2, 0, 0, 40, lens_random(40, 0, 2000), 0, 0, 0, 0.5f},
+          {"softcap split B=1 len=4096", D, 1, 0, 0, 1, lens_of(1, b4096), 0, 0, 0, 5.0f},
+      };
+      for (size_t i = 0; i < sizeof vc / sizeof vc[0] && variants; i++) ok &= run_check(lib, &vc[i], 0);
+      for (size_t i = 0; i < sizeof vc / sizeof vc[0]; i++) free(vc[i].len);
       Case bq[] = {
           {"bcast nq=200 mixed", D, 3, 0, 200, 18, lens_of(18, mixed)},
           {"bcast nq=1 B=5", D, 2, 0, 1, 5, lens_random(5, 0, 700)},

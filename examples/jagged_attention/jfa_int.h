@@ -13,7 +13,9 @@ enum { BLOCK_M = 128 };      /* forward: query rows per tile (jfa_fwd's BM) */
  * the TMA-store epilogue) */
 enum { K_PARAM = 1, O_TMA_PARAM = 15 };
 enum { BWD_KB = 128, BWD_QB = 64 }; /* backward: keys per work item, query rows per step (jfa_bwd's KB, QB) */
-enum { V_SELF, V_CAUSAL, V_BCAST, NVARIANT };
+enum { V_SELF, V_CAUSAL, V_BCAST, NVARIANT_BWD, V_WINDOW = NVARIANT_BWD, V_SOFTCAP, NVARIANT };
+/* jfa_fwd's vparams: the variant's arguments (the variant_args of variants/NAME.tile) */
+enum { JFA_VPARAMS = 8 };
 /* Limits the checks enforce (jfa_check.c): rows of any tensor (offsets[B],
  * num_q, B x num_q) are TMA coordinates and int32 kernel arithmetic, with
  * room for two blocks past the end; elements of a row (heads x head_dim) are
@@ -28,8 +30,8 @@ struct jfa_lib {
   tile_kernel *kern[2][NVARIANT];
   tile_module *cmod[2][2];       /* jfa_combine: [head_dim 64 / 128][self / bcast] */
   tile_kernel *ckern[2][2];
-  tile_module *bmod[2][NVARIANT][2]; /* jfa_bwd: [head_dim][variant][deterministic] */
-  tile_kernel *bkern[2][NVARIANT][2];
+  tile_module *bmod[2][NVARIANT_BWD][2]; /* jfa_bwd: [head_dim][variant][deterministic] */
+  tile_kernel *bkern[2][NVARIANT_BWD][2];
   tile_module *pmod[2][2];       /* jfa_bwd_pre (and jfa_bwd_post in the same cubin): [head_dim][self / bcast] */
   tile_kernel *pre[2][2], *post[2][2];
   int sm_count;
@@ -46,6 +48,7 @@ struct jfa_plan {
   tile_kernel *combine;    /* when split.ncombine > 0 */
   tile_devptr d_offsets, d_work, d_cta_start, d_combine; /* int32 copies on the device */
   tile_devptr d_part_o, d_part_lse;                      /* the pieces' partial outputs */
+  tile_devptr d_vparams;                                 /* JFA_VPARAMS int32: the variant's arguments */
   /* backward (jfa_bwd.c), when p.passes has JFA_BWD */
   struct jfa_bwd_state *bwd;
 };

@@ -16,6 +16,8 @@ typedef struct Case {
   int64_t num_q;      /* broadcast-Q when > 0 */
   int64_t B;
   int64_t *len;       /* B lengths */
+  int window, wl, wr; /* a sliding window: keys i - wl .. i + wr (-1: unbounded) */
+  float softcap;      /* > 0: soft-capped scores */
 } Case;
 
 /* The forward's FLOPs, FlashAttention's convention (the backward: 2.5x). */

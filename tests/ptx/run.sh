@@ -139,6 +139,27 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
       wgmma_async "$name"
   fi
 done
+# the attention variants (variants/*.tile, issue 17): the same pipeline
+# (asynchronous wgmmas, TMA, no spills); the window masks its head and
+# tail blocks, the soft-cap runs tanh.approx on every score
+for v in "window 64" "window 128" "softcap 64" "softcap 128"; do
+  set -- $v
+  name=jfa.variant.$1.d$2
+  ptx=$tmp/$name.ptx
+  fl=""; [ $2 = 64 ] && fl=--tree-reductions
+  if ! "$TILEC" -D D=$2 $fl --emit=ptx -o "$ptx" examples/jagged_attention/variants/$1.tile 2> "$tmp/err"; then
+    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+  fi
+  check "$name" "S and P V by wgmma" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16"
+  check "$name" "TMA loads" "$ptx" "cp\.async\.bulk\.tensor\.2d"
+  check "$name" "the variant's arguments read from vparams" "$ptx" "ld\.param\.b64.*jfa_fwd_param_16"
+  if [ $1 = softcap ]; then check "$name" "tanh.approx on the scores" "$ptx" "tanh\.approx\.f32"
+  else check_not "$name" "no tanh" "$ptx" "tanh\.approx"; fi
+  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
+    check "$name" "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
+    wgmma_async "$name"
+  fi
+done
 # the merge kernel of split tiles (jfa_combine.tile): plain loads, stores
 # and exp2, so it builds for both targets; ptxas: no spills
 for arch in sm_90a sm_100a; do

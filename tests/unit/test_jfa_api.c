@@ -686,9 +686,46 @@ static void test_hostile_null(void **state) {
              "dq is NULL");
 }
 
+/* the variants' parameters (issue 17): checked with the rest, before any launch */
+static void test_variant_params(void **state) {
+  (void)state;
+  jfa_params p = params();
+  p.window = 1, p.window_left = 100, p.window_right = 0;
+  assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+  p.window_left = -1, p.window_right = -1; /* unbounded both ways: allowed (self-attention) */
+  assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+  p.window_left = -2;
+  expect_err(jfa_check_params(&p, NULL), "window_left -2");
+  p = params();
+  p.window = 2;
+  expect_err(jfa_check_params(&p, NULL), "window must be 0 or 1");
+  p = params();
+  p.window = 1, p.causal = 1;
+  expect_err(jfa_check_params(&p, NULL), "a causal window is window_right = 0");
+  p = params();
+  p.window = 1, p.num_q = 64;
+  expect_err(jfa_check_params(&p, NULL), "for self-attention");
+  p = params();
+  p.window = 1, p.passes = JFA_FWD | JFA_BWD;
+  expect_err(jfa_check_params(&p, NULL), "backward pass of a sliding window is not built yet");
+  p = params();
+  p.softcap = 30.0f;
+  assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+  p.window = 1;
+  expect_err(jfa_check_params(&p, NULL), "one variant at a time");
+  p = params();
+  p.softcap = -1.0f;
+  expect_err(jfa_check_params(&p, NULL), "softcap must be finite");
+  p.softcap = 0.0f / 0.0f;
+  expect_err(jfa_check_params(&p, NULL), "softcap must be finite");
+  p.softcap = 1.0f / 0.0f;
+  expect_err(jfa_check_params(&p, NULL), "softcap must be finite");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_params),
+      cmocka_unit_test(test_variant_params),
       cmocka_unit_test(test_tensors_self),
       cmocka_unit_test(test_tensors_bcast),
       cmocka_unit_test(test_plan_create_checks_first),
