@@ -148,6 +148,17 @@ $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/variants/$(2).tile $(JFA
 	$(B)/bin/tilec -D D=$(1) $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/variants/$(2).tile
 endef
 $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(eval $(call jfa_var_rules,$(d),$(v)))))
+# soft-capping over causal attention: the same file, CAUSAL on
+define jfa_var_causal_rules
+$(B)/examples/jfa_fwd.d$(1).$(2)_causal.sm_90a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) -D CAUSAL=true $(call jfa_pipe,$(1)) -o $$@ $(JFA_DIR)/variants/$(2).tile
+$(B)/examples/jfa_fwd.d$(1).$(2)_causal.sm_90a.ptx: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=$(1) -D CAUSAL=true $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/variants/$(2).tile
+endef
+$(foreach d,64 128,$(eval $(call jfa_var_causal_rules,$(d),softcap)))
+JFA_VAR_CUBINS += $(foreach d,64 128,$(B)/examples/jfa_fwd.d$(d).softcap_causal.sm_90a.cubin)
 JFA_CUBINS += $(JFA_VAR_CUBINS)
 # the second kernel of a split forward pass (jfa_combine.tile): self and
 # broadcast-Q layouts (causal schedules are never split)

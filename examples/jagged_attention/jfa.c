@@ -11,7 +11,7 @@
 
 #include "jfa_int.h"
 
-static const char *variant_name[NVARIANT] = {"self", "causal", "bcast", "window", "softcap"};
+static const char *variant_name[NVARIANT] = {"self", "causal", "bcast", "window", "softcap", "softcap_causal"};
 
 tile_status jfa_lib_open(const char *cubin_dir, jfa_lib **out) {
   if (!out) return tile_set_error(TILE_ERR_INVALID, "jfa_lib_open: out is NULL");
@@ -95,8 +95,11 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
 
   plan->ctas = p->num_ctas > 0 ? p->num_ctas : lib->sm_count;
   if (!p->passes || (p->passes & JFA_FWD)) {
-    int variant = p->num_q > 0 ? V_BCAST : p->causal ? V_CAUSAL : p->window ? V_WINDOW : p->softcap > 0 ? V_SOFTCAP
-                                                                                                     : V_SELF;
+    int variant = p->num_q > 0           ? V_BCAST
+                  : p->softcap > 0       ? (p->causal ? V_SOFTCAP_CAUSAL : V_SOFTCAP)
+                  : p->causal            ? V_CAUSAL
+                  : p->window            ? V_WINDOW
+                                         : V_SELF;
     st = get_kernel(lib, p->head_dim, variant, &plan->k);
     if (st != TILE_OK) goto fail;
     /* the KV block is what the kernel was built with (BN + BX keys) */

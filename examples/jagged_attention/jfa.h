@@ -66,10 +66,11 @@ typedef struct jfa_params {
   int num_ctas;              /* 0: one per SM */
   int passes;                /* what the plan runs: JFA_FWD, JFA_BWD or both (0: JFA_FWD) */
   int deterministic;         /* backward: dQ added in a fixed order, so dq is bitwise the same run to run */
-  /* Variants (self-attention, forward; one at a time, not with causal):
-   * window: query i sees keys i - window_left .. i + window_right of its
-   * sequence (-1: no bound on that side; window_right = 0 is a causal
-   * window); softcap > 0: scores s -> softcap * tanh(s / softcap). */
+  /* Variants (self-attention, forward; one at a time): window: query i
+   * sees keys i - window_left .. i + window_right of its sequence (-1: no
+   * bound on that side; window_right = 0 is a causal window; not with
+   * causal); softcap > 0: scores s -> softcap * tanh(s / softcap) (with or
+   * without causal). */
   int window;
   int window_left, window_right;
   float softcap;

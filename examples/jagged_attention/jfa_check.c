@@ -198,9 +198,9 @@ tile_status jfa_check_ranges(const jfa_params *p) {
     if (p->window && (p->window_left < -1 || p->window_right < -1))
       return tile_set_error(TILE_ERR_INVALID, "jfa: window_left %d, window_right %d: each is >= 0, or -1 for no "
                                               "bound", p->window_left, p->window_right);
-    if (p->causal)
-      return tile_set_error(TILE_ERR_INVALID, "jfa: %s with causal is not built yet%s", what,
-                            p->window ? " (a causal window is window_right = 0)" : "");
+    if (p->causal && p->window)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: a sliding window with causal is not built yet (a causal "
+                                              "window is window_right = 0)");
     if (p->num_q > 0) return tile_set_error(TILE_ERR_INVALID, "jfa: %s is for self-attention (num_q = 0)", what);
     if (p->passes & JFA_BWD)
       return tile_set_error(TILE_ERR_INVALID, "jfa: the backward pass of %s is not built yet (passes: JFA_FWD)", what);

@@ -229,7 +229,7 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   char var[48] = "";
   if (c->window) snprintf(var, sizeof var, "window(%d,%d)", c->wl, c->wr);
   else if (c->softcap > 0) snprintf(var, sizeof var, "softcap %g", c->softcap);
-  printf("%-28s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s%s tiles=%-6s checked=%-6ld O_err=%.2e LSE_err=%.2e "
+  printf("%-28s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s %s tiles=%-6s checked=%-6ld O_err=%.2e LSE_err=%.2e "
          "unwritten=%ld guard=%ld nonfinite=%ld %s\n",
          c->name, (long long)c->B, (long long)d.total, c->D, c->H, c->causal ? "causal" : "",
          c->num_q > 0 ? "bcast" : "", var, tiles, rows_checked, ro, rl, unwritten, guard,
@@ -590,6 +590,7 @@ int main(int argc, char **argv) {
           {"split B=1 len=1100", D, 1, 0, 0, 1, lens_of(1, b1100)},
           {"window (100, 0) mixed", D, 2, 0, 0, 18, lens_of(18, mixed), 1, 100, 0, 0},
           {"softcap 2 mixed", D, 2, 0, 0, 18, lens_of(18, mixed), 0, 0, 0, 2.0f},
+          {"softcap 2 causal mixed", D, 2, 1, 0, 18, lens_of(18, mixed), 0, 0, 0, 2.0f},
       };
       for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         if (variants || !(cs[i].window || cs[i].softcap > 0)) ok &= run_check(lib, &cs[i], 1);
@@ -628,6 +629,7 @@ int main(int argc, char **argv) {
           {"softcap 30 mixed", D, 3, 0, 0, 18, lens_of(18, mixed), 0, 0, 0, 30.0f},
           {"softcap 0.5 random B=40", D, 2, 0, 0, 40, lens_random(40, 0, 2000), 0, 0, 0, 0.5f},
           {"softcap split B=1 len=4096", D, 1, 0, 0, 1, lens_of(1, b4096), 0, 0, 0, 5.0f},
+          {"softcap 3 causal random B=40", D, 2, 1, 0, 40, lens_random(40, 0, 2000), 0, 0, 0, 3.0f},
       };
       for (size_t i = 0; i < sizeof vc / sizeof vc[0] && variants; i++) ok &= run_check(lib, &vc[i], 0);
       for (size_t i = 0; i < sizeof vc / sizeof vc[0]; i++) free(vc[i].len);

@@ -13,7 +13,7 @@ enum { BLOCK_M = 128 };      /* forward: query rows per tile (jfa_fwd's BM) */
  * the TMA-store epilogue) */
 enum { K_PARAM = 1, O_TMA_PARAM = 15 };
 enum { BWD_KB = 128, BWD_QB = 64 }; /* backward: keys per work item, query rows per step (jfa_bwd's KB, QB) */
-enum { V_SELF, V_CAUSAL, V_BCAST, NVARIANT_BWD, V_WINDOW = NVARIANT_BWD, V_SOFTCAP, NVARIANT };
+enum { V_SELF, V_CAUSAL, V_BCAST, NVARIANT_BWD, V_WINDOW = NVARIANT_BWD, V_SOFTCAP, V_SOFTCAP_CAUSAL, NVARIANT };
 /* jfa_fwd's vparams: the variant's arguments (the variant_args of variants/NAME.tile) */
 enum { JFA_VPARAMS = 8 };
 /* Limits the checks enforce (jfa_check.c): rows of any tensor (offsets[B],

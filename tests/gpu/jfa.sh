@@ -105,6 +105,15 @@ for s in $steps; do
     echo "== jfa: J2 with the buffers placed eight ways"
     timeout ${TBENCH:-90} "$B/examples/jfa_host" --cubins "$B/examples" --bench "$B/shared-bench/suites" --only J2 \
       --allocs 8 2>&1 | grep -v "checked=" | tee "$OUT/jfa_alloc.txt" || rc=1 ;;
+  variants)
+    # the forward variants (issue 17) beside FA4 (when carried: /tmp/site)
+    # and FA2 varlen, one process, effective TFLOP/s over the kept pairs
+    echo "== jfa: forward variants beside FA4 / FA2 varlen (one process)"
+    timeout ${TVAR:-300} python3 tests/gpu/side_by_side.py --lib "$B/lib/libjfa.so" --cubins "$B/examples" \
+      --suites "$B/shared-bench/suites" --variant "${VARIANTS:-window:256,window:1024,softcap:30}" \
+      --only "${ONLY:-J1,J2}" --rounds 4 --json "$OUT/variants.json" > "$OUT/variants.txt" 2>&1
+    r=$?; grep -v Warning "$OUT/variants.txt" | tail -n 20
+    [ $r = 0 ] || { echo "variants: exit $r"; rc=1; } ;;
   sbs)
     # ours and the best peer in ONE process, one protocol (peers.py's bench),
     # alternating: first from a cooled GPU (1 s idle before every

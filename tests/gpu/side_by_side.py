@@ -45,7 +45,8 @@ class JfaParams(C.Structure):       # jfa.h's jfa_params, field for field
     _fields_ = [("batch", C.c_int64), ("cu_seqlens", C.c_void_p), ("cu_seqlens_64bit", C.c_int),
                 ("heads", C.c_int), ("head_dim", C.c_int), ("causal", C.c_int), ("num_q", C.c_int64),
                 ("softmax_scale", C.c_float), ("no_zigzag", C.c_int), ("no_split", C.c_int),
-                ("num_ctas", C.c_int), ("passes", C.c_int), ("deterministic", C.c_int)]
+                ("num_ctas", C.c_int), ("passes", C.c_int), ("deterministic", C.c_int),
+                ("window", C.c_int), ("window_left", C.c_int), ("window_right", C.c_int), ("softcap", C.c_float)]
 
 
 JFA_FWD, JFA_BWD = 1, 2
@@ -75,13 +76,15 @@ class Jfa:
         if st != 0:
             raise RuntimeError(f"{what}: {self.L.tile_last_error().decode()}")
 
-    def plan(self, lengths, H, D, causal, num_q, passes=JFA_FWD, deterministic=0):
+    def plan(self, lengths, H, D, causal, num_q, passes=JFA_FWD, deterministic=0, window=None, softcap=0.0):
         off = (C.c_int64 * (len(lengths) + 1))()
         for i, n in enumerate(lengths):
             off[i + 1] = off[i] + n
         p = JfaParams(batch=len(lengths), cu_seqlens=C.cast(off, C.c_void_p), cu_seqlens_64bit=1, heads=H,
                       head_dim=D, causal=int(causal), num_q=num_q, softmax_scale=0.0, passes=passes,
-                      deterministic=deterministic)
+                      deterministic=deterministic, window=int(window is not None),
+                      window_left=window[0] if window else 0, window_right=window[1] if window else 0,
+                      softcap=softcap)
         plan = C.c_void_p()
         self.ok(self.L.jfa_plan_create(self.lib, C.byref(p), C.byref(plan)), "jfa_plan_create")
         return plan
@@ -270,6 +273,82 @@ def main_bwd(a, jfa):
     return 0 if ok else 1
 
 
+def main_variant(a, jfa):
+    """Attention variants (issue 17), forward: ours beside FA4 (and FA2
+    varlen for windows) on the suites' lengths, as ../shared/bench/
+    variant_peers.py sets them up: window W = keys i - W .. i (causal
+    window), softcap C = C tanh(s / C) without a causal mask. Effective
+    TFLOP/s over the (q, k) pairs the variant keeps."""
+    suites = json.load(open(os.path.join(a.suites, "suites.json")))
+    from torch.nn.attention.varlen import varlen_attn
+    fa4 = None
+    try:
+        from flash_attn.cute import flash_attn_varlen_func as fa4
+    except Exception as e:
+        print(f"(FA4 not importable: {e!r:.200}; FA2 varlen only)", flush=True)
+    dev = "cuda"
+    rows = []
+    print("suite variant        peer        ours ms  peer ms   ours TF/s  peer TF/s  ours/peer  out_err")
+    for s in suites:
+        if s["name"] not in (a.only or "J1,J2").split(","):
+            continue
+        L = [int(x) for x in open(os.path.join(a.suites, s["lengths_file"])).read().split()]
+        H, D, B, tot = s["heads"], s["head_dim"], len(L), sum(L)
+        q = torch.randn(tot, H, D, device=dev, dtype=torch.bfloat16)
+        k, v = torch.randn_like(q), torch.randn_like(q)
+        o = torch.empty_like(q)
+        lse = torch.empty((H, tot), device=dev, dtype=torch.float32)
+        off = torch.zeros(B + 1, dtype=torch.int32, device=dev)
+        off[1:] = torch.cumsum(torch.tensor(L, device=dev), 0)
+        mx = max(L)
+        for spec in a.variant.split(","):
+            kind, val = spec.split(":")
+            if kind == "window":
+                W = int(val)
+                plan = jfa.plan(L, H, D, False, 0, window=(W, 0))
+                pairs = sum(sum(min(i + 1, W + 1) for i in range(n)) for n in L)
+                kw4, ws = {"window_size": (W, 0)}, (W, 0)
+            else:
+                cap = float(val)
+                plan = jfa.plan(L, H, D, False, 0, softcap=cap)
+                pairs = sum(n * n for n in L)
+                kw4, ws = {"softcap": cap}, None
+            ours = jfa.bind(plan, q, k, v, o, lse)
+            peers = []
+            if fa4 is not None:
+                def f4(kw4=kw4):
+                    r = fa4(q, k, v, cu_seqlens_q=off, cu_seqlens_k=off, max_seqlen_q=mx, max_seqlen_k=mx, **kw4)
+                    return r[0] if isinstance(r, tuple) else r
+                peers.append(("fa4", f4))
+            if ws is not None:
+                peers.append(("fa2-varlen", lambda ws=ws: varlen_attn(q, k, v, off, off, mx, mx, window_size=ws)))
+            ff = 4.0 * H * D * pairs
+            for pname, peer in peers:
+                with torch.no_grad():
+                    ours(); r = peer(); torch.cuda.synchronize()
+                    err = ((o.float() - r.float()).norm() / r.float().norm()).item()
+                to, tp = [], []
+                with torch.no_grad():
+                    for i in range(a.rounds):
+                        for who in ((0, 1) if i % 2 == 0 else (1, 0)):
+                            if who == 0:
+                                to.append(bench(ours, a.reps))
+                            else:
+                                tp.append(bench(peer, a.reps))
+                mo, mp = med(to), med(tp)
+                print(f"{s['name']:5s} {spec:14s} {pname:10s} {mo:8.3f} {mp:8.3f}  {ff / mo / 1e9:9.1f}  "
+                      f"{ff / mp / 1e9:9.1f}   {mp / mo:6.3f}x  {err:.1e}{'  FAIL' if not err < 2e-2 else ''}",
+                      flush=True)
+                rows.append({"suite": s["name"], "variant": spec, "peer": pname, "ours_ms": mo, "peer_ms": mp,
+                             "out_err": err})
+            jfa.L.jfa_plan_destroy(plan)
+        del q, k, v, o, lse
+        torch.cuda.empty_cache()
+    if a.json:
+        json.dump(rows, open(a.json, "w"), indent=1)
+    return 0 if all(r["out_err"] < 2e-2 for r in rows) else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", default="build-gpu/lib/libjfa.so")
@@ -282,8 +361,9 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--bwd", action="store_true")
     ap.add_argument("--peer", default="", help="fa4: FlashAttention-4 as the backward's peer")
+    ap.add_argument("--variant", default="", help="window:256,softcap:30: the forward variants beside FA4/FA2")
     a = ap.parse_args()
-    if a.peer == "fa4" and os.path.isdir("/tmp/site"):
+    if (a.peer == "fa4" or a.variant) and os.path.isdir("/tmp/site"):
         import site
         site.addsitedir("/tmp/site")          # the carried wheels (../shared/bench/fa4_wheels.sh)
     torch.manual_seed(0)
@@ -292,6 +372,8 @@ def main():
     jfa = Jfa(a.lib, a.cubins)
     if a.bwd:
         return main_bwd(a, jfa)
+    if a.variant:
+        return main_variant(a, jfa)
     from torch.nn.attention import sdpa_kernel, SDPBackend
     from torch.nn.attention.varlen import varlen_attn
     suites = json.load(open(os.path.join(a.suites, "suites.json")))

@@ -711,6 +711,9 @@ static void test_variant_params(void **state) {
   p = params();
   p.softcap = 30.0f;
   assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+  p.causal = 1; /* soft-capped causal attention: built */
+  assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+  p.causal = 0;
   p.window = 1;
   expect_err(jfa_check_params(&p, NULL), "one variant at a time");
   p = params();
