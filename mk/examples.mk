@@ -68,6 +68,7 @@ gpu-bundle: examples jit-static prims jfa-ab jfa-bwd-ab
 	$(CC) $(CFLAGS) -shared $(JFA_HOST_SRC) -o $(GPU_B)/lib/libjfa.so $(B)/lib/libtilert.a $(LDLIBS) -lm
 	$(CC) $(CFLAGS) -DTILE_SRC_DIR='"."' tests/unit/test_runtime.c -o $(GPU_B)/tests/test_runtime \
 	  $(B)/lib/libtilert.a -lcmocka -Wl,-rpath,'$$ORIGIN/../lib' $(LDLIBS)
+	$(MAKE) --no-print-directory gpu-bundle-python GPU_B=$(GPU_B)
 	@du -sh $(GPU_B)
 
 # GPU checks of the explicit primitives (tests/gpu/prims): cubins + host
@@ -137,7 +138,7 @@ endef
 $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_rules,$(d),$(v)))))
 # attention variants (issue 17): a small file each under variants/ that
 # imports jfa_fwd.tile and overrides its hooks; the cubin is named after it
-JFA_FWD_VARIANTS := window softcap
+JFA_FWD_VARIANTS := window softcap alibi
 JFA_VAR_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
 define jfa_var_rules
 $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
@@ -148,7 +149,7 @@ $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/variants/$(2).tile $(JFA
 	$(B)/bin/tilec -D D=$(1) $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/variants/$(2).tile
 endef
 $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(eval $(call jfa_var_rules,$(d),$(v)))))
-# soft-capping over causal attention: the same file, CAUSAL on
+# soft-capping and ALiBi over causal attention: the same files, CAUSAL on
 define jfa_var_causal_rules
 $(B)/examples/jfa_fwd.d$(1).$(2)_causal.sm_90a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
@@ -157,8 +158,8 @@ $(B)/examples/jfa_fwd.d$(1).$(2)_causal.sm_90a.ptx: $(JFA_DIR)/variants/$(2).til
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(1) -D CAUSAL=true $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/variants/$(2).tile
 endef
-$(foreach d,64 128,$(eval $(call jfa_var_causal_rules,$(d),softcap)))
-JFA_VAR_CUBINS += $(foreach d,64 128,$(B)/examples/jfa_fwd.d$(d).softcap_causal.sm_90a.cubin)
+$(foreach d,64 128,$(foreach v,softcap alibi,$(eval $(call jfa_var_causal_rules,$(d),$(v)))))
+JFA_VAR_CUBINS += $(foreach d,64 128,$(foreach v,softcap alibi,$(B)/examples/jfa_fwd.d$(d).$(v)_causal.sm_90a.cubin))
 JFA_CUBINS += $(JFA_VAR_CUBINS)
 # the second kernel of a split forward pass (jfa_combine.tile): self and
 # broadcast-Q layouts (causal schedules are never split)

@@ -11,7 +11,8 @@
 
 #include "jfa_int.h"
 
-static const char *variant_name[NVARIANT] = {"self", "causal", "bcast", "window", "softcap", "softcap_causal"};
+static const char *variant_name[NVARIANT] = {"self",    "causal",         "bcast", "window",
+                                             "softcap", "softcap_causal", "alibi", "alibi_causal"};
 
 tile_status jfa_lib_open(const char *cubin_dir, jfa_lib **out) {
   if (!out) return tile_set_error(TILE_ERR_INVALID, "jfa_lib_open: out is NULL");
@@ -90,13 +91,15 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   if (!plan) return tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
   plan->lib = lib;
   plan->p = *p;
-  plan->p.cu_seqlens = NULL; /* not kept: the caller's memory */
+  plan->p.cu_seqlens = NULL;   /* not kept: the caller's memory */
+  plan->p.alibi_slopes = NULL; /* (copied into the variant's arguments below) */
   plan->total = total;
 
   plan->ctas = p->num_ctas > 0 ? p->num_ctas : lib->sm_count;
   if (!p->passes || (p->passes & JFA_FWD)) {
     int variant = p->num_q > 0           ? V_BCAST
                   : p->softcap > 0       ? (p->causal ? V_SOFTCAP_CAUSAL : V_SOFTCAP)
+                  : p->alibi_slopes      ? (p->causal ? V_ALIBI_CAUSAL : V_ALIBI)
                   : p->causal            ? V_CAUSAL
                   : p->window            ? V_WINDOW
                                          : V_SELF;
@@ -135,14 +138,23 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     }
   }
   /* the variant's arguments (variant_args in variants/NAME.tile) */
-  int32_t vp[JFA_VPARAMS] = {0};
+  size_t nvp = JFA_VPARAMS + (p->alibi_slopes ? (size_t)p->heads : 0);
+  int32_t *vp = calloc(nvp, 4);
+  if (!vp) {
+    st = tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
+    goto fail;
+  }
   if (p->window) {
     vp[0] = p->window_left;
     vp[1] = p->window_right;
   } else if (p->softcap > 0) {
     memcpy(&vp[0], &p->softcap, 4);
+  } else if (p->alibi_slopes) {
+    memcpy(&vp[JFA_VPARAMS], p->alibi_slopes, (size_t)p->heads * 4);
   }
-  if ((st = jfa_upload(&plan->d_vparams, vp, sizeof vp)) != TILE_OK) goto fail;
+  st = jfa_upload(&plan->d_vparams, vp, nvp * 4);
+  free(vp);
+  if (st != TILE_OK) goto fail;
   /* offsets as int32 for the kernels */
   int32_t *off32 = malloc((size_t)(p->batch + 1) * sizeof *off32);
   if (!off32) {

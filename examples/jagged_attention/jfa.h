@@ -74,6 +74,7 @@ typedef struct jfa_params {
   int window;
   int window_left, window_right;
   float softcap;
+  const float *alibi_slopes; /* host, `heads` slopes: scores s - slope_h |i - j| (ALiBi), causal or not; NULL: none */
 } jfa_params;
 
 enum { JFA_FWD = 1, JFA_BWD = 2 };

@@ -190,11 +190,15 @@ tile_status jfa_check_ranges(const jfa_params *p) {
     return tile_set_error(TILE_ERR_INVALID, "jfa: window must be 0 or 1, not %d", p->window);
   if (!(p->softcap >= 0) || isinf(p->softcap))
     return tile_set_error(TILE_ERR_INVALID, "jfa: softcap must be finite and >= 0 (0: none)");
-  if (p->window || p->softcap > 0) {
-    const char *what = p->window ? "a sliding window" : "softcap";
-    if (p->window && p->softcap > 0)
-      return tile_set_error(TILE_ERR_INVALID, "jfa: a sliding window and softcap together are not built yet (one "
-                                              "variant at a time)");
+  if (p->alibi_slopes)
+    for (int h = 0; h < p->heads; h++)
+      if (!isfinite(p->alibi_slopes[h]))
+        return tile_set_error(TILE_ERR_INVALID, "jfa: alibi_slopes[%d] is not finite", h);
+  if (p->window || p->softcap > 0 || p->alibi_slopes) {
+    const char *what = p->window ? "a sliding window" : p->softcap > 0 ? "softcap" : "ALiBi";
+    if ((p->window != 0) + (p->softcap > 0) + (p->alibi_slopes != NULL) > 1)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: a sliding window, softcap and ALiBi: one at a time (two "
+                                              "together are not built yet)");
     if (p->window && (p->window_left < -1 || p->window_right < -1))
       return tile_set_error(TILE_ERR_INVALID, "jfa: window_left %d, window_right %d: each is >= 0, or -1 for no "
                                               "bound", p->window_left, p->window_right);

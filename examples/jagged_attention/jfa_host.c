@@ -131,6 +131,7 @@ static void check_row(const Case *c, const Data *d, int64_t b, int64_t i, int h,
     for (int x = 0; x < D; x++) t += qv[x] * bf2f(kr[x]);
     s[j] = t * scale;
     if (c->softcap > 0) s[j] = c->softcap * tanh(s[j] / c->softcap);
+    if (c->alibi) s[j] -= (double)alibi_slope(h, c->H) * fabs((double)(i - (j0 + j)));
     if (s[j] > mx) mx = s[j];
   }
   double sum = 0;
@@ -173,6 +174,9 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   p.window_left = c->wl;
   p.window_right = c->wr;
   p.softcap = c->softcap;
+  float slopes[64];
+  for (int h = 0; h < c->H && h < 64; h++) slopes[h] = alibi_slope(h, c->H);
+  p.alibi_slopes = c->alibi ? slopes : NULL;
   jfa_plan *plan;
   CHECK(jfa_plan_create(lib, &p, &plan));
   jfa_tensor q, k, v, o, lse;
@@ -229,6 +233,7 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   char var[48] = "";
   if (c->window) snprintf(var, sizeof var, "window(%d,%d)", c->wl, c->wr);
   else if (c->softcap > 0) snprintf(var, sizeof var, "softcap %g", c->softcap);
+  else if (c->alibi) snprintf(var, sizeof var, "alibi");
   printf("%-28s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s %s tiles=%-6s checked=%-6ld O_err=%.2e LSE_err=%.2e "
          "unwritten=%ld guard=%ld nonfinite=%ld %s\n",
          c->name, (long long)c->B, (long long)d.total, c->D, c->H, c->causal ? "causal" : "",
@@ -591,9 +596,10 @@ int main(int argc, char **argv) {
           {"window (100, 0) mixed", D, 2, 0, 0, 18, lens_of(18, mixed), 1, 100, 0, 0},
           {"softcap 2 mixed", D, 2, 0, 0, 18, lens_of(18, mixed), 0, 0, 0, 2.0f},
           {"softcap 2 causal mixed", D, 2, 1, 0, 18, lens_of(18, mixed), 0, 0, 0, 2.0f},
+          {"alibi mixed", D, 4, 0, 0, 18, lens_of(18, mixed), 0, 0, 0, 0, 1},
       };
       for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        if (variants || !(cs[i].window || cs[i].softcap > 0)) ok &= run_check(lib, &cs[i], 1);
+        if (variants || !(cs[i].window || cs[i].softcap > 0 || cs[i].alibi)) ok &= run_check(lib, &cs[i], 1);
         free(cs[i].len);
       }
     }
@@ -630,6 +636,9 @@ int main(int argc, char **argv) {
           {"softcap 0.5 random B=40", D, 2, 0, 0, 40, lens_random(40, 0, 2000), 0, 0, 0, 0.5f},
           {"softcap split B=1 len=4096", D, 1, 0, 0, 1, lens_of(1, b4096), 0, 0, 0, 5.0f},
           {"softcap 3 causal random B=40", D, 2, 1, 0, 40, lens_random(40, 0, 2000), 0, 0, 0, 3.0f},
+          {"alibi mixed", D, 3, 0, 0, 18, lens_of(18, mixed), 0, 0, 0, 0, 1},
+          {"alibi causal random B=40", D, 8, 1, 0, 40, lens_random(40, 0, 2000), 0, 0, 0, 0, 1},
+          {"alibi split B=1 len=4096", D, 2, 0, 0, 1, lens_of(1, b4096), 0, 0, 0, 0, 1},
       };
       for (size_t i = 0; i < sizeof vc / sizeof vc[0] && variants; i++) ok &= run_check(lib, &vc[i], 0);
       for (size_t i = 0; i < sizeof vc / sizeof vc[0]; i++) free(vc[i].len);

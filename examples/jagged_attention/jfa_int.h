@@ -13,9 +13,10 @@ enum { BLOCK_M = 128 };      /* forward: query rows per tile (jfa_fwd's BM) */
  * the TMA-store epilogue) */
 enum { K_PARAM = 1, O_TMA_PARAM = 15 };
 enum { BWD_KB = 128, BWD_QB = 64 }; /* backward: keys per work item, query rows per step (jfa_bwd's KB, QB) */
-enum { V_SELF, V_CAUSAL, V_BCAST, NVARIANT_BWD, V_WINDOW = NVARIANT_BWD, V_SOFTCAP, V_SOFTCAP_CAUSAL, NVARIANT };
+enum { V_SELF, V_CAUSAL, V_BCAST, NVARIANT_BWD, V_WINDOW = NVARIANT_BWD, V_SOFTCAP, V_SOFTCAP_CAUSAL, V_ALIBI,
+       V_ALIBI_CAUSAL, NVARIANT };
 /* jfa_fwd's vparams: the variant's arguments (the variant_args of variants/NAME.tile) */
-enum { JFA_VPARAMS = 8 };
+enum { JFA_VPARAMS = 8 }; /* words before ALiBi's slopes (one a head) */
 /* Limits the checks enforce (jfa_check.c): rows of any tensor (offsets[B],
  * num_q, B x num_q) are TMA coordinates and int32 kernel arithmetic, with
  * room for two blocks past the end; elements of a row (heads x head_dim) are

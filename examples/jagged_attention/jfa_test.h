@@ -5,6 +5,7 @@
 #ifndef JFA_TEST_H
 #define JFA_TEST_H
 
+#include <math.h>
 #include <stdbool.h>
 
 #include "../common/host.h"
@@ -18,7 +19,11 @@ typedef struct Case {
   int64_t *len;       /* B lengths */
   int window, wl, wr; /* a sliding window: keys i - wl .. i + wr (-1: unbounded) */
   float softcap;      /* > 0: soft-capped scores */
+  int alibi;          /* ALiBi with the slopes alibi_slope(h, H) */
 } Case;
+
+/* ALiBi's slopes as its paper sets them for H heads: 2^(-8 (h + 1) / H) */
+static inline float alibi_slope(int h, int H) { return (float)exp2(-8.0 * (h + 1) / H); }
 
 /* The forward's FLOPs, FlashAttention's convention (the backward: 2.5x). */
 static inline double fwd_flops(const Case *c) {
