@@ -53,6 +53,9 @@ typedef struct rt_parser {
   int *first_param;    /* per kernel: index of its first param in params */
   tile_param_info *params;
   int nparams, capparams;
+  int *first_const;    /* per kernel: index of its first constant in consts */
+  tile_const_info *consts;
+  int nconsts, capconsts;
   tile_kernel_info *cur; /* the open kernel block, or NULL */
   int cur_index;
   bool seen_threads, seen_smem, seen_cluster;
@@ -176,11 +179,15 @@ static bool rt_add_kernel(rt_parser *P) {
   int *fp = realloc(P->first_param, (size_t)cap * sizeof *fp);
   if (!fp) return rt_perr(P, "out of memory");
   P->first_param = fp;
+  int *fc = realloc(P->first_const, (size_t)cap * sizeof *fc);
+  if (!fc) return rt_perr(P, "out of memory");
+  P->first_const = fc;
   P->capkernels = cap;
   P->cur_index = P->nkernels++;
   P->cur = &P->kernels[P->cur_index];
   memset(P->cur, 0, sizeof *P->cur);
   P->first_param[P->cur_index] = P->nparams;
+  P->first_const[P->cur_index] = P->nconsts;
   return true;
 }
 
@@ -327,10 +334,25 @@ static bool rt_line_multiple(rt_parser *P) {
   return true;
 }
 
-/* "const NAME DTYPE VALUE": checked, not kept (it is not a launch argument). */
+/* "const NAME DTYPE VALUE": kept for tile_kernel_const (it is not a launch
+ * argument). */
 static bool rt_line_const(rt_parser *P) {
-  return rt_want_fields(P, 4, "const NAME DTYPE VALUE") &&
-         rt_name(P, P->tok[1], 64, "constant name") && rt_find_dtype(P, P->tok[2]) != NULL;
+  if (!rt_want_fields(P, 4, "const NAME DTYPE VALUE") || !rt_name(P, P->tok[1], 64, "constant name") ||
+      rt_find_dtype(P, P->tok[2]) == NULL)
+    return false;
+  if (strlen(P->tok[3]) >= sizeof P->consts->value) return rt_perr(P, "constant value '%s' is too long", P->tok[3]);
+  for (int i = P->first_const[P->cur_index]; i < P->nconsts; i++)
+    if (strcmp(P->consts[i].name, P->tok[1]) == 0) return rt_perr(P, "constant '%s' is given twice", P->tok[1]);
+  tile_const_info *arr = rt_grow(P, P->consts, &P->capconsts, P->nconsts + 1, sizeof *arr);
+  if (!arr) return false;
+  P->consts = arr;
+  tile_const_info *q = &P->consts[P->nconsts++];
+  memset(q, 0, sizeof *q);
+  snprintf(q->name, sizeof q->name, "%s", P->tok[1]);
+  snprintf(q->dtype, sizeof q->dtype, "%s", P->tok[2]);
+  snprintf(q->value, sizeof q->value, "%s", P->tok[3]);
+  P->cur->nconsts++;
+  return true;
 }
 
 static bool rt_line_end(rt_parser *P) {
@@ -388,7 +410,8 @@ static size_t rt_align8(size_t n) { return (n + 7) & ~(size_t)7; }
 static tile_meta *rt_pack(rt_parser *P) {
   size_t koff = rt_align8(sizeof(tile_meta));
   size_t poff = koff + rt_align8((size_t)P->nkernels * sizeof(tile_kernel_info));
-  size_t total = poff + (size_t)P->nparams * sizeof(tile_param_info);
+  size_t coff = poff + rt_align8((size_t)P->nparams * sizeof(tile_param_info));
+  size_t total = coff + (size_t)P->nconsts * sizeof(tile_const_info);
   char *block = calloc(1, total);
   if (!block) {
     rt_perr(P, "out of memory");
@@ -397,13 +420,16 @@ static tile_meta *rt_pack(rt_parser *P) {
   tile_meta *m = (tile_meta *)block;
   tile_kernel_info *ks = (tile_kernel_info *)(block + koff);
   tile_param_info *ps = (tile_param_info *)(block + poff);
+  tile_const_info *cs = (tile_const_info *)(block + coff);
   snprintf(m->arch, sizeof m->arch, "%s", P->arch);
   m->nkernels = P->nkernels;
   m->kernels = ks;
   if (P->nparams) memcpy(ps, P->params, (size_t)P->nparams * sizeof *ps);
+  if (P->nconsts) memcpy(cs, P->consts, (size_t)P->nconsts * sizeof *cs);
   for (int i = 0; i < P->nkernels; i++) {
     ks[i] = P->kernels[i];
     ks[i].params = ks[i].nparams ? ps + P->first_param[i] : NULL;
+    ks[i].consts = ks[i].nconsts ? cs + P->first_const[i] : NULL;
   }
   return m;
 }
@@ -423,6 +449,8 @@ tile_meta *tile_meta_parse(const char *text, size_t len, char *err, size_t errca
   free(P->kernels);
   free(P->first_param);
   free(P->params);
+  free(P->first_const);
+  free(P->consts);
   free(P);
   return m;
 }
@@ -435,3 +463,10 @@ const tile_kernel_info *tile_meta_kernel(const tile_meta *m, int i) {
 }
 
 void tile_meta_free(tile_meta *m) { free(m); }
+
+const char *tile_kernel_const(const tile_kernel_info *k, const char *name) {
+  if (!k || !name) return NULL;
+  for (int i = 0; i < k->nconsts; i++)
+    if (strcmp(k->consts[i].name, name) == 0) return k->consts[i].value;
+  return NULL;
+}

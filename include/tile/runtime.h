@@ -105,6 +105,14 @@ typedef struct tile_param_info {
   int swizzle;     /* TMA: 0, 32, 64 or 128 */
 } tile_param_info;
 
+/* A compile-time constant the kernel was built with (its `const` parameters,
+ * -D or default): the value as tilec printed it ("128", "true", "0.5"). */
+typedef struct tile_const_info {
+  char name[64];
+  char dtype[8];
+  char value[40];
+} tile_const_info;
+
 typedef struct tile_kernel_info {
   char name[128];
   int threads;          /* threads per block */
@@ -112,7 +120,12 @@ typedef struct tile_kernel_info {
   int cluster[3];       /* cluster shape, 1 1 1 when none */
   int nparams;
   const tile_param_info *params;
+  int nconsts;
+  const tile_const_info *consts;
 } tile_kernel_info;
+
+/* The value of constant `name` of kernel k as built, or NULL. */
+const char *tile_kernel_const(const tile_kernel_info *k, const char *name);
 
 typedef struct tile_module tile_module;
 typedef struct tile_kernel tile_kernel;

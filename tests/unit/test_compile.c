@@ -199,6 +199,11 @@ static void test_every_stage(void **state) {
     assert_int_equal(ki->nparams, 4);
     assert_string_equal(ki->params[3].name, "n");
     assert_int_equal(ki->params[0].align, 16);
+    /* the constants it was built with */
+    assert_int_equal(ki->nconsts, 1);
+    assert_string_equal(ki->consts[0].dtype, "i32");
+    assert_string_equal(tile_kernel_const(ki, "BLOCK"), "1024");
+    assert_null(tile_kernel_const(ki, "NOPE"));
     tile_meta_free(pm);
     out_free(&meta);
   }

@@ -215,6 +215,22 @@ static void test_meta_text_forms(void **state) {
 static void test_meta_version(void **state) {
   (void)state;
   expect_parse_error("tile-meta 2\nkernel k\nthreads 32\nend\n", "line 1:", "version '2'");
+  /* constants: kept per kernel, each once */
+  expect_parse_error("tile-meta 1\nkernel k\nthreads 32\nconst D i32 64\nconst D i32 128\nend\n", "line 5:",
+                     "'D' is given twice");
+  {
+    char err[256];
+    tile_meta *m = parse("tile-meta 1\nkernel a\nthreads 32\nconst D i32 64\nconst CAUSAL bool true\nend\n"
+                         "kernel b\nthreads 32\nend\nkernel c\nthreads 32\nconst D i32 128\nend\n",
+                         err, sizeof err);
+    assert_non_null(m);
+    assert_int_equal(tile_meta_kernel(m, 0)->nconsts, 2);
+    assert_string_equal(tile_kernel_const(tile_meta_kernel(m, 0), "CAUSAL"), "true");
+    assert_int_equal(tile_meta_kernel(m, 1)->nconsts, 0);
+    assert_null(tile_kernel_const(tile_meta_kernel(m, 1), "D"));
+    assert_string_equal(tile_kernel_const(tile_meta_kernel(m, 2), "D"), "128");
+    tile_meta_free(m);
+  }
   expect_parse_error("", "line 1:", "empty");
   expect_parse_error("hello\n", "line 1:", "tile-meta 1");
   expect_parse_error("\ntile-meta 1\n", "line 1:", "tile-meta 1");
