@@ -138,7 +138,7 @@ endef
 $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_rules,$(d),$(v)))))
 # attention variants (issue 17): a small file each under variants/ that
 # imports jfa_fwd.tile and overrides its hooks; the cubin is named after it
-JFA_FWD_VARIANTS := window softcap alibi
+JFA_FWD_VARIANTS := window softcap alibi prefix_lm
 JFA_VAR_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
 define jfa_var_rules
 $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk

@@ -73,6 +73,7 @@ void jfa_plan_destroy(jfa_plan *plan) {
   if (plan->d_part_o) tile_free(plan->d_part_o);
   if (plan->d_part_lse) tile_free(plan->d_part_lse);
   if (plan->d_vparams) tile_free(plan->d_vparams);
+  if (plan->own_mod) tile_module_unload(plan->own_mod);
   tile_jagged_schedule_free(&plan->sched);
   tile_jagged_split_free(&plan->split);
   jfa_bwd_plan_destroy(plan);
@@ -93,6 +94,7 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   plan->p = *p;
   plan->p.cu_seqlens = NULL;   /* not kept: the caller's memory */
   plan->p.alibi_slopes = NULL; /* (copied into the variant's arguments below) */
+  plan->p.variant = NULL, plan->p.variant_args = NULL, plan->p.nvariant_args = 0;
   plan->total = total;
 
   plan->ctas = p->num_ctas > 0 ? p->num_ctas : lib->sm_count;
@@ -103,8 +105,27 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
                   : p->causal            ? V_CAUSAL
                   : p->window            ? V_WINDOW
                                          : V_SELF;
-    st = get_kernel(lib, p->head_dim, variant, &plan->k);
-    if (st != TILE_OK) goto fail;
+    if (p->variant) {
+      /* a variant of the caller's: its own cubin, built with the constants
+       * the plan assumes (the host's KV ranges bound the kernel's) */
+      st = jfa_load_kernel(lib, "jfa_fwd", p->head_dim, p->variant, &plan->own_mod, &plan->k);
+      if (st != TILE_OK) goto fail;
+      const tile_kernel_info *vi = tile_kernel_get_info(plan->k);
+      const char *dc = tile_kernel_const(vi, "D"), *cc = tile_kernel_const(vi, "CAUSAL"),
+                 *bc = tile_kernel_const(vi, "BCAST");
+      char dwant[16];
+      snprintf(dwant, sizeof dwant, "%d", p->head_dim);
+      if (!dc || strcmp(dc, dwant) || !cc || strcmp(cc, p->causal ? "true" : "false") || (bc && strcmp(bc, "false"))) {
+        st = tile_set_error(TILE_ERR_INVALID, "jfa: variant '%s': its cubin was built with D = %s, CAUSAL = %s, "
+                                              "BCAST = %s, the plan wants D = %d, CAUSAL = %s, BCAST = false",
+                            p->variant, dc ? dc : "?", cc ? cc : "?", bc ? bc : "?", p->head_dim,
+                            p->causal ? "true" : "false");
+        goto fail;
+      }
+    } else {
+      st = get_kernel(lib, p->head_dim, variant, &plan->k);
+      if (st != TILE_OK) goto fail;
+    }
     /* the KV block is what the kernel was built with (BN + BX keys) */
     const tile_kernel_info *ki = tile_kernel_get_info(plan->k);
     if (ki->nparams <= K_PARAM || ki->params[K_PARAM].kind != TILE_PARAM_TMA ||
@@ -138,7 +159,7 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     }
   }
   /* the variant's arguments (variant_args in variants/NAME.tile) */
-  size_t nvp = JFA_VPARAMS + (p->alibi_slopes ? (size_t)p->heads : 0);
+  size_t nvp = JFA_VPARAMS + (p->alibi_slopes ? (size_t)p->heads : 0) + (size_t)p->nvariant_args;
   int32_t *vp = calloc(nvp, 4);
   if (!vp) {
     st = tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
@@ -151,6 +172,8 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     memcpy(&vp[0], &p->softcap, 4);
   } else if (p->alibi_slopes) {
     memcpy(&vp[JFA_VPARAMS], p->alibi_slopes, (size_t)p->heads * 4);
+  } else if (p->nvariant_args) {
+    memcpy(vp, p->variant_args, (size_t)p->nvariant_args * 4);
   }
   st = jfa_upload(&plan->d_vparams, vp, nvp * 4);
   free(vp);

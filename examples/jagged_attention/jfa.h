@@ -75,7 +75,19 @@ typedef struct jfa_params {
   int window_left, window_right;
   float softcap;
   const float *alibi_slopes; /* host, `heads` slopes: scores s - slope_h |i - j| (ALiBi), causal or not; NULL: none */
+  /* A variant of your own (docs/tutorial-variant.md): the forward kernel
+   * jfa_fwd.d<head_dim>.<variant>.sm_90a.cubin of the library's folder,
+   * built from a file that imports jfa_fwd.tile and overrides its hooks;
+   * variant: [a-z0-9_], 1 to 40 characters, NULL: the built-in kernels.
+   * Its CAUSAL constant must match `causal` (checked), and it reads
+   * variant_args[0 .. nvariant_args) as its kernel's vparams. Self-attention,
+   * forward; not with window, softcap or alibi_slopes. */
+  const char *variant;
+  const int32_t *variant_args; /* host */
+  int nvariant_args;           /* 0 .. JFA_MAX_VARIANT_ARGS */
 } jfa_params;
+
+enum { JFA_MAX_VARIANT_ARGS = 4096 };
 
 enum { JFA_FWD = 1, JFA_BWD = 2 };
 

@@ -190,6 +190,29 @@ tile_status jfa_check_ranges(const jfa_params *p) {
     return tile_set_error(TILE_ERR_INVALID, "jfa: window must be 0 or 1, not %d", p->window);
   if (!(p->softcap >= 0) || isinf(p->softcap))
     return tile_set_error(TILE_ERR_INVALID, "jfa: softcap must be finite and >= 0 (0: none)");
+  if (p->variant) {
+    size_t n = strlen(p->variant);
+    bool ok = n >= 1 && n <= 40;
+    for (size_t i = 0; ok && i < n; i++)
+      ok = (p->variant[i] >= 'a' && p->variant[i] <= 'z') || (p->variant[i] >= '0' && p->variant[i] <= '9') ||
+           p->variant[i] == '_';
+    if (!ok)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: variant '%.60s' must be 1 to 40 characters of [a-z0-9_] (it "
+                                              "names the cubin jfa_fwd.d<head_dim>.<variant>.sm_90a.cubin)",
+                            p->variant);
+    if (p->window || p->softcap > 0 || p->alibi_slopes)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: a variant of your own goes without window, softcap and "
+                                              "alibi_slopes (build them into it)");
+    if (p->num_q > 0) return tile_set_error(TILE_ERR_INVALID, "jfa: a variant is for self-attention (num_q = 0)");
+    if (p->passes & JFA_BWD)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: the backward pass of a variant is not built yet (passes: "
+                                              "JFA_FWD)");
+  }
+  if (p->nvariant_args < 0 || p->nvariant_args > JFA_MAX_VARIANT_ARGS || (p->nvariant_args && !p->variant_args))
+    return tile_set_error(TILE_ERR_INVALID, "jfa: nvariant_args %d: 0 to %d words, with variant_args not NULL",
+                          p->nvariant_args, JFA_MAX_VARIANT_ARGS);
+  if (p->nvariant_args && !p->variant)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: variant_args without a variant");
   if (p->alibi_slopes)
     for (int h = 0; h < p->heads; h++)
       if (!isfinite(p->alibi_slopes[h]))

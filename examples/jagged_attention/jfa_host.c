@@ -104,6 +104,19 @@ static void data_free(Data *d) {
   free(d->lse);
 }
 
+/* --variant NAME: a variant of your own (docs/tutorial-variant.md), with
+ * --variant-args its words; custom_visible is its mask in the float64
+ * reference: add yours here. */
+static const char *custom_variant;
+static int32_t custom_args[64];
+static int ncustom_args, custom_causal;
+
+static int custom_visible(int64_t i, int64_t j) {
+  if (!strcmp(custom_variant, "prefix_lm")) /* bidirectional over the first args[0] keys, causal after */
+    return j <= i || j < custom_args[0];
+  return -1; /* no reference for it */
+}
+
 /* float64 reference of query row i (of sequence b in self-attention, of the
  * dense Q in broadcast-Q), head h; compares O and LSE. */
 static void check_row(const Case *c, const Data *d, int64_t b, int64_t i, int h, float scale, ErrStat *eo,
@@ -122,10 +135,17 @@ static void check_row(const Case *c, const Data *d, int64_t b, int64_t i, int h,
     nk = (hi > L - 1 ? L - 1 : hi) - j0 + 1;
     if (nk < 0) nk = 0;
   }
+  if (custom_variant) j0 = 0, nk = L; /* every key, the invisible ones at -inf */
+  int64_t seen = 0;
   double qv[128], acc[128] = {0};
   for (int x = 0; x < D; x++) qv[x] = bf2f(d->q[(size_t)qr * row + (size_t)h * D + x]);
   double *s = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *s), mx = -INFINITY;
   for (int64_t j = 0; j < nk; j++) {
+    if (custom_variant && (custom_visible(i, j0 + j) != 1 || (custom_causal && j0 + j > i))) {
+      s[j] = -INFINITY;
+      continue;
+    }
+    seen++;
     const uint16_t *kr = d->k + (size_t)(start + j0 + j) * row + (size_t)h * D;
     double t = 0;
     for (int x = 0; x < D; x++) t += qv[x] * bf2f(kr[x]);
@@ -134,8 +154,10 @@ static void check_row(const Case *c, const Data *d, int64_t b, int64_t i, int h,
     if (c->alibi) s[j] -= (double)alibi_slope(h, c->H) * fabs((double)(i - (j0 + j)));
     if (s[j] > mx) mx = s[j];
   }
+  if (!custom_variant) seen = nk;
   double sum = 0;
-  for (int64_t j = 0; j < nk; j++) {
+  for (int64_t j = 0; j < nk && seen > 0; j++) {
+    if (s[j] == -INFINITY) continue;
     double p = exp(s[j] - mx);
     sum += p;
     const uint16_t *vr = d->v + (size_t)(start + j0 + j) * row + (size_t)h * D;
@@ -143,11 +165,11 @@ static void check_row(const Case *c, const Data *d, int64_t b, int64_t i, int h,
   }
   free(s);
   for (int x = 0; x < D; x++) {
-    double ref = nk > 0 ? acc[x] / sum : 0.0;
+    double ref = seen > 0 ? acc[x] / sum : 0.0;
     err_add(eo, bf2f(d->o[(size_t)orow * row + (size_t)h * D + x]), ref);
   }
   float got = d->lse[lidx];
-  if (nk == 0) {
+  if (seen == 0) {
     if (!(isinf(got) && got < 0)) (*lse_bad)++;
   } else {
     err_add(el, got, mx + log(sum));
@@ -177,6 +199,11 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   float slopes[64];
   for (int h = 0; h < c->H && h < 64; h++) slopes[h] = alibi_slope(h, c->H);
   p.alibi_slopes = c->alibi ? slopes : NULL;
+  if (custom_variant) {
+    p.variant = custom_variant;
+    p.variant_args = custom_args, p.nvariant_args = ncustom_args;
+    p.causal = custom_causal;
+  }
   jfa_plan *plan;
   CHECK(jfa_plan_create(lib, &p, &plan));
   jfa_tensor q, k, v, o, lse;
@@ -234,6 +261,7 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   if (c->window) snprintf(var, sizeof var, "window(%d,%d)", c->wl, c->wr);
   else if (c->softcap > 0) snprintf(var, sizeof var, "softcap %g", c->softcap);
   else if (c->alibi) snprintf(var, sizeof var, "alibi");
+  else if (custom_variant) snprintf(var, sizeof var, "%s%s", custom_variant, custom_causal ? " causal" : "");
   printf("%-28s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s %s tiles=%-6s checked=%-6ld O_err=%.2e LSE_err=%.2e "
          "unwritten=%ld guard=%ld nonfinite=%ld %s\n",
          c->name, (long long)c->B, (long long)d.total, c->D, c->H, c->causal ? "causal" : "",
@@ -516,6 +544,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--bench") && i + 1 < argc) suites = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--case") && i + 1 < argc) case_filter = argv[++i];
+    else if (!strcmp(argv[i], "--variant") && i + 1 < argc) custom_variant = argv[++i];
+    else if (!strcmp(argv[i], "--variant-causal")) custom_causal = 1;
+    else if (!strcmp(argv[i], "--variant-args") && i + 1 < argc) {
+      for (char *t = strtok(argv[++i], ","); t && ncustom_args < 64; t = strtok(NULL, ","))
+        custom_args[ncustom_args++] = (int32_t)strtol(t, NULL, 0);
+    }
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--allocs") && i + 1 < argc) allocs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
@@ -533,7 +567,9 @@ int main(int argc, char **argv) {
   }
   if (usage) {
     fprintf(stderr,
-            "usage: %s --cubins DIR (--check [--small] [--case SUBSTR] | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
+            "usage: %s --cubins DIR (--check [--small] [--case SUBSTR] [--variant NAME [--variant-args A,B,..] "
+            "[--variant-causal]]\n"
+            "       | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
             "       [--allocs N | --ab DIR1[,DIR2,...]]) [--seed S]\n",
             argv[0]);
     return 2;
@@ -579,6 +615,29 @@ int main(int argc, char **argv) {
   int variants = vf != NULL;
   if (vf) fclose(vf);
   if (check && !variants) printf("(no variant cubins in %s: the window checks are skipped)\n", cubins);
+  if (check && custom_variant) {
+    /* a variant of your own: its cases only, against custom_visible */
+    if (custom_visible(0, 0) < 0) {
+      fprintf(stderr, "%s: no float64 reference for variant '%s': add its mask to custom_visible in %s\n", argv[0],
+              custom_variant, __FILE__);
+      return 2;
+    }
+    static const int64_t vmixed[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0, 159, 160, 161, 319, 321, 480};
+    static const int64_t v4096[] = {4096};
+    for (int D = 64; D <= 128; D += 64) {
+      Case vc[] = {
+          {"variant mixed", D, 2, 0, 0, 18, lens_of(18, vmixed)},
+          {"variant random B=40", D, 2, 0, 0, 40, lens_random(40, 0, small ? 600 : 2000)},
+          {"variant split B=1 len=4096", D, 1, 0, 0, 1, lens_of(1, v4096)},
+      };
+      int n = small ? 1 : 3;
+      for (int i = 0; i < 3; i++) {
+        if (i < n) ok &= run_check(lib, &vc[i], small);
+        free(vc[i].len);
+      }
+    }
+    check = 0;
+  }
   if (check) {
     ok &= check_errors(lib);
     /* around multiples of 64, 128 and 160 (the KV blocks of the kernel options) */

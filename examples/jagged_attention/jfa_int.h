@@ -50,6 +50,7 @@ struct jfa_plan {
   tile_devptr d_offsets, d_work, d_cta_start, d_combine; /* int32 copies on the device */
   tile_devptr d_part_o, d_part_lse;                      /* the pieces' partial outputs */
   tile_devptr d_vparams;                                 /* JFA_VPARAMS int32: the variant's arguments */
+  tile_module *own_mod;                                  /* a jfa_params.variant kernel's module */
   /* backward (jfa_bwd.c), when p.passes has JFA_BWD */
   struct jfa_bwd_state *bwd;
 };

@@ -36,6 +36,17 @@ for e in jfa jfa_bwd; do
     echo "FAIL $e on the emulator:"; tail -n 3 "$log"; fail=1
   fi
 done
+# a variant of the user's own (docs/tutorial-variant.md): prefix-LM, its
+# prompt shorter than a block, spanning blocks, longer than the sequences
+for P in 0 100 1000; do
+  log=${TMPDIR:-/tmp}/emu_prefix_lm.log
+  if timeout 300 "$B/examples/jfa_host" --cubins "$B/examples" --check --small --variant prefix_lm \
+       --variant-args $P > "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+    echo "ok   the prefix_lm variant (P = $P) on the emulator ($(grep -c ' OK$' "$log") checks)"
+  else
+    echo "FAIL the prefix_lm variant (P = $P) on the emulator:"; tail -n 3 "$log"; fail=1
+  fi
+done
 # a cubin with the whole PTX (tilec --embed-ptx, reports name Tile lines)
 # runs too; one with neither it nor line information is refused, saying why
 T=${TMPDIR:-/tmp}/emu_cubins.$$

@@ -142,7 +142,7 @@ done
 # the attention variants (variants/*.tile, issue 17): the same pipeline
 # (asynchronous wgmmas, TMA, no spills); the window masks its head and
 # tail blocks, the soft-cap runs tanh.approx on every score
-for v in "window 64" "window 128" "softcap 64" "softcap 128" "alibi 64" "alibi 128"; do
+for v in "window 64" "window 128" "softcap 64" "softcap 128" "alibi 64" "alibi 128" "prefix_lm 64" "prefix_lm 128"; do
   set -- $v
   name=jfa.variant.$1.d$2
   ptx=$tmp/$name.ptx

@@ -730,6 +730,25 @@ static void test_variant_params(void **state) {
   slopes[1] = 0.25f;
   p.causal = 0, p.passes = JFA_FWD | JFA_BWD;
   expect_err(jfa_check_params(&p, NULL), "backward pass of ALiBi is not built yet");
+  /* a variant of the caller's: its name names a cubin */
+  int32_t words[3] = {1, 2, 3};
+  p = params();
+  p.variant = "sink_window";
+  p.variant_args = words, p.nvariant_args = 3;
+  assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+  p.variant = "../etc";
+  expect_err(jfa_check_params(&p, NULL), "[a-z0-9_]");
+  p.variant = "";
+  expect_err(jfa_check_params(&p, NULL), "1 to 40 characters");
+  p.variant = "mine", p.softcap = 1.0f;
+  expect_err(jfa_check_params(&p, NULL), "without window, softcap");
+  p.softcap = 0, p.nvariant_args = -1;
+  expect_err(jfa_check_params(&p, NULL), "nvariant_args -1");
+  p.nvariant_args = 2, p.variant_args = NULL;
+  expect_err(jfa_check_params(&p, NULL), "variant_args not NULL");
+  p = params();
+  p.variant_args = words, p.nvariant_args = 1;
+  expect_err(jfa_check_params(&p, NULL), "variant_args without a variant");
   p = params();
   p.softcap = -1.0f;
   expect_err(jfa_check_params(&p, NULL), "softcap must be finite");
