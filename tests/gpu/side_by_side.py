@@ -46,7 +46,9 @@ class JfaParams(C.Structure):       # jfa.h's jfa_params, field for field
                 ("heads", C.c_int), ("head_dim", C.c_int), ("causal", C.c_int), ("num_q", C.c_int64),
                 ("softmax_scale", C.c_float), ("no_zigzag", C.c_int), ("no_split", C.c_int),
                 ("num_ctas", C.c_int), ("passes", C.c_int), ("deterministic", C.c_int),
-                ("window", C.c_int), ("window_left", C.c_int), ("window_right", C.c_int), ("softcap", C.c_float)]
+                ("window", C.c_int), ("window_left", C.c_int), ("window_right", C.c_int), ("softcap", C.c_float),
+                ("alibi_slopes", C.POINTER(C.c_float)), ("variant", C.c_char_p),
+                ("variant_args", C.POINTER(C.c_int32)), ("nvariant_args", C.c_int)]
 
 
 JFA_FWD, JFA_BWD = 1, 2
@@ -76,7 +78,8 @@ class Jfa:
         if st != 0:
             raise RuntimeError(f"{what}: {self.L.tile_last_error().decode()}")
 
-    def plan(self, lengths, H, D, causal, num_q, passes=JFA_FWD, deterministic=0, window=None, softcap=0.0):
+    def plan(self, lengths, H, D, causal, num_q, passes=JFA_FWD, deterministic=0, window=None, softcap=0.0,
+             alibi=None):
         off = (C.c_int64 * (len(lengths) + 1))()
         for i, n in enumerate(lengths):
             off[i + 1] = off[i] + n
@@ -84,7 +87,7 @@ class Jfa:
                       head_dim=D, causal=int(causal), num_q=num_q, softmax_scale=0.0, passes=passes,
                       deterministic=deterministic, window=int(window is not None),
                       window_left=window[0] if window else 0, window_right=window[1] if window else 0,
-                      softcap=softcap)
+                      softcap=softcap, alibi_slopes=(C.c_float * H)(*alibi) if alibi else None)
         plan = C.c_void_p()
         self.ok(self.L.jfa_plan_create(self.lib, C.byref(p), C.byref(plan)), "jfa_plan_create")
         return plan
@@ -308,14 +311,33 @@ def main_variant(a, jfa):
                 plan = jfa.plan(L, H, D, False, 0, window=(W, 0))
                 pairs = sum(sum(min(i + 1, W + 1) for i in range(n)) for n in L)
                 kw4, ws = {"window_size": (W, 0)}, (W, 0)
-            else:
+            elif kind == "softcap":
                 cap = float(val)
                 plan = jfa.plan(L, H, D, False, 0, softcap=cap)
                 pairs = sum(n * n for n in L)
                 kw4, ws = {"softcap": cap}, None
+            else:                                  # alibi: ALiBi's slopes 2^(-8 (h + 1) / H), no causal mask
+                slopes = [2.0 ** (-8.0 * (h + 1) / H) for h in range(H)]
+                plan = jfa.plan(L, H, D, False, 0, alibi=slopes)
+                pairs = sum(n * n for n in L)
+                kw4, ws = None, None
             ours = jfa.bind(plan, q, k, v, o, lse)
             peers = []
-            if fa4 is not None:
+            if kind == "alibi":                    # FlexAttention, as ../shared/bench/variant_peers.py
+                from torch.nn.attention.flex_attention import flex_attention, create_block_mask
+                import torch._dynamo
+                torch._dynamo.config.recompile_limit = 256
+                Lt = torch.tensor(L, device=dev)
+                doc = torch.repeat_interleave(torch.arange(B, device=dev), Lt)
+                pos = torch.arange(tot, device=dev) - off[doc].long()
+                sl = torch.tensor(slopes, device=dev)
+                bm = create_block_mask(lambda b, h, qi, ki: doc[qi] == doc[ki], None, None, tot, tot, device=dev,
+                                       _compile=True)
+                fx = torch.compile(flex_attention)
+                t4 = lambda t: t.transpose(0, 1).unsqueeze(0)
+                sm = lambda sc, b, h, qi, ki: sc - sl[h] * (pos[qi] - pos[ki]).abs()
+                peers.append(("flex", lambda: fx(t4(q), t4(k), t4(v), block_mask=bm, score_mod=sm)[0].transpose(0, 1)))
+            if fa4 is not None and kw4 is not None:
                 def f4(kw4=kw4):
                     r = fa4(q, k, v, cu_seqlens_q=off, cu_seqlens_k=off, max_seqlen_q=mx, max_seqlen_k=mx, **kw4)
                     return r[0] if isinstance(r, tuple) else r
