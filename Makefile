@@ -112,6 +112,7 @@ bench-sched: $(B)/bench/jagged_sched
 
 include mk/examples.mk
 include mk/install.mk
+include mk/python.mk
 include mk/fuzz_host.mk
 
 # ptxas found by scripts/install-deps.sh (a PyPI copy when there is no CUDA toolkit)

@@ -1,0 +1,342 @@
+"""tests/python/test_basic.py - the Python package without PyTorch and
+without a GPU: import, library discovery, the ctypes mirror of jfa_params
+against jfa.h (through the C compiler), the JIT (compile, cache hit,
+diagnostics as exceptions), kernel launches on the emulator with
+DeviceBuffer arguments, JFA's C-level checks as exceptions, and a JFA
+forward pass on the emulator against a float64 reference in pure Python.
+
+Run by tests/python/run.sh (TILE_LIB_DIR, TILE_JFA_CUBIN_DIR, PYTHONPATH set).
+The emulator parts need TILE_INTERPRET=1 (run.sh sets it).
+"""
+import array
+import ctypes as C
+import math
+import os
+import random
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import tile
+from tile import _lib, jfa
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VECTOR_ADD = os.path.join(ROOT, "examples", "vector_add", "vector_add.tile")
+JFA_H = os.path.join(ROOT, "examples", "jagged_attention", "jfa.h")
+EMU = _lib.interpreting()
+
+
+def bf16_bits(x):
+    f = struct.unpack("<I", struct.pack("<f", x))[0]
+    return ((f + 0x7fff + ((f >> 16) & 1)) >> 16) & 0xffff
+
+
+def bf16_value(b):
+    return struct.unpack("<f", struct.pack("<I", b << 16))[0]
+
+
+class Discovery(unittest.TestCase):
+    def test_import_and_dirs(self):
+        d, how = tile.lib_dir()
+        self.assertTrue(d and os.path.isdir(d), (d, how))
+        self.assertEqual(how, "TILE_LIB_DIR")  # run.sh sets it
+        self.assertTrue(os.path.isdir(tile.cubin_dir()))
+
+    def test_lib_dir_order(self):
+        env = dict(os.environ)
+        try:
+            os.environ.pop("TILE_LIB_DIR", None)
+            d, how = tile.lib_dir()
+            # the repository's build/lib when built, else pkg-config, else the loader
+            self.assertIn(how, ("repository build", "pkg-config", "loader"))
+            os.environ["TILE_LIB_DIR"] = "/nonexistent/lib"
+            self.assertEqual(tile.lib_dir(), ("/nonexistent/lib", "TILE_LIB_DIR"))
+            os.environ["TILE_JFA_CUBIN_DIR"] = "/x/cubins"
+            self.assertEqual(tile.cubin_dir(), "/x/cubins")
+        finally:
+            os.environ.clear()
+            os.environ.update(env)
+
+    def test_missing_library_message(self):
+        saved = dict(_lib._loaded)
+        env = os.environ.get("TILE_LIB_DIR")
+        try:
+            _lib._loaded.clear()
+            os.environ["TILE_LIB_DIR"] = "/nonexistent/lib"
+            with self.assertRaises(tile.LibraryNotFound) as cm:
+                _lib.rt()
+            self.assertIn("TILE_LIB_DIR", str(cm.exception))
+            self.assertIn("/nonexistent/lib", str(cm.exception))
+        finally:
+            _lib._loaded.clear()
+            _lib._loaded.update(saved)
+            os.environ["TILE_LIB_DIR"] = env
+
+
+class ParamsMirror(unittest.TestCase):
+    """tile._lib.JfaParams must be jfa.h's jfa_params: every field of the
+    header at the same offset with the same size (the C compiler says)."""
+
+    def header_fields(self):
+        text = open(JFA_H).read()
+        body = re.search(r"typedef struct jfa_params \{(.*?)\} jfa_params;", text, re.S).group(1)
+        body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+        names = []
+        for decl in body.split(";"):
+            decl = decl.strip()
+            if not decl:
+                continue
+            # "int window_left, window_right" / "const void *cu_seqlens"
+            parts = [p.strip() for p in decl.split(",")]
+            first = re.match(r"(.*?)([A-Za-z_]\w*)$", parts[0]).group(2)
+            names.append(first)
+            names += [re.sub(r"^\*+", "", p) for p in parts[1:]]
+        return names
+
+    def test_mirror(self):
+        cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+        if not cc:
+            self.skipTest("no C compiler")
+        names = self.header_fields()
+        mirror = dict((n, (getattr(_lib.JfaParams, n).offset, getattr(_lib.JfaParams, n).size))
+                      for n, _ in _lib.JfaParams._fields_)
+        missing = [n for n in names if n not in mirror]
+        self.assertEqual(missing, [], "jfa.h's jfa_params has fields tile._lib.JfaParams lacks")
+        with tempfile.TemporaryDirectory() as t:
+            src = os.path.join(t, "m.c")
+            with open(src, "w") as f:
+                f.write('#include <stdio.h>\n#include <stddef.h>\n#include "jfa.h"\nint main(void) {\n')
+                f.write('  printf("sizeof %zu\\n", sizeof(jfa_params));\n')
+                for n in names:
+                    f.write('  printf("%s %%zu %%zu\\n", offsetof(jfa_params, %s), sizeof(((jfa_params *)0)->%s));\n'
+                            % (n, n, n))
+                f.write("  return 0;\n}\n")
+            exe = os.path.join(t, "m")
+            subprocess.run([cc, "-I" + os.path.join(ROOT, "include"), "-I" + os.path.dirname(JFA_H), src, "-o", exe],
+                           check=True)
+            out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout.split("\n")
+        csize = int(out[0].split()[1])
+        for line in out[1:]:
+            if not line:
+                continue
+            n, off, size = line.split()
+            self.assertEqual(mirror[n], (int(off), int(size)), "field %s: C (offset, size) vs ctypes" % n)
+        self.assertGreaterEqual(C.sizeof(_lib.JfaParams), csize)
+        extra = [n for n in mirror if n not in names]
+        if extra:  # trailing fields the header does not have (yet): C never reads them
+            self.assertGreaterEqual(min(mirror[n][0] for n in extra), csize)
+            print("note: tile._lib.JfaParams has fields after jfa.h's: %s" % ", ".join(extra))
+
+
+@unittest.skipUnless(EMU, "needs TILE_INTERPRET=1 (the emulator) or a GPU")
+class Jit(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cache = tempfile.mkdtemp(prefix="tile_py_cache")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.cache, ignore_errors=True)
+
+    def test_compile_and_cache(self):
+        opts = {"cache_dir": self.cache}
+        k1 = tile.Kernel(VECTOR_ADD, "vector_add", constants={"BLOCK": 512}, options=opts)
+        k2 = tile.Kernel(VECTOR_ADD, "vector_add", constants={"BLOCK": 512}, options=opts)
+        self.assertFalse(k1.stats["cache_hit"])
+        self.assertTrue(k2.stats["cache_hit"])
+        self.assertEqual(k1.cubin, k2.cubin)
+        self.assertEqual([(p.name, p.kind, p.dtype) for p in k1.params],
+                         [("x", "ptr", "f32"), ("y", "ptr", "f32"), ("out", "ptr", "f32"), ("n", "scalar", "i32")])
+        self.assertEqual(k1.info.threads, 128)
+        k3 = tile.Kernel(VECTOR_ADD, "vector_add", constants={"BLOCK": 256}, options=opts)
+        self.assertFalse(k3.stats["cache_hit"])  # another constant, another entry
+
+    def test_compile_error(self):
+        src = "kernel k(x: *f32, n: i32) warps(4) {\n    let y = nosuch + 1;\n}\n"
+        with self.assertRaises(tile.TileCompileError) as cm:
+            tile.Kernel(src, "k", options={"no_cache": True}, filename="bad.tile")
+        e = cm.exception
+        self.assertIn("bad.tile:2:", e.diagnostics)
+        self.assertIn("nosuch", str(e))
+        self.assertEqual(e.status_name, "TILE_ERR_COMPILE")
+
+    def test_bad_options(self):
+        with self.assertRaises(TypeError):
+            tile.Kernel(VECTOR_ADD, "vector_add", options={"nosuch": 1})
+        with self.assertRaises(ValueError):
+            tile.Kernel(VECTOR_ADD, "nosuch_kernel", options={"cache_dir": self.cache})
+
+    def test_launch_buffers(self):
+        k = tile.Kernel(VECTOR_ADD, "vector_add", options={"cache_dir": self.cache})
+        for n in (1, 1023, 1025, 3001):
+            x = array.array("f", [random.uniform(-1, 1) for _ in range(n)])
+            y = array.array("f", [random.uniform(-1, 1) for _ in range(n)])
+            bx, by, bo = tile.DeviceBuffer(4 * n), tile.DeviceBuffer(4 * n), tile.DeviceBuffer(4 * n + 64)
+            bx.upload(x)
+            by.upload(y)
+            sentinel = array.array("f", [7.0] * (n + 16))
+            bo.upload(sentinel)
+            k[(n + 1023) // 1024,](bx, by, bo, n)
+            o = array.array("f", [0.0] * (n + 16))
+            bo.download(o)
+            want = [struct.unpack("<f", struct.pack("<f", a + b))[0] for a, b in zip(x, y)]
+            self.assertEqual(list(o[:n]), want)
+            self.assertEqual(list(o[n:]), [7.0] * 16)  # nothing written past the end
+        # grid as a callable of the constants, and an empty grid
+        k[lambda meta: ((3001 + meta.get("BLOCK", 1024) - 1) // meta.get("BLOCK", 1024),)](bx, by, bo, 3001)
+        k[0](bx, by, bo, 0)
+
+    def test_launch_argument_errors(self):
+        k = tile.Kernel(VECTOR_ADD, "vector_add", options={"cache_dir": self.cache})
+        b = tile.DeviceBuffer(64)
+        with self.assertRaisesRegex(TypeError, "takes 4 arguments"):
+            k[1](b, b, b)
+        with self.assertRaisesRegex(OverflowError, "out of range for i32"):
+            k[1](b, b, b, 2 ** 31)
+        with self.assertRaisesRegex(TypeError, "takes an integer"):
+            k[1](b, b, b, 1.5)
+        with self.assertRaisesRegex(TypeError, "DeviceBuffer or an int"):
+            k[1]("x", b, b, 1)
+        with self.assertRaisesRegex(ValueError, "fixed by the compiler"):
+            k[1](b, b, b, 1, smem=12345)
+        with self.assertRaisesRegex(ValueError, "cluster shape is fixed"):
+            k[1](b, b, b, 1, cluster=(2, 1, 1))
+        with self.assertRaisesRegex(ValueError, "grid"):
+            k[(1, 2, 3, 4)](b, b, b, 1)
+        # the runtime's own check (alignment) comes back as TileInvalidArgument
+        with self.assertRaises(tile.TileInvalidArgument) as cm:
+            k[1](b.ptr + 2, b, b, 1)
+        self.assertIn("x", str(cm.exception))
+
+    def test_emulator_report_is_exception(self):
+        k = tile.Kernel(VECTOR_ADD, "vector_add", options={"cache_dir": self.cache})
+        b = tile.DeviceBuffer(64)
+        with self.assertRaises(tile.TileError) as cm:
+            k[1](b, b, b, 1000)  # reads far past the 64 bytes
+        self.assertIn("outside", str(cm.exception))
+
+    def test_from_cubin(self):
+        k = tile.Kernel(VECTOR_ADD, "vector_add", options={"cache_dir": self.cache})
+        k2 = tile.Kernel.from_cubin(k.cubin)
+        self.assertEqual(k2.name, "vector_add")
+        with self.assertRaises(tile.TileError):
+            tile.Kernel.from_cubin(b"\x7fELF not really")
+
+
+def ref_attention(q, k, v, offsets, H, D, causal, scale):
+    """float64 attention per sequence: q, k, v flat [total][H][D] lists."""
+    total = offsets[-1]
+    out = [[[0.0] * D for _ in range(H)] for _ in range(total)]
+    lse = [[0.0] * total for _ in range(H)]
+    for b in range(len(offsets) - 1):
+        s, e = offsets[b], offsets[b + 1]
+        for h in range(H):
+            for i in range(s, e):
+                last = i + 1 if causal else e
+                sc = [scale * sum(q[i][h][d] * k[j][h][d] for d in range(D)) for j in range(s, last)]
+                m = max(sc)
+                w = [math.exp(x - m) for x in sc]
+                z = sum(w)
+                lse[h][i] = m + math.log(z)
+                for d in range(D):
+                    out[i][h][d] = sum(w[j - s] * v[j][h][d] for j in range(s, last)) / z
+    return out, lse
+
+
+@unittest.skipUnless(EMU, "needs TILE_INTERPRET=1 (the emulator)")
+class JfaCore(unittest.TestCase):
+    """JFA through the torch-free core (tile.jfa.Jfa) on emulator memory."""
+
+    def setUp(self):
+        self.j = jfa.Jfa()
+
+    def tearDown(self):
+        self.j.clear()
+
+    def key(self, offsets, H=1, D=64, causal=False, passes=_lib.JFA_FWD, **kw):
+        k = jfa.PlanKey(device=0, stream=None, offsets=tuple(offsets), heads=H, head_dim=D, causal=causal, num_q=0,
+                        softmax_scale=0.0, window=0, window_left=0, window_right=0, softcap=0.0,
+                        deterministic=False, passes=passes)
+        return k._replace(**kw)
+
+    def test_check_params_errors(self):
+        with self.assertRaises(tile.TileInvalidArgument) as cm:
+            jfa.Jfa.check_params(self.key([0, 5, 3]))
+        self.assertIn("offsets", str(cm.exception))
+        with self.assertRaisesRegex(tile.TileInvalidArgument, "head_dim"):
+            jfa.Jfa.check_params(self.key([0, 5], D=96))
+        with self.assertRaisesRegex(tile.TileInvalidArgument, "heads"):
+            jfa.Jfa.check_params(self.key([0, 5], H=0))
+        self.assertEqual(jfa.Jfa.check_params(self.key([0, 5, 9])), 9)
+        self.assertTrue(jfa.Jfa.supports_backward(self.key([0, 5])))
+        self.assertFalse(jfa.Jfa.supports_backward(self.key([0, 5], softcap=5.0)))
+
+    def run_fwd(self, lengths, H, D, causal):
+        offsets = jfa.offsets_from_lengths(lengths)
+        T = offsets[-1]
+        rnd = random.Random(sum(lengths) * 7 + H + D + causal)
+        vals = {}
+        bufs = {}
+        for name in "qkv":
+            bits = [bf16_bits(rnd.gauss(0, 1)) for _ in range(T * H * D)]
+            vals[name] = [[[bf16_value(bits[(i * H + h) * D + d]) for d in range(D)] for h in range(H)]
+                          for i in range(T)]
+            b = tile.DeviceBuffer(max(2 * T * H * D, 16))
+            if T:
+                b.upload(array.array("H", bits))
+            bufs[name] = b
+        o = tile.DeviceBuffer(max(2 * T * H * D, 16))
+        lse = tile.DeviceBuffer(max(4 * H * T, 16))
+
+        def raw(b, dt, shape):
+            strides = []
+            acc = 1
+            for n in reversed(shape):
+                strides.insert(0, acc)
+                acc *= n
+            return jfa.RawTensor(b.ptr, shape, strides, dt)
+        key = self.key(offsets, H, D, causal)
+        self.j.forward(key, raw(bufs["q"], "bf16", (T, H, D)), raw(bufs["k"], "bf16", (T, H, D)),
+                       raw(bufs["v"], "bf16", (T, H, D)), raw(o, "bf16", (T, H, D)), raw(lse, "f32", (H, T)))
+        ob = array.array("H", [0] * (T * H * D))
+        lb = array.array("f", [0.0] * (H * T))
+        if T:
+            o.download(ob)
+            lse.download(lb)
+        ref, rl = ref_attention(vals["q"], vals["k"], vals["v"], offsets, H, D, causal, 1 / math.sqrt(D))
+        err = 0.0
+        lerr = 0.0
+        for i in range(T):
+            for h in range(H):
+                lerr = max(lerr, abs(lb[h * T + i] - rl[h][i]))
+                for d in range(D):
+                    err = max(err, abs(bf16_value(ob[(i * H + h) * D + d]) - ref[i][h][d]))
+        return err, lerr
+
+    def test_forward_vs_float64(self):
+        for lengths, H, D, causal in (([3, 0, 20], 1, 64, False), ([17, 5], 2, 64, True), ([9], 1, 128, False)):
+            err, lerr = self.run_fwd(lengths, H, D, causal)
+            self.assertLess(err, 0.02, (lengths, H, D, causal))
+            self.assertLess(lerr, 1e-3, (lengths, H, D, causal))
+
+    def test_forward_tensor_errors(self):
+        offsets = [0, 8]
+        b = tile.DeviceBuffer(2 * 8 * 64)
+        t = jfa.RawTensor(b.ptr, (8, 1, 64), (64, 64, 1), "bf16")
+        lse = tile.DeviceBuffer(64)
+        bad_lse = jfa.RawTensor(lse.ptr, (1, 8), (8, 1), "bf16")  # must be f32
+        with self.assertRaisesRegex(tile.TileInvalidArgument, "lse"):
+            self.j.forward(self.key(offsets), t, t, t, jfa.RawTensor(b.ptr, (8, 1, 64), (64, 64, 1), "bf16"),
+                           bad_lse)
+        o = tile.DeviceBuffer(2 * 8 * 64)
+        with self.assertRaisesRegex(tile.TileInvalidArgument, "share"):  # o aliases q
+            self.j.forward(self.key(offsets), t, t, t, t, jfa.RawTensor(lse.ptr, (1, 8), (8, 1), "f32"))
+        del o
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
