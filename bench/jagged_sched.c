@@ -27,6 +27,22 @@
  *             bound max(ceil(total / CTAs), largest tile)
  *   gain      the zigzag gain: round robin's makespan / the scheduler's
  *
+ * Then sliding windows (--windows, default 256,1024: query i sees keys
+ * i - W .. i, the causal window of docs/perf.md; forward, on the
+ * self-attention suites, causal or not), scheduled window-aware
+ * (tile_jagged_params.window) and window-blind (costed as unmasked tiles,
+ * what JFA did before the scheduler knew windows), both split with JFA's
+ * parameters:
+ *
+ *   new, ns/tile   as above, window-aware
+ *   mk/LB     the window-aware makespan (after the split) over the lower
+ *             bound max(ceil(total / CTAs), largest tile), window costs
+ *   blind     the window-blind lists' makespan under the window's costs
+ *             (each item's KV range clipped to the window's, a piece's
+ *             overhead counted) over the same bound
+ *   pieces    partial slots of the window-aware split (0: not split)
+ *   gain      blind makespan / window-aware makespan
+ *
  * Timings are wall clock (CLOCK_MONOTONIC) on whatever machine runs it; the
  * kernel times to compare them with are in docs/perf.md. */
 #include <stdint.h>
@@ -162,6 +178,92 @@ static void run_pass(const bcase *c, int bwd, int reps, int ctas) {
   free(t), free(alt), free(off[0]), free(off[1]);
 }
 
+/* The largest per-CTA cost of split lists x under the window (W, 0)'s
+ * costs: each item's KV range clipped to the window's blocks, pieces with
+ * their overhead. */
+static int64_t window_makespan(const tile_jagged_split *x, const int64_t *len, int bm, int bn, int W, int overhead) {
+  int64_t mk = 0;
+  for (int c = 0; c < x->num_ctas; c++) {
+    int64_t load = 0;
+    for (int32_t i = x->cta_start[c]; i < x->cta_start[c + 1]; i++) {
+      const int32_t *w = x->work + 8 * (int64_t)i;
+      int64_t L = len[w[0]], q0 = (int64_t)w[2] * bm, q1 = q0 + bm;
+      int64_t f = q0 - W > 0 ? (q0 - W) / bn : 0, last = q1 - 1 < L - 1 ? q1 - 1 : L - 1, e = last / bn + 1;
+      int64_t a = w[3] > f ? w[3] : f, b = w[4] < e ? w[4] : e;
+      load += (b > a ? b - a : 0) + (w[5] >= 0 ? overhead : 0);
+    }
+    mk = load > mk ? load : mk;
+  }
+  return mk;
+}
+
+/* one window of one case: the window-aware schedule timed and measured, the
+ * window-blind one measured under the window's costs */
+static void run_window(const bcase *c, int W, int reps, int ctas) {
+  int64_t *alt = malloc((size_t)c->B * sizeof *alt);
+  for (int64_t b = 0; b < c->B; b++) alt[b] = c->len[c->B - 1 - b];
+  if (!memcmp(alt, c->len, (size_t)c->B * sizeof *alt))
+    for (int64_t b = c->B - 1; b >= 0; b--)
+      if (alt[b] > 0) {
+        alt[b]--;
+        break;
+      }
+  int32_t *off[2] = {offsets_of(c->len, c->B), offsets_of(alt, c->B)};
+  tile_jagged_params p = {0};
+  p.batch = c->B;
+  p.offsets = off[0];
+  p.heads = c->heads;
+  p.block_m = 128;
+  p.block_n = 128;
+  p.num_ctas = ctas;
+  p.zigzag = 1;
+  p.window = 1;
+  p.window_left = W;
+  p.window_right = 0;
+  tile_jagged_split_params sp = split_of(ctas);
+  tile_jagged_schedule s;
+  memset(&s, 0, sizeof s);
+  tile_jagged_split sl;
+  double *t = malloc((size_t)reps * sizeof *t);
+  for (int i = -2; i < reps; i++) {
+    p.offsets = off[(i + 2) & 1];
+    double t0 = now_us();
+    if (tile_jagged_schedule_rebuild(&p, &s) != TILE_OK) die("window rebuild");
+    if (tile_jagged_split_tail(&p, &s, &sp, &sl) != TILE_OK) die("window split");
+    double dt = now_us() - t0;
+    tile_jagged_split_free(&sl);
+    if (i >= 0) t[i] = dt;
+  }
+  qsort(t, (size_t)reps, sizeof *t, dcmp);
+  /* quality on the suite's own lengths */
+  p.offsets = off[0];
+  if (tile_jagged_schedule_rebuild(&p, &s) != TILE_OK) die("window rebuild");
+  if (tile_jagged_split_tail(&p, &s, &sp, &sl) != TILE_OK) die("window split");
+  int64_t lb = (s.total_cost + ctas - 1) / ctas;
+  if (s.max_tile_cost > lb) lb = s.max_tile_cost;
+  int64_t mk = window_makespan(&sl, c->len, 128, 128, W, sp.piece_overhead);
+  if (mk != sl.max_cta_cost) {
+    fprintf(stderr, "jagged_sched: %s window %d: makespan %lld, the split says %lld\n", c->name, W, (long long)mk,
+            (long long)sl.max_cta_cost);
+    exit(1);
+  }
+  int64_t pieces = sl.nparts;
+  tile_jagged_split_free(&sl);
+  tile_jagged_params q = p; /* window-blind: costed as unmasked tiles */
+  q.window = 0;
+  tile_jagged_schedule sb;
+  if (tile_jagged_schedule_build(&q, &sb) != TILE_OK) die("blind build");
+  if (tile_jagged_split_tail(&q, &sb, &sp, &sl) != TILE_OK) die("blind split");
+  int64_t mkb = window_makespan(&sl, c->len, 128, 128, W, sp.piece_overhead);
+  tile_jagged_split_free(&sl);
+  printf("%-6s %6d %9lld %9.1f %8.2f %8.4f %8.4f %7lld %7.3f\n", c->name, W, (long long)s.ntiles, t[0],
+         t[0] * 1e3 / (double)(s.ntiles ? s.ntiles : 1), (double)mk / (double)lb, (double)mkb / (double)lb,
+         (long long)pieces, (double)mkb / (double)mk);
+  fflush(stdout);
+  tile_jagged_schedule_free(&s), tile_jagged_schedule_free(&sb);
+  free(t), free(alt), free(off[0]), free(off[1]);
+}
+
 /* the suites: a minimal reader of suites.json's flat objects (the same as
  * examples/jagged_attention/jfa_test.h's) */
 static int read_suites(const char *dir, bcase *cs, int cap) {
@@ -226,15 +328,17 @@ static void short_causal(bcase *c, const char *name, int64_t B, int heads, int64
 }
 
 int main(int argc, char **argv) {
-  const char *dir = "../shared/bench/suites", *only = NULL;
+  const char *dir = "../shared/bench/suites", *only = NULL, *windows = "256,1024";
   int reps = 20, ctas = 132;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--suites") && i + 1 < argc) dir = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--ctas") && i + 1 < argc) ctas = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--windows") && i + 1 < argc) windows = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--suites DIR] [--only J1,C8k] [--reps N] [--ctas N]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--suites DIR] [--only J1,C8k] [--reps N] [--ctas N] [--windows W,W | none]\n",
+              argv[0]);
       return 2;
     }
   }
@@ -251,10 +355,24 @@ int main(int argc, char **argv) {
          reps);
   printf("%-6s %-3s %9s %9s %9s %8s %9s %9s %8s %7s\n", "suite", "dir", "tiles", "new", "new-med", "ns/tile",
          "fresh", "same", "mk/LB", "gain");
-  for (int i = 0; i < nc; i++) {
+  for (int i = 0; i < nc; i++)
     if (!only || strstr(only, cs[i].name))
       for (int bwd = 0; bwd <= 1; bwd++) run_pass(&cs[i], bwd, reps, ctas);
-    free(cs[i].len);
+  if (strcmp(windows, "none")) {
+    printf("# sliding windows (W, 0), forward, window-aware against window-blind (see the header)\n");
+    printf("%-6s %6s %9s %9s %8s %8s %8s %7s %7s\n", "suite", "window", "tiles", "new", "ns/tile", "mk/LB", "blind",
+           "pieces", "gain");
+    for (int i = 0; i < nc; i++) {
+      if ((only && !strstr(only, cs[i].name)) || cs[i].num_q > 0 || !strncmp(cs[i].name, "C", 1)) continue;
+      for (const char *w = windows; *w;) {
+        int W = atoi(w);
+        if (W > 0) run_window(&cs[i], W, reps, ctas);
+        w = strchr(w, ',');
+        if (!w) break;
+        w++;
+      }
+    }
   }
+  for (int i = 0; i < nc; i++) free(cs[i].len);
   return 0;
 }

@@ -24,6 +24,11 @@
  *      over the loads, or a tournament tree when the loads do not fit one;
  *      round robin when every tile costs the same), then written to its
  *      list (place_causal).
+ * Sliding windows (p->window) are dealt like causal batches: a window's
+ * costs rise and fall with m, so each sequence's tiles are costed one by
+ * one (count_window) and dealt sequence-major to the least-loaded CTA; the
+ * tail split then cuts the last tile of each CTA above the ideal load, and
+ * every work item's KV range starts at the window's first block.
  * Without zigzag, step 2 is skipped and the tiles are dealt round robin in
  * natural order.  tile_jagged_schedule_rebuild keeps a copy of what it
  * built from and returns at once when it is asked for the same schedule.
@@ -151,7 +156,26 @@ typedef struct jctx {
   int causal;
   int64_t nqb; /* broadcast-Q: query blocks per (b, h); 0 in self-attention */
   int bwd;     /* backward tiles: KV blocks, costed by the query blocks they meet */
+  int win;     /* a sliding window (forward, self-attention): keys q - wl .. q + wr */
+  int64_t wl, wr; /* its bounds, -1: none */
 } jctx;
+
+/* A window's KV blocks for query block m of a sequence of L > m * bm rows:
+ * [win_first, win_end), those holding a key some row of rows [m*bm,
+ * (m+1)*bm) sees (variants/window.tile's kv_blocks; (m+1)*bm is not clipped
+ * to L there either, and need not be: the last key is).  Not a window: the
+ * first block is 0. */
+static inline int64_t win_first(const jctx *c, int64_t m) {
+  if (!c->win || c->wl < 0) return 0;
+  int64_t q = m * c->bm - c->wl;
+  return q > 0 ? bd(c->dn, q) : 0;
+}
+
+static inline int64_t win_end(const jctx *c, int64_t L, int64_t m) {
+  int64_t q1 = (m + 1) * c->bm, last = L - 1; /* no overflow: q1 - 1 + wr only when below L - 1 */
+  if (c->wr >= 0 && c->wr < L - q1) last = q1 - 1 + c->wr;
+  return bd(c->dn, last) + 1;
+}
 
 /* Tiles of a sequence of L rows (0: none): its query blocks (forward), or
  * its KV blocks (backward). */
@@ -168,6 +192,7 @@ static inline int64_t tile_cost(const jctx *c, int64_t L, int64_t m) {
     int64_t q = bcdiv(c->dm, L);
     return c->causal ? q - bd(c->dm, m * c->bn) : q;
   }
+  if (c->win) return win_end(c, L, m) - win_first(c, m);
   if (!c->causal) return bcdiv(c->dn, L);
   int64_t e = (m + 1) * c->bm;
   if (e > L) e = L;
@@ -449,6 +474,7 @@ static void place_round_robin(const causal_order *o, int32_t cost, const int32_t
 typedef struct jkey {
   int64_t batch, num_q;
   int is64, is_len, heads, bm, bn, causal, ctas, zig, bwd;
+  int win, wl, wr; /* all 0 without a window */
 } jkey;
 
 typedef struct jpriv {
@@ -467,6 +493,7 @@ static jkey key_of(const tile_jagged_params *p) {
   k.is64 = p->offsets_are_64bit != 0, k.is_len = p->lengths != NULL, k.heads = p->heads;
   k.bm = p->block_m, k.bn = p->block_n, k.causal = p->causal != 0, k.ctas = p->num_ctas;
   k.zig = p->zigzag != 0, k.bwd = p->backward != 0;
+  if (p->window) k.win = p->window, k.wl = p->window_left, k.wr = p->window_right;
   return k;
 }
 
@@ -592,6 +619,43 @@ static void count_seqs(const jctx *c, const int64_t *len, int64_t B, int H, int 
   o->work_ub = o->bad ? 0 : (int64_t)wsum * H;
 }
 
+/* count_seqs for a window: costs rise and fall with m (the window's left
+ * edge enters the sequence, its right edge leaves it), so each sequence's
+ * tiles are costed one by one: as many steps as the query blocks, which the
+ * dealing walks anyway.  Past the limits when there are too many tiles, or
+ * a sequence's KV blocks (the range the work items index) pass int32, which
+ * bounds every cost too. */
+static void count_window(const jctx *c, const int64_t *len, int64_t B, int H, int32_t *nbv, int32_t *cmx,
+                         seq_counts *o) {
+  const int64_t MT = TILE_JAGGED_MAX_TILES;
+  int64_t blocks = 0, ng = 0, maxcost = 0, mincost = INT64_MAX, minmax = INT64_MAX, wsum = 0;
+  int bad = 0;
+  for (int64_t b = 0; b < B && !bad; b++) { /* the limits first: the walk below is then bounded */
+    int64_t nb = bcdiv(c->dm, len[b]);
+    bad = nb > MT || (blocks += nb) > MT / H || bcdiv(c->dn, len[b]) > INT32_MAX;
+  }
+  for (int64_t b = 0; b < B && !bad; b++) {
+    const int64_t L = len[b], nb = bcdiv(c->dm, L);
+    int64_t cmax = 0, cmin = INT64_MAX;
+    for (int64_t m = 0; m < nb; m++) {
+      int64_t cost = tile_cost(c, L, m);
+      cmax = cost > cmax ? cost : cmax;
+      cmin = cost < cmin ? cost : cmin;
+    }
+    nbv[b] = (int32_t)nb, cmx[b] = (int32_t)cmax;
+    if (!nb) continue;
+    ng++;
+    wsum += nb * cmax;
+    maxcost = cmax > maxcost ? cmax : maxcost;
+    mincost = cmin < mincost ? cmin : mincost;
+    minmax = cmax < minmax ? cmax : minmax;
+  }
+  o->bad = bad;
+  o->ntiles = bad ? 0 : blocks * H;
+  o->ng = ng, o->maxcost = maxcost, o->mincost = mincost, o->minmax = minmax;
+  o->work_ub = bad ? 0 : wsum * H; /* < 2^29 tiles of < 2^31 */
+}
+
 /* The error of the first sequence past the limits (the count is not used). */
 static tile_status count_slow(const jctx *c, const tile_jagged_params *p, const int64_t *len) {
   int64_t ntiles = 0;
@@ -605,6 +669,10 @@ static tile_status count_slow(const jctx *c, const tile_jagged_params *p, const 
                      "jagged schedule: more than %d tiles (reached at sequence %lld of %lld rows, %lld query blocks "
                      "x %d heads): tile indices would overflow int32; use larger blocks or split the batch",
                      TILE_JAGGED_MAX_TILES, (long long)b, (long long)L, (long long)nb, H);
+    if (c->win && bcdiv(c->dn, L) > INT32_MAX)
+      return rt_fail(TILE_ERR_INVALID,
+                     "jagged schedule: sequence %lld has %lld KV rows, %lld blocks of %d: the window's KV block "
+                     "indices overflow int32", (long long)b, (long long)L, (long long)bcdiv(c->dn, L), p->block_n);
     /* costs never decrease with m (forward) or never increase (backward) */
     int64_t c0 = tile_cost(c, L, 0), c1 = tile_cost(c, L, nb - 1), cmax = c0 > c1 ? c0 : c1;
     if (cmax > INT32_MAX)
@@ -613,6 +681,27 @@ static tile_status count_slow(const jctx *c, const tile_jagged_params *p, const 
                      (long long)b, (long long)L, (long long)cmax, p->block_n);
   }
   return rt_fail(TILE_ERR_INVALID, "jagged schedule: the batch is past the limits"); /* not reached */
+}
+
+/* The window fields of p (ignored when p->window is 0). */
+static tile_status check_window(const tile_jagged_params *p) {
+  if (!p->window) return TILE_OK;
+  if (p->window != 1)
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: window is %d, must be 0 (none) or 1 (a sliding window)",
+                   p->window);
+  if (p->window_left < -1 || p->window_right < -1)
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: window_left %d, window_right %d: each must be >= 0, or -1 "
+                                     "for no bound", p->window_left, p->window_right);
+  if (p->backward)
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: a sliding window is costed for the forward pass only "
+                                     "(backward must be 0)");
+  if (p->num_q > 0)
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: a sliding window is defined for self-attention only "
+                                     "(num_q must be 0)");
+  if (p->causal)
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: a sliding window with causal set: give the causal window "
+                                     "as window_right = 0 instead (causal must be 0)");
+  return TILE_OK;
 }
 
 /* Build into out, reusing its arrays when they are large enough. */
@@ -639,6 +728,8 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
   if (p->causal && p->num_q > 0)
     return rt_fail(TILE_ERR_INVALID, "jagged schedule: causal masking is defined for self-attention only "
                                      "(num_q must be 0 when causal is set)");
+  tile_status st = check_window(p);
+  if (st != TILE_OK) return st;
   const int n = p->num_ctas, H = p->heads, zig = p->zigzag != 0;
   const int64_t B = p->batch;
   if (!out->priv && !(out->priv = calloc(1, sizeof(jpriv)))) goto nomem0;
@@ -649,10 +740,11 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
   int64_t *len = carve(&at, (size_t)B * 8);
   int32_t *nbv = carve(&at, (size_t)B * 4), *cmx = carve(&at, (size_t)B * 4);
   int64_t rows = 0;
-  tile_status st = read_lengths(p, len, &rows);
+  st = read_lengths(p, len, &rows);
   if (st != TILE_OK) return st;
 
-  jctx c = {bdiv_of(p->block_m), bdiv_of(p->block_n), p->block_m, p->block_n, p->causal != 0, 0, p->backward != 0};
+  jctx c = {bdiv_of(p->block_m), bdiv_of(p->block_n), p->block_m, p->block_n, p->causal != 0, 0, p->backward != 0,
+            p->window != 0, p->window_left, p->window_right};
   if (p->num_q > 0) {
     c.nqb = (p->num_q + p->block_m - 1) / p->block_m;
     if (c.nqb > TILE_JAGGED_MAX_TILES)
@@ -663,7 +755,10 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
 
   /* 1. Count tiles and sequences with tiles, find the largest cost. */
   seq_counts k1;
-  count_seqs(&c, len, B, H, rows < ((int64_t)1 << 27), nbv, cmx, &k1);
+  if (c.win)
+    count_window(&c, len, B, H, nbv, cmx, &k1);
+  else
+    count_seqs(&c, len, B, H, rows < ((int64_t)1 << 27), nbv, cmx, &k1);
   if (k1.bad) return count_slow(&c, p, len);
   const int64_t ntiles = k1.ntiles, ng = k1.ng, maxcost = k1.maxcost, mincost = k1.mincost, minmax = k1.minmax;
 
@@ -684,7 +779,9 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
 
   /* scratch for the sort and the dealing */
   const int sort_count = maxcost <= ng + (1 << 16);
-  const int causal_zig = zig && c.causal;
+  /* causal and window schedules: costs vary within a sequence, dealt
+   * sequence-major to the least-loaded CTA */
+  const int causal_zig = zig && (c.causal || c.win);
   int Pt = 1;
   while (Pt < n) Pt <<= 1;
   int64_t W = 1;
@@ -759,7 +856,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
     /* List lengths: P full passes, then R tiles in pass P (left to right, or
      * right to left when zigzag and P is odd). */
     int64_t P = ntiles / n, R = ntiles % n;
-    int flip = zig && !c.causal && (P & 1);
+    int flip = zig && !causal_zig && (P & 1);
     out->cta_start[0] = 0;
     for (int i = 0; i < n; i++) {
       int extra = flip ? i >= n - R : i < R;
@@ -806,11 +903,11 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
       for (int i = 0; i < n; i++) ls0[i] = out->cta_start[i];
       lanes d = {out->work, ls0, lc0, n, 0, 0};
       for (int64_t b = 0; b < B; b++)
-        if (nbv[b]) deal_lanes(&d, (int32_t)b, nbv[b], H, c.causal ? -1 : cmx[b], &c, len[b]);
+        if (nbv[b]) deal_lanes(&d, (int32_t)b, nbv[b], H, c.causal || c.win ? -1 : cmx[b], &c, len[b]);
       for (int i = 0; i < n; i++) total += lc0[i];
     }
     for (int i = 0; i < n; i++) {
-      int64_t l = lc0[i] + (zig && !c.causal ? lc1[n - 1 - i] : 0);
+      int64_t l = lc0[i] + (zig && !causal_zig ? lc1[n - 1 - i] : 0);
       makespan = l > makespan ? l : makespan;
     }
   }
@@ -874,8 +971,10 @@ static inline void put_item(int32_t *w, const int32_t *tile, int32_t kb, int32_t
   w[0] = tile[0], w[1] = tile[1], w[2] = tile[2], w[3] = kb, w[4] = ke, w[5] = part, w[6] = 0, w[7] = 0;
 }
 
-/* The schedule's own lists in the 8-int format, nothing split. */
-static tile_status split_none(const tile_jagged_schedule *s, tile_jagged_split *o) {
+/* The schedule's own lists in the 8-int format, nothing split.  c: a
+ * window's (each item's KV range starts at the window's first block), or
+ * NULL. */
+static tile_status split_none(const jctx *c, const tile_jagged_schedule *s, tile_jagged_split *o) {
   if (s->ntiles > TILE_JAGGED_MAX_ITEMS)
     return rt_fail(TILE_ERR_INVALID, "jagged split: %lld tiles, more than the %d work items of 8 int32 that int32 "
                                      "indices reach; use larger blocks or split the batch",
@@ -894,6 +993,11 @@ static tile_status split_none(const tile_jagged_schedule *s, tile_jagged_split *
     put_tile(dst + 8 * i + 4, whole);
     dst[8 * i + 4] = cost;
   }
+  if (c) /* a window: {b, h, m, first, first + cost, -1, 0, 0} */
+    for (int64_t i = 0, nt = s->ntiles; i < nt; i++) {
+      int32_t f = (int32_t)win_first(c, src[4 * i + 2]);
+      dst[8 * i + 3] = f, dst[8 * i + 4] += f;
+    }
   memcpy(o->cta_start, s->cta_start, ((size_t)s->num_ctas + 1) * sizeof(int32_t));
   o->nitems = s->ntiles;
   o->num_ctas = s->num_ctas;
@@ -927,30 +1031,66 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
   if (sp && (sp->min_piece < 1 || sp->piece_overhead < 0 || sp->max_parts < 0))
     return rt_fail(TILE_ERR_INVALID, "jagged split: min_piece must be >= 1, piece_overhead and max_parts >= 0 "
                                      "(got %d, %d, %d)", sp->min_piece, sp->piece_overhead, sp->max_parts);
+  tile_status st = check_window(p);
+  if (st != TILE_OK) return st;
+  const int win = p->window != 0;
+  if (win && (!good_block(p->block_m) || !good_block(p->block_n)))
+    return rt_fail(TILE_ERR_INVALID, "jagged split: the schedule was not built with these parameters "
+                                     "(block_m %d, block_n %d)", p->block_m, p->block_n);
+  /* a window's KV ranges start at its first block (win_first) */
+  const jctx wc = {bdiv_of(win ? p->block_m : 16), bdiv_of(win ? p->block_n : 16), p->block_m, p->block_n, 0, 0, 0,
+                   win, p->window_left, p->window_right};
+  const jctx *wcp = win ? &wc : NULL;
   const int n = s->num_ctas;
-  const int64_t P = s->ntiles / n, R = s->ntiles % n;
-  /* only the zigzag, non-causal deal leaves its lightest tiles in one last
-   * partial pass, at position P of R lists */
-  if (!sp || sp->max_parts == 0 || !p->zigzag || p->causal || R == 0) return split_none(s, out);
+  const int64_t P = s->ntiles / n, R0 = s->ntiles % n;
+  /* the tail: the zigzag, non-causal deal leaves its lightest tiles in one
+   * last partial pass, at position P of R0 lists; a window's deal (to the
+   * least-loaded CTA) has the last tile of each CTA above the ideal load */
+  if (!sp || sp->max_parts == 0 || !p->zigzag || p->causal || (!win && R0 == 0)) return split_none(wcp, s, out);
 
   int64_t *load = calloc((size_t)n, sizeof *load);
-  int32_t *tail = malloc((size_t)R * sizeof *tail); /* work index of each tail tile, in rank order */
-  int32_t *kof = malloc((size_t)R * sizeof *kof);   /* pieces of each */
-  int32_t *first = malloc((size_t)R * sizeof *first); /* its first partial slot, or -1 (not split) */
+  const int64_t Rcap = win ? n : R0;
+  int32_t *tail = malloc((size_t)Rcap * sizeof *tail); /* work index of each tail tile, in rank (window: CTA) order */
+  int32_t *kof = malloc((size_t)Rcap * sizeof *kof);   /* pieces of each */
+  int32_t *first = malloc((size_t)Rcap * sizeof *first); /* its first partial slot, or -1 (not split) */
+  int32_t *keep = malloc((size_t)n * sizeof *keep);      /* whole tiles each CTA keeps: the start of its list */
   int Pw = 1;
   while (Pw < n) Pw <<= 1;
   int64_t *tl = malloc((size_t)2 * Pw * sizeof *tl);
   int32_t *ti = malloc((size_t)2 * Pw * sizeof *ti);
   piece *pc = NULL;
-  tile_status st = TILE_OK;
-  if (!load || !tail || !kof || !first || !tl || !ti) goto nomem;
-  for (int64_t r = 0; r < R; r++) {
-    int c = (P & 1) ? n - 1 - (int)r : (int)r;
-    if (s->cta_start[c + 1] - s->cta_start[c] != P + 1) { /* not the layout build() makes */
-      st = rt_fail(TILE_ERR_INVALID, "jagged split: the schedule was not built with these parameters");
+  int64_t R = 0;
+  if (!load || !tail || !kof || !first || !keep || !tl || !ti) goto nomem;
+  if (!win) {
+    R = R0;
+    for (int64_t r = 0; r < R; r++) {
+      int c = (P & 1) ? n - 1 - (int)r : (int)r;
+      if (s->cta_start[c + 1] - s->cta_start[c] != P + 1) { /* not the layout build() makes */
+        st = rt_fail(TILE_ERR_INVALID, "jagged split: the schedule was not built with these parameters");
+        goto done;
+      }
+      tail[r] = s->cta_start[c] + (int32_t)P;
+    }
+    for (int c = 0; c < n; c++) {
+      keep[c] = (int32_t)P;
+      for (int64_t i = s->cta_start[c]; i < s->cta_start[c] + P; i++) load[c] += s->work[4 * i + 3];
+    }
+  } else {
+    /* Every CTA got its last tile while it was the least loaded, so without
+     * it its load is at most the final least load, at most the ideal. */
+    const int64_t ideal = (s->total_cost + n - 1) / n;
+    if (s->cta_start[0] != 0 || s->cta_start[n] != s->ntiles) goto bad_layout;
+    for (int c = 0; c < n; c++) {
+      int32_t a = s->cta_start[c], e = s->cta_start[c + 1];
+      if (e < a) goto bad_layout;
+      for (int32_t i = a; i < e; i++) load[c] += s->work[4 * (int64_t)i + 3];
+      keep[c] = e - a;
+      if (e > a && load[c] > ideal) tail[R++] = e - 1, keep[c]--, load[c] -= s->work[4 * (int64_t)(e - 1) + 3];
+    }
+    if (R == 0) { /* the makespan is the ideal already */
+      st = split_none(wcp, s, out);
       goto done;
     }
-    tail[r] = s->cta_start[c] + (int32_t)P;
   }
   /* pieces per tail tile: spread the R tiles over all n CTAs, each piece at
    * least min_piece blocks, at most max_parts partial slots in all */
@@ -968,11 +1108,9 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
     if (parts <= sp->max_parts || k_each <= 1) break;
   }
   if (parts == 0) {
-    st = split_none(s, out);
+    st = split_none(wcp, s, out);
     goto done;
   }
-  for (int c = 0; c < n; c++)
-    for (int64_t i = s->cta_start[c]; i < s->cta_start[c] + P; i++) load[c] += s->work[4 * i + 3];
   pc = malloc((size_t)npieces * sizeof *pc);
   if (!pc) goto nomem;
   {
@@ -995,28 +1133,29 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
   for (int c = 0; c < n; c++)
     if (t.load[Pw + c] > m1) m1 = t.load[Pw + c];
   if (m1 > s->max_cta_cost - s->max_cta_cost / 100) { /* under 1% better: not worth a second kernel */
-    st = split_none(s, out);
+    st = split_none(wcp, s, out);
     goto done;
   }
   int64_t ncomb = 0;
   for (int64_t r = 0; r < R; r++) ncomb += kof[r] > 1;
-  int64_t nitems = P * n + npieces;
+  int64_t nitems = s->ntiles - R + npieces;
   if (nitems > TILE_JAGGED_MAX_ITEMS) {
-    st = split_none(s, out);
+    st = split_none(wcp, s, out);
     goto done;
   }
   if ((st = split_alloc(out, nitems, n, ncomb)) != TILE_OK) goto done;
-  /* list lengths: P whole tiles, then the pieces given to the CTA */
+  /* list lengths: the whole tiles kept, then the pieces given to the CTA */
   memset(load, 0, (size_t)n * sizeof *load); /* reused: pieces per CTA, then fill positions */
   for (int64_t i = 0; i < npieces; i++) load[pc[i].cta]++;
   out->cta_start[0] = 0;
-  for (int c = 0; c < n; c++) out->cta_start[c + 1] = out->cta_start[c] + (int32_t)(P + load[c]);
+  for (int c = 0; c < n; c++) out->cta_start[c + 1] = out->cta_start[c] + (int32_t)(keep[c] + load[c]);
   for (int c = 0; c < n; c++) {
-    for (int64_t i = 0; i < P; i++) {
+    for (int64_t i = 0; i < keep[c]; i++) {
       const int32_t *w = s->work + 4 * (s->cta_start[c] + i);
-      put_item(out->work + 8 * ((int64_t)out->cta_start[c] + i), w, 0, w[3], -1);
+      int32_t f = (int32_t)win_first(&wc, w[2]);
+      put_item(out->work + 8 * ((int64_t)out->cta_start[c] + i), w, f, f + w[3], -1);
     }
-    load[c] = out->cta_start[c] + P;
+    load[c] = out->cta_start[c] + keep[c];
   }
   /* partial slots: tail tiles in rank order, pieces in KV order */
   int64_t slot = 0, e = 0;
@@ -1033,7 +1172,8 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
   for (int64_t i = 0; i < npieces; i++) {
     const int32_t *w = s->work + 4 * (int64_t)tail[pc[i].t];
     int64_t cost = w[3], k = kof[pc[i].t];
-    int32_t kb = (int32_t)(pc[i].k * cost / k), ke = (int32_t)((pc[i].k + 1) * cost / k);
+    int32_t f = (int32_t)win_first(&wc, w[2]);
+    int32_t kb = f + (int32_t)(pc[i].k * cost / k), ke = f + (int32_t)((pc[i].k + 1) * cost / k);
     put_item(out->work + 8 * load[pc[i].cta]++, w, kb, ke, k > 1 ? first[pc[i].t] + pc[i].k : -1);
   }
   out->nitems = nitems;
@@ -1042,9 +1182,12 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
   out->num_ctas = n;
   out->max_cta_cost = m1;
   goto done;
+bad_layout:
+  st = rt_fail(TILE_ERR_INVALID, "jagged split: the schedule was not built with these parameters");
+  goto done;
 nomem:
   st = rt_fail(TILE_ERR_NOMEM, "jagged split: out of memory for %lld tiles over %d CTAs", (long long)s->ntiles, n);
 done:
-  free(load), free(tail), free(kof), free(first), free(tl), free(ti), free(pc);
+  free(load), free(tail), free(kof), free(first), free(keep), free(tl), free(ti), free(pc);
   return st;
 }

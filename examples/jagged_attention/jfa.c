@@ -143,6 +143,9 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     jp.block_m = BLOCK_M;
     jp.block_n = ki->params[K_PARAM].box[0];
     jp.causal = p->causal;
+    jp.window = p->window; /* the window's costs and KV ranges (tile_jagged_params.window) */
+    jp.window_left = p->window_left;
+    jp.window_right = p->window_right;
     jp.num_q = p->num_q;
     jp.num_ctas = plan->ctas;
     jp.zigzag = !p->no_zigzag;

@@ -10,7 +10,8 @@
  * (boustrophedon) order, so every CTA of the persistent kernel gets about the
  * same amount of KV work.  Causal batches are dealt sequence-major instead
  * (sequences by their heaviest tile, each one's tiles together, heaviest
- * first, each to the least-loaded CTA) so a sequence's K/V is shared in L2.  docs/runtime.md ("Jagged tile scheduling") has the
+ * first, each to the least-loaded CTA) so a sequence's K/V is shared in L2;
+ * sliding-window batches too.  docs/runtime.md ("Jagged tile scheduling") has the
  * cost model and the layout the kernel reads.
  *
  * Pure host code: no driver, no GPU.  Errors are TILE_ERR_INVALID (or
@@ -61,6 +62,11 @@ typedef struct tile_jagged_params {
                             (causal: those at or after its first key); see the cost model below */
   const void *lengths;   /* instead of offsets (which must then be NULL): B sequence lengths, >= 0, in
                             host memory, int64_t when offsets_are_64bit else int32_t */
+  int window;            /* 1: a sliding window (forward self-attention, not with causal): query i sees
+                            keys i - window_left .. i + window_right of its sequence; 0: none (the two
+                            bounds are then ignored) */
+  int window_left, window_right; /* >= 0, or -1: no bound on that side ((-1, 0) is causal, (-1, -1)
+                            is no mask) */
 } tile_jagged_params;
 
 /* Work lists, all CTAs in one array: CTA c runs tiles cta_start[c] ..
@@ -90,6 +96,12 @@ typedef struct tile_jagged_schedule {
  *     non-causal: cdiv(L, block_n);  causal: (e-1)/block_n + 1
  *   broadcast-Q (num_q > 0): cdiv(num_q, block_m) tiles per (b, h), each of
  *   cost cdiv(L, block_n).
+ *   sliding window (window = 1, left / right -1 for no bound): the KV blocks
+ *     [first, end) holding a key some row of the tile sees,
+ *     first = left < 0 ? 0 : max(m*block_m - left, 0) / block_n,
+ *     end = min(right < 0 ? L-1 : (m+1)*block_m - 1 + right, L-1) / block_n + 1,
+ *     cost end - first (>= 1): costs vary with m, so window schedules are
+ *     dealt like causal ones (sequence-major, least-loaded CTA).
  * Empty sequences: in self-attention they have no rows, hence no tiles.  In
  * broadcast-Q mode an empty KV sequence still has num_q output rows, so its
  * tiles are emitted with cost 0 (the kernel must write O = 0 and LSE = -inf
@@ -130,11 +142,15 @@ void tile_jagged_schedule_free(tile_jagged_schedule *s);
  * of each split tile.  Applied to zigzag, non-causal schedules only, and only
  * when the estimated makespan (counting piece_overhead KV blocks for every
  * piece) drops by at least 1%; otherwise the result holds the schedule's own
- * lists, unsplit, in the format below.
+ * lists, unsplit, in the format below.  Window schedules (least-loaded, no
+ * partial pass) have as their tail the last tile of every CTA whose load is
+ * above the ideal ceil(total_cost / num_ctas); those are cut and dealt the
+ * same way.  Causal schedules are not split.
  *
  * Work items are 8 int32: {b, h, m, kv_begin, kv_end, part, 0, 0}: KV blocks
  * kv_begin .. kv_end-1 of tile (b, h, m); part -1 for a whole tile (kv_begin
- * 0, kv_end its cost), else the partial slot 0 .. nparts-1.  Combine entries
+ * 0, kv_end its cost; a window tile: kv_begin its first block, kv_end =
+ * kv_begin + cost), else the partial slot 0 .. nparts-1.  Combine entries
  * are 8 int32: {b, h, m, first_part, count, 0, 0, 0}: the tile's parts are
  * slots first_part .. first_part+count-1, in KV order. */
 typedef struct tile_jagged_split_params {

@@ -349,6 +349,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       jp.batch = p.batch, jp.offsets = p.cu_seqlens, jp.offsets_are_64bit = p.cu_seqlens_64bit;
       jp.heads = p.heads, jp.block_m = BLOCK_M, jp.block_n = 128, jp.causal = p.causal, jp.num_q = p.num_q;
       jp.num_ctas = ctas, jp.zigzag = !p.no_zigzag;
+      jp.window = p.window, jp.window_left = p.window_left, jp.window_right = p.window_right;
       tile_jagged_schedule s;
       tile_jagged_split sp2;
       if (tile_jagged_schedule_build(&jp, &s) == TILE_OK) {
