@@ -288,11 +288,20 @@ class Numerics(unittest.TestCase):
             self.check_close(out, ro, 0.02, "alibi causal %s" % causal)
         with self.assertRaisesRegex(ValueError, "one slope per head"):
             tile.jfa_varlen_func(q, k, v, cu, cu, 40, 40, alibi_slopes=[0.5, 0.25])
-        # no backward for the variants yet: it says so when asked
-        qg = q.detach().requires_grad_()
-        out = tile.jfa_varlen_func(qg, k, v, cu, cu, 40, 40, softcap=2.0)
-        with self.assertRaisesRegex(tile.TileInvalidArgument, "backward"):
-            out.sum().backward()
+        # the variants' backward: right where the library has one, else it says so
+        for kw in (dict(softcap=2.0), dict(window_size=(8, 3))):
+            qg = q.detach().requires_grad_()
+            out = tile.jfa_varlen_func(qg, k, v, cu, cu, 40, 40, **kw)
+            try:
+                out.float().sum().backward()
+            except tile.TileInvalidArgument as e:
+                self.assertIn("backward", str(e))
+                continue
+            q64 = q.detach().double().requires_grad_()
+            ro, _ = ref_varlen(q64, k, v, lengths, window=kw.get("window_size", (-1, -1)),
+                               softcap=kw.get("softcap", 0.0))
+            ro.sum().backward()
+            self.check_close(qg.grad, q64.grad, 0.03, "%s dq" % kw)
 
     def test_deterministic_backward(self):
         lengths = [33, 12]
