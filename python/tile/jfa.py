@@ -144,6 +144,15 @@ class Jfa:
         p = _params(key, arr)
         h = C.c_void_p()
         check(_lib.jfa().jfa_plan_create(lib, C.byref(p), C.byref(h)), "jfa_plan_create")
+        # the plan's uploads and memsets run on the legacy default stream
+        # (cuMemcpyHtoD may return before its DMA lands, cuMemsetD8 is
+        # asynchronous): wait for them, or a kernel on a non-blocking stream
+        # (PyTorch's side streams) could read the schedule before it is there
+        st = _lib.rt().tile_synchronize()
+        if st != 0:
+            msg = _lib.last_error()
+            _lib.jfa().jfa_plan_destroy(h)
+            raise _lib._error_class(st)(st, msg, "tile_synchronize (after jfa_plan_create)")
         pl = _Plan(h, key, arr, stream_sync)
         evicted = []
         with self._lock:
@@ -368,8 +377,7 @@ def _bwd_impl(dout, q, k, v, o, lse, cu_seqlens, offsets_host, num_q, causal, so
     key = _key(q, offsets, num_q, causal, softmax_scale, window_left, window_right, softcap, deterministic,
                JFA_FWD | JFA_BWD, alibi_slopes)
     j = default()
-    dout = dout.contiguous() if dout.stride(-1) != 1 or 0 in dout.stride() or dout.stride(-2) != dout.shape[-1] \
-        or (dout.dim() == 3 and dout.stride(0) % 8) or (dout.dim() == 4 and dout.stride(1) % 8) else dout
+    dout = dout.contiguous()  # autograd may hand an expanded (stride 0) or otherwise strided gradient
     q, k, v = _fix_layout(q), _fix_layout(k), _fix_layout(v)
     if _emulating(dout, q, k, v, o, lse):
         st = _Stage()
@@ -543,8 +551,9 @@ def jfa_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
     list or tensor: scores s - slope_h |i - j|; a CUDA tensor is copied to
     the host), deterministic (the backward's dq bitwise reproducible).
     Scores are scaled by softmax_scale before softcap and ALiBi apply, as
-    in FlashAttention. A window, softcap or ALiBi is one variant at a time
-    and has a forward pass only (the backward raises TileInvalidArgument).
+    in FlashAttention. A window, softcap or ALiBi is one variant at a time;
+    where the library has no backward pass for one, backward() raises
+    TileInvalidArgument saying so.
 
     The kernels are scheduled on the host from the sequence lengths: when
     cu_seqlens is a CUDA tensor, reading it forces a device-to-host copy
