@@ -98,34 +98,20 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   plan->total = total;
 
   plan->ctas = p->num_ctas > 0 ? p->num_ctas : lib->sm_count;
+  plan->vidx = p->num_q > 0           ? V_BCAST
+               : p->softcap > 0       ? (p->causal ? V_SOFTCAP_CAUSAL : V_SOFTCAP)
+               : p->alibi_slopes      ? (p->causal ? V_ALIBI_CAUSAL : V_ALIBI)
+               : p->causal            ? V_CAUSAL
+               : p->window            ? V_WINDOW
+                                      : V_SELF;
+  if (p->variant) snprintf(plan->vname, sizeof plan->vname, "%s", p->variant);
   if (!p->passes || (p->passes & JFA_FWD)) {
-    int variant = p->num_q > 0           ? V_BCAST
-                  : p->softcap > 0       ? (p->causal ? V_SOFTCAP_CAUSAL : V_SOFTCAP)
-                  : p->alibi_slopes      ? (p->causal ? V_ALIBI_CAUSAL : V_ALIBI)
-                  : p->causal            ? V_CAUSAL
-                  : p->window            ? V_WINDOW
-                                         : V_SELF;
-    if (p->variant) {
-      /* a variant of the caller's: its own cubin, built with the constants
-       * the plan assumes (the host's KV ranges bound the kernel's) */
-      st = jfa_load_kernel(lib, "jfa_fwd", p->head_dim, p->variant, &plan->own_mod, &plan->k);
-      if (st != TILE_OK) goto fail;
-      const tile_kernel_info *vi = tile_kernel_get_info(plan->k);
-      const char *dc = tile_kernel_const(vi, "D"), *cc = tile_kernel_const(vi, "CAUSAL"),
-                 *bc = tile_kernel_const(vi, "BCAST");
-      char dwant[16];
-      snprintf(dwant, sizeof dwant, "%d", p->head_dim);
-      if (!dc || strcmp(dc, dwant) || !cc || strcmp(cc, p->causal ? "true" : "false") || (bc && strcmp(bc, "false"))) {
-        st = tile_set_error(TILE_ERR_INVALID, "jfa: variant '%s': its cubin was built with D = %s, CAUSAL = %s, "
-                                              "BCAST = %s, the plan wants D = %d, CAUSAL = %s, BCAST = false",
-                            p->variant, dc ? dc : "?", cc ? cc : "?", bc ? bc : "?", p->head_dim,
-                            p->causal ? "true" : "false");
-        goto fail;
-      }
-    } else {
+    int variant = plan->vidx;
+    if (plan->vname[0] || variant >= NVARIANT_BWD) /* its cubin holds both passes: D and CAUSAL checked */
+      st = jfa_variant_kernel(plan, "jfa_fwd", &plan->k);
+    else
       st = get_kernel(lib, p->head_dim, variant, &plan->k);
-      if (st != TILE_OK) goto fail;
-    }
+    if (st != TILE_OK) goto fail;
     /* the KV block is what the kernel was built with (BN + BX keys) */
     const tile_kernel_info *ki = tile_kernel_get_info(plan->k);
     if (ki->nparams <= K_PARAM || ki->params[K_PARAM].kind != TILE_PARAM_TMA ||

@@ -164,10 +164,15 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   int64_t B = p->batch, H = p->heads, D = p->head_dim, T = plan->total, NQ = p->num_q;
   int bcast = NQ > 0, d = D == 128, det = p->deterministic != 0;
   int variant = bcast ? V_BCAST : p->causal ? V_CAUSAL : V_SELF;
-  tile_status st = jfa_load_kernel(lib, "jfa_bwd", (int)D, bwd_variant(variant, det), &lib->bmod[d][variant][det],
-                                   &lib->bkern[d][variant][det]);
-  if (st != TILE_OK) return st;
-  s->k = lib->bkern[d][variant][det];
+  tile_status st;
+  if (plan->vname[0] || plan->vidx >= NVARIANT_BWD) { /* a variant: its cubin holds the backward too */
+    if ((st = jfa_variant_kernel(plan, "jfa_bwd", &s->k)) != TILE_OK) return st;
+  } else {
+    st = jfa_load_kernel(lib, "jfa_bwd", (int)D, bwd_variant(variant, det), &lib->bmod[d][variant][det],
+                         &lib->bkern[d][variant][det]);
+    if (st != TILE_OK) return st;
+    s->k = lib->bkern[d][variant][det];
+  }
   st = jfa_load_kernel(lib, "jfa_bwd_pre", (int)D, bcast ? "bcast" : "self", &lib->pmod[d][bcast], &lib->pre[d][bcast]);
   if (st != TILE_OK) return st;
   if (!lib->post[d][bcast] &&
@@ -320,8 +325,8 @@ tile_status jfa_plan_backward(jfa_plan *plan, const jfa_tensor *dout, const jfa_
     int32_t dk_stride = (int32_t)dk->stride[0], dv_stride = (int32_t)dv->stride[0];
     void *args[] = {&dq_, &dk_, &dv_, &ddo, &dl2, &ddl, &dacc, &dkd, &dvd, &plan->d_offsets, &s->d_work,
                     &s->d_cta_start, &s->d_sem, &s->d_dq_acc, &heads, &nq, &dk_stride, &dv_stride, &scale_log2,
-                    &scale};
-    if ((st = tile_launch(s->k, (unsigned)plan->ctas, 1, 1, args, 20, stream)) != TILE_OK) return st;
+                    &scale, &plan->d_vparams};
+    if ((st = tile_launch(s->k, (unsigned)plan->ctas, 1, 1, args, 21, stream)) != TILE_OK) return st;
   }
 
   /* 3. dQ = scale * the accumulator, in bf16 */

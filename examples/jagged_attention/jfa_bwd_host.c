@@ -138,14 +138,29 @@ static const uint16_t *q_row(const Ref *r, int64_t b, int64_t i, int h) {
   return r->d->q + (size_t)qr * row + (size_t)h * r->c->D;
 }
 
-/* dS[i, j] (unscaled: P (dP - Delta)) and P[i, j], key j of sequence b */
+/* Whether query row i sees key j (causal, or the case's window) */
+static bool sees(const Case *c, int64_t i, int64_t j) {
+  if (c->causal && j > i) return false;
+  if (c->window && ((c->wl >= 0 && j < i - c->wl) || (c->wr >= 0 && j > i + c->wr))) return false;
+  return true;
+}
+
+/* dS[i, j] (unscaled: P (dP - Delta), through the variant's score) and
+ * P[i, j], key j of sequence b */
 static void p_ds(const Ref *r, int64_t b, int64_t i, int64_t j, int h, double delta, double lse, double *p, double *ds) {
-  size_t row = (size_t)r->c->H * r->c->D;
-  const uint16_t *kr = r->d->k + (size_t)(r->d->off[b] + j) * row + (size_t)h * r->c->D;
-  const uint16_t *vr = r->d->v + (size_t)(r->d->off[b] + j) * row + (size_t)h * r->c->D;
-  const uint16_t *dor = r->d->dout + orow_of(r, b, i) * row + (size_t)h * r->c->D;
-  *p = exp(dotbf(q_row(r, b, i, h), kr, r->c->D) * r->scale - lse);
-  *ds = *p * (dotbf(dor, vr, r->c->D) - delta);
+  const Case *c = r->c;
+  size_t row = (size_t)c->H * c->D;
+  const uint16_t *kr = r->d->k + (size_t)(r->d->off[b] + j) * row + (size_t)h * c->D;
+  const uint16_t *vr = r->d->v + (size_t)(r->d->off[b] + j) * row + (size_t)h * c->D;
+  const uint16_t *dor = r->d->dout + orow_of(r, b, i) * row + (size_t)h * c->D;
+  double s = dotbf(q_row(r, b, i, h), kr, c->D) * r->scale, grad = 1.0;
+  if (c->softcap > 0) {
+    double t = tanh(s / c->softcap);
+    s = c->softcap * t, grad = 1.0 - t * t;
+  }
+  if (c->alibi) s -= (double)alibi_slope(h, c->H) * fabs((double)(i - j));
+  *p = exp(s - lse);
+  *ds = *p * (dotbf(dor, vr, c->D) - delta) * grad;
 }
 
 /* dK and dV of key j of sequence b, head h */
@@ -156,6 +171,7 @@ static void check_key(const Ref *r, int64_t b, int64_t j, int h, ErrStat *ek, Er
   int64_t L = r->d->off[b + 1] - r->d->off[b], nqr = c->num_q > 0 ? c->num_q : L;
   double dk[128] = {0}, dv[128] = {0};
   for (int64_t i = c->causal ? j : 0; i < nqr; i++) {
+    if (!sees(c, i, j)) continue;
     double p, ds;
     p_ds(r, b, i, j, h, delta_of(r, b, i, h), lse_of(r, b, i, h), &p, &ds);
     const uint16_t *qr = q_row(r, b, i, h), *dor = r->d->dout + orow_of(r, b, i) * row + (size_t)h * D;
@@ -184,6 +200,7 @@ static void check_query(const Ref *r, int64_t b, int64_t i, int h, ErrStat *eq) 
     if (nk == 0) continue;
     double delta = delta_of(r, s, i, h), lse = lse_of(r, s, i, h);
     for (int64_t j = 0; j < nk; j++) {
+      if (!sees(c, i, j)) continue;
       double p, ds;
       p_ds(r, s, i, j, h, delta, lse, &p, &ds);
       const uint16_t *kr = r->d->k + (size_t)(r->d->off[s] + j) * row + (size_t)h * D;
@@ -204,6 +221,11 @@ static jfa_params params_of(const Case *c, const Data *d, int det) {
   p.num_q = c->num_q;
   p.passes = JFA_FWD | JFA_BWD;
   p.deterministic = det;
+  p.window = c->window, p.window_left = c->wl, p.window_right = c->wr;
+  p.softcap = c->softcap;
+  static float slopes[64];
+  for (int h = 0; h < c->H && h < 64; h++) slopes[h] = alibi_slope(h, c->H);
+  p.alibi_slopes = c->alibi ? slopes : NULL;
   return p;
 }
 
@@ -285,10 +307,14 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
   double rq = err_rel(&eq), rk = err_rel(&ek), rv = err_rel(&ev);
   long nonfinite = eq.bad + ek.bad + ev.bad;
   bool ok = nonfinite == 0 && rq <= 1e-2 && rk <= 1e-2 && rv <= 1e-2 && !unwritten && !guard && !differ;
-  printf("%-28s%s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s items=%-6lld checked=%-6ld dQ=%.2e dK=%.2e dV=%.2e "
+  char var[48] = "";
+  if (c->window) snprintf(var, sizeof var, " window(%d,%d)", c->wl, c->wr);
+  else if (c->softcap > 0) snprintf(var, sizeof var, " softcap %g", c->softcap);
+  else if (c->alibi) snprintf(var, sizeof var, " alibi");
+  printf("%-28s%s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s%s items=%-6lld checked=%-6ld dQ=%.2e dK=%.2e dV=%.2e "
          "unwritten=%ld guard=%ld nonfinite=%ld%s %s\n",
          c->name, det ? " det" : "", (long long)c->B, (long long)d.total, c->D, c->H, c->causal ? "causal" : "",
-         c->num_q > 0 ? "bcast" : "", (long long)nitems, checked, rq, rk, rv, unwritten, guard, nonfinite,
+         c->num_q > 0 ? "bcast" : "", var, (long long)nitems, checked, rq, rk, rv, unwritten, guard, nonfinite,
          det ? (differ ? " RUN-TO-RUN-DIFFERS" : " bitwise-repeatable") : "", ok ? "OK" : "FAIL");
   data_free(&d);
   return ok;
@@ -508,6 +534,13 @@ int main(int argc, char **argv) {
   jfa_lib *lib;
   CHECK(jfa_lib_open(cubins, &lib));
   bool ok = true;
+  /* the variants' checks run where their cubins are (not in A/B folders) */
+  char vpath[1200];
+  snprintf(vpath, sizeof vpath, "%s/jfa_fwd.d64.window.sm_90a.cubin", cubins);
+  FILE *vf = fopen(vpath, "rb");
+  int variants = vf != NULL;
+  if (vf) fclose(vf);
+  if (check && !variants) printf("(no variant cubins in %s: the variants' checks are skipped)\n", cubins);
   if (check) {
     ok &= check_errors(lib);
     static const int64_t mixed[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0, 159, 160, 161, 319, 321, 480};
@@ -520,9 +553,13 @@ int main(int argc, char **argv) {
           Case cs[] = {
               {"mixed (empty, 1, 127..1000)", D, 2, 1, 0, 18, lens_of(18, mixed)},
               {"bcast nq=70", D, 2, 0, 70, 4, lens_random(4, 0, 300)},
+              {"window (100, 20) mixed", D, 2, 0, 0, 18, lens_of(18, mixed), 1, 100, 20, 0},
+              {"softcap 2 causal mixed", D, 2, 1, 0, 18, lens_of(18, mixed), 0, 0, 0, 2.0f},
+              {"alibi mixed", D, 4, 0, 0, 18, lens_of(18, mixed), 0, 0, 0, 0, 1},
           };
           for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-            ok &= run_check(lib, &cs[i], 1, det);
+            bool var = cs[i].window || cs[i].softcap > 0 || cs[i].alibi;
+            if (!(var && (det || !variants))) ok &= run_check(lib, &cs[i], 1, det);
             free(cs[i].len);
           }
           continue;
@@ -541,6 +578,21 @@ int main(int argc, char **argv) {
             ok &= run_check(lib, &cs[i], 0, det);
             free(cs[i].len);
           }
+        }
+        /* the variants (issue 17; not in deterministic mode) */
+        Case vc[] = {
+            {"window mixed", D, 3, 0, 0, 18, lens_of(18, mixed), 1, 100, 50, 0},
+            {"window causal 256 B=40", D, 2, 0, 0, 40, lens_random(40, 0, 2000), 1, 256, 0, 0},
+            {"window short (5, 3)", D, 2, 0, 0, 18, lens_of(18, mixed), 1, 5, 3, 0},
+            {"window left only (300, -1)", D, 2, 0, 0, 40, lens_random(40, 0, 1000), 1, 300, -1, 0},
+            {"softcap 30 mixed", D, 3, 0, 0, 18, lens_of(18, mixed), 0, 0, 0, 30.0f},
+            {"softcap 0.5 causal B=40", D, 2, 1, 0, 40, lens_random(40, 0, 2000), 0, 0, 0, 0.5f},
+            {"alibi mixed", D, 3, 0, 0, 18, lens_of(18, mixed), 0, 0, 0, 0, 1},
+            {"alibi causal B=40", D, 8, 1, 0, 40, lens_random(40, 0, 2000), 0, 0, 0, 0, 1},
+        };
+        for (size_t i = 0; i < sizeof vc / sizeof vc[0]; i++) {
+          if (!det && variants) ok &= run_check(lib, &vc[i], 0, det);
+          free(vc[i].len);
         }
         Case bq[] = {
             {"bcast nq=200 mixed", D, 3, 0, 200, 18, lens_of(18, mixed)},

@@ -29,6 +29,37 @@ tile_status jfa_load_kernel(const jfa_lib *lib, const char *name, int head_dim, 
   return TILE_OK;
 }
 
+static const char *const builtin_variant[NVARIANT] = {[V_WINDOW] = "window", [V_SOFTCAP] = "softcap",
+                                                      [V_SOFTCAP_CAUSAL] = "softcap_causal", [V_ALIBI] = "alibi",
+                                                      [V_ALIBI_CAUSAL] = "alibi_causal"};
+
+tile_status jfa_variant_kernel(jfa_plan *plan, const char *kernel, tile_kernel **out) {
+  jfa_lib *lib = plan->lib;
+  int D = plan->p.head_dim, d = D == 128;
+  const char *name = plan->vname[0] ? plan->vname : builtin_variant[plan->vidx];
+  tile_module **mod = plan->vname[0] ? &plan->own_mod : &lib->mod[d][plan->vidx];
+  if (!name) return tile_set_error(TILE_ERR_INVALID, "jfa: internal error: no variant module for variant %d", plan->vidx);
+  if (!*mod) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/jfa_fwd.d%d.%s.sm_90a.cubin", lib->dir, D, name);
+    tile_status st = tile_module_load_file(path, mod);
+    if (st != TILE_OK) return st;
+  }
+  tile_status st = tile_module_get_kernel(*mod, kernel, out);
+  if (st != TILE_OK) return st;
+  /* built as the plan assumes: the host's ranges bound the kernel's */
+  const tile_kernel_info *vi = tile_kernel_get_info(*out);
+  const char *dc = tile_kernel_const(vi, "D"), *cc = tile_kernel_const(vi, "CAUSAL"), *bc = tile_kernel_const(vi, "BCAST");
+  char dwant[16];
+  snprintf(dwant, sizeof dwant, "%d", D);
+  if (!dc || strcmp(dc, dwant) || !cc || strcmp(cc, plan->p.causal ? "true" : "false") || (bc && strcmp(bc, "false")))
+    return tile_set_error(TILE_ERR_INVALID, "jfa: variant '%s': its %s was built with D = %s, CAUSAL = %s, BCAST = %s; "
+                                            "the plan wants D = %d, CAUSAL = %s, BCAST = false",
+                          name, kernel, dc ? dc : "?", cc ? cc : "?", bc ? bc : "?", D,
+                          plan->p.causal ? "true" : "false");
+  return TILE_OK;
+}
+
 int64_t jfa_offset_at(const jfa_params *p, int64_t i) {
   return p->cu_seqlens_64bit ? ((const int64_t *)p->cu_seqlens)[i] : ((const int32_t *)p->cu_seqlens)[i];
 }
@@ -204,9 +235,8 @@ tile_status jfa_check_ranges(const jfa_params *p) {
       return tile_set_error(TILE_ERR_INVALID, "jfa: a variant of your own goes without window, softcap and "
                                               "alibi_slopes (build them into it)");
     if (p->num_q > 0) return tile_set_error(TILE_ERR_INVALID, "jfa: a variant is for self-attention (num_q = 0)");
-    if (p->passes & JFA_BWD)
-      return tile_set_error(TILE_ERR_INVALID, "jfa: the backward pass of a variant is not built yet (passes: "
-                                              "JFA_FWD)");
+    if ((p->passes & JFA_BWD) && p->deterministic)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: the deterministic backward of a variant is not built yet");
   }
   if (p->nvariant_args < 0 || p->nvariant_args > JFA_MAX_VARIANT_ARGS || (p->nvariant_args && !p->variant_args))
     return tile_set_error(TILE_ERR_INVALID, "jfa: nvariant_args %d: 0 to %d words, with variant_args not NULL",
@@ -229,8 +259,8 @@ tile_status jfa_check_ranges(const jfa_params *p) {
       return tile_set_error(TILE_ERR_INVALID, "jfa: a sliding window with causal is not built yet (a causal "
                                               "window is window_right = 0)");
     if (p->num_q > 0) return tile_set_error(TILE_ERR_INVALID, "jfa: %s is for self-attention (num_q = 0)", what);
-    if (p->passes & JFA_BWD)
-      return tile_set_error(TILE_ERR_INVALID, "jfa: the backward pass of %s is not built yet (passes: JFA_FWD)", what);
+    if ((p->passes & JFA_BWD) && p->deterministic)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: the deterministic backward of %s is not built yet", what);
   }
   return TILE_OK;
 }

@@ -51,11 +51,18 @@ struct jfa_plan {
   tile_devptr d_part_o, d_part_lse;                      /* the pieces' partial outputs */
   tile_devptr d_vparams;                                 /* JFA_VPARAMS int32: the variant's arguments */
   tile_module *own_mod;                                  /* a jfa_params.variant kernel's module */
+  int vidx;                                              /* the built-in kernels' V_* */
+  char vname[48];                                        /* jfa_params.variant, or "" */
   /* backward (jfa_bwd.c), when p.passes has JFA_BWD */
   struct jfa_bwd_state *bwd;
 };
 
 /* jfa_check.c */
+/* The module of the plan's variant (a built-in one past NVARIANT_BWD, or
+ * jfa_params.variant): the cubin holds both passes' kernels. Loaded once
+ * (into the library, or the plan for the caller's own), its D and CAUSAL
+ * constants checked against the plan's. */
+tile_status jfa_variant_kernel(jfa_plan *plan, const char *kernel, tile_kernel **out);
 int64_t jfa_offset_at(const jfa_params *p, int64_t i);
 /* p's scalar fields (modes, head_dim, heads, batch, num_q and the products
  * of sizes they make), without reading the offsets. */
