@@ -110,8 +110,8 @@ for s in $steps; do
     # and FA2 varlen, one process, effective TFLOP/s over the kept pairs
     echo "== jfa: forward variants beside FA4 / FA2 varlen (one process)"
     timeout ${TVAR:-300} python3 tests/gpu/side_by_side.py --lib "$B/lib/libjfa.so" --cubins "$B/examples" \
-      --suites "$B/shared-bench/suites" --variant "${VARIANTS:-window:256,window:1024,softcap:30}" \
-      --only "${ONLY:-J1,J2}" --rounds 4 --json "$OUT/variants.json" > "$OUT/variants.txt" 2>&1
+      --suites "$B/shared-bench/suites" --variant "${VARIANTS:-window:256,window:1024,softcap:30,alibi:1}" \
+      --only "${ONLY:-J1,J2}" --rounds 4 ${VBWD:+--bwd-variants} --json "$OUT/variants.json" > "$OUT/variants.txt" 2>&1
     r=$?; grep -v Warning "$OUT/variants.txt" | tail -n 20
     [ $r = 0 ] || { echo "variants: exit $r"; rc=1; } ;;
   sbs)

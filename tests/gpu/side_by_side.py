@@ -304,24 +304,32 @@ def main_variant(a, jfa):
         off = torch.zeros(B + 1, dtype=torch.int32, device=dev)
         off[1:] = torch.cumsum(torch.tensor(L, device=dev), 0)
         mx = max(L)
+        passes = JFA_FWD | (JFA_BWD if a.bwd_variants else 0)
+        if a.bwd_variants:
+            do = torch.randn_like(q)
+            dq, dk, dv = torch.empty_like(q), torch.empty_like(q), torch.empty_like(q)
         for spec in a.variant.split(","):
             kind, val = spec.split(":")
             if kind == "window":
                 W = int(val)
-                plan = jfa.plan(L, H, D, False, 0, window=(W, 0))
+                plan = jfa.plan(L, H, D, False, 0, window=(W, 0), passes=passes)
                 pairs = sum(sum(min(i + 1, W + 1) for i in range(n)) for n in L)
                 kw4, ws = {"window_size": (W, 0)}, (W, 0)
             elif kind == "softcap":
                 cap = float(val)
-                plan = jfa.plan(L, H, D, False, 0, softcap=cap)
+                plan = jfa.plan(L, H, D, False, 0, softcap=cap, passes=passes)
                 pairs = sum(n * n for n in L)
                 kw4, ws = {"softcap": cap}, None
             else:                                  # alibi: ALiBi's slopes 2^(-8 (h + 1) / H), no causal mask
                 slopes = [2.0 ** (-8.0 * (h + 1) / H) for h in range(H)]
-                plan = jfa.plan(L, H, D, False, 0, alibi=slopes)
+                plan = jfa.plan(L, H, D, False, 0, alibi=slopes, passes=passes)
                 pairs = sum(n * n for n in L)
                 kw4, ws = None, None
             ours = jfa.bind(plan, q, k, v, o, lse)
+            if a.bwd_variants:
+                ours_b = jfa.bind_bwd(plan, do, q, k, v, o, lse, dq, dk, dv)
+                def ours_fb(ours=ours, ours_b=ours_b):
+                    ours(); ours_b()
             peers = []
             if kind == "alibi":                    # FlexAttention, as ../shared/bench/variant_peers.py
                 from torch.nn.attention.flex_attention import flex_attention, create_block_mask
@@ -336,14 +344,22 @@ def main_variant(a, jfa):
                 fx = torch.compile(flex_attention)
                 t4 = lambda t: t.transpose(0, 1).unsqueeze(0)
                 sm = lambda sc, b, h, qi, ki: sc - sl[h] * (pos[qi] - pos[ki]).abs()
-                peers.append(("flex", lambda: fx(t4(q), t4(k), t4(v), block_mask=bm, score_mod=sm)[0].transpose(0, 1)))
+                fxon = lambda q_, k_, v_: fx(t4(q_), t4(k_), t4(v_), block_mask=bm, score_mod=sm)[0].transpose(0, 1)
+                fl = lambda: fxon(q, k, v)
+                fl.fwd_on = fxon
+                peers.append(("flex", fl))
             if fa4 is not None and kw4 is not None:
-                def f4(kw4=kw4):
-                    r = fa4(q, k, v, cu_seqlens_q=off, cu_seqlens_k=off, max_seqlen_q=mx, max_seqlen_k=mx, **kw4)
+                def f4on(q_, k_, v_, kw4=kw4):
+                    r = fa4(q_, k_, v_, cu_seqlens_q=off, cu_seqlens_k=off, max_seqlen_q=mx, max_seqlen_k=mx, **kw4)
                     return r[0] if isinstance(r, tuple) else r
+                f4 = lambda f4on=f4on: f4on(q, k, v)
+                f4.fwd_on = f4on
                 peers.append(("fa4", f4))
             if ws is not None:
-                peers.append(("fa2-varlen", lambda ws=ws: varlen_attn(q, k, v, off, off, mx, mx, window_size=ws)))
+                f2on = lambda q_, k_, v_, ws=ws: varlen_attn(q_, k_, v_, off, off, mx, mx, window_size=ws)
+                f2 = lambda f2on=f2on: f2on(q, k, v)
+                f2.fwd_on = f2on
+                peers.append(("fa2-varlen", f2))
             ff = 4.0 * H * D * pairs
             for pname, peer in peers:
                 with torch.no_grad():
@@ -361,8 +377,33 @@ def main_variant(a, jfa):
                 print(f"{s['name']:5s} {spec:14s} {pname:10s} {mo:8.3f} {mp:8.3f}  {ff / mo / 1e9:9.1f}  "
                       f"{ff / mp / 1e9:9.1f}   {mp / mo:6.3f}x  {err:.1e}{'  FAIL' if not err < 2e-2 else ''}",
                       flush=True)
-                rows.append({"suite": s["name"], "variant": spec, "peer": pname, "ours_ms": mo, "peer_ms": mp,
-                             "out_err": err})
+                row = {"suite": s["name"], "variant": spec, "peer": pname, "ours_ms": mo, "peer_ms": mp,
+                       "out_err": err}
+                if a.bwd_variants:                 # forward + backward, alternating; bwd = that - fwd
+                    qp, kp, vp = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+                    def peer_fb(peer=peer, qp=qp, kp=kp, vp=vp):
+                        for t in (qp, kp, vp):
+                            t.grad = None
+                        with torch.enable_grad():
+                            peer.fwd_on(qp, kp, vp).backward(do)
+                    ours_fb(); peer_fb(); torch.cuda.synchronize()
+                    gerr = max(((g1.float() - g2.grad.float()).norm() / g2.grad.float().norm()).item()
+                               for g1, g2 in ((dq, qp), (dk, kp), (dv, vp)))
+                    tob, tpb = [], []
+                    for i in range(a.rounds):
+                        for who in ((0, 1) if i % 2 == 0 else (1, 0)):
+                            if who == 0:
+                                tob.append(bench(ours_fb, a.reps))
+                            else:
+                                tpb.append(bench(peer_fb, a.reps))
+                    bo, bp = med(tob) - mo, med(tpb) - mp
+                    print(f"{'':5s} {spec:14s} {pname:10s} bwd {bo:8.3f} {bp:8.3f}  {2.5 * ff / bo / 1e9:9.1f}  "
+                          f"{2.5 * ff / bp / 1e9:9.1f}   {bp / bo:6.3f}x  grad_err {gerr:.1e}"
+                          f"{'  FAIL' if not gerr < 2e-2 else ''}", flush=True)
+                    row.update({"ours_bwd_ms": bo, "peer_bwd_ms": bp, "grad_err": gerr})
+                    if not gerr < 2e-2:
+                        row["out_err"] = gerr
+                rows.append(row)
             jfa.L.jfa_plan_destroy(plan)
         del q, k, v, o, lse
         torch.cuda.empty_cache()
@@ -384,6 +425,7 @@ def main():
     ap.add_argument("--bwd", action="store_true")
     ap.add_argument("--peer", default="", help="fa4: FlashAttention-4 as the backward's peer")
     ap.add_argument("--variant", default="", help="window:256,softcap:30: the forward variants beside FA4/FA2")
+    ap.add_argument("--bwd-variants", action="store_true", help="with --variant: forward + backward too")
     a = ap.parse_args()
     if (a.peer == "fa4" or a.variant) and os.path.isdir("/tmp/site"):
         import site
