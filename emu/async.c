@@ -81,6 +81,7 @@ static EmMbar *mb_of(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *a
  * waiters run again (and look at the phase once more). */
 static void mb_settle(Cta *c, EmMbar *b) {
   if (b->pending || b->tx) return;
+  em_chk_mbar_complete(c, b);
   b->phase++;
   b->pending = b->count;
   if (!b->waiters) return;
@@ -93,7 +94,8 @@ static void mb_settle(Cta *c, EmMbar *b) {
 static bool mb_tx(Cta *c, const Thr *t, const EmIns *in, EmMbar *b, int64_t d) {
   b->tx += d;
   if (b->tx > 0xfffff || b->tx < -0xfffff) {
-    em_fail(c, t, in, "mbarrier at smem+0x%x: transaction count %lld outside +-(2^20 - 1)", b->addr,
+    char nm[160];
+    em_fail(c, t, in, "mbarrier: %s: transaction count %lld outside +-(2^20 - 1)", em_mbar_name(c, b, nm, sizeof nm),
             (long long)b->tx);
     return false;
   }
@@ -108,10 +110,11 @@ void em_mbar_waits(const Cta *c, const Thr *t, char *buf, size_t n) {
     snprintf(buf, n, "an mbarrier at smem+0x%x", t->mbar);
     return;
   }
+  char nm[160];
   snprintf(buf, n,
-           "the mbarrier at smem+0x%x to complete a phase of parity %d (it is in phase %u: pending arrivals %u of "
+           "the mbarrier %s to complete a phase of parity %d (it is in phase %u: pending arrivals %u of "
            "%u, tx bytes %lld)",
-           b->addr, t->mbar_parity, b->phase, b->pending, b->count, (long long)b->tx);
+           em_mbar_name(c, b, nm, sizeof nm), t->mbar_parity, b->phase, b->pending, b->count, (long long)b->tx);
 }
 
 static void mbar_step(Cta *c, Thr *t, const EmIns *in) {
@@ -142,7 +145,8 @@ static void mbar_step(Cta *c, Thr *t, const EmIns *in) {
       em_fail(c, t, in, "mbarrier.init of the mbarrier at smem+0x%x while %d threads wait on it", addr, b->waiters);
       return;
     }
-    *b = (EmMbar){.addr = addr, .count = (uint32_t)count, .pending = (uint32_t)count};
+    *b = (EmMbar){.addr = addr, .count = (uint32_t)count, .pending = (uint32_t)count, .init_in = in};
+    em_chk_mbar_init(c, b);
     t->pc++;
     return;
   }
@@ -150,21 +154,25 @@ static void mbar_step(Cta *c, Thr *t, const EmIns *in) {
   if (!b) return;
   switch ((EmOpc)in->opc) {
   case EM_MBAR_EXPECT_TX:
+    b->exp_in = in, b->exp_thr = (int)(t - c->t);
     if (!mb_tx(c, t, in, b, (int64_t)em_src(c, t, &a[1], ET_U32))) return;
     mb_settle(c, b);
     break;
   case EM_MBAR_ARRIVE: {
     uint64_t n = 1;
     if (in->mod & EMM_EXPECT_TX) {
+      b->exp_in = in, b->exp_thr = (int)(t - c->t);
       if (!mb_tx(c, t, in, b, (int64_t)em_src(c, t, &a[2], ET_U32))) return;
     } else if (in->nargs > 2) {
       n = em_src(c, t, &a[2], ET_U32);
     }
     if (n < 1 || n > b->pending) {
-      em_fail(c, t, in, "mbarrier at smem+0x%x: %llu arrivals in a phase with %u of %u pending", b->addr,
-              (unsigned long long)n, b->pending, b->count);
+      char nm[160];
+      em_fail(c, t, in, "mbarrier: %s: %llu arrivals in a phase with %u of %u pending",
+              em_mbar_name(c, b, nm, sizeof nm), (unsigned long long)n, b->pending, b->count);
       return;
     }
+    if (!em_chk_mbar_arrive(c, t, in, b)) return;
     em_dst(t, &a[0], ET_B64, b->phase); /* the state: the phase it arrived in */
     b->pending -= (uint32_t)n;
     mb_settle(c, b);
@@ -182,6 +190,7 @@ static void mbar_step(Cta *c, Thr *t, const EmIns *in) {
       b->waiters++;
       return; /* the pc stays: it asks again when woken */
     }
+    if (done) em_chk_mbar_acquire(c, t, b);
     em_dst(t, &a[0], ET_PRED, done);
     break;
   }
@@ -294,6 +303,25 @@ static bool tma_do(Cta *c, EmAsync *op) {
     em_fail(c, t, in, "the TMA load completed on smem+0x%x, no longer an mbarrier", op->mbar);
     return false;
   }
+  /* its phase completed without its bytes, or they are more than the phase still expects (all arrived) */
+  bool early = b->phase != op->phase, over = !b->pending && b->tx > 0 && (uint64_t)b->tx < box_bytes(m);
+  if (early || over) {
+    char nm[160], where[160] = "";
+    const EmIns *e = b->exp_in ? b->exp_in : in;
+    if (in->line > 0) snprintf(where, sizeof where, " at line %d", in->line);
+    if (early)
+      em_fail(c, b->exp_in ? &c->t[b->exp_thr] : t, e,
+              "mbarrier: %s completed phase %u before the TMA load%s (issued in that phase) brought its %llu bytes: "
+              "the transaction bytes expected (here) are fewer than the loads bring",
+              em_mbar_name(c, b, nm, sizeof nm), op->phase, where, (unsigned long long)box_bytes(m));
+    else
+      em_fail(c, b->exp_in ? &c->t[b->exp_thr] : t, e,
+              "mbarrier: %s, phase %u, every arrival in, expects %lld more transaction bytes; the TMA load%s brings "
+              "%llu: the bytes expected (here) are fewer than the loads bring",
+              em_mbar_name(c, b, nm, sizeof nm), b->phase, (long long)b->tx, where, (unsigned long long)box_bytes(m));
+    return false;
+  }
+  em_chk_tma_done(c, op);
   if (!mb_tx(c, t, in, b, -(int64_t)box_bytes(m))) return false;
   mb_settle(c, b);
   return true;
@@ -334,9 +362,12 @@ static void tma_issue(Cta *c, Thr *t, const EmIns *in) {
   if (load) {
     EmMbar *b = mb_of(c, t, in, ES_SHARED, &in->a[2]);
     if (!b) return;
-    op.mbar = b->addr;
+    op.mbar = b->addr, op.phase = b->phase;
   }
-  op.due = c->round + 1 + (c->l->seed ? em_rand(c) % 3 : 0);
+  if (!em_chk_tma_issue(c, t, &op)) return;
+  op.due = c->sched == EM_SCHED_RR ? c->round + 1
+           : c->sched == EM_SCHED_RANDOM ? c->round + 1 + em_rand(c) % 3
+                                          : c->round + 64; /* adversarial: when nothing else can move, or late */
   if (c->naq == c->capaq) {
     int cap = c->capaq ? 2 * c->capaq : 16;
     EmAsync *nq = realloc(c->aq, sizeof *nq * (size_t)cap);
@@ -377,10 +408,31 @@ static bool pick_group(const Cta *c, const EmAsync *op, const void *arg) {
 }
 static bool pick_due(const Cta *c, const EmAsync *op, const void *arg) { return *(const bool *)arg || op->due <= c->round; }
 
+/* The adversarial schedule's pick: the k-th copy in the queue (drain asks in order). */
+static bool pick_one(const Cta *c, const EmAsync *op, const void *arg) {
+  (void)c, (void)op;
+  return (*(int *)(uintptr_t)arg)-- == 0;
+}
+
 bool em_async_tick(Cta *c, bool all) {
   bool any = false;
+  if (c->sched == EM_SCHED_ADVERSARIAL) { /* nothing else can move: complete one copy, chosen by the seed */
+    if (all && c->naq) {
+      int k = (int)(em_rand(c) % (uint64_t)c->naq);
+      drain(c, pick_one, &k, &any);
+      return any;
+    }
+  }
   drain(c, pick_due, &all, &any);
   return any;
+}
+
+bool em_box_chunks(const EmAsync *op, bool (*fn)(void *, uint32_t, uint32_t), void *arg) {
+  uint64_t bytes = box_bytes(&op->map);
+  for (uint64_t off = 0; off < bytes; off += 16)
+    if (!fn(arg, em_swizzle(op->smem + (uint32_t)off, op->map.swizzle), (uint32_t)(bytes - off < 16 ? bytes - off : 16)))
+      return false;
+  return true;
 }
 
 bool em_async_end(Cta *c) {
@@ -388,8 +440,9 @@ bool em_async_end(Cta *c) {
   if (!drain(c, pick_due, &all, &any)) return false;
   for (int i = 0; i < c->nmb; i++)
     if (c->mb[i].tx > 0) { /* bytes expected that no copy will bring */
-      em_fail(c, NULL, NULL, "the CTA ended with the mbarrier at smem+0x%x expecting %lld more transaction bytes",
-              c->mb[i].addr, (long long)c->mb[i].tx);
+      char nm[160];
+      em_fail(c, NULL, NULL, "mbarrier: the CTA ended with the mbarrier %s expecting %lld more transaction bytes",
+              em_mbar_name(c, &c->mb[i], nm, sizeof nm), (long long)c->mb[i].tx);
       return false;
     }
   return true;
@@ -417,6 +470,7 @@ void em_async_step(Cta *c, Thr *t, const EmIns *in) {
     WaitArg w = {(int)(t - c->t), t->bulk_groups - (int)keep};
     bool any = false;
     if (!drain(c, pick_group, &w, &any)) return;
+    em_chk_bulk_wait(c, t, w.below);
     break;
   }
   case EM_SETMAXNREG: {

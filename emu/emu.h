@@ -225,17 +225,33 @@ typedef struct EmRange {
   size_t bytes;
 } EmRange;
 
+/* Schedules (EmLaunch.sched). Round-robin: warps in order every round,
+ * each TMA copy done at the end of the round after it was issued. Random:
+ * the warps shuffled every round (EmLaunch.seed), each copy delayed by 0
+ * to 2 more rounds. Adversarial: warps shuffled, and every asynchronous
+ * completion as late as the hardware may make it: a TMA copy completes
+ * only when no thread can move (one at a time, chosen by the seed) or when
+ * its bulk group is waited for; a wgmma always runs at the wait_group that
+ * needs it. The same seed and schedule replay the same run. */
+typedef enum EmSched { EM_SCHED_DEFAULT, EM_SCHED_RR, EM_SCHED_RANDOM, EM_SCHED_ADVERSARIAL } EmSched;
+
 typedef struct EmLaunch {
   const char *kernel;
   unsigned grid[3], block[3];
   size_t dyn_smem;
   const void *params;  /* the kernel's parameter buffer: params[i] at EmFunc.params[i].offset */
   size_t params_size;
-  uint64_t seed;       /* warp scheduling order (0: round-robin) */
+  uint64_t seed;       /* the scheduler's seed (EM_SCHED_DEFAULT: 0 round-robin, else random) */
+  int sched;           /* EmSched */
+  bool no_checks;      /* true: no race, proxy or uninitialized-read checks of shared memory (check.c) */
   uint64_t max_steps;  /* per CTA, 0: a default; a kernel that runs past it is reported as a hang */
   const EmRange *ranges; /* the global memory a kernel may touch (its allocations); NULL: unchecked */
   int nranges;
 } EmLaunch;
+
+/* The schedule a launch runs (EM_SCHED_DEFAULT resolved), and its name. */
+EmSched em_sched_of(const EmLaunch *l);
+const char *em_sched_name(EmSched s);
 
 /* Run the kernel to completion, CTA after CTA. Returns false with a report
  * in err (the instruction, its PTX line and Tile line, the thread) on an
@@ -311,5 +327,10 @@ typedef struct EmWgmma {
 
 bool em_wgmma_run(const EmWgmma *w, const uint8_t *smem, size_t smem_bytes,
                   const uint32_t (*a)[4], uint32_t (*d)[128], char *err, size_t errlen);
+/* The shared-memory bytes a wgmma reads: the address of each 16-bit
+ * element of A (64 x 16, none in the RS form) then of B (N x 16) into out
+ * (room for 64 * 16 + 256 * 16); their number, or -1 for a descriptor
+ * em_wgmma_run refuses (it reports it). */
+int em_wgmma_addrs(const EmWgmma *w, uint32_t *out);
 
 #endif

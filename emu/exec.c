@@ -14,8 +14,9 @@
  * launch's ranges when it gives them); .shared addresses are offsets in
  * the CTA's window, which generic addresses reach at EM_SMEM_GENERIC;
  * parameters live at EM_PARAM_GENERIC. The emulator is sequentially
- * consistent, so fences and membar order nothing here (the checks of
- * issue 16 -- proxies, races -- will hang off them).
+ * consistent, so fences and membar order nothing here; shared-memory
+ * accesses, barriers and proxy fences also go to check.c, which checks
+ * races, proxies and uninitialized reads against them.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -45,8 +46,12 @@ void em_fail(Cta *c, const Thr *t, const EmIns *in, const char *fmt, ...) {
   if (t)
     snprintf(who, sizeof who, " (CTA %u,%u,%u thread %u,%u,%u)", c->ctaid[0], c->ctaid[1], c->ctaid[2], t->tid[0],
              t->tid[1], t->tid[2]);
-  snprintf(c->err, c->errlen, "%s%s%s%s%s [ptx line %d]", where, what, who, in && in->text ? ": " : "",
-           in && in->text ? in->text : "", in ? in->ptx_line : 0);
+  char sched[64];
+  if (c->sched == EM_SCHED_RR) snprintf(sched, sizeof sched, "schedule rr");
+  else snprintf(sched, sizeof sched, "schedule %s, seed %llu", em_sched_name((EmSched)c->sched),
+                (unsigned long long)c->l->seed);
+  snprintf(c->err, c->errlen, "%s%s%s%s%s [ptx line %d] [%s]", where, what, who, in && in->text ? ": " : "",
+           in && in->text ? in->text : "", in ? in->ptx_line : 0, sched);
 }
 
 /* ---- numbers ---- */
@@ -641,6 +646,7 @@ static void release(Cta *c, int id) {
   int need = c->bar_count[id] ? c->bar_count[id] : c->live;
   if (c->bar_arrived[id] == 0 || c->bar_arrived[id] < need) return;
   c->bar_arrived[id] = 0;
+  em_chk_bar_release(c, id);
   for (int i = 0; i < c->n; i++)
     if (c->t[i].state == T_BAR && c->t[i].bar == id) c->t[i].state = T_RUN;
 }
@@ -773,8 +779,10 @@ void em_step(Cta *c, Thr *t) {
     return;
   }
   switch ((EmOpc)in->opc) {
-  case EM_NOP:
-  case EM_MEMBAR: break;
+  case EM_NOP: break;
+  case EM_MEMBAR:
+    em_chk_fence(c, t, in);
+    break;
   case EM_MOV:
     if (a[1].kind == EA_VEC) { /* pack: mov.b32 %r, {%h0, %h1} */
       int n = a[1].nvec, w = type_bits(ty) / (n ? n : 1);
@@ -955,6 +963,9 @@ void em_step(Cta *c, Thr *t) {
     }
     uint8_t *p = em_mem(c, t, in, sp == ES_PARAM ? ES_GENERIC : sp, addr, (size_t)(eb * n));
     if (!p) return;
+    if (c->chk && p >= c->smem && p < c->smem + c->smem_size &&
+        !(ld ? em_chk_read : em_chk_write)(c, t, in, (uint32_t)(p - c->smem), (uint32_t)(eb * n)))
+      return;
     for (int i = 0; i < n; i++) {
       EmArg one = *v;
       if (v->kind == EA_VEC) one.kind = v->vec[i] >= 0 ? EA_REG : EA_SINK, one.reg = v->vec[i];
@@ -985,6 +996,7 @@ void em_step(Cta *c, Thr *t) {
     if (eb < 1 || !em_addr_of(c, t, in, ad, &addr)) return;
     uint8_t *p = em_mem(c, t, in, (EmSpace)in->space, addr, (size_t)eb);
     if (!p) return;
+    if (c->chk && p >= c->smem && p < c->smem + c->smem_size) em_chk_atomic(c, (uint32_t)(p - c->smem), (uint32_t)eb);
     uint64_t old = load_bits(p, eb), b = em_src(c, t, &a[at ? 2 : 1], ty), r = old;
     switch (in->sub) {
     case ESB_ADD: r = is_float(ty) ? fbin(EM_ADD, ty, 0, old, b) : old + b; break;
@@ -1029,11 +1041,12 @@ void em_step(Cta *c, Thr *t) {
       return;
     }
     if (c->bar_arrived[id] > 0 && c->bar_count[id] != count) {
-      em_fail(c, t, in, "barrier %d: thread counts disagree (%d and %d)", id, c->bar_count[id], count);
+      em_fail(c, t, in, "barrier: barrier %d: thread counts disagree (%d and %d)", id, c->bar_count[id], count);
       return;
     }
     c->bar_count[id] = count;
     c->bar_arrived[id]++;
+    em_chk_bar_arrive(c, t, id);
     t->pc++;
     if (!(in->mod & EMM_ARRIVE)) {
       t->state = T_BAR;

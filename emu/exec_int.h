@@ -45,6 +45,9 @@ typedef struct EmMbar {
   uint32_t addr, count, pending, phase;
   int64_t tx;
   int waiters; /* threads in T_MBAR on it */
+  const EmIns *init_in; /* its mbarrier.init (its Tile line names it in reports) */
+  const EmIns *exp_in;  /* the last expect_tx / arrive.expect_tx on it, and its thread */
+  int exp_thr;
 } EmMbar;
 
 /* A bulk copy in flight (cp.async.bulk.tensor): done at a later scheduling
@@ -56,6 +59,7 @@ typedef struct EmAsync {
   int group;       /* a store's bulk group: the thread's bulk_groups when issued */
   uint64_t due;    /* the round from which the scheduler may complete it */
   uint32_t smem, mbar;
+  uint32_t phase;  /* a load: its mbarrier's phase when issued (the phase its bytes count towards) */
   int32_t coord[5];
   EmTensorMap map;
 } EmAsync;
@@ -101,6 +105,8 @@ typedef struct Cta {
   uint64_t *regs;       /* every thread's registers */
   int *order;           /* the warps' order in a round */
   bool progressed;      /* sched.c: this turn did more than spin */
+  int sched;            /* EmSched, resolved */
+  struct EmChk *chk;    /* check.c's shadow state (NULL: checks off) */
 } Cta;
 
 /* What an accumulator register of a wgmma.mma_async holds until the
@@ -144,6 +150,34 @@ void em_matrix_step(Cta *c, Thr *t, const EmIns *in);
 void em_matrix_finish(Cta *c, Thr *t, const EmIns *in);
 bool em_matrix_end(Cta *c);
 void em_matrix_reset(Cta *c);
+
+/* ---- check.c: the checks of shared memory and barriers (NULL c->chk: off) ----
+ * Addresses are offsets in the CTA's window. Each returns false after a
+ * report (em_fail). */
+bool em_chk_new(Cta *c);  /* false: out of memory */
+void em_chk_free(Cta *c);
+size_t em_chk_bytes(size_t smem_size, int nthr); /* what em_chk_new allocates */
+bool em_chk_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n);  /* ld.shared, ldmatrix */
+bool em_chk_write(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n); /* st.shared, stmatrix */
+void em_chk_atomic(Cta *c, uint32_t a, uint32_t n);                               /* atom/red.shared */
+void em_chk_fence(Cta *c, const Thr *t, const EmIns *in);                         /* fence.* / membar.* */
+void em_chk_bar_arrive(Cta *c, const Thr *t, int id);
+void em_chk_bar_release(Cta *c, int id); /* before its waiters run */
+bool em_chk_mbar_arrive(Cta *c, const Thr *t, const EmIns *in, EmMbar *b);
+void em_chk_mbar_init(Cta *c, EmMbar *b);
+void em_chk_mbar_complete(Cta *c, EmMbar *b);
+void em_chk_mbar_acquire(Cta *c, const Thr *t, EmMbar *b);
+bool em_chk_tma_issue(Cta *c, const Thr *t, const EmAsync *op);
+void em_chk_tma_done(Cta *c, const EmAsync *op);
+void em_chk_bulk_wait(Cta *c, const Thr *t, int below);
+bool em_chk_wgmma_issue(Cta *c, unsigned t0, const EmWgOp *op);
+void em_chk_wgmma_wait(Cta *c, const Thr *t, int below);
+/* An mbarrier's name for reports: "full[1] (gemm.tile:39)", from the Tile
+ * line of its mbarrier.init, else its address. */
+const char *em_mbar_name(const Cta *c, const EmMbar *b, char *buf, size_t n);
+/* async.c: the TMA box's bytes in shared memory, 16 at a time (the
+ * swizzle moves 16-byte chunks): fn(arg, address, bytes) for each. */
+bool em_box_chunks(const EmAsync *op, bool (*fn)(void *, uint32_t, uint32_t), void *arg); /* false: fn said stop */
 
 /* ---- numbers (shared by the files above) ---- */
 static inline float em_f32_of(uint64_t bits) {

@@ -41,7 +41,9 @@ static void ldst_matrix(Cta *c, Thr *t, const EmIns *in) {
   for (int i = 0; i < in->rank; i++)
     for (int r = 0; r < 8; r++) {
       uint32_t a;
-      if (!em_smem_at(c, &c->t[w0 + 8 * i + r], in, (EmSpace)in->space, ad, 16, 16, "a matrix row", &a)) return;
+      const Thr *o = &c->t[w0 + 8 * i + r];
+      if (!em_smem_at(c, (Thr *)o, in, (EmSpace)in->space, ad, 16, 16, "a matrix row", &a)) return;
+      if (!(st ? em_chk_write : em_chk_read)(c, o, in, a, 16)) return;
       row[i][r] = c->smem + a;
     }
   uint32_t v[32][4];
@@ -117,6 +119,10 @@ static void wgmma_issue(Cta *c, Thr *t, const EmIns *in) {
       op.d[k * (unsigned)nd + (unsigned)i] = *r;
       *r = EM_WG_POISON;
     }
+  if (!em_chk_wgmma_issue(c, t0, &op)) {
+    free(op.a), free(op.d);
+    return;
+  }
   EmWgQueue *q = &c->wg[t0 / 128];
   if (q->n == q->cap) {
     int cap = q->cap ? 2 * q->cap : 16;
@@ -195,6 +201,7 @@ static void wgmma_wait(Cta *c, Thr *t, const EmIns *in) {
     }
   }
   q->n = k;
+  em_chk_wgmma_wait(c, t, below);
 }
 
 void em_matrix_finish(Cta *c, Thr *t, const EmIns *in) {

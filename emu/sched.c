@@ -70,6 +70,15 @@ static void deadlock(Cta *c, const char *scope) {
           t->warp, waits_for(c, t, what, sizeof what), others);
 }
 
+EmSched em_sched_of(const EmLaunch *l) {
+  if (l->sched > EM_SCHED_DEFAULT && l->sched <= EM_SCHED_ADVERSARIAL) return (EmSched)l->sched;
+  return l->seed ? EM_SCHED_RANDOM : EM_SCHED_RR;
+}
+
+const char *em_sched_name(EmSched s) {
+  return s == EM_SCHED_RANDOM ? "random" : s == EM_SCHED_ADVERSARIAL ? "adversarial" : "rr";
+}
+
 uint64_t em_rand(Cta *c) {
   uint64_t x = c->rng ? c->rng : 0x9e3779b97f4a7c15ull;
   x ^= x << 13;
@@ -87,7 +96,7 @@ static int run_cta(Cta *c, bool resume) {
   c->progressed = false;
   for (;;) {
     bool moved = false, left = false, spinning = false;
-    for (int k = 0; c->l->seed && k < nw; k++) {
+    for (int k = 0; c->sched != EM_SCHED_RR && k < nw; k++) {
       int j = k + (int)(em_rand(c) % (uint64_t)(nw - k)), x = order[k];
       order[k] = order[j], order[j] = x;
     }
@@ -151,6 +160,7 @@ static int run_cta(Cta *c, bool resume) {
 static void cta_free(Cta *c) {
   if (!c) return;
   em_matrix_reset(c);
+  em_chk_free(c);
   for (int g = 0; c->wg && g < c->nwg; g++) free(c->wg[g].op);
   free(c->wg);
   free(c->wgd);
@@ -177,7 +187,8 @@ static Cta *cta_new(const Cta *proto, uint64_t lin) {
   c->nwg = (int)(nthr + 127) / 128;
   c->wg = calloc((size_t)c->nwg, sizeof *c->wg);
   c->order = calloc((nthr + 31) / 32, sizeof *c->order);
-  if (!c->t || !c->regs || !c->smem || !c->wg || !c->order) {
+  c->chk = NULL;
+  if (!c->t || !c->regs || !c->smem || !c->wg || !c->order || (!l->no_checks && !em_chk_new(c))) {
     cta_free(c);
     return NULL;
   }
@@ -185,7 +196,7 @@ static Cta *cta_new(const Cta *proto, uint64_t lin) {
   c->ctaid[1] = (unsigned)(lin / l->grid[0] % l->grid[1]);
   c->ctaid[2] = (unsigned)(lin / ((uint64_t)l->grid[0] * l->grid[1]));
   c->live = c->n;
-  c->rng = l->seed ? l->seed ^ (lin * 0x9e3779b97f4a7c15ull) : 0;
+  c->rng = c->sched != EM_SCHED_RR ? l->seed ^ (lin * 0x9e3779b97f4a7c15ull) : 0;
   for (size_t w = 0; w < (nthr + 31) / 32; w++) c->order[w] = (int)w;
   for (unsigned i = 0; i < nthr; i++) {
     Thr *t = &c->t[i];
@@ -221,9 +232,11 @@ bool em_launch(const EmModule *m, const EmLaunch *l, char *err, size_t errlen) {
   size_t dyn0 = m->static_smem;
   for (int i = 0; i < m->nglobals; i++)
     if (m->globals[i].space == ES_SHARED && m->globals[i].is_extern) dyn0 = m->globals[i].offset;
-  Cta proto = {.m = m, .f = f, .l = l, .n = (int)nthr, .err = err, .errlen = errlen, .smem_size = dyn0 + l->dyn_smem};
+  Cta proto = {.m = m, .f = f, .l = l, .n = (int)nthr, .err = err, .errlen = errlen, .smem_size = dyn0 + l->dyn_smem,
+               .sched = em_sched_of(l)};
   /* CTAs set aside at once: as many as 4 GB of their state holds (at least 1, at most 1024) */
-  uint64_t per = nthr * (uint64_t)(f->nregs ? f->nregs : 1) * 8 + proto.smem_size + nthr * sizeof(Thr) + 4096;
+  uint64_t per = nthr * (uint64_t)(f->nregs ? f->nregs : 1) * 8 + proto.smem_size + nthr * sizeof(Thr) + 4096 +
+                 (l->no_checks ? 0 : em_chk_bytes(proto.smem_size, (int)nthr));
   uint64_t total = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2], next = 0;
   int maxres = (int)((4ull << 30) / per), nres = 0, idle = 0;
   maxres = maxres < 1 ? 1 : maxres > 1024 ? 1024 : maxres;

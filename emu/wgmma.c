@@ -224,3 +224,17 @@ bool em_wgmma_run(const EmWgmma *w, const uint8_t *smem, size_t smem_bytes, cons
   }
   return true;
 }
+
+int em_wgmma_addrs(const EmWgmma *w, uint32_t *out) {
+  WgDesc da, db;
+  int n = 0;
+  if (!w || w->n < 8 || w->n > 256 || w->n % 8 || !wg_desc(w->bdesc, "B", &db, NULL, 0)) return -1;
+  if (!w->a_regs) {
+    if (!wg_desc(w->adesc, "A", &da, NULL, 0)) return -1;
+    for (int mn = 0; mn < 64; mn++)
+      for (int k = 0; k < 16; k++) out[n++] = (uint32_t)wg_addr(&da, w->trans_a == 1, mn, k);
+  }
+  for (int mn = 0; mn < w->n; mn++)
+    for (int k = 0; k < 16; k++) out[n++] = (uint32_t)wg_addr(&db, w->trans_b == 1, mn, k);
+  return n;
+}

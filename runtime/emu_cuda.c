@@ -11,6 +11,10 @@
  * report comes back through cuGetErrorString. Tensor maps are the
  * emulator's own encoding (emu/tma.c). Not yet: clusters (refused with
  * CUDA_ERROR_NOT_SUPPORTED and a message).
+ *
+ * Every launch reads TILE_EMU_SEED (the schedule: round-robin, random or
+ * adversarial, and its seed; the reports print it, so a failure replays)
+ * and TILE_EMU_CHECKS (0: the shared-memory checks off): docs/emulator.md.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -325,8 +329,32 @@ static CUresult emu_get_function(CUfunction *out, CUmodule m, const char *name) 
 static CUresult emu_func_set(CUfunction f, int a, int v) { (void)f, (void)a, (void)v; return CUDA_SUCCESS; }
 static CUresult emu_func_get(int *v, int a, CUfunction f) { (void)a, (void)f; *v = 0; return CUDA_SUCCESS; }
 
+/* TILE_EMU_SEED: unset, empty, "rr" or "0": round-robin; "N": random with
+ * seed N; "random:N", "adversarial:N" (or "adv:N"). False for anything else. */
+static bool emu_schedule(EmLaunch *l) {
+  const char *v = getenv("TILE_EMU_SEED"), *num = v;
+  l->sched = EM_SCHED_RR, l->seed = 0;
+  if (!v || !*v || !strcmp(v, "rr")) return true;
+  if (!strncmp(v, "random:", 7)) l->sched = EM_SCHED_RANDOM, num = v + 7;
+  else if (!strncmp(v, "adversarial:", 12)) l->sched = EM_SCHED_ADVERSARIAL, num = v + 12;
+  else if (!strncmp(v, "adv:", 4)) l->sched = EM_SCHED_ADVERSARIAL, num = v + 4;
+  char *end;
+  if (*num < '0' || *num > '9') return false;
+  l->seed = strtoull(num, &end, 10);
+  if (*end) return false;
+  if (l->sched == EM_SCHED_RR && l->seed) l->sched = EM_SCHED_RANDOM;
+  return true;
+}
+
 static CUresult emu_run(CUfunction fn, const unsigned g[3], const unsigned b[3], unsigned smem, void **params) {
   const EmFunc *f = fn->f;
+  EmLaunch l = {.kernel = f->name, .grid = {g[0], g[1], g[2]}, .block = {b[0], b[1], b[2]}, .dyn_smem = smem};
+  if (!emu_schedule(&l))
+    return emu_err(CUDA_ERROR_INVALID_VALUE,
+                   "TILE_EMU_SEED=%s: expected rr, a number (a random schedule's seed), random:N or adversarial:N",
+                   getenv("TILE_EMU_SEED"));
+  const char *chk = getenv("TILE_EMU_CHECKS");
+  l.no_checks = chk && !strcmp(chk, "0");
   unsigned char *buf = calloc(1, f->param_bytes + 8);
   if (!buf) return EMU_ERR_OOM;
   for (int i = 0; i < f->nparams; i++) memcpy(buf + f->params[i].offset, params[i], f->params[i].size);
@@ -339,8 +367,7 @@ static CUresult emu_run(CUfunction fn, const unsigned g[3], const unsigned b[3],
     free(buf);
     return EMU_ERR_OOM;
   }
-  EmLaunch l = {.kernel = f->name, .grid = {g[0], g[1], g[2]}, .block = {b[0], b[1], b[2]}, .dyn_smem = smem,
-                .params = buf, .params_size = f->param_bytes + 8, .ranges = rg, .nranges = n};
+  l.params = buf, l.params_size = f->param_bytes + 8, l.ranges = rg, l.nranges = n;
   bool ok = em_launch(fn->m, &l, emu_msg, sizeof emu_msg);
   free(rg);
   free(buf);

@@ -8,6 +8,12 @@
 #include "testutil.h"
 #include "../../emu/emu.h"
 
+/* The shared-memory checks (emu/check.c) off for the next launches: tests
+ * that read back the whole window (bytes no one wrote, which the
+ * emulator's zeroed window makes 0) or that break the rules on purpose to
+ * see the timing the checks would report; test_emu_check.c tests them. */
+static bool checks_off;
+
 /* Parse ptx and launch kernel k on grid x block threads; true when it ran. */
 static bool run(const char *ptx, unsigned grid, unsigned block, const void *params, size_t psize, char *err,
                 size_t errlen) {
@@ -17,7 +23,7 @@ static bool run(const char *ptx, unsigned grid, unsigned block, const void *para
     fail();
   }
   EmLaunch l = {.kernel = "k", .grid = {grid, 1, 1}, .block = {block, 1, 1}, .params = params, .params_size = psize,
-                .max_steps = 20000000};
+                .max_steps = 20000000, .no_checks = checks_off};
   bool ok = em_launch(m, &l, err, errlen);
   em_module_free(m);
   return ok;
@@ -47,6 +53,7 @@ static void must_fail(const char *ptx, unsigned grid, unsigned block, const void
  * when both arrivals and every expected byte are in. */
 static void test_mbarrier_phases(void **state) {
   (void)state;
+  checks_off = true; /* one thread arrives twice in a phase: PTX allows it, the checks do not */
   static const char ptx[] = HEAD
       ".shared .align 8 .b64 bar;\n"
       ".visible .entry k(.param .u64 out)\n{\n"
@@ -96,6 +103,7 @@ static void test_mbarrier_phases(void **state) {
  * state; so is one whose bytes never come. Other misuse: reports. */
 static void test_mbarrier_reports(void **state) {
   (void)state;
+  checks_off = false;
   char ptx[2048];
   uint64_t p = 0;
   /* 64 threads, count 64: warp 1 never arrives (it exits) */
@@ -177,6 +185,7 @@ _Static_assert(offsetof(TmaParams, map) == 64 && offsetof(TmaParams, c0) == 192,
  * window; pinned by hand for a few. */
 static void test_tma_load_box(void **state) {
   (void)state;
+  checks_off = true; /* it reads back bytes past the box */
   enum { R = 20, C = 40, LD = 48 };
   static _Alignas(64) uint16_t g[R * LD];
   for (int r = 0; r < R; r++)
@@ -238,6 +247,7 @@ static void test_tma_load_box(void **state) {
 /* The driver's argument checks, as em_tmap_encode makes them. */
 static void test_tmap_checks(void **state) {
   (void)state;
+  checks_off = false;
   static _Alignas(64) uint16_t g[64 * 64];
   _Alignas(64) EmTensorMap m;
   uint64_t dims[2] = {64, 64}, strides[1] = {128};
@@ -323,6 +333,7 @@ _Static_assert(offsetof(StoreParams, src) == 200, "k's parameters");
  * doubles. bf16: the sum rounded to bf16. */
 static void test_tma_store_reduce(void **state) {
   (void)state;
+  checks_off = false;
   enum { R = 5, C = 40, LD = 44 };
   static _Alignas(64) float g[R * LD];
   static float src[1024];
@@ -373,6 +384,7 @@ static void test_tma_store_reduce(void **state) {
  * the round trip gives every register back. */
 static void test_stmatrix_layout(void **state) {
   (void)state;
+  checks_off = true; /* it reads back the gaps between the rows */
   char ptx[4096];
   static uint16_t out[2048 + 64];
   static uint32_t regs[32 * 4];
@@ -447,6 +459,7 @@ static void test_wgmma_groups(void **state) {
   /* 0: D + 16; 1: no scale-d; 2: B zeroed before the wait; 3: three groups; 4: a read before the wait; 5: no wait */
   for (int mode = 0; mode < 6; mode++) {
     char m1[512], body[2048];
+    checks_off = mode == 2; /* B overwritten before the wait: the checks report it ("slot:"), test_emu_check.c */
     snprintf(m1, sizeof m1, mma, mode == 1 ? 0 : 1);
     if (mode == 3) snprintf(body, sizeof body, "%s%s%s%s%s%s%s%s", m1, wait1, m1, wait1, m1, wait1, wait0, store);
     else snprintf(body, sizeof body, "%s%s%s%s", m1, mode == 2 ? zero_b : "", mode >= 4 ? "" : wait0,
@@ -458,7 +471,7 @@ static void test_wgmma_groups(void **state) {
              "mov.b32 %%r2, 0x3f803f80;\n" /* bf16 ones, 2304 bytes of A and B: 144 16-byte pieces */
              "st.shared.v4.b32 [%%rd4], {%%r2, %%r2, %%r2, %%r2};\n"
              "setp.lt.u32 %%p1, %%r1, 16;\n@!%%p1 bra FILLED;\nst.shared.v4.b32 [%%rd4+2048], {%%r2, %%r2, %%r2, %%r2};\n"
-             "FILLED:\nbar.sync 0;\nmov.f32 %%f0, 0f3F800000;\nmov.f32 %%f1, %%f0;\nmov.f32 %%f2, %%f0;\nmov.f32 %%f3, %%f0;\n"
+             "FILLED:\nfence.proxy.async.shared::cta;\nbar.sync 0;\nmov.f32 %%f0, 0f3F800000;\nmov.f32 %%f1, %%f0;\nmov.f32 %%f2, %%f0;\nmov.f32 %%f3, %%f0;\n"
              "mov.b64 %%rd5, 0x0000001000080000;\n" /* SBO 256 >> 4, LBO 128 >> 4, start 0 */
              "mov.b64 %%rd6, 0x0000001000080080;\n" /* start 2048 >> 4 */
              "wgmma.fence.sync.aligned;\n%sret;\n}\n", body);
@@ -499,6 +512,7 @@ static void test_wgmma_groups(void **state) {
  * nobody sets is a deadlock across CTAs naming the address. */
 static void test_cta_semaphore(void **state) {
   (void)state;
+  checks_off = false;
   char ptx[2048];
   for (int rev = 0; rev <= 1; rev++) {
     snprintf(ptx, sizeof ptx, HEAD ".visible .entry k(.param .u64 flag)\n{\n.reg .b64 %%rd<4>;\n.reg .b32 %%r<8>;\n"
@@ -530,6 +544,7 @@ static void test_cta_semaphore(void **state) {
 
 static void test_async_parse(void **state) {
   (void)state;
+  checks_off = false;
   char ptx[2048], err[512];
   EmModule *m = NULL;
   static const char *const unsup[] = {

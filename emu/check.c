@@ -1,0 +1,560 @@
+/* check.c - the emulator's checks of shared memory (issue 16): races
+ * between warps, between the generic and the async proxy, asynchronous
+ * reads overwritten before they are known to be over, reads of bytes
+ * nothing wrote; and the names of mbarriers in reports.
+ *
+ * Happens-before is tracked with vector clocks over "agents": each warp
+ * (its generic accesses: ld/st.shared, stmatrix, ldmatrix; the lanes of a
+ * warp write under one epoch, as they run converged), each warp's
+ * bulk-copy stream (TMA stores reading shared memory), each warpgroup's
+ * wgmma stream (reading its operands), and each mbarrier (the TMA loads
+ * completing on it). Every thread has its own clock (what it knows: a lane
+ * that waits does not tell the lanes of its warp that did not); a warp's
+ * epoch ticks after one of its threads publishes it (an arrival, a fence).
+ * The synchronizations join clocks:
+ *   bar.sync / bar.arrive: the arrivals' clocks are joined, and every
+ *     warp that bar.sync releases takes the join;
+ *   mbarrier.arrive: the phase collects the arrivals' clocks; when the
+ *     phase completes it also publishes the TMA loads that completed on it;
+ *     a try_wait/test_wait that succeeds takes what the phases released;
+ *   wgmma.wait_group N / cp.async.bulk.wait_group[.read] N: the waiting
+ *     thread learns that the operations of the older groups read what they
+ *     read.
+ * A second clock per thread (avc) holds only what reached it through a
+ * fence.proxy.async: a TMA store or a wgmma may read bytes written by
+ * generic stores only if a proxy fence lies on the happens-before path
+ * from the write to the issue (the writer's fence before its barrier
+ * arrival, CUTLASS's pattern, or the issuer's after it).
+ *
+ * Shadow memory, one record per 4-byte word of the CTA's window: the last
+ * write (agent, epoch, instruction, thread), up to two reads not yet known
+ * to be over (agent, epoch), and which bytes were ever written. Checked:
+ *   race: a read of a word whose last write does not happen before it (a
+ *     plain store of another warp with no barrier between; a TMA load's
+ *     bytes read without waiting for its mbarrier phase); a write (or a
+ *     TMA load) over a word another warp reads with no barrier between,
+ *     or that a TMA load in flight writes;
+ *   proxy: a TMA store or wgmma reading generic-proxy writes that happen
+ *     before it with no fence.proxy.async on the way;
+ *   slot: a write or TMA load over bytes a wgmma or TMA store may still be
+ *     reading (no wait_group of it happens before);
+ *   uninitialized: a read (generic, TMA store, wgmma) of bytes never
+ *     written (by a store, stmatrix, or a TMA load that completed).
+ * Not checked: two unordered plain stores to one word (tilec's replicated
+ * layouts store equal values from several warps); races between lanes of
+ * one warp; atomics; global memory. Two reads per word are remembered
+ * (reads that happen before a newer one are dropped); a third unordered
+ * reader drops the oldest (a race through it goes unseen).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "exec_int.h"
+
+enum { NW = 32, AG_BULK = 32, AG_WG = 64, AG_MB = 72, AG_N = 256, MB_MAX = AG_N - AG_MB };
+#define EP_MAX 0xffffffu
+#define MK(ag, ep) ((uint32_t)(ag) << 24 | (uint32_t)(ep))
+#define AG(m) ((int)((m) >> 24))
+#define EP(m) ((m)&EP_MAX)
+
+typedef struct Word {
+  uint32_t w;    /* the last write: MK(agent, epoch); 0: none */
+  uint32_t r[2]; /* reads not known to be over */
+  int32_t wpc;   /* the writing instruction (index in the function) */
+  uint16_t wthr; /* and thread (a TMA load: its issuing thread) */
+  uint8_t init;  /* bytes of the word ever written, bit i byte i */
+  uint8_t pad;
+} Word;
+
+typedef struct ChkMb {
+  uint32_t cur[AG_N], cura[NW];   /* what the current phase's arrivals release */
+  uint32_t done[AG_N], donea[NW]; /* what its completed phases released */
+  uint32_t ncomp;                 /* phases completed: the TMA loads on it count to phase ncomp + 1 */
+  uint32_t arrived[32];           /* threads that arrived in the current phase */
+} ChkMb;
+
+typedef struct EmChk EmChk;
+struct EmChk {
+  int nw, used;          /* warps; agents in use */
+  uint32_t (*vc)[AG_N];  /* each thread's clock */
+  uint32_t (*avc)[NW];   /* what of the warps' generic writes reaches the thread through a proxy fence */
+  uint32_t ep[NW];       /* each warp's epoch (its accesses are marked with it) */
+  bool pub[NW];          /* the epoch was published: the warp's next access ticks it */
+  uint32_t bar[16][AG_N], bara[16][NW];
+  ChkMb *mb[MB_MAX];     /* by index in Cta.mb */
+  Word *sh;
+  size_t nsh;
+  const EmIns *ag_in[AG_N]; /* an asynchronous reader's last instruction (reports) */
+};
+
+size_t em_chk_bytes(size_t smem_size, int nthr) {
+  return sizeof(EmChk) + ((smem_size + 3) / 4) * sizeof(Word) + (size_t)nthr * (AG_N + NW) * 4;
+}
+
+bool em_chk_new(Cta *c) {
+  EmChk *k = calloc(1, sizeof *k);
+  if (!k) return false;
+  k->nw = (c->n + 31) / 32;
+  k->used = AG_MB;
+  k->nsh = (c->smem_size + 3) / 4;
+  k->vc = calloc((size_t)c->n, sizeof *k->vc);
+  k->avc = calloc((size_t)c->n, sizeof *k->avc);
+  k->sh = calloc(k->nsh ? k->nsh : 1, sizeof *k->sh);
+  if (!k->vc || !k->avc || !k->sh) {
+    free(k->vc), free(k->avc), free(k->sh), free(k);
+    return false;
+  }
+  for (int w = 0; w < k->nw; w++) k->ep[w] = 1;
+  c->chk = k;
+  return true;
+}
+
+void em_chk_free(Cta *c) {
+  EmChk *k = c->chk;
+  if (!k) return;
+  for (int i = 0; i < MB_MAX; i++) free(k->mb[i]);
+  free(k->vc), free(k->avc), free(k->sh), free(k);
+  c->chk = NULL;
+}
+
+/* ---- clocks ---- */
+
+static void join(uint32_t *a, const uint32_t *b, int n) {
+  for (int i = 0; i < n; i++)
+    if (b[i] > a[i]) a[i] = b[i];
+}
+
+/* The epoch w's accesses are marked with now. */
+static uint32_t tick(EmChk *k, int w) {
+  if (k->pub[w]) {
+    if (k->ep[w] < EP_MAX) k->ep[w]++;
+    k->pub[w] = false;
+  }
+  return k->ep[w];
+}
+
+/* Thread t's clock, its own warp's entry brought up to date. */
+static uint32_t *row_of(EmChk *k, const Thr *t) {
+  uint32_t *r = k->vc[t->linear];
+  r[t->warp] = k->ep[t->warp];
+  return r;
+}
+
+/* t publishes its clock (row_of first): its warp's next access ticks. */
+static void publish(EmChk *k, const Thr *t) { k->pub[t->warp] = true; }
+
+static int mb_index(const Cta *c, const EmMbar *b) { return (int)(b - c->mb); }
+
+/* ---- reports ---- */
+
+static const char *at(const Cta *c, int pc, char *buf, size_t n) {
+  const EmIns *in = pc >= 0 && pc < c->f->nins ? &c->f->ins[pc] : NULL;
+  const char *file = in && in->file > 0 && in->file < c->m->nfiles ? c->m->files[in->file] : NULL;
+  if (!in) snprintf(buf, n, "an unknown place");
+  else if (file && in->line > 0) {
+    const char *base = strrchr(file, '/');
+    snprintf(buf, n, "%s:%d", base ? base + 1 : file, in->line);
+  } else snprintf(buf, n, "ptx line %d", in->ptx_line);
+  return buf;
+}
+
+static const char *ins_at(const Cta *c, const EmIns *in, char *buf, size_t n) {
+  return at(c, in ? (int)(in - c->f->ins) : -1, buf, n);
+}
+
+/* Who wrote word d: "warp 4 (thread 130) at gemm.tile:87", or the TMA load. */
+static const char *writer(const Cta *c, const Word *d, char *buf, size_t n) {
+  char w[96];
+  int ag = AG(d->w);
+  if (ag < NW) snprintf(buf, n, "warp %d (thread %u) at %s", ag, d->wthr, at(c, d->wpc, w, sizeof w));
+  else {
+    char nm[160];
+    const EmMbar *b = ag - AG_MB < c->nmb ? &c->mb[ag - AG_MB] : NULL;
+    snprintf(buf, n, "the TMA load at %s, completing on the mbarrier %s", at(c, d->wpc, w, sizeof w),
+             b ? em_mbar_name(c, b, nm, sizeof nm) : "?");
+  }
+  return buf;
+}
+
+/* What an asynchronous reader is, for reports. */
+static const char *reader(const Cta *c, int ag, char *buf, size_t n) {
+  char w[96];
+  const EmChk *k = c->chk;
+  if (ag < NW) snprintf(buf, n, "warp %d reads it", ag);
+  else if (ag < AG_WG)
+    snprintf(buf, n, "the TMA store at %s (warp %d) may still read it: no cp.async.bulk.wait_group.read of it happens "
+             "before", ins_at(c, k->ag_in[ag], w, sizeof w), ag - AG_BULK);
+  else
+    snprintf(buf, n, "the wgmma.mma_async at %s (warpgroup %d) may still read it: no wgmma.wait_group of it happens "
+             "before", ins_at(c, k->ag_in[ag], w, sizeof w), ag - AG_WG);
+  return buf;
+}
+
+/* ---- generic accesses ---- */
+
+static uint8_t word_mask(uint32_t a, uint32_t n, size_t x) {
+  uint32_t lo = a > x * 4 ? a - (uint32_t)x * 4 : 0, hi = a + n < x * 4 + 4 ? a + n - (uint32_t)x * 4 : 4;
+  return (uint8_t)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+/* Remember a read by agent ag at epoch ep, whose clock is row: reads that
+ * happen before it are dropped (a write after it is after them too). */
+static void add_read(Word *d, int ag, uint32_t ep, const uint32_t *row) {
+  for (int j = 0; j < 2; j++)
+    if (d->r[j] && (AG(d->r[j]) == ag || row[AG(d->r[j])] >= EP(d->r[j]))) d->r[j] = 0;
+  uint32_t m = MK(ag, ep);
+  if (!d->r[0]) d->r[0] = m;
+  else if (!d->r[1]) d->r[1] = m;
+  else d->r[1] = d->r[0], d->r[0] = m;
+}
+
+static bool uninit(Cta *c, const Thr *t, const EmIns *in, const char *what, const Word *d, size_t x, uint8_t m) {
+  int b = 0;
+  while (b < 4 && !((m & ~d->init) >> b & 1)) b++;
+  em_fail(c, t, in, "uninitialized: %s smem+0x%x, which nothing has written (no store, stmatrix or completed TMA "
+          "load)", what, (unsigned)(x * 4 + (size_t)b));
+  return false;
+}
+
+bool em_chk_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n) {
+  EmChk *k = c->chk;
+  if (!k || !n || a + n > c->smem_size) return true;
+  int w = (int)t->warp;
+  uint32_t ep = tick(k, w), *row = row_of(k, t);
+  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
+    Word *d = &k->sh[x];
+    uint8_t m = word_mask(a, n, x);
+    if (d->w && AG(d->w) != w && row[AG(d->w)] < EP(d->w)) {
+      char wb[256];
+      em_fail(c, t, in, "race: reads smem+0x%x, written by %s, with %s", (unsigned)(x * 4),
+              writer(c, d, wb, sizeof wb),
+              AG(d->w) < NW ? "no barrier between the write and this read" : "no wait for that mbarrier's phase");
+      return false;
+    }
+    if ((d->init & m) != m) return uninit(c, t, in, "reads", d, x, m);
+    add_read(d, w, ep, row);
+  }
+  return true;
+}
+
+/* Over word d, agent ag (clock row) writes: the reads and the TMA write it
+ * must come after. */
+static bool write_ok(Cta *c, const Thr *t, const EmIns *in, const char *what, int ag, const uint32_t *row, Word *d,
+                     size_t x) {
+  char b1[256];
+  if (d->w && AG(d->w) >= AG_MB && row[AG(d->w)] < EP(d->w)) {
+    em_fail(c, t, in, "race: %s smem+0x%x, which %s writes, with no wait for that mbarrier's phase", what,
+            (unsigned)(x * 4), writer(c, d, b1, sizeof b1));
+    return false;
+  }
+  for (int j = 0; j < 2; j++) {
+    uint32_t r = d->r[j];
+    if (!r || AG(r) == ag || row[AG(r)] >= EP(r)) continue;
+    if (AG(r) < NW) em_fail(c, t, in, "race: %s smem+0x%x, which warp %d reads, with no barrier between that read and "
+                            "this write", what, (unsigned)(x * 4), AG(r));
+    else em_fail(c, t, in, "slot: %s smem+0x%x while %s", what, (unsigned)(x * 4), reader(c, AG(r), b1, sizeof b1));
+    return false;
+  }
+  return true;
+}
+
+bool em_chk_write(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n) {
+  EmChk *k = c->chk;
+  if (!k || !n || a + n > c->smem_size) return true;
+  int w = (int)t->warp;
+  uint32_t ep = tick(k, w), *row = row_of(k, t);
+  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
+    Word *d = &k->sh[x];
+    if (!write_ok(c, t, in, "writes", w, row, d, x)) return false;
+    d->w = MK(w, ep), d->wpc = (int32_t)(in - c->f->ins), d->wthr = (uint16_t)t->linear;
+    d->init |= word_mask(a, n, x);
+    d->r[0] = d->r[1] = 0;
+  }
+  return true;
+}
+
+void em_chk_atomic(Cta *c, uint32_t a, uint32_t n) {
+  EmChk *k = c->chk;
+  if (!k || !n || a + n > c->smem_size) return;
+  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) k->sh[x].init |= word_mask(a, n, x);
+}
+
+/* ---- fences and barriers ---- */
+
+void em_chk_fence(Cta *c, const Thr *t, const EmIns *in) {
+  EmChk *k = c->chk;
+  if (!k || !in->text || strncmp(in->text, "fence.proxy.async", 17) || strstr(in->text, ".global")) return;
+  memcpy(k->avc[t->linear], row_of(k, t), sizeof k->avc[0]); /* every generic write it knows of is fenced */
+  publish(k, t);
+}
+
+void em_chk_bar_arrive(Cta *c, const Thr *t, int id) {
+  EmChk *k = c->chk;
+  if (!k) return;
+  join(k->bar[id], row_of(k, t), k->used);
+  join(k->bara[id], k->avc[t->linear], k->nw);
+  publish(k, t);
+}
+
+void em_chk_bar_release(Cta *c, int id) {
+  EmChk *k = c->chk;
+  if (!k) return;
+  for (int i = 0; i < c->n; i++) {
+    const Thr *t = &c->t[i];
+    if (t->state != T_BAR || t->bar != id) continue;
+    join(k->vc[i], k->bar[id], k->used);
+    join(k->avc[i], k->bara[id], k->nw);
+  }
+  memset(k->bar[id], 0, sizeof k->bar[id]);
+  memset(k->bara[id], 0, sizeof k->bara[id]);
+}
+
+/* ---- mbarriers ---- */
+
+void em_chk_mbar_init(Cta *c, EmMbar *b) {
+  EmChk *k = c->chk;
+  int i = mb_index(c, b);
+  if (!k || i >= MB_MAX) return;
+  if (!k->mb[i] && !(k->mb[i] = calloc(1, sizeof *k->mb[i]))) return; /* out of memory: unchecked */
+  ChkMb *m = k->mb[i];
+  memset(m->cur, 0, sizeof m->cur), memset(m->cura, 0, sizeof m->cura), memset(m->arrived, 0, sizeof m->arrived);
+  if (AG_MB + i + 1 > k->used) k->used = AG_MB + i + 1;
+}
+
+bool em_chk_mbar_arrive(Cta *c, const Thr *t, const EmIns *in, EmMbar *b) {
+  EmChk *k = c->chk;
+  int i = mb_index(c, b);
+  if (!k || i >= MB_MAX || !k->mb[i]) return true;
+  ChkMb *m = k->mb[i];
+  if (m->arrived[t->linear / 32] >> (t->linear % 32) & 1) {
+    char nm[160];
+    em_fail(c, t, in, "mbarrier: this thread arrives twice in phase %u of %s (pending arrivals %u of %u): more "
+            "arrivals than the barrier expects per phase", b->phase, em_mbar_name(c, b, nm, sizeof nm), b->pending,
+            b->count);
+    return false;
+  }
+  m->arrived[t->linear / 32] |= 1u << (t->linear % 32);
+  join(m->cur, row_of(k, t), k->used);
+  join(m->cura, k->avc[t->linear], k->nw);
+  publish(k, t);
+  return true;
+}
+
+void em_chk_mbar_complete(Cta *c, EmMbar *b) {
+  EmChk *k = c->chk;
+  int i = mb_index(c, b);
+  if (!k || i >= MB_MAX || !k->mb[i]) return;
+  ChkMb *m = k->mb[i];
+  if (m->ncomp < EP_MAX) m->ncomp++;
+  if (m->cur[AG_MB + i] < m->ncomp) m->cur[AG_MB + i] = m->ncomp; /* the TMA loads that completed on it */
+  join(m->done, m->cur, k->used);
+  join(m->donea, m->cura, k->nw);
+  memset(m->cur, 0, sizeof m->cur), memset(m->cura, 0, sizeof m->cura), memset(m->arrived, 0, sizeof m->arrived);
+}
+
+void em_chk_mbar_acquire(Cta *c, const Thr *t, EmMbar *b) {
+  EmChk *k = c->chk;
+  int i = mb_index(c, b);
+  if (!k || i >= MB_MAX || !k->mb[i]) return;
+  join(k->vc[t->linear], k->mb[i]->done, k->used);
+  join(k->avc[t->linear], k->mb[i]->donea, k->nw);
+}
+
+/* ---- asynchronous accesses ---- */
+
+/* An asynchronous read (TMA store, wgmma) issued by warps whose clocks are
+ * row / arow (a warpgroup: the least of its warps'): of word x. */
+static bool async_read_ok(Cta *c, const Thr *t, const EmIns *in, const char *what, const uint32_t *row,
+                          const uint32_t *arow, Word *d, size_t x, uint8_t m) {
+  char wb[256];
+  int ag = AG(d->w);
+  if (d->w && ag < NW && arow[ag] < EP(d->w)) {
+    if (row[ag] >= EP(d->w))
+      em_fail(c, t, in, "proxy: %s smem+0x%x, written by %s through the generic proxy, with no fence.proxy.async "
+              "between the write and this asynchronous read", what, (unsigned)(x * 4), writer(c, d, wb, sizeof wb));
+    else
+      em_fail(c, t, in, "race: %s smem+0x%x, written by %s, with no barrier (nor fence.proxy.async) between the write "
+              "and this asynchronous read", what, (unsigned)(x * 4), writer(c, d, wb, sizeof wb));
+    return false;
+  }
+  if (d->w && ag >= AG_MB && row[ag] < EP(d->w)) {
+    em_fail(c, t, in, "race: %s smem+0x%x, which %s writes, with no wait for that mbarrier's phase", what,
+            (unsigned)(x * 4), writer(c, d, wb, sizeof wb));
+    return false;
+  }
+  if ((d->init & m) != m) return uninit(c, t, in, what, d, x, m);
+  return true;
+}
+
+typedef struct Box {
+  Cta *c;
+  const Thr *t;
+  const EmAsync *op;
+  int w, ag;
+  uint32_t ep, *row, *arow; /* the issuing thread's clocks */
+} Box;
+
+static bool box_load(void *arg, uint32_t a, uint32_t n) {
+  Box *b = arg;
+  EmChk *k = b->c->chk;
+  for (size_t x = a / 4; x <= (a + n - 1) / 4 && x < k->nsh; x++) {
+    Word *d = &k->sh[x];
+    if (!write_ok(b->c, b->t, b->op->in, "the TMA load overwrites", b->w, b->row, d, x)) return false;
+    if (d->w && AG(d->w) < NW && AG(d->w) != b->w && b->row[AG(d->w)] < EP(d->w)) {
+      char wb[256];
+      em_fail(b->c, b->t, b->op->in, "race: the TMA load overwrites smem+0x%x, written by %s, with no barrier between",
+              (unsigned)(x * 4), writer(b->c, d, wb, sizeof wb));
+      return false;
+    }
+    d->w = b->ag < AG_N ? MK(b->ag, b->ep) : 0;
+    d->wpc = (int32_t)(b->op->in - b->c->f->ins), d->wthr = (uint16_t)b->op->thr;
+    d->r[0] = d->r[1] = 0;
+  }
+  return true;
+}
+
+static bool box_store(void *arg, uint32_t a, uint32_t n) {
+  Box *b = arg;
+  EmChk *k = b->c->chk;
+  for (size_t x = a / 4; x <= (a + n - 1) / 4 && x < k->nsh; x++) {
+    Word *d = &k->sh[x];
+    if (!async_read_ok(b->c, b->t, b->op->in, "the TMA store reads", b->row, b->arow, d, x, word_mask(a, n, x)))
+      return false;
+    add_read(d, b->ag, b->ep, b->row);
+  }
+  return true;
+}
+
+static bool box_done(void *arg, uint32_t a, uint32_t n) {
+  Box *b = arg;
+  EmChk *k = b->c->chk;
+  for (size_t x = a / 4; x <= (a + n - 1) / 4 && x < k->nsh; x++) {
+    Word *d = &k->sh[x];
+    d->init |= word_mask(a, n, x);
+    if (b->ag < AG_N && AG(d->w) == b->ag) d->w = MK(b->ag, b->ep); /* counted to the phase it completes on */
+  }
+  return true;
+}
+
+bool em_chk_tma_issue(Cta *c, const Thr *t, const EmAsync *op) {
+  EmChk *k = c->chk;
+  if (!k) return true;
+  Box b = {.c = c, .t = t, .op = op, .w = (int)t->warp};
+  tick(k, b.w);
+  b.row = row_of(k, t), b.arow = k->avc[t->linear];
+  if (op->load) {
+    int i = -1;
+    for (int j = 0; j < c->nmb && i < 0; j++)
+      if (c->mb[j].addr == op->mbar) i = j;
+    b.ag = i >= 0 && i < MB_MAX && k->mb[i] ? AG_MB + i : AG_N;
+    b.ep = b.ag < AG_N ? k->mb[i]->ncomp + 1 : 0;
+    return em_box_chunks(op, box_load, &b);
+  }
+  b.ag = AG_BULK + b.w;
+  b.ep = (uint32_t)op->group + 1;
+  k->ag_in[b.ag] = op->in;
+  return em_box_chunks(op, box_store, &b);
+}
+
+void em_chk_tma_done(Cta *c, const EmAsync *op) {
+  EmChk *k = c->chk;
+  if (!k || !op->load) return;
+  Box b = {.c = c, .op = op, .ag = AG_N};
+  for (int j = 0; j < c->nmb; j++)
+    if (c->mb[j].addr == op->mbar && j < MB_MAX && k->mb[j]) b.ag = AG_MB + j, b.ep = k->mb[j]->ncomp + 1;
+  em_box_chunks(op, box_done, &b);
+}
+
+void em_chk_bulk_wait(Cta *c, const Thr *t, int below) {
+  EmChk *k = c->chk;
+  if (k && below > 0 && k->vc[t->linear][AG_BULK + t->warp] < (uint32_t)below)
+    k->vc[t->linear][AG_BULK + t->warp] = (uint32_t)below;
+}
+
+bool em_chk_wgmma_issue(Cta *c, unsigned t0, const EmWgOp *op) {
+  EmChk *k = c->chk;
+  if (!k) return true;
+  static _Thread_local uint32_t addr[64 * 16 + 256 * 16];
+  int n = em_wgmma_addrs(&op->w, addr), w0 = (int)t0 / 32, g = (int)t0 / 128, ag = AG_WG + g;
+  if (n < 0) return true; /* em_wgmma_run reports the descriptor */
+  uint32_t row[AG_N], arow[NW];
+  for (int w = w0; w < w0 + 4 && w < k->nw; w++) tick(k, w);
+  memcpy(row, row_of(k, &c->t[t0]), sizeof row);
+  memcpy(arow, k->avc[t0], sizeof arow);
+  for (unsigned j = t0 + 1; j < t0 + 128 && j < (unsigned)c->n; j++) { /* what every thread of the warpgroup knows */
+    const uint32_t *r = row_of(k, &c->t[j]), *ar = k->avc[j];
+    for (int i = 0; i < k->used; i++) row[i] = r[i] < row[i] ? r[i] : row[i];
+    for (int i = 0; i < k->nw; i++) arow[i] = ar[i] < arow[i] ? ar[i] : arow[i];
+  }
+  /* its own warps' writes: ordered by program order, fenced when the writing warp fenced them */
+  for (int w = w0; w < w0 + 4 && w < k->nw; w++) {
+    row[w] = k->ep[w], arow[w] = EP_MAX;
+    for (int j = w * 32; j < w * 32 + 32 && j < c->n; j++) arow[w] = k->avc[j][w] < arow[w] ? k->avc[j][w] : arow[w];
+  }
+  k->ag_in[ag] = op->in;
+  uint32_t ep = (uint32_t)op->group + 1;
+  const Thr *t = &c->t[t0];
+  for (int i = 0; i < n; i++) {
+    uint32_t a = addr[i];
+    if (a + 2 > c->smem_size) continue;
+    Word *d = &k->sh[a / 4];
+    if (!async_read_ok(c, t, op->in, "the wgmma.mma_async reads", row, arow, d, a / 4, word_mask(a, 2, a / 4)))
+      return false;
+    add_read(d, ag, ep, row);
+  }
+  return true;
+}
+
+void em_chk_wgmma_wait(Cta *c, const Thr *t, int below) {
+  EmChk *k = c->chk;
+  int ag = AG_WG + (int)t->warp / 4;
+  if (k && below > 0 && ag < AG_MB && k->vc[t->linear][ag] < (uint32_t)below) k->vc[t->linear][ag] = (uint32_t)below;
+}
+
+/* ---- names ---- */
+
+/* The name a `let NAME = mbarrier(` on line `line` of `file` gives, if the
+ * file can be read from here. */
+static bool src_name(const char *file, int line, char *out, size_t n) {
+  FILE *f = file ? fopen(file, "r") : NULL;
+  if (!f) return false;
+  char buf[512];
+  bool ok = false;
+  for (int l = 1; fgets(buf, sizeof buf, f); l++) {
+    if (l < line) continue;
+    const char *p = strstr(buf, "let "), *q = strstr(buf, "mbarrier(");
+    if (p && q && q > p) {
+      p += 4;
+      while (*p == ' ') p++;
+      size_t len = 0;
+      while (p[len] == '_' || (p[len] >= 'a' && p[len] <= 'z') || (p[len] >= 'A' && p[len] <= 'Z') ||
+             (p[len] >= '0' && p[len] <= '9'))
+        len++;
+      if (len && len < n) memcpy(out, p, len), out[len] = 0, ok = true;
+    }
+    break;
+  }
+  fclose(f);
+  return ok;
+}
+
+const char *em_mbar_name(const Cta *c, const EmMbar *b, char *buf, size_t n) {
+  const EmIns *in = b->init_in;
+  if (!in || in->line <= 0) {
+    snprintf(buf, n, "at smem+0x%x", b->addr);
+    return buf;
+  }
+  int idx = 0; /* its index among the mbarriers one line initialized */
+  for (int i = 0; i < c->nmb; i++) {
+    const EmIns *o = c->mb[i].init_in;
+    if (o && o->line == in->line && o->file == in->file && c->mb[i].addr < b->addr) idx++;
+  }
+  const char *file = in->file > 0 && in->file < c->m->nfiles ? c->m->files[in->file] : NULL;
+  const char *base = file && strrchr(file, '/') ? strrchr(file, '/') + 1 : file ? file : "?";
+  char name[64];
+  if (src_name(file, in->line, name, sizeof name))
+    snprintf(buf, n, "%s[%d] (smem+0x%x, %s:%d)", name, idx, b->addr, base, in->line);
+  else
+    snprintf(buf, n, "#%d of %s:%d (smem+0x%x)", idx, base, in->line, b->addr);
+  return buf;
+}
