@@ -748,6 +748,7 @@ bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out) {
   } math1[] = {{"exp", OP_EXP},   {"exp2", OP_EXP2},   {"log", OP_LOG},     {"log2", OP_LOG2}, {"sqrt", OP_SQRT},
                {"rsqrt", OP_RSQRT}, {"abs", OP_ABS},     {"floor", OP_FLOOR}, {"ceil", OP_CEIL}, {"tanh", OP_TANH},
                {"sin", OP_SIN},     {"cos", OP_COS},     {"erf", OP_ERF},     {"rcp", OP_RCP}};
+  if (sm_builtin_sm100(s, call, name, self, out)) return true;
   if (sm_builtin_hw(s, call, name, self, out)) return true;
   if (!strcmp(name, "exp2")) {
     *out = b_exp2(s, call, self);

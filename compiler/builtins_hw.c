@@ -1,7 +1,11 @@
 /* builtins_hw.c - the explicit hardware primitives (Hopper, sm_90a):
  * shared memory rings and views, mbarriers, TMA, wgmma (mma_async) and the
  * values tasks use.  Every check names the shapes, dtypes and sizes it
- * compared; nothing is guessed: what the source says is what is lowered. */
+ * compared; nothing is guessed: what the source says is what is lowered.
+ * What sm_100a shares (shared memory, barriers, TMA, tasks, and the ring
+ * slots and slices of views, tensor memory's too) is here; Blackwell's own
+ * builtins are in builtins_sm100.c, which uses the argument helpers at the
+ * end of this file (sm_hw_*), never the other way round. */
 #include "sema.h"
 #include <string.h>
 
@@ -171,6 +175,7 @@ SVal sm_slot(S *s, TValue *base, SVal idx, Loc loc) {
   t->kind = base->type->kind;
   t->swizzle = base->type->swizzle;
   t->brows = base->type->brows;
+  t->lane0 = base->type->lane0;
   t->nbuf = 0;
   return sv_rt(emit(s, OP_SLOT, loc, 2, (TValue *[]){base, i}, t)->res[0]);
 }
@@ -224,11 +229,58 @@ static bool provably_multiple(const TValue *v, int64_t m, int depth) {
   }
 }
 
+/* view.slice(dim, offset, size) of a tensor-memory view: rows (dim 0) are
+ * TMEM lanes, taken 32 at a time at a constant offset (a warp reaches 32
+ * lanes: see tmem_load); columns (dim 1) at a constant offset, or a run-time
+ * one inside the view by the caller's promise; 16-bit elements lie two to a
+ * 32-bit column, so their offsets and sizes are even. */
+static SVal tmem_slice(S *s, Node *call, BArgs *a) {
+  TValue *v = a->v[0].v;
+  int64_t dim, size;
+  if (v->type->nbuf) {
+    dg_error(s->c, a->loc[0], "the view of 'slice' is a ring of %d tensor-memory buffers; pick one slot with [i]",
+             v->type->nbuf);
+    return sv_err();
+  }
+  if (!sm_const_int(s, a->v[1], a->loc[1], "the dimension", &dim) ||
+      !sm_const_int(s, a->v[3], a->loc[3], "the size", &size))
+    return sv_err();
+  if (dim != 0 && dim != 1) {
+    dg_error(s->c, a->loc[1], "a tensor-memory view has two dimensions; slice along lanes (0) or columns (1)");
+    return sv_err();
+  }
+  int n = v->type->shape[dim];
+  int per = dim == 0 ? 32 : ty_dtype_bits((DType)v->type->elem.dt) == 16 ? 2 : 1;
+  bool konst = a->v[2].k == V_INT;
+  if (dim == 0 && !konst) {
+    dg_error(s->c, a->loc[2], "a lane slice of tensor memory takes a compile-time offset (a multiple of 32)");
+    return sv_err();
+  }
+  if (size < per || size > n || size % per || (konst && (a->v[2].i < 0 || a->v[2].i % per || a->v[2].i + size > n))) {
+    dg_error(s->c, call->loc, "slice(%lld, %s, %lld) of %s: %s", (long long)dim,
+             konst ? ar_printf(&s->c->arena, "%lld", (long long)a->v[2].i) : "offset", (long long)size,
+             ty_str(s->c, v->type),
+             dim == 0 ? "lanes go 32 at a time (a warp's share), at offsets that are multiples of 32 inside the view"
+                      : per == 2 ? "16-bit elements lie two to a TMEM column: an even offset and size inside the view"
+                                 : "the columns must lie inside the view");
+    return sv_err();
+  }
+  TValue *off = int_arg(s, a, 2, "slice", "the offset");
+  if (!off) return sv_err();
+  Type *t = ty_with_elem(s->c, v->type, v->type->elem);
+  t->shape[dim] = (int)size;
+  if (dim == 0) t->lane0 = v->type->lane0 + (int)a->v[2].i;
+  TOp *op = emit(s, OP_SLICE, call->loc, 2, (TValue *[]){v, off}, t);
+  op->axis = (int)dim;
+  return sv_rt(op->res[0]);
+}
+
 static SVal b_slice(S *s, Node *call, Node *self) {
   static const Spec sp = {{"view", "dim", "offset", "size"}, 4};
   BArgs a;
   if (!sm_bind_args(s, call, self, "slice", &sp, &a)) return sv_err();
   if (a.v[0].k == V_RT && a.v[0].v->type->kind == TY_TILE) return tile_slice(s, call, &a);
+  if (a.v[0].k == V_RT && a.v[0].v->type->kind == TY_TMEM) return tmem_slice(s, call, &a);
   TValue *v = view_arg(s, &a, 0, "slice", "the view");
   int64_t dim, size;
   if (!v || !sm_const_int(s, a.v[1], a.loc[1], "the dimension", &dim) ||
@@ -846,4 +898,13 @@ bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out) {
     return false;
   }
   return true;
+}
+
+/* The argument helpers builtins_sm100.c shares. */
+TValue *sm_hw_view_arg(S *s, BArgs *a, int i, const char *fname, const char *what) {
+  return view_arg(s, a, i, fname, what);
+}
+TValue *sm_hw_bar_arg(S *s, BArgs *a, int i, const char *fname) { return bar_arg(s, a, i, fname); }
+TValue *sm_hw_int_arg(S *s, BArgs *a, int i, const char *fname, const char *what) {
+  return int_arg(s, a, i, fname, what);
 }

@@ -618,6 +618,8 @@ static void lower_task_body(Lw *L, TOp *op, int i, MlirValue warp, MlirValue lo,
   MlirValue saved_warp = L->warp, saved_scratch = L->scratch, saved_elect = L->elect, saved_bar = L->bar_id;
   MlirValue saved_rep = L->replica, saved_tw = L->task_warp;
   int saved_warps = L->warps, saved_bt = L->bar_threads;
+  bool saved_tc = L->tcgen05;
+  L->tcgen05 = lw_tc_uses(tb, true);
   MlirValue rel = lw_bin(L, "arith.subi", warp, lo);
   MlirValue rep = lw_bin(L, "arith.divui", rel, lw_i32(L, per));
   MlirValue tw = lw_bin(L, "arith.remui", rel, lw_i32(L, per));
@@ -683,6 +685,7 @@ static void lower_task_body(Lw *L, TOp *op, int i, MlirValue warp, MlirValue lo,
   L->task_warp = saved_tw;
   L->warps = saved_warps;
   L->bar_threads = saved_bt;
+  L->tcgen05 = saved_tc;
 }
 
 static MlirValue warp_in(Lw *L, MlirValue warp, int lo, int hi) {
@@ -775,11 +778,20 @@ static void lower_op(Lw *L, TOp *op) {
   case OP_CONDITION:
     terminator(L, "scf.condition", op->opnds + 1, op->nopnds - 1, lw_get(L, op->opnds[0])->v[0]);
     return;
-  case OP_RETURN: lw_op(L, "llvm.return", 0, NULL, 0, NULL, 0, NULL); return;
+  case OP_RETURN:
+    lw_tc_kernel_end(L); /* tensor memory, if the kernel has any */
+    lw_op(L, "llvm.return", 0, NULL, 0, NULL, 0, NULL);
+    return;
   case OP_TASKS: lower_tasks(L, op); return;
   default:
+    if (lw_tc_owns(op)) {
+      lw_tc_op(L, op);
+      return;
+    }
     if (op->opc >= OP_SMEM_ALLOC && op->opc < OP_COUNT) {
+      lw_tc_sync(L, op, false);
       lw_hw_op(L, op);
+      lw_tc_sync(L, op, true);
       return;
     }
     if (ir_is_elementwise(op->opc)) {
@@ -989,6 +1001,9 @@ static void lower_kernel(Lw *L, TFunc *f) {
   L->bar_id = (MlirValue){0};
   L->replica = L->task_warp = (MlirValue){0};
   L->task_scratch = 0;
+  L->tcgen05 = lw_tc_uses(f->body, false);
+  L->tmem_ready = false;
+  L->tmem_base = (MlirValue){0};
   /* marker: values that depend only on the thread are inserted before it */
   L->prologue_end = lw_op(L, "llvm.mlir.undef", 0, NULL, 1, &L->i32, 0, NULL);
   for (int i = 0; i < f->nparams; i++) {

@@ -1,5 +1,5 @@
 /* lower.h - private to the lowering files (lower.c, lower_math.c, lower_ops.c,
- * lower_mem.c, lower_hw.c):
+ * lower_mem.c, lower_hw.c, lower_sm100.c):
  * TIR -> MLIR through the MLIR C API.  Every TIR value becomes the list of
  * MLIR values one thread holds (LV); scalars hold one. */
 #ifndef TILEC_LOWER_H
@@ -41,6 +41,9 @@ typedef struct Lw {
   int *smem_offs;           /* ... and their byte offsets: re-derived inside each task */
   int nsmem_vals, smem_cap;
   TCoord *coords;
+  bool tcgen05;             /* this group's code issues tcgen05 ops: fence its thread syncs (lower_sm100.c) */
+  bool tmem_ready;          /* the kernel's tensor memory is allocated ... */
+  MlirValue tmem_base;      /* ... at this TMEM address (i32) */
   MlirType i1, i8, i16, i32, i64, f16, bf16, f32, f64, ptr1, ptr3, vd;
 } Lw;
 
@@ -103,6 +106,13 @@ MlirValue lw_exp2_fma(Lw *L, MlirValue x);
 
 /* explicit hardware (lower_hw.c) */
 bool lw_hw_op(Lw *L, TOp *op);
+
+/* Blackwell (lower_sm100.c): tensor memory, tcgen05 */
+bool lw_tc_owns(const TOp *op);              /* op is Blackwell's to lower */
+bool lw_tc_op(Lw *L, TOp *op);
+bool lw_tc_uses(const TBlock *b, bool into_tasks); /* b issues tcgen05 ops */
+void lw_tc_sync(Lw *L, TOp *op, bool after); /* the tcgen05 fences before / after a thread sync */
+void lw_tc_kernel_end(Lw *L);                /* free the kernel's tensor memory */
 
 /* memory (lower_mem.c) */
 bool lw_load_op(Lw *L, TOp *op);

@@ -118,6 +118,14 @@ static const Layout *pick(P *p, TOp *op) {
   return first ? first : default_for(p, op->res[0]->type);
 }
 
+/* The register layout of tensor memory's 32x32b shape (tcgen05.ld/st):
+ * a thread a row (lane t of warp k: row 32k + t), its registers the
+ * columns in order. */
+static const Layout *tmem_layout(P *p, const Type *t) {
+  int spt[2] = {1, t->shape[1]}, tpw[2] = {32, 1}, wpc[2] = {p->warps, 1}, order[2] = {1, 0};
+  return ly_blocked(p->c, 2, spt, tpw, wpc, order);
+}
+
 static int ilog2(int x) {
   int r = 0;
   while ((1 << r) < x) r++;
@@ -214,6 +222,12 @@ static void assign_op(P *p, TOp *op) {
     return;
   case OP_SMEM_LOAD:
     set_layout(p, r, default_for(p, r->type));
+    return;
+  case OP_TMEM_LOAD: /* tcgen05.ld 32x32b: thread t of warp k holds row 32k + t, all columns */
+    set_layout(p, r, tmem_layout(p, r->type));
+    return;
+  case OP_TMEM_STORE:
+    require(p, op, 1, tmem_layout(p, op->opnds[1]->type));
     return;
   case OP_TASKS:
     for (int i = 0; i < op->nregions; i++) assign_block(p, op->regions[i]);
@@ -513,6 +527,7 @@ static bool has_effects(const TOp *op) {
   case OP_RETURN: case OP_SMEM_STORE: case OP_SMEM_WRITE: case OP_BAR_EXPECT: case OP_BAR_ARRIVE: case OP_BAR_WAIT: case OP_NAMED_BAR:
   case OP_FENCE_ASYNC: case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_STORE_WAIT: case OP_MMA_ASYNC:
   case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_TASKS: case OP_BAR_ALLOC: case OP_SEM_WAIT: case OP_SEM_SIGNAL:
+  case OP_TMEM_ALLOC: case OP_TMEM_STORE: case OP_TC_MMA: case OP_TC_COMMIT:
     return true;
   default:
     return false;
@@ -563,7 +578,8 @@ static void verify_op(TOp *op, void *ud) {
   }
 }
 
-/* Shared memory: mbarriers first (8 bytes each), then the buffers, each
+/* Shared memory: the TMEM address word (kernels that use tensor memory),
+ * mbarriers (8 bytes each), then the buffers, each
  * aligned to 1024 bytes (the 128-byte swizzle repeats every 1024 bytes and
  * TMA and wgmma address it from an aligned base). Scratch for layout
  * conversions goes after them (lowering). */
@@ -604,6 +620,10 @@ static void plan_op(TOp *op, void *ud) {
 
 static void plan_smem(Ctx *c, TFunc *f) {
   Plan pl = {c, 0, 0};
+  if (f->tmem_cols) { /* the word tcgen05.alloc writes the TMEM address to (lower_sm100.c), before the mbarriers */
+    f->tmem_slot = 0;
+    pl.off = 8;
+  }
   for (pl.phase = 0; pl.phase < 3; pl.phase++) ir_walk(f->body, plan_op, &pl);
   f->smem_static = (int)((pl.off + 127) & ~(int64_t)127);
   if (pl.off > SMEM_LIMIT)
@@ -665,8 +685,10 @@ static Pending loop_set(TOp *op, Gen *cond) {
 
 static Gen op_gen(TOp *op) {
   switch (op->opc) {
-  case OP_SMEM_STORE: return (Gen){{OP_SMEM_STORE, op, false}, false};
-  case OP_SMEM_READ: return (Gen){{OP_SMEM_READ, op, false}, true};
+  case OP_SMEM_STORE:
+  case OP_TMEM_STORE: return (Gen){{OP_SMEM_STORE, op, false}, false}; /* a store; tmem's likewise */
+  case OP_SMEM_READ:
+  case OP_TMEM_LOAD: return (Gen){{OP_SMEM_READ, op, false}, true}; /* a read the arrival may free */
   case OP_NAMED_BAR: return (Gen){{0}, op->pred != 0}; /* bar.arrive (pred) orders nothing for this thread */
   case OP_BAR_ARRIVE: return (Gen){{0}, false};
   case OP_MMA_WAIT: return (Gen){{0}, !op->pred}; /* release = ...: an arrival */
@@ -733,11 +755,13 @@ static Pending check_arrives(Ctx *c, TBlock *b, Pending in) {
         const char *what = op->opc == OP_BAR_ARRIVE ? "barrier_arrive" : "mma_wait(..., release = ...)";
         int before = c->nerrors;
         if (p.kind == OP_SMEM_STORE)
-          dg_error(c, op->loc, "%s after smem_store without task_barrier(): only one elected thread "
-                               "arrives, so the other threads' stores are not ordered before the arrival", what);
+          dg_error(c, op->loc, "%s after %s without task_barrier(): only one elected thread "
+                               "arrives, so the other threads' stores are not ordered before the arrival", what,
+                   ir_opname(p.at->opc));
         else
-          dg_error(c, op->loc, "%s after smem_read without task_barrier(): only one elected thread "
-                               "arrives, so the other threads may still be reading when the buffer is released", what);
+          dg_error(c, op->loc, "%s after %s without task_barrier(): only one elected thread "
+                               "arrives, so the other threads may still be reading when the buffer is released", what,
+                   ir_opname(p.at->opc));
         if (c->nerrors > before)
           dg_note(c, p.at->loc, "the %s%s is here", ir_opname(p.at->opc), p.back ? " of the previous iteration" : "");
       }

@@ -341,7 +341,7 @@ static SVal index_expr(S *s, Node *n) {
     }
     return base.items[i];
   }
-  if (base.k == V_RT && (base.v->type->kind == TY_SMEM || base.v->type->kind == TY_BAR)) {
+  if (base.k == V_RT && (base.v->type->kind == TY_SMEM || base.v->type->kind == TY_BAR || base.v->type->kind == TY_TMEM)) {
     if (n->nlist != 1 || n->list[0]->kind == ND_SLICE_ALL || n->list[0]->kind == ND_NONE) {
       dg_error(s->c, n->loc, "%s is indexed with one slot number: buf[i]", ty_str(s->c, base.v->type));
       return sv_err();

@@ -73,6 +73,7 @@ typedef struct S {
   int unroll_depth; /* static_range nesting */
   long steps;       /* evaluation steps (compile-time work budget) */
   bool in_task;     /* inside a task of a `tasks` block */
+  int task_warp0;   /* inside a task: its first warp (the warps' places in their warpgroups) */
   Sym *task_scope;  /* the scope chain where the current task began */
   int depth;        /* evaluation recursion depth */
 } S;
@@ -143,6 +144,14 @@ SVal sm_expr(S *s, Node *n);
 bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out);
 SVal sm_slot(S *s, TValue *base, SVal idx, Loc loc);
 SVal sm_view_trans(S *s, TValue *v, Loc loc);
+/* argument helpers, shared with builtins_sm100.c: one shared-memory view
+ * (not a ring), one mbarrier, a scalar integer as i32; NULL after an error */
+TValue *sm_hw_view_arg(S *s, BArgs *a, int i, const char *fname, const char *what);
+TValue *sm_hw_bar_arg(S *s, BArgs *a, int i, const char *fname);
+TValue *sm_hw_int_arg(S *s, BArgs *a, int i, const char *fname, const char *what);
+/* builtins_sm100.c: Blackwell's own builtins (tmem, tmem_load, tmem_store,
+ * and mma_async / mma_commit / mma_wait on sm_100a); false: not one of them */
+bool sm_builtin_sm100(S *s, Node *call, const char *name, Node *self, SVal *out);
 
 /* ---- sema.c, used by sema_ops.c and sema_stmt.c ---- */
 bool sm_promote(S *s, Elem a, Elem b, Elem *out, Loc loc, const char *opname);

@@ -84,7 +84,8 @@ static void assigned_names(S *s, Node *n, Vec *out) {
 }
 
 static bool can_carry(S *s, SVal v, const char *name, Loc loc, const char *what) {
-  if (v.k == V_RT && (v.v->type->kind == TY_SMEM || v.v->type->kind == TY_BAR || v.v->type->kind == TY_TMA)) {
+  if (v.k == V_RT && (v.v->type->kind == TY_SMEM || v.v->type->kind == TY_BAR || v.v->type->kind == TY_TMA ||
+                      v.v->type->kind == TY_TMEM)) {
     dg_error(s->c, loc, "variable '%s' holds %s and cannot change inside %s (index the ring with a variable slot "
                         "instead: buf[slot])",
              name, ty_str(s->c, v.v->type), what);
@@ -505,6 +506,7 @@ static void tasks_stmt(S *s, Node *n, St *st) {
     int saved_warps = s->warps;
     s->warps = (int)w;
     s->in_task = true;
+    s->task_warp0 = first;
     s->task_scope = s->scope;
     sm_block_stmts(s, t->body, st, false);
     s->in_task = false;

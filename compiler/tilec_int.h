@@ -7,12 +7,21 @@
  * Lowering's rooms (lower.h): lower.c (builder, elementwise, control flow),
  * lower_math.c (the math builtins: exp ... tanh, erf, rcp, fdiv),
  * lower_ops.c (layouts, reductions, dot), lower_mem.c (loads, stores),
- * lower_hw.c (explicit Hopper primitives).
+ * lower_hw.c (explicit Hopper primitives, and what sm_100a shares with
+ * them: shared memory, mbarriers, TMA), lower_sm100.c (Blackwell's own:
+ * tensor memory, tcgen05.mma/commit/ld/st and the fences tcgen05 needs).
+ * Sema's hardware builtins likewise: builtins_hw.c (shared memory, barriers,
+ * TMA, views, wgmma), builtins_sm100.c (tmem, tmem_load/store and
+ * mma_async/mma_commit on sm_100a); desc.c holds the MMA descriptors
+ * (wgmma's and tcgen05's shared-memory descriptors, tcgen05's instruction
+ * descriptor) as pure functions, shared by the lowerings and unit-tested
+ * field by field (docs/blackwell.md).
  *
  * Name prefixes say which file a function lives in: ar_ (arena.c),
  * dg_ (diag.c), lx_ (lexer.re), ps_ (parse.c), ast_ (ast.c), ty_ (type.c),
- * sm_ (sema*.c), ir_ (tir.c), ly_ (layout.c), ps_/pass_ (passes.c),
- * ax_ (axisinfo.c), lw_ (lower*.c), be_ (backend.c), md_ (meta.c).
+ * sm_ (sema*.c, builtins*.c), ir_ (tir.c), ly_ (layout.c), ps_/pass_ (passes.c),
+ * ax_ (axisinfo.c), lw_ (lower*.c; lw_tc_ in lower_sm100.c), be_ (backend.c),
+ * md_ (meta.c), dsc_ (desc.c).
  *
  * Outside the compiler, each its own library: runtime/ (libtilert: driver
  * through dlopen, modules, TMA descriptors, jagged scheduling; libtilejit:
@@ -218,6 +227,8 @@ typedef enum TypeKind {
   TY_SMEM, /* shared memory: a buffer ring (nbuf > 0) or one view (nbuf == 0) */
   TY_BAR,  /* mbarriers: an array (nbuf > 0) or one barrier (nbuf == 0) */
   TY_TMA,  /* a TMA descriptor (kernel parameter): elem, box shape, swizzle */
+  TY_TMEM, /* tensor memory (sm_100a): a buffer ring (nbuf > 0) or one view (nbuf == 0);
+              rows are TMEM lanes, columns 32-bit TMEM columns (16-bit elements two a column) */
 } TypeKind;
 
 typedef struct Type Type;
@@ -235,6 +246,7 @@ struct Type {
   int brows;            /* TY_SMEM view: rows of the allocation it is part of (its
                            column blocks lie brows x block-row bytes apart; a row
                            slice keeps them); 0: its own rows */
+  int lane0;            /* TY_TMEM view: the TMEM lane of its row 0 (a row slice moves it) */
 };
 
 Type *ty_scalar(Ctx *c, Elem e);
@@ -258,6 +270,10 @@ int64_t ty_numel(const Type *t);
 int64_t smem_elem_offset(const Type *t, int64_t r, int64_t c);
 bool smem_offset_linear(const Type *t);
 int64_t smem_thread_bits(const Type *t, const LinLayout *lin);
+
+/* TMEM columns (32 bits each) of `cols` elements of dtype d: 16-bit
+ * elements are packed two a column. */
+static inline int ty_tmem_cols(DType d, int cols) { return d == DT_F16 || d == DT_BF16 ? cols / 2 : cols; }
 
 /* Rows in memory of an smem view's column blocks (see Type.brows). */
 static inline int ty_block_rows(const Type *t) { return t->brows ? t->brows : t->shape[t->trans ? 1 : 0]; }
@@ -430,6 +446,15 @@ typedef enum Opcode {
   OP_CLUSTER_RANK,
   OP_SEM_WAIT,    /* spin (every thread, acquire) until *ptr == value */
   OP_SEM_SIGNAL,  /* *ptr = value (the elected thread, release, after its async-proxy writes) */
+  /* explicit hardware (Blackwell, sm_100a: builtins_sm100.c, lower_sm100.c) */
+  OP_TMEM_ALLOC,  /* ival = first TMEM column, ival2 = columns per slot */
+  OP_TMEM_LOAD,   /* tcgen05.ld: a TMEM view -> a register tile (32x32b: a thread a row) */
+  OP_TMEM_STORE,  /* tcgen05.st: view, tile */
+  OP_TC_MMA,      /* tcgen05.mma chain: a (smem view or TMEM view), b (smem view), d (TMEM view),
+                     [accumulate (i1)], [commit mbarrier]; ival: 1 = accumulate is an operand,
+                     0 = always accumulate, -1 = never (the first MMA of the chain overwrites d);
+                     ival2 = 1 + the index of the commit mbarrier (0: none) */
+  OP_TC_COMMIT,   /* tcgen05.commit to an mbarrier (the elected thread's MMAs so far) */
   OP_COUNT
 } Opcode;
 
@@ -524,6 +549,8 @@ typedef struct TFunc {
   int smem_bytes;     /* dynamic shared memory: allocations + scratch */
   int smem_static;    /* bytes of smem()/mbarrier() allocations (passes.c) */
   bool has_tasks;
+  int tmem_cols;      /* TMEM columns the tmem() allocations take (sema; at most 512) */
+  int tmem_slot;      /* byte offset of the shared-memory word tcgen05.alloc writes (passes.c) */
 } TFunc;
 
 typedef struct TModule {
@@ -569,6 +596,21 @@ typedef struct BackendOut {
   Buf mlir, llvm, ptx, cubin;
 } BackendOut;
 bool lw_lower_and_compile(Ctx *c, TModule *m, tilec_emit emit, BackendOut *out);
+
+/* ---- desc.c: MMA descriptors (pure; tests/unit/test_tcgen05_desc.c) ----
+ * Shared-memory matrix descriptor, all but the start address: LBO and SBO
+ * in bytes, the swizzle in bytes (0, 32, 64, 128); sm100: tcgen05's layout
+ * (version bit 46, swizzle code in bits 61-63), else wgmma's (bits 62-63). */
+uint64_t dsc_smem_hi(int64_t lbo, int64_t sbo, int swizzle, bool sm100);
+/* The start-address field (bits 0-13) of a shared-memory byte address. */
+uint64_t dsc_smem_start(uint64_t addr);
+/* tcgen05 instruction descriptor, .kind::f16, f32 accumulator, dense:
+ * M x N, bf16 (else f16) operands, a_mn / b_mn: A M-major / B N-major. */
+uint32_t dsc_idesc_f16(int m, int n, bool bf16, bool a_mn, bool b_mn);
+/* Where k-step k (16 elements of K) of a K-major operand with 128-byte
+ * swizzled rows starts, in descriptor units (16 bytes) from the operand's
+ * start: eb-byte elements, column blocks block_rows x 128 bytes apart. */
+int64_t dsc_kmajor_step(int eb, int block_rows, int k);
 
 /* ---- meta.c ---- */
 void md_write(Ctx *c, TModule *m, Buf *out);

@@ -31,6 +31,8 @@ static const char *opnames[OP_COUNT] = {
     [OP_MMA_COMMIT] = "mma_commit", [OP_MMA_WAIT] = "mma_wait", [OP_TASKS] = "tasks",
     [OP_REPLICA_ID] = "replica_id", [OP_CLUSTER_RANK] = "cluster_rank",
     [OP_SEM_WAIT] = "sem_wait", [OP_SEM_SIGNAL] = "sem_signal",
+    [OP_TMEM_ALLOC] = "tmem_alloc", [OP_TMEM_LOAD] = "tmem_load", [OP_TMEM_STORE] = "tmem_store",
+    [OP_TC_MMA] = "tcgen05_mma", [OP_TC_COMMIT] = "tcgen05_commit",
 };
 
 const char *ir_opname(Opcode o) { return o < OP_COUNT && opnames[o] ? opnames[o] : "?"; }
@@ -212,6 +214,10 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
     buf_printf(o, " %lld%s", (long long)op->ival, op->ival2 ? " writes" : "");
     break;
   case OP_MMA_WAIT: buf_printf(o, " %lld", (long long)op->ival); break;
+  case OP_TMEM_ALLOC: buf_printf(o, " column=%lld", (long long)op->ival); break;
+  case OP_TC_MMA:
+    if (op->ival < 0) buf_puts(o, " overwrite");
+    break;
   case OP_TMA_STORE:
     if (op->pred) buf_puts(o, " add");
     break;
@@ -224,6 +230,8 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
     buf_puts(o, i ? ", " : " ");
     if (op->opc == OP_MMA_WAIT && op->ival2 == i + 1) buf_puts(o, "after=");
     if (op->opc == OP_MMA_WAIT && op->pred == i + 1) buf_puts(o, "release=");
+    if (op->opc == OP_TC_MMA && op->ival > 0 && i == 3) buf_puts(o, "accumulate=");
+    if (op->opc == OP_TC_MMA && op->ival2 == i + 1) buf_puts(o, "commit=");
     pr_val(o, op->opnds[i]);
   }
   if (op->flags & OPF_SKIP_ONES) buf_puts(o, " skip_ones");

@@ -102,6 +102,7 @@ bool ty_eq(const Type *a, const Type *b) {
   if (a->kind == TY_SMEM || a->kind == TY_BAR || a->kind == TY_TMA)
     if (a->nbuf != b->nbuf || a->swizzle != b->swizzle) return false;
   if (a->kind == TY_SMEM && (a->trans != b->trans || ty_block_rows(a) != ty_block_rows(b))) return false;
+  if (a->kind == TY_TMEM && (a->nbuf != b->nbuf || a->lane0 != b->lane0)) return false;
   return ty_elem_eq(a->elem, b->elem) && ty_same_shape(a, b);
 }
 
@@ -125,13 +126,16 @@ char *ty_str(Ctx *c, const Type *t) {
     return s;
   }
   case TY_SMEM:
+  case TY_TMEM:
   case TY_TMA: {
     Buf b = {0};
-    buf_printf(&b, "%s<%s, [", t->kind == TY_SMEM ? "smem" : "tma", ty_elem_str(c, t->elem));
+    buf_printf(&b, "%s<%s, [", t->kind == TY_SMEM ? "smem" : t->kind == TY_TMEM ? "tmem" : "tma",
+               ty_elem_str(c, t->elem));
     for (int i = 0; i < t->rank; i++) buf_printf(&b, i ? ", %d" : "%d", t->shape[i]);
     buf_puts(&b, "]");
-    if (t->kind == TY_SMEM && t->nbuf) buf_printf(&b, " x %d", t->nbuf);
+    if ((t->kind == TY_SMEM || t->kind == TY_TMEM) && t->nbuf) buf_printf(&b, " x %d", t->nbuf);
     if (t->swizzle) buf_printf(&b, ", swizzle %d", t->swizzle);
+    if (t->kind == TY_TMEM && t->lane0) buf_printf(&b, ", lanes %d..%d", t->lane0, t->lane0 + t->shape[0] - 1);
     buf_puts(&b, ">");
     char *s = ar_strdup(&c->arena, b.data);
     buf_free(&b);

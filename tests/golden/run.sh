@@ -22,8 +22,10 @@
 #                  here; their reproducers are in diag/known/, which is not run.
 # ir/NAME.*.expected  the exact --emit=tir and --emit=ast output of every
 #                  example (examples/*/*.tile) and of ir/*.tile, run from the
-#                  folder of the .tile; tilec must exit 0.  UPDATE=1 rewrites
-#                  these files instead of comparing.
+#                  folder of the .tile, with the arguments in ir/NAME.flags if
+#                  that exists (--arch=sm_100a for Blackwell's programs);
+#                  tilec must exit 0.  UPDATE=1 rewrites these files instead
+#                  of comparing.
 #
 # One line per failing case, then a count; exit status 1 if any failed.
 set -u
@@ -125,8 +127,11 @@ for f in "$ROOT"/examples/*/*.tile "$G"/ir/*.tile; do
   esac
   seen="$seen$base "
   irs="$irs $base"
+  iflags=""
+  [ -f "$G/ir/$base.flags" ] && iflags=$(cat "$G/ir/$base.flags")
   for stage in tir ast; do
-    spawn "$TMP/i.$base.$stage" "$(dirname "$f")" --emit=$stage "$(basename "$f")"
+    # shellcheck disable=SC2086  # flags are split at blanks on purpose
+    spawn "$TMP/i.$base.$stage" "$(dirname "$f")" $iflags --emit=$stage "$(basename "$f")"
   done
 done
 wait
