@@ -168,8 +168,9 @@ static void mbar_step(Cta *c, Thr *t, const EmIns *in) {
     }
     if (n < 1 || n > b->pending) {
       char nm[160];
-      em_fail(c, t, in, "mbarrier: %s: %llu arrivals in a phase with %u of %u pending",
-              em_mbar_name(c, b, nm, sizeof nm), (unsigned long long)n, b->pending, b->count);
+      em_fail(c, t, in, "mbarrier: %s: %llu arrival%s in phase %u, which has %u of %u pending: more arrivals than the "
+              "phase expects", em_mbar_name(c, b, nm, sizeof nm), (unsigned long long)n, n == 1 ? "" : "s", b->phase,
+              b->pending, b->count);
       return;
     }
     if (!em_chk_mbar_arrive(c, t, in, b)) return;

@@ -127,7 +127,7 @@ static void test_mbarrier_reports(void **state) {
   /* an mbarrier op on memory no init set up; too many arrivals; a bad count */
   const char *bad[][2] = {
       {"mbarrier.arrive.shared.b64 %rd2, [bar];", "no mbarrier.init"},
-      {"mbarrier.init.shared.b64 [bar], 1;\nmbarrier.arrive.shared.b64 %rd2, [bar], 2;", "2 arrivals in a phase with 1 of 1"},
+      {"mbarrier.init.shared.b64 [bar], 1;\nmbarrier.arrive.shared.b64 %rd2, [bar], 2;", "2 arrivals in phase 0, which has 1 of 1 pending"},
       {"mbarrier.init.shared.b64 [bar], 0;", "count of 0"},
       {"mbarrier.init.shared.b64 [bar+4], 1;", "not 8-byte aligned"},
       {"setmaxnreg.inc.sync.aligned.u32 20;", "setmaxnreg to 20"},

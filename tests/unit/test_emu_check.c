@@ -89,6 +89,30 @@ static void test_race_between_warps(void **state) {
   assert_int_equal(kinds, 3);
 }
 
+/* An elected thread's mbarrier arrival releases what its thread knows, not
+ * its warp's other lanes' stores (or other warps'): warps 0-1 store, thread 0
+ * arrives, warps 2-3 wait and read. Without a bar.sync before the arrival
+ * warp 1's stores are a race; with it, clean. (tilec rejects the Tile
+ * form of this bug: barrier_arrive after smem_store without task_barrier.) */
+static void test_race_through_mbarrier(void **state) {
+  (void)state;
+  char ptx[2048];
+  uint64_t p = 0;
+  for (int bar = 0; bar <= 1; bar++) {
+    snprintf(ptx, sizeof ptx, HEAD ".shared .align 8 .b64 mb;\n.shared .align 4 .b32 s[64];\n"
+             ".visible .entry k(.param .u64 out)\n{\n.reg .b64 %%rd<8>;\n.reg .b32 %%r<8>;\n.reg .pred %%p<4>;\n"
+             "mov.u32 %%r1, %%tid.x;\nsetp.lt.u32 %%p1, %%r1, 64;\nsetp.eq.u32 %%p2, %%r1, 0;\n"
+             "@%%p2 mbarrier.init.shared.b64 [mb], 1;\nbar.sync 0;\n"
+             "and.b32 %%r2, %%r1, 63;\nmul.wide.u32 %%rd1, %%r2, 4;\nmov.u64 %%rd2, s;\nadd.s64 %%rd2, %%rd2, %%rd1;\n"
+             "@%%p1 st.shared.u32 [%%rd2], %%r1;\n%s"
+             "@%%p2 mbarrier.arrive.shared.b64 %%rd3, [mb];\n@%%p1 bra.uni END;\n"
+             "WAIT:\nmbarrier.try_wait.parity.shared.b64 %%p3, [mb], 0;\n@!%%p3 bra WAIT;\n"
+             "ld.shared.u32 %%r3, [%%rd2];\nEND:\nret;\n}\n", bar ? "@%p1 bar.sync 1, 64;\n" : "");
+    const char *race[] = {"race: reads smem+0x88, written by warp 1 (thread 32)", NULL};
+    expect(ptx, 128, &p, sizeof p, bar ? NULL : race);
+  }
+}
+
 /* ---- TMA ---- */
 
 typedef struct MapParams {
@@ -283,7 +307,8 @@ static void test_schedules(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_race_between_warps), cmocka_unit_test(test_tma_store_proxy),
+      cmocka_unit_test(test_race_between_warps), cmocka_unit_test(test_race_through_mbarrier),
+      cmocka_unit_test(test_tma_store_proxy),
       cmocka_unit_test(test_tma_load_wait),      cmocka_unit_test(test_mbarrier_counts),
       cmocka_unit_test(test_wgmma_operands),     cmocka_unit_test(test_schedules),
   };
