@@ -488,3 +488,20 @@ void em_async_step(Cta *c, Thr *t, const EmIns *in) {
   }
   t->pc++;
 }
+
+/* tcgen05.commit's arrival, when the operations before it are done. */
+bool em_mbar_arrive_async(Cta *c, const Thr *t, const EmIns *in, uint32_t addr) {
+  EmMbar *b = mb_find(c, addr);
+  if (!b) {
+    em_fail(c, t, in, "the tcgen05.commit completed on smem+0x%x, no longer an mbarrier", addr);
+    return false;
+  }
+  if (b->pending < 1) {
+    em_fail(c, t, in, "mbarrier at smem+0x%x: the tcgen05.commit's arrival in a phase with none pending", addr);
+    return false;
+  }
+  if (!em_chk_mbar_arrive(c, t, in, b)) return false; /* the issuing thread's release (as it is now: a later point) */
+  b->pending--;
+  mb_settle(c, b);
+  return true;
+}

@@ -62,6 +62,18 @@ typedef enum EmOpc {
   EM_STMATRIX,       /* stmatrix.sync.aligned.m8n8.xR[.trans].shared.b16 [a], {r0..}   (rank: R; EMM_TRANS) */
   EM_LDMATRIX,       /* ldmatrix.sync.aligned.m8n8.xR[.trans].shared.b16 {r0..}, [a] */
   EM_SETMAXNREG,     /* setmaxnreg.{inc,dec}.sync.aligned.u32 N: checked, otherwise nothing here */
+  /* Blackwell's tcgen05 (sm_100a): ptx_tc.c decodes them, tmem.c runs them; emu/tcgen05.h says which EmIns
+     fields carry what. cta_group::1 only. */
+  EM_TC_ALLOC,       /* tcgen05.alloc.cta_group::1.sync.aligned[.shared::cta].b32 [dst], ncols (space) */
+  EM_TC_DEALLOC,     /* tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols */
+  EM_TC_RELINQUISH,  /* tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned */
+  EM_TC_MMA,         /* tcgen05.mma.cta_group::1.kind::f16[.collector::a::OP] [d], a-desc | [a], b-desc, idesc, [mask,]
+                        enable-d [, scale] */
+  EM_TC_COMMIT,      /* tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [mbar] */
+  EM_TC_LD,          /* tcgen05.ld.sync.aligned.SHAPE.xN.b32 {r..}, [taddr] */
+  EM_TC_ST,          /* tcgen05.st.sync.aligned.SHAPE.xN.b32 [taddr], {r..} */
+  EM_TC_WAIT,        /* tcgen05.wait::{ld,st}.sync.aligned */
+  EM_TC_FENCE,       /* tcgen05.fence::{before,after}_thread_sync */
   EM_UNSUPPORTED, /* parsed but not executable: executing it is an error naming the opcode */
 } EmOpc;
 

@@ -138,6 +138,9 @@ uint64_t em_src(const Cta *c, const Thr *t, const EmArg *a, EmType ty) {
       em_fail((Cta *)c, t, &c->f->ins[t->pc],
               "reads %s, an accumulator of a wgmma.mma_async not yet waited for (wgmma.wait_group)",
               c->f->reg_name[a->reg]);
+    else if (v == EM_TC_POISON)
+      em_fail((Cta *)c, t, &c->f->ins[t->pc], "reads %s, a destination of a tcgen05.ld not yet waited for (tcgen05.wait::ld)",
+              c->f->reg_name[a->reg]);
     if (ty == ET_PRED) v = v != 0;
     return a->neg ? !v : v;
   }
@@ -574,6 +577,10 @@ static void coll_finish(Cta *c, Thr *t, const EmIns *in) {
     em_matrix_finish(c, t, in);
     return;
   }
+  if (in->opc >= EM_TC_ALLOC && in->opc <= EM_TC_FENCE) {
+    em_tc_finish(c, t, in);
+    return;
+  }
   uint64_t red = 0;
   uint32_t d[32][4];
   if (in->opc == EM_MMA) mma_m16n8k16(c, w0, in, d);
@@ -676,6 +683,10 @@ static int min_args(EmOpc o) {
   case EM_MBAR_INIT: case EM_MBAR_ARRIVE: case EM_MBAR_EXPECT_TX: case EM_TMA_STORE: case EM_STMATRIX:
   case EM_LDMATRIX: return 2;
   case EM_WGMMA: return 7;
+  case EM_TC_RELINQUISH: case EM_TC_WAIT: case EM_TC_FENCE: return 0;
+  case EM_TC_COMMIT: return 1;
+  case EM_TC_ALLOC: case EM_TC_DEALLOC: case EM_TC_LD: case EM_TC_ST: return 2;
+  case EM_TC_MMA: return 5;
   default: return 3; /* binary ops, setp, atom, redux, vote */
   }
 }
@@ -1093,6 +1104,15 @@ void em_step(Cta *c, Thr *t) {
   case EM_WG_COMMIT:
   case EM_WG_WAIT:
     em_matrix_step(c, t, in);
+    return;
+  case EM_TC_ALLOC: case EM_TC_DEALLOC: case EM_TC_RELINQUISH: case EM_TC_LD: case EM_TC_ST:
+    t->cmask = 0xffffffffu; /* warp collectives (.sync.aligned): every lane */
+    t->cwg = false;
+    t->state = T_COLL;
+    if (coll_ready(c, t)) coll_finish(c, t, in);
+    return;
+  case EM_TC_MMA: case EM_TC_COMMIT: case EM_TC_WAIT: case EM_TC_FENCE:
+    em_tc_step(c, t, in);
     return;
   case EM_UNSUPPORTED:
   default:

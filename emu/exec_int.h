@@ -107,12 +107,16 @@ typedef struct Cta {
   bool progressed;      /* sched.c: this turn did more than spin */
   int sched;            /* EmSched, resolved */
   struct EmChk *chk;    /* check.c's shadow state (NULL: checks off) */
+  struct EmTc *tc;      /* tmem.c: tensor memory and the tcgen05 queue (NULL until the first tcgen05 instruction) */
 } Cta;
 
 /* What an accumulator register of a wgmma.mma_async holds until the
  * wait_group that runs it: a value no 32-bit register can hold and no
  * 64-bit one will, so that reading it (em_src) is reported. */
 #define EM_WG_POISON 0xdeadbeef7fc0deadull
+/* What a destination register of a tcgen05.ld holds until its thread's
+ * tcgen05.wait::ld. */
+#define EM_TC_POISON 0xdeadbeef7fc1deadull
 
 /* ---- exec.c ---- */
 void em_step(Cta *c, Thr *t); /* one instruction of t */
@@ -178,6 +182,22 @@ const char *em_mbar_name(const Cta *c, const EmMbar *b, char *buf, size_t n);
 /* async.c: the TMA box's bytes in shared memory, 16 at a time (the
  * swizzle moves 16-byte chunks): fn(arg, address, bytes) for each. */
 bool em_box_chunks(const EmAsync *op, bool (*fn)(void *, uint32_t, uint32_t), void *arg); /* false: fn said stop */
+
+/* ---- tmem.c: tensor memory and the tcgen05 instructions (sm_100a) ---- */
+/* Warp collectives (alloc, dealloc, relinquish_alloc_permit, ld, st): every
+ * lane of t's warp stands at in; run it and release them. */
+void em_tc_finish(Cta *c, Thr *t, const EmIns *in);
+/* One thread's tcgen05.mma, commit, wait, fence (advancing its pc). */
+void em_tc_step(Cta *c, Thr *t, const EmIns *in);
+/* Complete the queued MMAs and commits that are due (every one when all;
+ * one under the adversarial schedule); true when any completed. */
+bool em_tc_tick(Cta *c, bool all);
+/* At the end of a CTA: drain the queue, nothing left allocated (else a report). */
+bool em_tc_end(Cta *c);
+void em_tc_free(Cta *c);
+/* async.c: one arrival on the mbarrier at addr from an asynchronous engine
+ * (tcgen05.commit), on behalf of t's instruction in; false after a report. */
+bool em_mbar_arrive_async(Cta *c, const Thr *t, const EmIns *in, uint32_t addr);
 
 /* ---- numbers (shared by the files above) ---- */
 static inline float em_f32_of(uint64_t bits) {

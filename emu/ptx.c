@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "emu.h"
+#include "tcgen05.h"
 
 /* Module-wide caps on what a few bytes of text can make us allocate. */
 enum {
@@ -88,7 +89,9 @@ static const char *const opc_names[] = {
     "bar", "shfl", "redux", "vote", "membar", "mma",
     "mbarrier.init", "mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.wait", "cp.async.bulk.tensor (load)",
     "cp.async.bulk.tensor (store)", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "wgmma.mma_async",
-    "wgmma.commit_group", "wgmma.wait_group", "stmatrix", "ldmatrix", "setmaxnreg", "unsupported"};
+    "wgmma.commit_group", "wgmma.wait_group", "stmatrix", "ldmatrix", "setmaxnreg",
+    "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.mma", "tcgen05.commit",
+    "tcgen05.ld", "tcgen05.st", "tcgen05.wait", "tcgen05.fence", "unsupported"};
 static const char *const type_names[] = {
     NULL, "pred", "b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64",
     "s8", "s16", "s32", "s64", "f16", "f16x2", "bf16", "bf16x2", "f32", "f64"};
@@ -703,7 +706,7 @@ static void modifier(EmIns *in, const char *m, int n, int types[3], int *ntypes,
 static void decode_opcode(const char *s, int len, EmIns *in) {
   int i = 0, types[3] = {0}, ntypes = 0;
   bool unsup = false, sync = false;
-  if (em_ptx_async_opcode(s, len, in)) return;
+  if (em_ptx_async_opcode(s, len, in) || em_ptx_tc_opcode(s, len, in)) return;
   while (i < len && s[i] != '.') i++;
   int k = find_name(opc_names + 1, EM_UNSUPPORTED - 1, s, i);
   in->opc = k >= 0 ? (uint16_t)(k + 1) : teq(s, i, "barrier") ? EM_BAR : teq(s, i, "fence") ? EM_MEMBAR : EM_UNSUPPORTED;
@@ -825,7 +828,7 @@ static int operand(Px *P, EmIns *in) {
   if (in->nargs >= EM_MAX_ARGS) return oerr(P, OP_LIMIT, "more than %d operands", EM_MAX_ARGS);
   EmArg *a = &in->a[in->nargs++];
   a->reg = a->sym = -1;
-  if (is_p(P, '{')) return vec_operand(P, a, in->opc == EM_WGMMA);
+  if (is_p(P, '{')) return vec_operand(P, a, in->opc == EM_WGMMA || in->opc == EM_TC_LD || in->opc == EM_TC_ST);
   if (is_p(P, '[')) return addr_operand(P, a);
   char sign = is_p(P, '!') || is_p(P, '-') ? P->t.s[0] : 0;
   if (sign) next(P);
@@ -892,6 +895,7 @@ static bool instruction(Px *P) {
   if (r == OP_OK && in->opc == EM_MMA && !mma_operands(in))
     r = oerr(P, OP_BAD, "expected {d0, d1, d2, d3}, {a0, a1, a2, a3}, {b0, b1}, {c0, c1, c2, c3}");
   const char *why = r == OP_OK ? em_ptx_async_operands(in) : NULL;
+  if (r == OP_OK && !why) why = em_ptx_tc_operands(in);
   if (why) r = oerr(P, OP_BAD, "%s", why);
   if (P->failed) return false;
   if (r == OP_BAD && in->opc != EM_UNSUPPORTED) return perr(P, op.line, "%.*s: %s", n, op.s, P->omsg);

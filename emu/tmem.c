@@ -1,0 +1,512 @@
+/* tmem.c - Blackwell's tensor memory and the tcgen05 instructions under
+ * the emulator (issues 16 and 18): a CTA's 128 x 512 cells, their
+ * allocation, the asynchronous MMA pipe and its commits to mbarriers, and
+ * tcgen05.ld / tcgen05.st with Blackwell's lane rules. What one MMA
+ * computes, the descriptors and the ld/st layouts are tcgen05.c's.
+ *
+ * PTX ISA 9.7.16 as modelled here (cta_group::1 only):
+ *   - tcgen05.alloc / dealloc / relinquish_alloc_permit are warp
+ *     collectives. alloc takes a power of two of columns from 32 to 512
+ *     and writes the address (lane 0 << 16 | column) to shared memory; the
+ *     emulator places it at the lowest free column that is a multiple of
+ *     its size. Columns not yet written hold a NaN pattern (0x7fa0dead).
+ *     An allocation the CTA's 512 columns cannot hold is reported (on the
+ *     GPU it would wait for another warp's dealloc; a CTA's own
+ *     allocations that exceed 512 columns are a bug), so is an alloc after
+ *     relinquish_alloc_permit, a dealloc of columns not allocated (twice:
+ *     "double dealloc"), of a different size than allocated, or while an
+ *     MMA into them is still in flight, any access to columns not
+ *     allocated ("after its dealloc" when they were), and a CTA that ends
+ *     with columns allocated.
+ *   - tcgen05.mma is issued by one thread; its operands' values (addresses,
+ *     descriptors, enable-input-d) are taken at issue and checked then.
+ *     The MMAs of a CTA run in issue order, one tensor-core pipe, at a
+ *     later scheduling point (like a TMA copy: the end of the next round,
+ *     up to two more under a random schedule, only when nothing else can
+ *     move under the adversarial one); the shared memory and tensor memory
+ *     they read are read then, as late as the hardware may read them.
+ *   - tcgen05.commit (one thread) queues behind every operation issued
+ *     before it and makes its mbarrier receive one arrival when they are
+ *     done.
+ *   - tcgen05.ld / st are warp collectives (every thread gives the same
+ *     address); warp w reaches lanes 32 (w % 4) .. 32 (w % 4) + 31 only.
+ *     ld reads the cells at issue; its registers hold EM_TC_POISON until
+ *     the thread's tcgen05.wait::ld, where the values land (a read of one
+ *     before that is reported). st takes its registers at issue and writes
+ *     the cells at the thread's tcgen05.wait::st (an MMA or another warp
+ *     reading them before that sees the old values, as it may on the GPU).
+ *   - tcgen05.fence::before/after_thread_sync order nothing here (the
+ *     emulator is sequentially consistent; a race checker can hang off
+ *     them).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "exec_int.h"
+#include "tcgen05.h"
+
+#define TC_GARBAGE 0x7fa0deadu
+
+typedef struct TcAlloc {
+  int col, ncols;
+  const EmIns *in; /* its tcgen05.alloc */
+} TcAlloc;
+
+typedef struct TcOp { /* an MMA or a commit, in issue order */
+  const EmIns *in;
+  int thr;
+  bool commit;
+  uint32_t mbar;
+  EmTcMma mma;
+  uint64_t due;
+} TcOp;
+
+typedef struct TcSt {
+  uint16_t lane, col;
+  uint32_t v;
+} TcSt;
+
+typedef struct TcLd {
+  int32_t reg;
+  uint32_t v;
+} TcLd;
+
+typedef struct TcThr { /* a thread's tcgen05.ld values and tcgen05.st cells not yet waited for */
+  TcLd *ld;
+  int nld, capld;
+  TcSt *st;
+  int nst, capst;
+  const EmIns *st_in;
+} TcThr;
+
+struct EmTc {
+  EmTmemCells *tm;
+  TcAlloc al[EM_TMEM_COLS / 32];
+  int nal;
+  const EmIns *freed[EM_TMEM_COLS]; /* the dealloc that last released each column, NULL: never */
+  bool relinquished;
+  bool coll;             /* the A collector buffer holds an operand (a .collector::a::fill MMA's) */
+  bool coll_tmem;
+  uint64_t coll_a;       /* its descriptor or tensor-memory address */
+  const EmIns *coll_in;
+  TcOp *q;
+  int nq, capq;
+  TcThr *th; /* c->n of them */
+};
+
+static bool grow(void **p, int *cap, int need, size_t sz) {
+  if (need <= *cap) return true;
+  int nc = *cap ? 2 * *cap : 16;
+  while (nc < need) nc *= 2;
+  void *np = realloc(*p, sz * (size_t)nc);
+  if (!np) return false;
+  *p = np, *cap = nc;
+  return true;
+}
+
+static struct EmTc *tc_of(Cta *c, const Thr *t, const EmIns *in) {
+  if (c->tc) return c->tc;
+  struct EmTc *tc = calloc(1, sizeof *tc);
+  if (tc) tc->tm = malloc(sizeof *tc->tm), tc->th = calloc((size_t)c->n, sizeof *tc->th);
+  if (!tc || !tc->tm || !tc->th) {
+    if (tc) free(tc->tm), free(tc->th);
+    free(tc);
+    em_fail(c, t, in, "out of memory (tensor memory)");
+    return NULL;
+  }
+  return c->tc = tc;
+}
+
+void em_tc_free(Cta *c) {
+  struct EmTc *tc = c->tc;
+  if (!tc) return;
+  for (int i = 0; i < c->n; i++) free(tc->th[i].ld), free(tc->th[i].st);
+  free(tc->th);
+  free(tc->q);
+  free(tc->tm);
+  free(tc);
+  c->tc = NULL;
+}
+
+/* ---- allocation ---- */
+
+static const TcAlloc *alloc_of(const struct EmTc *tc, int col) {
+  for (int i = 0; i < tc->nal; i++)
+    if (col >= tc->al[i].col && col < tc->al[i].col + tc->al[i].ncols) return &tc->al[i];
+  return NULL;
+}
+
+/* Columns col..col+n-1 allocated (else a report naming `what`). */
+static bool cols_ok(Cta *c, const Thr *t, const EmIns *in, int col, int n, const char *what) {
+  struct EmTc *tc = c->tc;
+  if (col < 0 || n < 0 || col + n > EM_TMEM_COLS) {
+    em_fail(c, t, in, "%s: columns %d..%d are outside the 512 columns of tensor memory", what, col, col + n - 1);
+    return false;
+  }
+  for (int x = col; x < col + n; x++) {
+    if (alloc_of(tc, x)) continue;
+    if (tc->freed[x])
+      em_fail(c, t, in, "%s: column %d of tensor memory was released by the tcgen05.dealloc at ptx line %d (use after "
+              "dealloc)", what, x, tc->freed[x]->ptx_line);
+    else em_fail(c, t, in, "%s: column %d of tensor memory is not allocated (no tcgen05.alloc holds it)", what, x);
+    return false;
+  }
+  return true;
+}
+
+static void describe_allocs(const struct EmTc *tc, char *buf, size_t n) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (int i = 0; i < tc->nal && len < n; i++) {
+    int k = snprintf(buf + len, n - len, "%s%d columns at %d (ptx line %d)", i ? ", " : "", tc->al[i].ncols,
+                     tc->al[i].col, tc->al[i].in->ptx_line);
+    if (k < 0) break;
+    len += (size_t)k;
+  }
+}
+
+/* The warp's threads agree on an operand's value (else a report). */
+static bool uniform(Cta *c, unsigned w0, const EmIns *in, const uint64_t *v, const char *what) {
+  for (unsigned l = 1; l < 32; l++)
+    if (v[l] != v[0]) {
+      em_fail(c, &c->t[w0 + l], in, "%s differs across the warp (0x%llx in lane 0, 0x%llx in lane %u): the instruction "
+              "is .sync.aligned", what, (unsigned long long)v[0], (unsigned long long)v[l], l);
+      return false;
+    }
+  return true;
+}
+
+static void tc_alloc(Cta *c, unsigned w0, const EmIns *in) {
+  Thr *t = &c->t[w0];
+  struct EmTc *tc = tc_of(c, t, in);
+  if (!tc) return;
+  uint64_t n[32], dst[32];
+  for (unsigned l = 0; l < 32; l++) {
+    Thr *o = &c->t[w0 + l];
+    n[l] = em_src(c, o, &in->a[1], ET_U32);
+    if (!em_addr_of(c, o, in, &in->a[0], &dst[l])) return;
+  }
+  if (!uniform(c, w0, in, n, "the column count") || !uniform(c, w0, in, dst, "the destination")) return;
+  unsigned ncols = (unsigned)n[0];
+  if (ncols < 32 || ncols > 512 || (ncols & (ncols - 1))) {
+    em_fail(c, t, in, "tcgen05.alloc of %u columns: a power of two from 32 to 512", ncols);
+    return;
+  }
+  if (tc->relinquished) {
+    em_fail(c, t, in, "tcgen05.alloc after the CTA's tcgen05.relinquish_alloc_permit");
+    return;
+  }
+  uint32_t off;
+  if (!em_smem_at(c, t, in, (EmSpace)in->space, &in->a[0], 4, 4, "the tcgen05.alloc destination", &off)) return;
+  int col = -1, used = 0;
+  for (int i = 0; i < tc->nal; i++) used += tc->al[i].ncols;
+  for (int x = 0; x + (int)ncols <= EM_TMEM_COLS && col < 0; x += (int)ncols) {
+    bool free_run = true;
+    for (int i = 0; i < tc->nal && free_run; i++)
+      free_run = tc->al[i].col + tc->al[i].ncols <= x || tc->al[i].col >= x + (int)ncols;
+    if (free_run) col = x;
+  }
+  if (col < 0) {
+    char held[512];
+    describe_allocs(tc, held, sizeof held);
+    em_fail(c, t, in, "tcgen05.alloc of %u columns with %d of the CTA's 512 columns of tensor memory allocated (%s): "
+            "over-allocation (on the GPU it waits for a dealloc that this CTA would have to make)", ncols, used, held);
+    return;
+  }
+  tc->al[tc->nal++] = (TcAlloc){.col = col, .ncols = (int)ncols, .in = in};
+  for (int l = 0; l < EM_TMEM_LANES; l++)
+    for (int x = col; x < col + (int)ncols; x++) {
+      tc->tm->cell[l][x] = TC_GARBAGE;
+      tc->tm->def[l][x / 8] &= (uint8_t)~(1u << (x % 8));
+    }
+  if (!em_chk_write(c, t, in, off, 4)) return;
+  uint32_t taddr = (uint32_t)col;
+  memcpy(c->smem + off, &taddr, 4);
+}
+
+static bool op_touches(const TcOp *op, int col, int n) {
+  if (op->commit) return false;
+  int dc = (int)(op->mma.d_taddr & 0xffff), ac = (int)(op->mma.a_taddr & 0xffff);
+  if (dc < col + n && dc + op->mma.id.n > col) return true;
+  return op->mma.a_tmem && ac < col + n && ac + 8 > col;
+}
+
+static void tc_dealloc(Cta *c, unsigned w0, const EmIns *in) {
+  Thr *t = &c->t[w0];
+  struct EmTc *tc = tc_of(c, t, in);
+  if (!tc) return;
+  uint64_t n[32], ta[32];
+  for (unsigned l = 0; l < 32; l++) {
+    n[l] = em_src(c, &c->t[w0 + l], &in->a[1], ET_U32);
+    ta[l] = em_src(c, &c->t[w0 + l], &in->a[0], ET_U32);
+  }
+  if (!uniform(c, w0, in, n, "the column count") || !uniform(c, w0, in, ta, "the address")) return;
+  int col = (int)(ta[0] & 0xffff), ncols = (int)n[0];
+  if (ta[0] >> 16) {
+    em_fail(c, t, in, "tcgen05.dealloc of 0x%08llx: the address of an allocation has lane 0", (unsigned long long)ta[0]);
+    return;
+  }
+  int k = -1;
+  for (int i = 0; i < tc->nal; i++)
+    if (tc->al[i].col == col) k = i;
+  if (k < 0) {
+    if (col < EM_TMEM_COLS && tc->freed[col])
+      em_fail(c, t, in, "tcgen05.dealloc of column %d: already released by the tcgen05.dealloc at ptx line %d (double "
+              "dealloc)", col, tc->freed[col]->ptx_line);
+    else em_fail(c, t, in, "tcgen05.dealloc of column %d: no tcgen05.alloc returned that address", col);
+    return;
+  }
+  if (tc->al[k].ncols != ncols) {
+    em_fail(c, t, in, "tcgen05.dealloc of %d columns at column %d, allocated with %d (ptx line %d)", ncols, col,
+            tc->al[k].ncols, tc->al[k].in->ptx_line);
+    return;
+  }
+  for (int i = 0; i < tc->nq; i++)
+    if (op_touches(&tc->q[i], col, ncols)) {
+      em_fail(c, t, in, "tcgen05.dealloc of columns %d..%d while the tcgen05.mma at ptx line %d (thread %d) that uses "
+              "them has not completed: wait for its tcgen05.commit's mbarrier first", col, col + ncols - 1,
+              tc->q[i].in->ptx_line, tc->q[i].thr);
+      return;
+    }
+  for (int x = col; x < col + ncols; x++) tc->freed[x] = in;
+  tc->al[k] = tc->al[--tc->nal];
+}
+
+/* ---- the MMA pipe ---- */
+
+static EmMbar *mbar_at(Cta *c, uint32_t addr) {
+  for (int i = 0; i < c->nmb; i++)
+    if (c->mb[i].addr == addr) return &c->mb[i];
+  return NULL;
+}
+
+static bool enqueue(Cta *c, Thr *t, const EmIns *in, TcOp *op) {
+  struct EmTc *tc = c->tc;
+  if (!grow((void **)&tc->q, &tc->capq, tc->nq + 1, sizeof *tc->q)) {
+    em_fail(c, t, in, "out of memory");
+    return false;
+  }
+  op->in = in, op->thr = (int)(t - c->t);
+  op->due = c->sched == EM_SCHED_RR ? c->round + 1
+            : c->sched == EM_SCHED_RANDOM ? c->round + 1 + em_rand(c) % 3
+                                           : c->round + 64; /* adversarial: when nothing else can move, or late */
+  tc->q[tc->nq++] = *op;
+  return true;
+}
+
+static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
+  struct EmTc *tc = tc_of(c, t, in);
+  if (!tc) return;
+  const EmArg *a = in->a;
+  TcOp op = {0};
+  EmTcMma *m = &op.mma;
+  uint64_t v;
+  if (in->mod & EMM_TC_MASK) {
+    em_fail(c, t, in, "tcgen05.mma with a disable-output-lane mask: the emulator does not run that form yet");
+    return;
+  }
+  if (!em_addr_of(c, t, in, &a[0], &v)) return;
+  m->d_taddr = (uint32_t)v;
+  m->a_tmem = in->rank == 1;
+  if (m->a_tmem) {
+    if (!em_addr_of(c, t, in, &a[1], &v)) return;
+    m->a_taddr = (uint32_t)v;
+  } else {
+    m->adesc = em_src(c, t, &a[1], ET_B64);
+  }
+  m->bdesc = em_src(c, t, &a[2], ET_B64);
+  m->id.raw = (uint32_t)em_src(c, t, &a[3], ET_B32);
+  m->accumulate = em_src(c, t, &a[4], ET_PRED) != 0;
+  m->scale_d = (in->mod & EMM_TC_SCALE) ? (int)a[5].imm : 0;
+  if (c->failed) return;
+  char why[320];
+  if (!em_tc_mma_check(m, why, sizeof why)) {
+    em_fail(c, t, in, "tcgen05.mma: %s", why);
+    return;
+  }
+  em_tc_idesc(m->id.raw, &m->id, NULL, 0);
+  if (!cols_ok(c, t, in, (int)(m->d_taddr & 0xffff), m->id.n, "tcgen05.mma's D")) return;
+  if (m->a_tmem && !cols_ok(c, t, in, (int)(m->a_taddr & 0xffff), 8, "tcgen05.mma's A")) return;
+  /* the A collector: fill keeps A; use and lastuse take the A it keeps (which must be this MMA's A: the
+   * emulator reads A from memory again, the same operand); discard (the default) and lastuse empty it */
+  uint64_t aop = m->a_tmem ? m->a_taddr : m->adesc;
+  int cu = in->type2;
+  if ((cu == 2 || cu == 3) && !tc->coll) {
+    em_fail(c, t, in, "tcgen05.mma with .collector::a::%s, but no .collector::a::fill filled the collector buffer "
+            "since its last discard", cu == 2 ? "use" : "lastuse");
+    return;
+  }
+  if ((cu == 2 || cu == 3) && (tc->coll_tmem != m->a_tmem || tc->coll_a != aop)) {
+    em_fail(c, t, in, "tcgen05.mma with .collector::a::%s of A %s 0x%llx, but the collector holds A %s 0x%llx (the "
+            ".collector::a::fill at ptx line %d)", cu == 2 ? "use" : "lastuse", m->a_tmem ? "at" : "descriptor",
+            (unsigned long long)aop, tc->coll_tmem ? "at" : "descriptor", (unsigned long long)tc->coll_a,
+            tc->coll_in->ptx_line);
+    return;
+  }
+  tc->coll = cu == 1 || cu == 2;
+  if (cu == 1) tc->coll_tmem = m->a_tmem, tc->coll_a = aop, tc->coll_in = in;
+  enqueue(c, t, in, &op);
+}
+
+static void tc_commit(Cta *c, Thr *t, const EmIns *in) {
+  struct EmTc *tc = tc_of(c, t, in);
+  uint32_t addr;
+  if (!tc || !em_smem_at(c, t, in, (EmSpace)in->space, &in->a[0], 8, 8, "the mbarrier", &addr)) return;
+  if (!mbar_at(c, addr)) {
+    em_fail(c, t, in, "smem+0x%x is not an mbarrier (no mbarrier.init set it up)", addr);
+    return;
+  }
+  TcOp op = {.commit = true, .mbar = addr};
+  enqueue(c, t, in, &op);
+}
+
+/* Complete the operation at the head of the queue. */
+static bool run_head(Cta *c) {
+  struct EmTc *tc = c->tc;
+  TcOp op = tc->q[0];
+  memmove(tc->q, tc->q + 1, sizeof *tc->q * (size_t)--tc->nq);
+  Thr *t = &c->t[op.thr];
+  if (op.commit) return em_mbar_arrive_async(c, t, op.in, op.mbar);
+  if (!cols_ok(c, t, op.in, (int)(op.mma.d_taddr & 0xffff), op.mma.id.n, "tcgen05.mma's D (as it runs)")) return false;
+  if (op.mma.a_tmem && !cols_ok(c, t, op.in, (int)(op.mma.a_taddr & 0xffff), 8, "tcgen05.mma's A (as it runs)"))
+    return false;
+  char why[320];
+  if (!em_tc_mma_run(&op.mma, c->smem, c->smem_size, tc->tm, why, sizeof why)) {
+    em_fail(c, t, op.in, "tcgen05.mma (issued by thread %d): %s", op.thr, why);
+    return false;
+  }
+  return true;
+}
+
+bool em_tc_tick(Cta *c, bool all) {
+  struct EmTc *tc = c->tc;
+  if (!tc || !tc->nq || c->failed) return false;
+  if (c->sched == EM_SCHED_ADVERSARIAL && all) { /* nothing else can move: one operation */
+    run_head(c);
+    return true;
+  }
+  bool any = false;
+  while (tc->nq && !c->failed && (all || tc->q[0].due <= c->round)) {
+    run_head(c);
+    any = true;
+  }
+  return any;
+}
+
+/* ---- tcgen05.ld / tcgen05.st ---- */
+
+static int32_t reg_at(const EmArg *v, int i) { return v->kind == EA_LVEC ? v->lv[i] : v->vec[i]; }
+
+static void tc_ldst(Cta *c, unsigned w0, const EmIns *in) {
+  Thr *t = &c->t[w0];
+  struct EmTc *tc = tc_of(c, t, in);
+  if (!tc) return;
+  bool ld = in->opc == EM_TC_LD;
+  const EmArg *ta = &in->a[ld ? 1 : 0], *v = &in->a[ld ? 0 : 1];
+  int s = in->rank, num = 1 << in->type2, nr = em_tc_ldst_regs(s, num);
+  uint64_t addr[32];
+  for (unsigned l = 0; l < 32; l++)
+    if (!em_addr_of(c, &c->t[w0 + l], in, ta, &addr[l])) return;
+  if (!uniform(c, w0, in, addr, "the tensor-memory address")) return;
+  int lane0 = (int)((uint32_t)addr[0] >> 16), col0 = (int)(addr[0] & 0xffff), q = (int)(t->warp % 4);
+  int nl = em_tc_ldst_lanes(s), nc = em_tc_ldst_cols(s, num);
+  if (lane0 < 32 * q || lane0 + nl > 32 * q + 32) {
+    em_fail(c, t, in, "tcgen05.%s.%s at lanes %d..%d by warp %u: a warp reaches only the lanes of its quarter, %d..%d "
+            "for warp %u (warp %% 4 = %d)", ld ? "ld" : "st", em_tc_shape_name(s), lane0, lane0 + nl - 1, t->warp,
+            32 * q, 32 * q + 31, t->warp, q);
+    return;
+  }
+  if (!cols_ok(c, t, in, col0, nc, ld ? "tcgen05.ld" : "tcgen05.st")) return;
+  for (unsigned l = 0; l < 32; l++) {
+    Thr *o = &c->t[w0 + l];
+    TcThr *h = &tc->th[w0 + l];
+    if (ld ? !grow((void **)&h->ld, &h->capld, h->nld + nr, sizeof *h->ld)
+           : !grow((void **)&h->st, &h->capst, h->nst + nr, sizeof *h->st)) {
+      em_fail(c, o, in, "out of memory");
+      return;
+    }
+    for (int j = 0; j < nr; j++) {
+      int lane, col;
+      em_tc_ldst_cell(s, (int)l, j, &lane, &col);
+      lane += lane0, col += col0;
+      if (ld) {
+        h->ld[h->nld++] = (TcLd){reg_at(v, j), tc->tm->cell[lane][col]};
+      } else {
+        EmArg r = {.kind = EA_REG, .reg = reg_at(v, j), .sym = -1};
+        uint32_t x = (uint32_t)em_src(c, o, &r, ET_B32);
+        if (c->failed) return;
+        h->st[h->nst++] = (TcSt){(uint16_t)lane, (uint16_t)col, x};
+        h->st_in = in;
+      }
+    }
+  }
+  if (ld) /* the destinations are poisoned until tcgen05.wait::ld (after every value is read: they may overlap) */
+    for (unsigned l = 0; l < 32; l++)
+      for (int j = 0; j < nr; j++) c->t[w0 + l].r[reg_at(v, j)] = EM_TC_POISON;
+}
+
+static void tc_wait(Cta *c, Thr *t, const EmIns *in) {
+  struct EmTc *tc = c->tc;
+  if (!tc) return;
+  TcThr *h = &tc->th[t - c->t];
+  if (in->rank == 0) {
+    for (int i = 0; i < h->nld; i++) t->r[h->ld[i].reg] = h->ld[i].v;
+    h->nld = 0;
+    return;
+  }
+  for (int i = 0; i < h->nst; i++) {
+    TcSt *s = &h->st[i];
+    if (!cols_ok(c, t, h->st_in, s->col, 1, "tcgen05.st (completing at tcgen05.wait::st)")) return;
+    tc->tm->cell[s->lane][s->col] = s->v;
+    tc->tm->def[s->lane][s->col / 8] |= (uint8_t)(1u << (s->col % 8));
+  }
+  h->nst = 0;
+}
+
+/* ---- one instruction ---- */
+
+void em_tc_finish(Cta *c, Thr *t, const EmIns *in) {
+  unsigned w0 = t->warp * 32;
+  switch ((EmOpc)in->opc) {
+  case EM_TC_ALLOC: tc_alloc(c, w0, in); break;
+  case EM_TC_DEALLOC: tc_dealloc(c, w0, in); break;
+  case EM_TC_RELINQUISH: {
+    struct EmTc *tc = tc_of(c, t, in);
+    if (tc) tc->relinquished = true;
+    break;
+  }
+  case EM_TC_LD: case EM_TC_ST: tc_ldst(c, w0, in); break;
+  default: em_fail(c, t, in, "the emulator cannot run this instruction yet"); break;
+  }
+  if (c->failed) return;
+  for (unsigned k = 0; k < 32; k++) {
+    c->t[w0 + k].state = T_RUN;
+    c->t[w0 + k].pc++;
+  }
+}
+
+void em_tc_step(Cta *c, Thr *t, const EmIns *in) {
+  switch ((EmOpc)in->opc) {
+  case EM_TC_MMA: tc_mma_issue(c, t, in); break;
+  case EM_TC_COMMIT: tc_commit(c, t, in); break;
+  case EM_TC_WAIT: tc_wait(c, t, in); break;
+  case EM_TC_FENCE: break; /* ordering: sequentially consistent here */
+  default: em_fail(c, t, in, "the emulator cannot run this instruction yet"); break;
+  }
+  if (!c->failed) t->pc++;
+}
+
+bool em_tc_end(Cta *c) {
+  struct EmTc *tc = c->tc;
+  if (!tc) return true;
+  while (tc->nq && !c->failed) run_head(c);
+  if (c->failed) return false;
+  if (tc->nal) {
+    char held[512];
+    describe_allocs(tc, held, sizeof held);
+    em_fail(c, NULL, tc->al[0].in, "the CTA ended with tensor memory allocated (%s): every tcgen05.alloc wants its "
+            "tcgen05.dealloc before the kernel exits", held);
+    return false;
+  }
+  return true;
+}
