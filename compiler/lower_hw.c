@@ -232,8 +232,8 @@ static void try_wait(Lw *L, MlirValue bar, MlirValue phase) {
   lw_op(L, "nvvm.mbarrier.try_wait.parity", 3, ops, 0, NULL, 0, NULL);
 }
 
-/* wgmma smem descriptor: start address, leading/stride byte offsets,
- * swizzle (layout type 1 = 128B, bits 62-63).
+/* wgmma smem descriptor (its fields: desc.c): start address, leading/stride
+ * byte offsets, swizzle (layout type 1 = 128B, bits 62-63).
  *   K-major: LBO unused (1), SBO = 1024 bytes between 8-row groups.
  *   MN-major (N contiguous, transposed in wgmma's terms): LBO = bytes between
  *   64-element column blocks of N (rows x 128), SBO = 1024 bytes between
@@ -242,8 +242,7 @@ static MlirValue wgmma_desc_lbo(Lw *L, MlirValue addr, int64_t lbo) {
   MlirValue a = lw_cast(L, "llvm.ptrtoint", addr, L->i64);
   MlirValue start = lw_bin(L, "arith.shrui", lw_bin(L, "arith.andi", a, lw_int(L, L->i64, 0x3FFFF)),
                            lw_int(L, L->i64, 4));
-  int64_t hi = ((lbo >> 4) << 16) | ((1024ll >> 4) << 32) | (1ll << 62);
-  return lw_bin(L, "arith.ori", start, lw_int(L, L->i64, hi));
+  return lw_bin(L, "arith.ori", start, lw_int(L, L->i64, (int64_t)dsc_smem_hi(lbo, 1024, 128, false)));
 }
 static MlirValue wgmma_desc(Lw *L, MlirValue addr) { return wgmma_desc_lbo(L, addr, 16); }
 
@@ -253,10 +252,7 @@ static bool b_mn_major(const TValue *b) { return !b->type->trans; }
  * descriptor units (16 bytes) from its start: 32 bytes (bf16) further in
  * the 128-byte row, and past each row's end the next column block, which
  * starts block-rows x 128 bytes further. */
-static int64_t kmajor_step(const Type *t, int k) {
-  int64_t bytes = (int64_t)k * 16 * elem_bytes(t);
-  return ((bytes / 128) * ty_block_rows(t) * 128 + bytes % 128) >> 4;
-}
+static int64_t kmajor_step(const Type *t, int k) { return dsc_kmajor_step(elem_bytes(t), ty_block_rows(t), k); }
 /* Is operand a [M, K] (shared memory) stored M-contiguous (view.trans() of
  * a [K, M] buffer: dS^T as the A of dK = dS^T Q in attention's backward)? */
 static bool a_mn_major(const TValue *a) { return a->type->kind != TY_TILE && a->type->trans; }

@@ -23,12 +23,6 @@ static void set1(Lw *L, TValue *v, MlirValue x) {
   lw_set(v, lv);
 }
 
-/* tcgen05.alloc takes a power of two of at least 32 columns. */
-static int alloc_columns(const TFunc *f) {
-  int n = 32;
-  while (n < f->tmem_cols) n *= 2;
-  return n;
-}
 
 static void fence(Lw *L, bool after) {
   MlirNamedAttribute at = lw_attr(L, "kind", lw_pattr(L, after ? "#nvvm.tcgen05_fence<after>" : "#nvvm.tcgen05_fence<before>"));
@@ -87,7 +81,7 @@ static void tmem_alloc(Lw *L) {
   MlirValue warp0 = lw_cmpi(L, CMPI_EQ, L->warp, lw_i32(L, 0)); /* before the if: its condition */
   IfScope sc;
   lw_begin_if(L, &sc);
-  lw_op(L, "nvvm.tcgen05.alloc", 2, (MlirValue[]){slot, lw_i32(L, alloc_columns(f))}, 0, NULL, 0, NULL);
+  lw_op(L, "nvvm.tcgen05.alloc", 2, (MlirValue[]){slot, lw_i32(L, ir_tmem_alloc_cols(f))}, 0, NULL, 0, NULL);
   lw_op(L, "nvvm.tcgen05.relinquish_alloc_permit", 0, NULL, 0, NULL, 0, NULL);
   lw_end_if(L, &sc, warp0);
   fence(L, false);
@@ -107,7 +101,7 @@ void lw_tc_kernel_end(Lw *L) {
   IfScope sc;
   lw_begin_if(L, &sc);
   fence(L, true);
-  MlirValue ops[2] = {tptr(L, L->tmem_base), lw_i32(L, alloc_columns(L->kf))};
+  MlirValue ops[2] = {tptr(L, L->tmem_base), lw_i32(L, ir_tmem_alloc_cols(L->kf))};
   lw_op(L, "nvvm.tcgen05.dealloc", 2, ops, 0, NULL, 0, NULL);
   lw_end_if(L, &sc, warp0);
 }

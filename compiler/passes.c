@@ -632,7 +632,7 @@ static void plan_smem(Ctx *c, TFunc *f) {
 }
 
 /* barrier_arrive is one arrival by one elected thread: stores to shared
- * memory by the other threads of the group must be ordered before it by a
+ * (or tensor) memory by the other threads of the group must be ordered before it by a
  * task_barrier()/named_barrier(), and so must their reads of a buffer the
  * arrival frees. A store or read that reaches an arrival with no barrier on
  * some path between them is a race the compiler can see. The check follows
@@ -766,6 +766,23 @@ static Pending check_arrives(Ctx *c, TBlock *b, Pending in) {
           dg_note(c, p.at->loc, "the %s%s is here", ir_opname(p.at->opc), p.back ? " of the previous iteration" : "");
       }
       p = gen_apply(op_gen(op), p);
+      break;
+    case OP_TC_MMA:
+      /* tcgen05.mma is one elected thread's too: the other threads' stores
+       * (of its operands) and loads of tensor memory (its accumulator, which
+       * it overwrites) must be ordered before it */
+      if (p.kind == OP_SMEM_STORE || (p.kind && p.at->opc == OP_TMEM_LOAD)) {
+        int before = c->nerrors;
+        if (p.kind == OP_SMEM_STORE)
+          dg_error(c, op->loc, "mma_async after %s without task_barrier(): one elected thread issues the MMA, so "
+                               "the other threads' stores are not ordered before it", ir_opname(p.at->opc));
+        else
+          dg_error(c, op->loc, "mma_async after tmem_load without task_barrier(): one elected thread issues the MMA, "
+                               "so the other threads may still be reading tensor memory it writes");
+        if (c->nerrors > before)
+          dg_note(c, p.at->loc, "the %s%s is here", ir_opname(p.at->opc), p.back ? " of the previous iteration" : "");
+        p = (Pending){0};
+      }
       break;
     default:
       for (int r = 0; r < op->nregions; r++) p = pending_join(p, check_arrives(c, op->regions[r], p));

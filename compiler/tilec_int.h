@@ -553,6 +553,14 @@ typedef struct TFunc {
   int tmem_slot;      /* byte offset of the shared-memory word tcgen05.alloc writes (passes.c) */
 } TFunc;
 
+/* The columns tcgen05.alloc takes for f's tmem() allocations (0: none): a
+ * power of two, at least 32 (lower_sm100.c, and the metadata's tmem line). */
+static inline int ir_tmem_alloc_cols(const TFunc *f) {
+  int n = 32;
+  while (n < f->tmem_cols) n *= 2;
+  return f->tmem_cols ? n : 0;
+}
+
 typedef struct TModule {
   Vec kernels; /* TFunc* */
 } TModule;

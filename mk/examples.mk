@@ -4,7 +4,7 @@
 
 EXAMPLES  := vector_add softmax layernorm matmul gemm
 EX_ARCHS  := sm_90a sm_100a
-# gemm uses wgmma (Hopper only); the others build for both targets
+# gemm uses wgmma (Hopper only; gemm_sm100 below is Blackwell's); the others build for both targets
 archs_of = $(if $(filter gemm,$(1)),sm_90a,$(EX_ARCHS))
 EX_CUBINS := $(foreach e,$(EXAMPLES),$(foreach a,$(call archs_of,$(e)),$(B)/examples/$(e).$(a).cubin $(B)/examples/$(e).$(a).ptx))
 EX_HOSTS  := $(foreach e,$(EXAMPLES),$(B)/examples/$(e)_host $(B)/examples/$(e)_host_jit)
@@ -101,6 +101,17 @@ $(B)/tests/rate/wgmma_rate: tests/gpu/rate/wgmma_rate.c $(B)/lib/libtilert.a
 .PHONY: rate
 rate: $(RATE_CUBINS) $(B)/tests/rate/wgmma_rate
 prims: rate
+
+# the Blackwell GEMM (issue 18; docs/blackwell.md): sm_100a only, the same
+# kernel signature as gemm.tile, so gemm_host runs it:
+#   TILE_INTERPRET=1 $(B)/examples/gemm_host --cubin $(B)/examples/gemm_sm100.sm_100a.cubin
+$(B)/examples/gemm_sm100.sm_100a.cubin: examples/gemm/gemm_sm100.tile $(B)/bin/tilec
+	@mkdir -p $(dir $@)
+	$(B)/bin/tilec --arch=sm_100a -o $@ $<
+$(B)/examples/gemm_sm100.sm_100a.ptx: examples/gemm/gemm_sm100.tile $(B)/bin/tilec
+	@mkdir -p $(dir $@)
+	$(B)/bin/tilec --arch=sm_100a --emit=ptx -o $@ $<
+examples: $(B)/examples/gemm_sm100.sm_100a.cubin $(B)/examples/gemm_sm100.sm_100a.ptx
 
 # the tutorial's middle step (docs/tutorial-gemm.md)
 $(B)/examples/gemm_simple.sm_90a.cubin: examples/gemm/gemm_simple.tile $(B)/bin/tilec

@@ -9,8 +9,9 @@
 #   - the metadata (tilec --emit=meta, and the copy embedded in the PTX as
 #     __tile_meta) has smem 230400 and the three tmabox lines;
 #   - ptxas -v: no spills, no stack frame;
-#   - sm_100a: the compile fails cleanly (exit 1, "not supported yet", no
-#     internal compiler error, no signal).
+#   - sm_100a: the compile fails cleanly (exit 1, the accumulator must be
+#     in tensor memory there -- gemm_sm100.tile is the Blackwell kernel --,
+#     no internal compiler error, no signal).
 #
 #   B=build sh tests/ptx/gemm_props.sh        (from the repository root)
 #   TILE_PTXAS=/path/to/ptxas                  (else $CUDA_HOME, /usr/local/cuda, PATH)
@@ -125,7 +126,7 @@ else
   bad "$P" "no ptxas ('$PTXAS'): set TILE_PTXAS or CUDA_HOME, or run sh scripts/install-deps.sh (TILE_ALLOW_MISSING_TOOLS=1 skips the ptxas checks instead)"
 fi
 
-# ---- sm_100a: a clean "not supported yet" -----------------------------------------
+# ---- sm_100a: a clean refusal of register accumulators ---------------------------
 P=gemm/sm_100a
 n=$((n + 1))
 "$TILEC" --arch=sm_100a -o "$tmp/gemm.sm_100a.cubin" "$SRC" >"$tmp/out100" 2>"$tmp/err100"
@@ -134,7 +135,7 @@ if [ "$rc" -ne 1 ]; then
   bad "$P" "exit status $rc, expected 1"
   head -n 5 "$tmp/err100"
 fi
-check "$P" "the error says 'not supported yet'" "$tmp/err100" "error: .*not supported yet"
+check "$P" "the error asks for tensor memory" "$tmp/err100" "error: the accumulator of mma_async on sm_100a is an f32 tensor-memory view"
 n=$((n + 1))
 if grep -q 'internal compiler error' "$tmp/err100"; then
   bad "$P" "internal compiler error: $(grep -m1 'internal compiler error' "$tmp/err100")"
