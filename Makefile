@@ -142,6 +142,16 @@ test:
 test-run: all
 	B=$(B) sh tests/run.sh
 
+# Broken lowerings must fail the emulator's checks (tests/emu/mutants.sh:
+# each tests/emu/mutants/*.patch applied to a scratch copy of the compiler,
+# the cubins rebuilt, tests/emu/run.sh run on them). Minutes: not in `make test`.
+.PHONY: test-mutants emu-cubins
+test-mutants: all
+	B=$(B) sh tests/emu/mutants.sh
+# the cubins tests/emu/run.sh runs
+emu-cubins: $(foreach e,$(EXAMPLES),$(B)/examples/$(e).sm_90a.cubin) $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_CUBINS) \
+  $(JFA_BWD_PRE)
+
 san: deps-check
 	@$(MAKE) --no-print-directory san-run
 san-run:

@@ -4,6 +4,8 @@
  *
  *   PROG [--cubin FILE.cubin | --jit FILE.tile] [--trials N] [--seed S]
  *        [--size N ...]   (example-specific sizes; random when not given)
+ *        [--dump FILE]    (every output as it came back, for a comparison of
+ *                          two runs: host_dump below)
  *
  * Exit status 0 only when every trial matched its reference. */
 #ifndef TILE_EXAMPLE_HOST_H
@@ -34,7 +36,38 @@ typedef struct HostArgs {
   const char **defines; /* NAME=VALUE for the JIT */
   int ndefines;
   int bench;            /* --bench: also time the kernel (median of 50 launches) */
+  const char *dump;     /* --dump FILE */
 } HostArgs;
+
+/* --dump FILE (tests/gpu/emu_xval.sh compares a GPU's run with the
+ * emulator's): each output a host checks, as it came back from the device,
+ * appended as a record: a text line "N:NAME DTYPE COUNT" (N counts the
+ * records from 0; spaces in NAME become '_') and COUNT elements' raw bytes.
+ * Off (every call returns at once) until host_dump_open. */
+static FILE *host_dump_f;
+static int host_dump_n;
+static inline void host_dump_open(const char *path) {
+  if (!(host_dump_f = fopen(path, "wb"))) {
+    fprintf(stderr, "cannot write %s\n", path);
+    exit(2);
+  }
+}
+static inline void host_dump(const char *name, const char *dtype, const void *data, size_t count) {
+  if (!host_dump_f) return;
+  size_t eb = !strcmp(dtype, "f64") || !strcmp(dtype, "i64") ? 8 : !strcmp(dtype, "f32") || !strcmp(dtype, "i32") ? 4
+              : !strcmp(dtype, "u8") ? 1 : 2;
+  fprintf(host_dump_f, "%d:", host_dump_n++);
+  for (const char *c = name; *c; c++) fputc(*c == ' ' || *c == '\n' ? '_' : *c, host_dump_f);
+  fprintf(host_dump_f, " %s %zu\n", dtype, count);
+  if (count && fwrite(data, eb, count, host_dump_f) != count) {
+    fprintf(stderr, "--dump: write failed\n");
+    exit(2);
+  }
+}
+static inline void host_dump_close(void) {
+  if (host_dump_f && fclose(host_dump_f) != 0) fprintf(stderr, "--dump: write failed\n");
+  host_dump_f = NULL;
+}
 
 static uint64_t rng_state = 88172645463325252ull;
 static inline uint64_t rng_next(void) {
@@ -60,8 +93,11 @@ static inline void parse_args(int argc, char **argv, HostArgs *a) {
     else if (!strcmp(argv[i], "--size") && i + 1 < argc && a->nsizes < 4) a->sizes[a->nsizes++] = atol(argv[++i]);
     else if (!strcmp(argv[i], "-D") && i + 1 < argc) a->defines[a->ndefines++] = argv[++i];
     else if (!strcmp(argv[i], "--bench")) a->bench = 1;
+    else if (!strcmp(argv[i], "--dump") && i + 1 < argc) a->dump = argv[++i];
     else {
-      fprintf(stderr, "usage: %s (--cubin FILE | --jit FILE.tile) [--trials N] [--seed S] [--size N]... [-D N=V]\n",
+      fprintf(stderr,
+              "usage: %s (--cubin FILE | --jit FILE.tile) [--trials N] [--seed S] [--size N]... [-D N=V] "
+              "[--dump FILE]\n",
               argv[0]);
       exit(2);
     }
@@ -72,6 +108,7 @@ static inline void parse_args(int argc, char **argv, HostArgs *a) {
   }
   rng_state = 0x9E3779B97F4A7C15ull ^ (a->seed * 0xBF58476D1CE4E5B9ull);
   if (!rng_state) rng_state = 1;
+  if (a->dump) host_dump_open(a->dump);
 }
 
 /* At the end of main: the module unloaded and the arguments freed, so that
@@ -81,6 +118,7 @@ static inline void host_done(HostArgs *a, tile_module *m) {
   CHECK(tile_module_unload(m));
   free(a->defines);
   a->defines = NULL;
+  host_dump_close();
 }
 
 static inline tile_module *load_module(const HostArgs *a) {

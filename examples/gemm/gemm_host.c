@@ -50,6 +50,7 @@ int main(int argc, char **argv) {
     CHECK(tile_launch(k, grid, gy, 1, args, 6, NULL));
     CHECK(tile_synchronize());
     CHECK(tile_memcpy_dtoh(C, dC, (size_t)(M * ldc) * 2));
+    host_dump("gemm.C", "bf16", C, (size_t)(M * ldc));
     ErrStat e = {0};
     double *row = malloc((size_t)N * sizeof(double));
     long step = (double)M * N * K > 2e9 ? (long)((double)M * N * K / (a.bench ? 5e8 : 2e9)) + 1 : 1;

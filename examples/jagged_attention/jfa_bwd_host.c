@@ -263,6 +263,14 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
   CHECK(tile_synchronize());
   long unwritten = 0, guard = 0, differ = 0;
   fetch_grads(c, &d, &unwritten, &guard);
+  char dn[160]; /* --dump (tests/gpu/emu_xval.sh) */
+  const char *gname[3] = {"dq", "dk", "dv"};
+  const uint16_t *gdata[3] = {d.dq, d.dk, d.dv};
+  size_t gcount[3] = {(size_t)d.qrows * row, (size_t)d.total * row, (size_t)d.total * row};
+  for (int i = 0; i < 3; i++) {
+    snprintf(dn, sizeof dn, "%s%s D=%d H=%d.%s", c->name, det ? " det" : "", c->D, c->H, gname[i]);
+    host_dump(dn, "bf16", gdata[i], gcount[i]);
+  }
   if (det) { /* again: the same bits */
     size_t nq = (size_t)d.qrows * row;
     uint16_t *first = malloc(nq * 2 + 2);
@@ -513,6 +521,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+    else if (!strcmp(argv[i], "--dump") && i + 1 < argc) host_dump_open(argv[++i]); /* the gradients (host.h) */
     else if (!strcmp(argv[i], "--ab") && i + 1 < argc) abdir = argv[++i];
     else {
       fprintf(stderr,

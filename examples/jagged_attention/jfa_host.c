@@ -212,6 +212,11 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   CHECK(tile_synchronize());
   CHECK(tile_memcpy_dtoh(d.o, d.dout, d.o_bytes));
   CHECK(tile_memcpy_dtoh(d.lse, d.dlse, d.lse_count * 4 + 4));
+  char dn[160]; /* --dump (tests/gpu/emu_xval.sh) */
+  snprintf(dn, sizeof dn, "%s D=%d H=%d.o", c->name, c->D, c->H);
+  host_dump(dn, "bf16", d.o, d.o_bytes / 2);
+  memcpy(dn + strlen(dn) - 1, "lse", 4);
+  host_dump(dn, "f32", d.lse, d.lse_count);
   /* every output written (no NaN left), the guard band untouched */
   long unwritten = 0, guard = 0;
   size_t no = (size_t)d.orows * row;
@@ -553,6 +558,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--allocs") && i + 1 < argc) allocs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+    else if (!strcmp(argv[i], "--dump") && i + 1 < argc) host_dump_open(argv[++i]); /* the outputs (host.h) */
     else if (!strcmp(argv[i], "--ab") && i + 1 < argc) {
       if (!parse_ab(argv[++i], ab, &nab)) {
         fprintf(stderr, "%s: --ab takes 1 to %d comma-separated cubin folders (in all), none empty\n", argv[0],

@@ -43,6 +43,9 @@ int main(int argc, char **argv) {
     CHECK(tile_memcpy_dtoh(y, dy, bytes));
     CHECK(tile_memcpy_dtoh(mean, dm, (size_t)rows * 4));
     CHECK(tile_memcpy_dtoh(rstd, dr, (size_t)rows * 4));
+    host_dump("layernorm.y", "f32", y, (size_t)(rows * stride));
+    host_dump("layernorm.mean", "f32", mean, (size_t)rows);
+    host_dump("layernorm.rstd", "f32", rstd, (size_t)rows);
     ErrStat ey = {0}, em = {0}, er = {0};
     for (long r = 0; r < rows; r++) {
       const float *xr = x + r * stride;

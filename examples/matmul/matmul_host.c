@@ -33,6 +33,7 @@ int main(int argc, char **argv) {
     CHECK(tile_launch(k, (unsigned)((M + BM - 1) / BM), (unsigned)((N + BN - 1) / BN), 1, args, 9, NULL));
     CHECK(tile_synchronize());
     CHECK(tile_memcpy_dtoh(C, dC, (size_t)(M * N) * 2));
+    host_dump("matmul.C", "bf16", C, (size_t)(M * N));
     ErrStat e = {0};
     double *row = malloc((size_t)N * sizeof(double));
     /* large problems: check a sample of rows (every step-th) */

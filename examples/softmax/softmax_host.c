@@ -27,6 +27,7 @@ int main(int argc, char **argv) {
     CHECK(tile_launch(k, (unsigned)rows, 1, 1, args, 4, NULL));
     CHECK(tile_synchronize());
     CHECK(tile_memcpy_dtoh(o, dout, bytes));
+    host_dump("softmax.out", "f32", o, (size_t)(rows * stride));
     ErrStat e = {0};
     for (long r = 0; r < rows; r++) {
       const float *xr = x + r * stride;

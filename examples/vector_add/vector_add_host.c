@@ -31,6 +31,7 @@ int main(int argc, char **argv) {
     CHECK(tile_launch(k, (unsigned)((n + block - 1) / block), 1, 1, args, 4, NULL));
     CHECK(tile_synchronize());
     CHECK(tile_memcpy_dtoh(o, dout, bytes));
+    host_dump("vector_add.out", "f32", o, (size_t)n);
     ErrStat e = {0};
     for (long i = 0; i < n; i++) err_add(&e, o[i], (double)x[i] + (double)y[i]);
     char shape[64];
