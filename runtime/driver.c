@@ -26,6 +26,8 @@ rt_cuda_api rt_cu;
 
 static pthread_once_t rt_load_once = PTHREAD_ONCE_INIT;
 static tile_status rt_load_status;
+static _Atomic int rt_backend_req;   /* tile_init_ex's request before the load (a tile_backend) */
+static _Atomic int rt_backend_done;  /* after the load: TILE_BACKEND_GPU or TILE_BACKEND_EMULATOR */
 static char rt_load_msg[1024];
 static int rt_ndevices;
 
@@ -137,7 +139,10 @@ static tile_status rt_load_cuda_error(const char *call, CUresult r) {
 
 static void rt_load(void) {
   const char *interp = getenv("TILE_INTERPRET");
-  if (interp && *interp && strcmp(interp, "0")) { /* the emulator is the driver (docs/emulator.md) */
+  int req = atomic_load(&rt_backend_req);
+  bool emu = req == TILE_BACKEND_EMULATOR || (req == TILE_BACKEND_DEFAULT && interp && *interp && strcmp(interp, "0"));
+  atomic_store(&rt_backend_done, emu ? TILE_BACKEND_EMULATOR : TILE_BACKEND_GPU);
+  if (emu) { /* the emulator is the driver (docs/emulator.md) */
     rt_emu_fill(&rt_cu);
     rt_ndevices = 1;
     rt_load_status = TILE_OK;
@@ -250,6 +255,33 @@ tile_status tile_init(int ordinal) {
   if (s != TILE_OK) return s;
   rt_thread_dev = d;
   return rt_make_current(d->ctx);
+}
+
+tile_status tile_init_ex(const tile_init_options *o) {
+  if (!o) return rt_fail(TILE_ERR_INVALID, "tile_init_ex: opts is NULL");
+  if (o->backend != TILE_BACKEND_DEFAULT && o->backend != TILE_BACKEND_GPU && o->backend != TILE_BACKEND_EMULATOR)
+    return rt_fail(TILE_ERR_INVALID, "tile_init_ex: backend %d is not TILE_BACKEND_DEFAULT, _GPU or _EMULATOR",
+                   (int)o->backend);
+  if (o->backend != TILE_BACKEND_DEFAULT) {
+    int none = TILE_BACKEND_DEFAULT;
+    atomic_compare_exchange_strong(&rt_backend_req, &none, (int)o->backend);
+  }
+  pthread_once(&rt_load_once, rt_load);
+  int done = atomic_load(&rt_backend_done);
+  if (o->backend != TILE_BACKEND_DEFAULT && done != (int)o->backend)
+    return rt_fail(TILE_ERR_INVALID,
+                   "tile_init_ex: this process already runs its kernels on %s (chosen by the first call that needed the "
+                   "driver%s): ask for the %s before any other runtime call",
+                   done == TILE_BACKEND_EMULATOR ? "the emulator" : "the GPU driver",
+                   done == TILE_BACKEND_EMULATOR && atomic_load(&rt_backend_req) != TILE_BACKEND_EMULATOR
+                       ? ", TILE_INTERPRET set" : "",
+                   o->backend == TILE_BACKEND_EMULATOR ? "emulator" : "GPU");
+  return tile_init(o->ordinal);
+}
+
+int tile_emulated(void) {
+  pthread_once(&rt_load_once, rt_load);
+  return atomic_load(&rt_backend_done) == TILE_BACKEND_EMULATOR;
 }
 
 /* ---- device queries ---- */

@@ -6,7 +6,8 @@
  * that every launch hands the emulator, so that a kernel touching memory
  * it was not given is stopped with a report. Streams and events are
  * synchronous (elapsed time 0). A module is a cubin that carries its PTX
- * (tilec --embed-ptx: the global __tile_ptx), parsed once. A launch packs
+ * (tilec --embed-ptx: the global __tile_ptx), or PTX text itself (the
+ * JIT's, through tile_module_load_ptx), parsed once. A launch packs
  * the parameters by the PTX's own parameter list and runs the grid; its
  * report comes back through cuGetErrorString. Tensor maps are the
  * emulator's own encoding (emu/tma.c). Not yet: clusters (refused with
@@ -285,7 +286,10 @@ static char *module_ptx(const void *image, size_t *n) {
 
 static CUresult emu_load(CUmodule *out, const void *image) {
   size_t n = 0;
-  char *text = module_ptx(image, &n);
+  /* a cubin (ELF) carries its PTX; anything else is PTX text, NUL-terminated
+   * (tile_module_load_ptx: the JIT's, produced in process) */
+  char *text = strncmp(image, "\x7f" "ELF", 4) ? strdup(image) : module_ptx(image, &n);
+  if (text && !n) n = strlen(text);
   if (!text)
     return emu_err(EMU_ERR_NO_BINARY,
                    "the cubin carries no PTX for the emulator: build it with line information (the default) "

@@ -9,8 +9,9 @@
  *   tilec_assembler_version()        "ptxas 13.0.88", ...
  *   arch                             opts->arch or the device's ("sm_90a")
  *   "O<n>"                           optimisation level
- *   "emit=cubin line_info=<0|1> nvjitlink=<0|1> tree_reductions=<0|1>
- *    no_stmatrix=<0|1> embed_ptx=<0|1>"     (one field)
+ *   "emit=<cubin|ptx> line_info=<0|1> nvjitlink=<0|1> tree_reductions=<0|1>
+ *    no_stmatrix=<0|1> embed_ptx=<0|1>"     (one field; ptx: tile_jit_load
+ *                                    on the emulator, the assembler "none (PTX)")
  *   "include_dirs=<n>", then each    the -I folders, in the caller's order
  *   "defines=<n>"                    then, sorted by name (ties keep the
  *   name, value                      caller's order), two fields per define
@@ -22,6 +23,8 @@
  * SHA-256 of the text compiled, followed by the cubin.  A hit whose imported
  * files no longer hash the same is a miss: recompiled and stored again.
  *   "TJDEPS01" | u32 count | count x (u32 path length | path | SHA-256[32]) | cubin
+ * where, for the emulator (emit=ptx), the cubin's place holds
+ *   "TJPTX001" | u32 metadata length | metadata text | PTX text
  *
  * Errors go through tile_set_error into tile_last_error() (the runtime's
  * public interface: libtilejit.so needs nothing that libtilert.so hides).
@@ -47,6 +50,7 @@
 
 #define JIT_KEY_TAG "tile-jit-key-3"
 #define DEPS_MAGIC "TJDEPS01"
+#define PTX_MAGIC "TJPTX001"
 #define JIT_PATH_MAX 4096
 
 /* Everything one compile request needs, derived from the caller's options. */
@@ -62,6 +66,7 @@ typedef struct jit_req {
   tilec_options copts;
   char asm_version[256];
   int asm_known;               /* 0: assembler not found; no store then */
+  int ptx;                     /* tile_jit_load on the emulator: PTX and metadata, no assembler */
 } jit_req;
 
 static double now_s(void) {
@@ -143,9 +148,10 @@ static void req_free(jit_req *q) {
   free(q->sorted);
 }
 
-/* Validate, resolve the arch, build the compiler options. */
+/* Validate, resolve the arch, build the compiler options. ptx: compile to
+ * PTX for the emulator (see jit_load). */
 static tile_status req_init(jit_req *q, const char *filename, const char *source, size_t len,
-                            const tile_jit_options *opts) {
+                            const tile_jit_options *opts, int ptx) {
   static const tile_jit_options defaults;
   memset(q, 0, sizeof *q);
   q->opts = opts ? opts : &defaults;
@@ -172,6 +178,13 @@ static tile_status req_init(jit_req *q, const char *filename, const char *source
   q->copts.use_nvjitlink = !!q->opts->use_nvjitlink;
   q->copts.ptxas = q->opts->ptxas;
   if (q->opts->max_errors) q->copts.max_errors = q->opts->max_errors;
+  q->ptx = ptx;
+  if (ptx) { /* PTX depends on no assembler */
+    q->copts.emit = TILEC_EMIT_PTX;
+    q->asm_known = 1;
+    snprintf(q->asm_version, sizeof q->asm_version, "none (PTX)");
+    return TILE_OK;
+  }
   q->asm_known = tilec_assembler_version(&q->copts, q->asm_version, sizeof q->asm_version) == 0;
   if (!q->asm_known) snprintf(q->asm_version, sizeof q->asm_version, "unknown");
   return TILE_OK;
@@ -198,8 +211,8 @@ static void compute_key(const jit_req *q, char hex[TC_SHA256_HEX_SIZE]) {
   key_str(&c, q->arch);
   snprintf(tmp, sizeof tmp, "O%d", q->opt_level);
   key_str(&c, tmp);
-  snprintf(tmp, sizeof tmp, "emit=cubin line_info=%d nvjitlink=%d tree_reductions=%d no_stmatrix=%d embed_ptx=%d",
-           q->copts.line_info, q->copts.use_nvjitlink, q->copts.tree_reductions, q->copts.no_stmatrix,
+  snprintf(tmp, sizeof tmp, "emit=%s line_info=%d nvjitlink=%d tree_reductions=%d no_stmatrix=%d embed_ptx=%d",
+           q->ptx ? "ptx" : "cubin", q->copts.line_info, q->copts.use_nvjitlink, q->copts.tree_reductions, q->copts.no_stmatrix,
            q->copts.embed_ptx);
   key_str(&c, tmp);
   snprintf(tmp, sizeof tmp, "include_dirs=%d", q->copts.ninclude_dirs);
@@ -249,13 +262,18 @@ static tile_status run_compiler(const jit_req *q, uint8_t **entry, size_t *off, 
   }
   size_t n = 0;
   const void *out = tilec_result_output(r, &n);
+  const char *meta = q->ptx ? tilec_result_metadata(r) : NULL;
+  size_t meta_len = meta ? strlen(meta) : 0;
+  if (q->ptx && !meta) out = NULL, n = 0;
   tile_status s = TILE_OK;
   int ndeps = tilec_result_num_imports(r);
   size_t man = 8 + 4;
   for (int i = 0; i < ndeps; i++) man += 4 + strlen(tilec_result_import(r, i, NULL, NULL)) + TC_SHA256_SIZE;
+  size_t pre = q->ptx ? 12 + meta_len : 0; /* PTX: PTX_MAGIC | u32 metadata length | metadata | PTX */
   if (!out || n == 0) {
-    s = tile_set_error(TILE_ERR_COMPILE, "%s: error: the compiler produced no cubin", q->filename);
-  } else if (!(*entry = malloc(man + n))) {
+    s = tile_set_error(TILE_ERR_COMPILE, "%s: error: the compiler produced no %s", q->filename,
+                       q->ptx ? "PTX" : "cubin");
+  } else if (!(*entry = malloc(man + pre + n))) {
     s = tile_set_error(TILE_ERR_NOMEM, "tile_jit: out of memory (%zu-byte cubin)", n);
   } else {
     uint8_t *p = *entry;
@@ -272,9 +290,15 @@ static tile_status run_compiler(const jit_req *q, uint8_t **entry, size_t *off, 
       tc_sha256(text, len, p + 4 + pl);
       p += 4 + pl + TC_SHA256_SIZE;
     }
+    if (q->ptx) {
+      memcpy(p, PTX_MAGIC, 8);
+      put_u32(p + 8, (uint32_t)meta_len);
+      memcpy(p + 12, meta, meta_len);
+      p += pre;
+    }
     memcpy(p, out, n);
     *off = man;
-    *size = n;
+    *size = pre + n;
   }
   tilec_result_free(r);
   return s;
@@ -415,7 +439,7 @@ static tile_status jit_cubin(const jit_req *q, void **cubin, size_t *size, tile_
 
 static tile_status jit_compile(const char *filename, const char *source, size_t len,
                                const tile_jit_options *opts, void **cubin, size_t *size,
-                               tile_jit_stats *stats, int evict) {
+                               tile_jit_stats *stats, int evict, int ptx) {
   double t0 = now_s();
   tile_jit_stats local;
   tile_jit_stats *st = stats ? stats : &local;
@@ -425,7 +449,7 @@ static tile_status jit_compile(const char *filename, const char *source, size_t 
   *cubin = NULL;
   *size = 0;
   jit_req q;
-  tile_status s = req_init(&q, filename, source, len, opts);
+  tile_status s = req_init(&q, filename, source, len, opts, ptx);
   if (s == TILE_OK) {
     compute_key(&q, st->key);
     s = jit_cubin(&q, cubin, size, st, evict);
@@ -438,18 +462,30 @@ static tile_status jit_compile(const char *filename, const char *source, size_t 
 tile_status tile_jit_compile_cubin(const char *filename, const char *source, size_t len,
                                    const tile_jit_options *opts, void **cubin, size_t *size,
                                    tile_jit_stats *stats) {
-  return jit_compile(filename, source, len, opts, cubin, size, stats, 0);
+  return jit_compile(filename, source, len, opts, cubin, size, stats, 0, 0);
 }
 
-/* Compile (or fetch) and load once; see jit_cubin for evict. */
+/* A PTX entry (PTX_MAGIC, the metadata, the PTX) loaded as a module. */
+static tile_status load_ptx_entry(const uint8_t *e, size_t size, tile_module **out) {
+  uint32_t ml = size >= 12 ? get_u32(e + 8) : 0;
+  if (size < 12 || memcmp(e, PTX_MAGIC, 8) || ml > size - 12 || ml == size - 12)
+    return tile_set_error(TILE_ERR_BAD_MODULE, "tile_jit: a corrupt PTX entry");
+  return tile_module_load_ptx((const char *)e + 12 + ml, size - 12 - ml, (const char *)e + 12, ml, out);
+}
+
+/* Compile (or fetch) and load once; see jit_cubin for evict.  On the
+ * emulator (tile_emulated) the compiler stops at PTX: the module is that
+ * PTX with its metadata (tile_module_load_ptx), no assembler needed, and
+ * the emulator's reports name the Tile lines its .loc directives give. */
 static tile_status jit_load(const char *filename, const char *source, size_t len,
                             const tile_jit_options *opts, tile_module **out, tile_jit_stats *st,
                             int evict) {
   void *cubin = NULL;
   size_t size = 0;
-  tile_status s = jit_compile(filename, source, len, opts, &cubin, &size, st, evict);
+  int ptx = tile_emulated();
+  tile_status s = jit_compile(filename, source, len, opts, &cubin, &size, st, evict, ptx);
   if (s != TILE_OK) return s;
-  s = tile_module_load_data(cubin, size, out);
+  s = ptx ? load_ptx_entry(cubin, size, out) : tile_module_load_data(cubin, size, out);
   free(cubin);
   return s;
 }

@@ -124,14 +124,11 @@ static void rt_module_free(tile_module *m) {
   free(m);
 }
 
-tile_status tile_module_load_data(const void *cubin, size_t size, tile_module **out) {
-  if (!out) return rt_fail(TILE_ERR_INVALID, "tile_module_load_data: out is NULL");
-  *out = NULL;
-  tile_meta *meta;
-  tile_status s = rt_module_parse(cubin, size, &meta);
-  if (s != TILE_OK) return s;
+/* Load `image` (a cubin, or NUL-terminated PTX) with its parsed metadata
+ * (taken over: freed on failure). */
+static tile_status rt_module_load(const void *image, tile_meta *meta, tile_module **out) {
   rt_device *d;
-  s = rt_enter(&d);
+  tile_status s = rt_enter(&d);
   tile_module *m = NULL;
   if (s == TILE_OK) {
     m = calloc(1, sizeof *m);
@@ -145,7 +142,7 @@ tile_status tile_module_load_data(const void *cubin, size_t size, tile_module **
   }
   m->meta = meta;
   m->ctx = d->ctx;
-  CUresult r = rt_cu.cuModuleLoadData(&m->mod, cubin);
+  CUresult r = rt_cu.cuModuleLoadData(&m->mod, image);
   if (r != CUDA_SUCCESS) {
     s = rt_load_error(r, d, meta);
     rt_module_free(m);
@@ -159,6 +156,41 @@ tile_status tile_module_load_data(const void *cubin, size_t size, tile_module **
   }
   *out = m;
   return TILE_OK;
+}
+
+tile_status tile_module_load_data(const void *cubin, size_t size, tile_module **out) {
+  if (!out) return rt_fail(TILE_ERR_INVALID, "tile_module_load_data: out is NULL");
+  *out = NULL;
+  tile_meta *meta;
+  tile_status s = rt_module_parse(cubin, size, &meta);
+  if (s != TILE_OK) return s;
+  return rt_module_load(cubin, meta, out);
+}
+
+tile_status tile_module_load_ptx(const char *ptx, size_t len, const char *meta_text, size_t meta_len,
+                                 tile_module **out) {
+  if (!out) return rt_fail(TILE_ERR_INVALID, "tile_module_load_ptx: out is NULL");
+  *out = NULL;
+  if (!ptx || !meta_text || !len)
+    return rt_fail(TILE_ERR_INVALID, "tile_module_load_ptx: no PTX or no metadata");
+  if (memchr(ptx, 0, len)) return rt_fail(TILE_ERR_BAD_MODULE, "tile_module_load_ptx: the PTX holds a NUL byte");
+  char err[512];
+  tile_meta *meta = tile_meta_parse(meta_text, meta_len, err, sizeof err);
+  if (!meta) return rt_fail(TILE_ERR_BAD_MODULE, "bad Tile metadata beside the PTX: %s", err);
+  if (meta->nkernels == 0) {
+    tile_meta_free(meta);
+    return rt_fail(TILE_ERR_BAD_MODULE, "bad Tile metadata beside the PTX: it declares no kernel");
+  }
+  char *text = malloc(len + 1); /* the driver takes PTX as a NUL-terminated string */
+  if (!text) {
+    tile_meta_free(meta);
+    return rt_fail(TILE_ERR_NOMEM, "tile_module_load_ptx: out of memory");
+  }
+  memcpy(text, ptx, len);
+  text[len] = 0;
+  tile_status s = rt_module_load(text, meta, out);
+  free(text);
+  return s;
 }
 
 /* Read a whole file: TILE_OK and a malloc'ed *data. */

@@ -61,6 +61,28 @@ typedef struct tile_device_info {
  * current as needed); before any tile_init they return TILE_ERR_INVALID
  * ("call tile_init first") -- there is no automatic initialisation. */
 tile_status tile_init(int ordinal);
+
+/* Where kernels run (tile_init_options.backend). */
+typedef enum tile_backend {
+  TILE_BACKEND_DEFAULT = 0, /* the NVIDIA driver, or the emulator when TILE_INTERPRET is set (not "0") */
+  TILE_BACKEND_GPU,         /* the NVIDIA driver, whatever TILE_INTERPRET says */
+  TILE_BACKEND_EMULATOR,    /* the emulator (docs/emulator.md): the CPU runs the kernels' PTX, no driver is loaded */
+} tile_backend;
+
+/* tile_init's options (zero-initialise: every field's zero is the default). */
+typedef struct tile_init_options {
+  int ordinal;          /* the device, as tile_init's argument */
+  tile_backend backend; /* chosen once per process (below) */
+} tile_init_options;
+
+/* tile_init with options.  The backend is fixed by the first call that
+ * needs the driver (this one, tile_init, tile_device_arch, ...), once per
+ * process: a tile_init_ex that asks for another backend after that fails
+ * with TILE_ERR_INVALID saying which one is in use. */
+tile_status tile_init_ex(const tile_init_options *opts);
+/* 1 when this process's kernels run on the emulator, 0 when on a GPU (or
+ * no driver could be loaded).  Fixes the backend as any driver call does. */
+int tile_emulated(void);
 tile_status tile_device_info_get(tile_device_info *info);
 /* "sm_90a" for a 9.0 device, "sm_100a" for 10.0, ... */
 tile_status tile_device_arch(char *buf, size_t cap);
@@ -136,6 +158,13 @@ typedef struct tile_kernel tile_kernel;
  * Kernel infos stay valid until tile_module_unload. */
 tile_status tile_module_load_file(const char *path, tile_module **out);
 tile_status tile_module_load_data(const void *cubin, size_t size, tile_module **out);
+/* Load a module from PTX text (len bytes, no NUL inside) and its metadata
+ * text (what tilec writes into __tile_meta: tilec --emit=meta, or
+ * tilec_result_metadata).  The emulator runs the PTX as it is (its .loc
+ * lines name Tile source lines in reports); a GPU driver compiles it
+ * (cuModuleLoadData).  What the JIT loads on the emulator. */
+tile_status tile_module_load_ptx(const char *ptx, size_t len, const char *meta, size_t meta_len,
+                                 tile_module **out);
 tile_status tile_module_unload(tile_module *m);
 int tile_module_num_kernels(const tile_module *m);
 const tile_kernel_info *tile_module_kernel_info(const tile_module *m, int i);

@@ -65,6 +65,20 @@ if "$B/bin/tilec" --no-line-info -o "$T/bare.cubin" examples/vector_add/vector_a
 else
   echo "FAIL a cubin without PTX:"; tail -n 3 "$T/log"; fail=1
 fi
+# the JIT on the emulator: the source compiled to PTX in process and run as
+# it is (no assembler: a ptxas that does not exist), the second time from
+# the cache
+J=$B/examples/vector_add_host_jit
+if [ -x "$J" ] &&
+   TILE_PTXAS=/nonexistent/ptxas TILE_CACHE_DIR="$T/cache" timeout 120 "$J" --jit examples/vector_add/vector_add.tile \
+     --trials 2 --seed 3 > "$T/log" 2>&1 &&
+   TILE_PTXAS=/nonexistent/ptxas TILE_CACHE_DIR="$T/cache" timeout 120 "$J" --jit examples/vector_add/vector_add.tile \
+     --trials 2 --seed 4 >> "$T/log" 2>&1 &&
+   [ "$(grep -c ' OK$' "$T/log")" -eq 4 ] && grep -q "(compiled" "$T/log" && grep -q "(cache hit" "$T/log"; then
+  echo "ok   vector_add through the JIT (its PTX, in process; no ptxas), then from the JIT's cache"
+else
+  echo "FAIL vector_add --jit:"; tail -n 3 "$T/log"; fail=1
+fi
 rm -rf "$T"
 [ $fail -eq 0 ] && echo "emulator: all passed" || echo "emulator: FAILED"
 exit $fail
