@@ -238,8 +238,8 @@ static SVal tmem_slice(S *s, Node *call, BArgs *a) {
   TValue *v = a->v[0].v;
   int64_t dim, size;
   if (v->type->nbuf) {
-    dg_error(s->c, a->loc[0], "the view of 'slice' is a ring of %d tensor-memory buffers; pick one slot with [i]",
-             v->type->nbuf);
+    dg_error(s->c, a->loc[0], "the view of 'slice' is a ring of %d tensor-memory buffer%s; pick one slot with [i]",
+             v->type->nbuf, v->type->nbuf == 1 ? "" : "s");
     return sv_err();
   }
   if (!sm_const_int(s, a->v[1], a->loc[1], "the dimension", &dim) ||

@@ -334,16 +334,31 @@ static int check_allocs(const char *cfg, const char *kname, Alloc *a, int n, int
   return bad;
 }
 
+/* The target a program is built for: sm_100a when it says so in the
+ * flags file beside it (a golden IR test's NAME.flags) or its name ends in
+ * _sm100.tile (examples/gemm/gemm_sm100.tile), else sm_90a. */
+static const char *arch_of(const char *path) {
+  size_t n = strlen(path);
+  if (n > 11 && !strcmp(path + n - 11, "_sm100.tile")) return "sm_100a";
+  char fl[600];
+  snprintf(fl, sizeof fl, "%.*s.flags", (int)(n > 5 ? n - 5 : n), path);
+  char *f = tu_read_file(fl, NULL);
+  const char *arch = f && strstr(f, "--arch=sm_100a") ? "sm_100a" : "sm_90a";
+  free(f);
+  return arch;
+}
+
 /* Compile (TIR and metadata) and check every kernel of the file. Returns
  * the number of allocations seen. */
 static int check_plan(const char *path, const tilec_define *defs, int ndefs) {
   char cfg[600];
+  const char *arch = arch_of(path);
   int n = snprintf(cfg, sizeof cfg, "%s", path);
   for (int i = 0; i < ndefs && n < (int)sizeof cfg; i++)
     n += snprintf(cfg + n, sizeof cfg - (size_t)n, " -D %s=%s", defs[i].name, defs[i].value);
-  char *tir = compile_text(path, "sm_90a", TILEC_EMIT_TIR, defs, ndefs, NULL);
+  char *tir = compile_text(path, arch, TILEC_EMIT_TIR, defs, ndefs, NULL);
   char *meta = NULL;
-  char *mlir = compile_text(path, "sm_90a", TILEC_EMIT_MLIR, defs, ndefs, &meta);
+  char *mlir = compile_text(path, arch, TILEC_EMIT_MLIR, defs, ndefs, &meta);
   free(mlir);
   assert_non_null(meta);
   Alloc a[64];
@@ -383,6 +398,7 @@ static void test_smem_plan_shipped(void **state) {
   total += check_plan(TILE_SRC_DIR "/examples/gemm/gemm.tile", NULL, 0);
   CHECK_PLAN("examples/gemm/gemm.tile", DEF("STAGES", "3"));
   total += check_plan(TILE_SRC_DIR "/examples/gemm/gemm_simple.tile", NULL, 0);
+  total += check_plan(TILE_SRC_DIR "/examples/gemm/gemm_sm100.tile", NULL, 0); /* sm_100a: TMEM's word first */
   /* JFA forward: the source's defaults are the shipped kernels */
   CHECK_PLAN("examples/jagged_attention/jfa_fwd.tile", DEF("D", "64"));
   CHECK_PLAN("examples/jagged_attention/jfa_fwd.tile", DEF("D", "128"));
