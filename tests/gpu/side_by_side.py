@@ -333,8 +333,8 @@ def main_variant(a, jfa):
             peers = []
             if kind == "alibi":                    # FlexAttention, as ../shared/bench/variant_peers.py
                 from torch.nn.attention.flex_attention import flex_attention, create_block_mask
-                import torch._dynamo
-                torch._dynamo.config.recompile_limit = 256
+                import torch._dynamo as dynamo       # (a plain `import torch._dynamo` would make torch local here)
+                dynamo.config.recompile_limit = 256
                 Lt = torch.tensor(L, device=dev)
                 doc = torch.repeat_interleave(torch.arange(B, device=dev), Lt)
                 pos = torch.arange(tot, device=dev) - off[doc].long()
