@@ -24,6 +24,20 @@ if timeout 300 "$B/examples/gemm_host" --cubin "$B/examples/gemm.sm_90a.cubin" -
 else
   echo "FAIL gemm on the emulator:"; tail -n 5 "$log"; fail=1
 fi
+# gemm_sm100 (issue 18): the Blackwell GEMM through the same host -- tensor
+# memory, tcgen05.mma committed to mbarriers, tcgen05.ld in the epilogue --,
+# at gemm_host's sizes and at 2100 x 4300 x 64 (289 tiles over 132 CTAs:
+# both TMEM accumulators and their phases), on two schedules
+log=${TMPDIR:-/tmp}/emu_gemm_sm100.log
+c100=$B/examples/gemm_sm100.sm_100a.cubin
+if timeout 300 "$B/examples/gemm_host" --cubin "$c100" --trials 3 --seed 7 > "$log" 2>&1 &&
+   TILE_EMU_SEED=adv:3 timeout 300 "$B/examples/gemm_host" --cubin "$c100" --trials 1 --size 2100 --size 4300 \
+     --size 64 >> "$log" 2>&1 &&
+   [ "$(grep -c ' OK$' "$log")" -eq 4 ]; then
+  echo "ok   gemm_sm100 on the emulator ($(grep -c ' OK$' "$log") checks)"
+else
+  echo "FAIL gemm_sm100 on the emulator:"; tail -n 5 "$log"; fail=1
+fi
 # Jagged Flash Attention, forward and backward, their own small checks
 # (both head dims, causal, broadcast-Q, split tiles, the deterministic
 # backward whose CTAs wait on each other through a semaphore)
