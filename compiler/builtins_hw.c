@@ -663,7 +663,10 @@ static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name)
  * memory that orders work across CTAs (the deterministic dQ reduction of
  * attention's backward: each block's contributions added in a fixed order).
  * sem_wait: every thread of the group spins on an acquire load until
- * *ptr == value, then a proxy fence orders what it saw before its own bulk
+ * *ptr >= value (unsigned; the counter only grows: a lane that reads late,
+ * after its group's elected thread has signalled value + 1, must still
+ * leave, which == would not let it), then a proxy fence orders what it saw
+ * before its own bulk
  * (TMA) accesses. sem_signal: the elected thread stores value with release
  * semantics, after a proxy fence, so that its completed bulk (TMA) writes
  * (tma_store_flush) are visible to whoever then waits for the value. */

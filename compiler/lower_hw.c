@@ -706,7 +706,7 @@ bool lw_hw_op(Lw *L, TOp *op) {
   case OP_SEM_WAIT: {
     MlirValue ops[2] = {lw_get(L, op->opnds[0])->v[0], lw_get(L, op->opnds[1])->v[0]};
     lw_asm(L,
-           "{ .reg .pred p; .reg .b32 v; $$tile_sem: ld.acquire.gpu.global.b32 v, [$0]; setp.ne.b32 p, v, $1; "
+           "{ .reg .pred p; .reg .b32 v; $$tile_sem: ld.acquire.gpu.global.b32 v, [$0]; setp.lo.u32 p, v, $1; "
            "@p bra $$tile_sem; fence.proxy.async.global; }",
            "l,r", 2, ops, (MlirType){0}, true);
     return true;
