@@ -87,7 +87,7 @@ typedef struct jfa_params {
   int nvariant_args;           /* 0 .. JFA_MAX_VARIANT_ARGS */
 } jfa_params;
 
-enum { JFA_MAX_VARIANT_ARGS = 4096 };
+enum { JFA_MAX_VARIANT_ARGS = 4096, JFA_WINDOW_MAX = 1 << 30 /* window extents and windowed sequences stay below */ };
 
 enum { JFA_FWD = 1, JFA_BWD = 2 };
 

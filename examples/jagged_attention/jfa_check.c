@@ -252,9 +252,10 @@ tile_status jfa_check_ranges(const jfa_params *p) {
     if ((p->window != 0) + (p->softcap > 0) + (p->alibi_slopes != NULL) > 1)
       return tile_set_error(TILE_ERR_INVALID, "jfa: a sliding window, softcap and ALiBi: one at a time (two "
                                               "together are not built yet)");
-    if (p->window && (p->window_left < -1 || p->window_right < -1))
-      return tile_set_error(TILE_ERR_INVALID, "jfa: window_left %d, window_right %d: each is >= 0, or -1 for no "
-                                              "bound", p->window_left, p->window_right);
+    if (p->window && (p->window_left < -1 || p->window_right < -1 || p->window_left >= JFA_WINDOW_MAX ||
+                      p->window_right >= JFA_WINDOW_MAX))
+      return tile_set_error(TILE_ERR_INVALID, "jfa: window_left %d, window_right %d: each is 0 .. %d, or -1 for "
+                                              "no bound", p->window_left, p->window_right, JFA_WINDOW_MAX - 1);
     if (p->causal && p->window)
       return tile_set_error(TILE_ERR_INVALID, "jfa: a sliding window with causal is not built yet (a causal "
                                               "window is window_right = 0)");
@@ -287,6 +288,14 @@ tile_status jfa_check_params(const jfa_params *p, int64_t *total_rows) {
   if (total > JFA_MAX_ROWS)
     return tile_set_error(TILE_ERR_INVALID, "jfa: the batch is too large for 32-bit row indices (%lld rows, at most %d)",
                           (long long)total, JFA_MAX_ROWS);
+  /* a window's kernel adds its extents to positions in 32 bits: each
+   * below 2^30, and so must be every sequence */
+  if (p->window)
+    for (int64_t b = 0; b < p->batch; b++)
+      if (jfa_offset_at(p, b + 1) - jfa_offset_at(p, b) >= JFA_WINDOW_MAX)
+        return tile_set_error(TILE_ERR_INVALID, "jfa: sequence %lld has %lld tokens; a sliding window takes "
+                                                "sequences under %d", (long long)b,
+                              (long long)(jfa_offset_at(p, b + 1) - jfa_offset_at(p, b)), JFA_WINDOW_MAX);
   if (total_rows) *total_rows = total;
   return TILE_OK;
 }

@@ -696,6 +696,13 @@ static void test_variant_params(void **state) {
   assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
   p.window_left = -2;
   expect_err(jfa_check_params(&p, NULL), "window_left -2");
+  p.window_left = 1 << 30; /* the kernel adds extents to positions in 32 bits */
+  expect_err(jfa_check_params(&p, NULL), "each is 0 .. 1073741823");
+  p.window_left = 100;
+  int64_t huge[2] = {0, (int64_t)1 << 30};
+  p.cu_seqlens = huge, p.cu_seqlens_64bit = 1, p.batch = 1;
+  expect_err(jfa_check_params(&p, NULL), "sequences under 1073741824");
+  p = params();
   p = params();
   p.window = 2;
   expect_err(jfa_check_params(&p, NULL), "window must be 0 or 1");
