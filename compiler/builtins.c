@@ -750,6 +750,7 @@ bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out) {
                {"sin", OP_SIN},     {"cos", OP_COS},     {"erf", OP_ERF},     {"rcp", OP_RCP}};
   if (sm_builtin_sm100(s, call, name, self, out)) return true;
   if (sm_builtin_hw(s, call, name, self, out)) return true;
+  if (sm_builtin_debug(s, call, name, self, out)) return true;
   if (!strcmp(name, "exp2")) {
     *out = b_exp2(s, call, self);
     return true;

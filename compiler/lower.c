@@ -783,6 +783,8 @@ static void lower_op(Lw *L, TOp *op) {
     lw_op(L, "llvm.return", 0, NULL, 0, NULL, 0, NULL);
     return;
   case OP_TASKS: lower_tasks(L, op); return;
+  case OP_PRINT:
+  case OP_DEVICE_ASSERT: lw_debug_op(L, op); return;
   default:
     if (lw_tc_owns(op)) {
       lw_tc_op(L, op);
@@ -1006,6 +1008,9 @@ static void lower_kernel(Lw *L, TFunc *f) {
   L->tmem_base = (MlirValue){0};
   /* marker: values that depend only on the thread are inserted before it */
   L->prologue_end = lw_op(L, "llvm.mlir.undef", 0, NULL, 1, &L->i32, 0, NULL);
+  L->kentry = entry;
+  L->kprologue = L->prologue_end;
+  L->printbuf = (MlirValue){0};
   for (int i = 0; i < f->nparams; i++) {
     LV *lv = lw_new(L, 1);
     lv->v[0] = mlirBlockGetArgument(entry, i);
@@ -1038,6 +1043,10 @@ static void add_global(Lw *L, const char *name, MlirType t, int addr_space, Mlir
   MlirRegion r = mlirRegionCreate();
   mlirOperationStateAddOwnedRegions(&st, 1, &r);
   mlirBlockAppendOwnedOperation(mlirModuleGetBody(L->mod), mlirOperationCreate(&st));
+}
+
+void lw_add_global(Lw *L, const char *name, MlirType t, int addr_space, MlirAttribute value, bool constant, int align) {
+  add_global(L, name, t, addr_space, value, constant, align);
 }
 
 /* Build the MLIR module for all kernels.  meta is the metadata text that

@@ -45,6 +45,12 @@ typedef struct Lw {
   bool tmem_ready;          /* the kernel's tensor memory is allocated ... */
   MlirValue tmem_base;      /* ... at this TMEM address (i32) */
   MlirType i1, i8, i16, i32, i64, f16, bf16, f32, f64, ptr1, ptr3, vd;
+  /* print and device_assert (lower_debug.c) */
+  MlirBlock kentry;          /* the kernel's entry block ... */
+  MlirOperation kprologue;   /* ... and its prologue marker (tasks have their own) */
+  MlirValue printbuf;        /* the kernel's vprintf argument buffer (local memory), made at first use */
+  int nformats;              /* format strings in the module so far */
+  bool have_vprintf;         /* vprintf is declared */
 } Lw;
 
 /* builder (lower.c) */
@@ -106,6 +112,11 @@ MlirValue lw_exp2_fma(Lw *L, MlirValue x);
 
 /* explicit hardware (lower_hw.c) */
 bool lw_hw_op(Lw *L, TOp *op);
+
+/* print and device_assert (lower_debug.c) */
+bool lw_debug_op(Lw *L, TOp *op);
+/* a module-level llvm.mlir.global (external linkage); value may be null */
+void lw_add_global(Lw *L, const char *name, MlirType t, int addr_space, MlirAttribute value, bool constant, int align);
 
 /* Blackwell (lower_sm100.c): tensor memory, tcgen05 */
 bool lw_tc_owns(const TOp *op);              /* op is Blackwell's to lower */

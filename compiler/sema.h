@@ -152,6 +152,8 @@ TValue *sm_hw_int_arg(S *s, BArgs *a, int i, const char *fname, const char *what
 /* builtins_sm100.c: Blackwell's own builtins (tmem, tmem_load, tmem_store,
  * and mma_async / mma_commit / mma_wait on sm_100a); false: not one of them */
 bool sm_builtin_sm100(S *s, Node *call, const char *name, Node *self, SVal *out);
+/* builtins_debug.c: print and device_assert */
+bool sm_builtin_debug(S *s, Node *call, const char *name, Node *self, SVal *out);
 
 /* ---- sema.c, used by sema_ops.c and sema_stmt.c ---- */
 bool sm_promote(S *s, Elem a, Elem b, Elem *out, Loc loc, const char *opname);

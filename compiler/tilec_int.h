@@ -455,6 +455,9 @@ typedef enum Opcode {
                      0 = always accumulate, -1 = never (the first MMA of the chain overwrites d);
                      ival2 = 1 + the index of the commit mbarrier (0: none) */
   OP_TC_COMMIT,   /* tcgen05.commit to an mbarrier (the elected thread's MMAs so far) */
+  /* debugging (builtins_debug.c, lower_debug.c) */
+  OP_PRINT,         /* vprintf of str (the checked format) with the scalar operands, by the elected thread */
+  OP_DEVICE_ASSERT, /* operand: a bool scalar or tile; where false: a report (str: the message), then trap */
   OP_COUNT
 } Opcode;
 
@@ -508,6 +511,7 @@ struct TOp {
   Elem to;        /* cast target */
   int flags;      /* load/store: OPF_* */
   int shape[TC_MAX_RANK]; /* broadcast target shape */
+  const char *str;  /* print: the format; device_assert: the message */
   TOp *prev, *next;
   TBlock *block;
   void *aux;

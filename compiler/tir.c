@@ -33,6 +33,7 @@ static const char *opnames[OP_COUNT] = {
     [OP_SEM_WAIT] = "sem_wait", [OP_SEM_SIGNAL] = "sem_signal",
     [OP_TMEM_ALLOC] = "tmem_alloc", [OP_TMEM_LOAD] = "tmem_load", [OP_TMEM_STORE] = "tmem_store",
     [OP_TC_MMA] = "tcgen05_mma", [OP_TC_COMMIT] = "tcgen05_commit",
+    [OP_PRINT] = "print", [OP_DEVICE_ASSERT] = "device_assert",
 };
 
 const char *ir_opname(Opcode o) { return o < OP_COUNT && opnames[o] ? opnames[o] : "?"; }

@@ -43,6 +43,10 @@ typedef enum EmOpc {
   EM_MEMBAR,   /* membar.* / fence.* (ordering only: the emulator is sequentially consistent) */
   EM_MMA,      /* mma.sync.aligned.m16n8k16.row.col.f32.X.X.f32, X bf16 or f16 (type2): the warp's D = A*B + C;
                   a = {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3}; every other mma form is EM_UNSUPPORTED */
+  EM_CALL,     /* call[.uni] [(ret),] callee, (args): a[0] the return value's register (EA_SINK: none), a[1..] the
+                  arguments' registers (a call's .param, each a register of its block: st.param/ld.param on it are
+                  movs); rank: 1 for vprintf, the one callee run (sys.c), 0 for any other */
+  EM_TRAP,     /* trap: the kernel stops, reported (sys.c) */
   /* The asynchronous engines (ptx_async.c decodes them, async.c / matrix.c run them). Operands as in PTX. */
   EM_MBAR_INIT,      /* mbarrier.init.shared.b64 [a], count */
   EM_MBAR_ARRIVE,    /* mbarrier.arrive[.expect_tx].shared.b64 state, [a] [, count | , tx] (EMM_EXPECT_TX) */
@@ -89,6 +93,8 @@ enum {
   /* set only by the decoder of the asynchronous instructions (no generic modifier word maps to them) */
   EMM_EXPECT_TX = 1u << 19, EMM_PARITY = 1u << 20, EMM_TEST = 1u << 21, EMM_READ = 1u << 22, EMM_TRANS = 1u << 23,
   EMM_SYNCLD = 1u << 24, /* ld.acquire / ld.relaxed / ld.volatile: may spin on another CTA's store */
+  EMM_SYS = 1u << 30,    /* set by the parser: sys.c runs it, not exec.c (local memory: ld/st.local, cvta.local, a
+                            .local variable's address; call; trap) */
 };
 
 /* setp comparisons (EmIns.cmp) and the boolean op combining a setp with
@@ -186,7 +192,8 @@ typedef struct EmGlobal {
   uint32_t size, align;
   bool is_extern;  /* `.extern .shared .b8 x[]`: the dynamic shared memory */
   uint8_t *init;   /* initial bytes (size of them) or NULL */
-  uint32_t offset; /* .shared: offset in the CTA window (set by the parser: statics in order, aligned) */
+  uint32_t offset; /* .shared: offset in the CTA window (set by the parser: statics in order, aligned);
+                      .local: in each thread's local window (EmModule.local_bytes) */
 } EmGlobal;
 
 typedef struct EmFunc {
@@ -209,6 +216,7 @@ typedef struct EmModule {
   EmGlobal *globals;
   int nglobals;
   uint32_t static_smem;  /* bytes of the static .shared variables */
+  uint32_t local_bytes;  /* bytes of the .local variables: each thread's local window (EmGlobal.offset in it) */
   const char **files;    /* .file names by number (index), NULL where absent */
   int nfiles;
   void *arena;           /* everything above lives in it */
@@ -231,6 +239,7 @@ const char *em_ptx_async_operands(const EmIns *in);
 /* ---- exec.c: running a kernel ---- */
 
 #define EM_SMEM_GENERIC 0x7e0000000000ull /* generic address of a CTA's shared window */
+#define EM_LOCAL_GENERIC 0x7d0000000000ull /* generic address of a thread's local window (sys.c) */
 
 typedef struct EmRange {
   const void *base;

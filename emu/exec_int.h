@@ -103,6 +103,7 @@ typedef struct Cta {
   int nwg;
   uint32_t (*wgd)[128]; /* scratch: a warpgroup's accumulators */
   uint64_t *regs;       /* every thread's registers */
+  struct EmSys *sys;    /* sys.c: the threads' local windows and what each printed last (NULL until used) */
   int *order;           /* the warps' order in a round */
   bool progressed;      /* sched.c: this turn did more than spin */
   int sched;            /* EmSched, resolved */
@@ -127,6 +128,10 @@ uint8_t *em_mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t a, s
 uint8_t *em_gmem(Cta *c, const Thr *t, const EmIns *in, uint64_t a, size_t bytes);
 bool em_addr_of(Cta *c, Thr *t, const EmIns *in, const EmArg *ad, uint64_t *out);
 uint64_t em_rand(Cta *c); /* the seeded scheduler's numbers */
+
+/* ---- sys.c ---- */
+void em_sys_step(Cta *c, Thr *t); /* t's instruction, which the parser marked EMM_SYS */
+void em_sys_free(Cta *c);
 
 /* ---- async.c ---- */
 /* A shared-memory operand (a .shared address when sp is ES_SHARED, else a

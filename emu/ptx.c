@@ -86,7 +86,7 @@ static const char *const opc_names[] = {
     "selp", "setp", "cvt", "cvta", "bfe", "bfi", "prmt",
     "ex2", "lg2", "rcp", "sqrt", "rsqrt", "sin", "cos", "tanh",
     "ld", "st", "atom", "red", "bra", "ret", "exit",
-    "bar", "shfl", "redux", "vote", "membar", "mma",
+    "bar", "shfl", "redux", "vote", "membar", "mma", "call", "trap",
     "mbarrier.init", "mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.wait", "cp.async.bulk.tensor (load)",
     "cp.async.bulk.tensor (store)", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "wgmma.mma_async",
     "wgmma.commit_group", "wgmma.wait_group", "stmatrix", "ldmatrix", "setmaxnreg",
@@ -178,6 +178,8 @@ typedef struct Px {
   EmGlobal *globals;
   const char **files;
   uint64_t *vals, smem; /* initializer scratch; static .shared bytes so far */
+  uint64_t local;       /* .local bytes so far (each thread's window, sys.c) */
+  int *lparam, nlparam, caplparam; /* the function's call parameters, each a register (local_param) */
   int nfuncs, capfuncs, nglobals, capglobals, nfiles, capfiles, capvals, allregs, allins, allinit;
   /* the function being parsed; parent[scope] is the scope tree (-1 above the body) */
   Map fmap;
@@ -568,6 +570,10 @@ static bool var_decl(Px *P, EmSpace sp, bool ext) {
     g->offset = (uint32_t)((P->smem + g->align - 1) / g->align * g->align);
     if ((P->smem = g->offset + size) > PX_MAX_VAR) return perr(P, name.line, "static shared memory over %d bytes", PX_MAX_VAR);
   }
+  if (sp == ES_LOCAL) { /* each thread's local window: in order, aligned */
+    g->offset = (uint32_t)((P->local + g->align - 1) / g->align * g->align);
+    if ((P->local = g->offset + size) > PX_MAX_VAR) return perr(P, name.line, "local memory over %d bytes", PX_MAX_VAR);
+  }
   return map_put(P, &P->gmap, K_GLOBAL, -1, name.s, name.len, P->nglobals++) != NULL;
 }
 
@@ -868,6 +874,9 @@ static const char *stmt_text(Px *P, const char *s, const char *e) {
   return dup_str(P, buf, n);
 }
 
+static int call_operands(Px *P, EmIns *in); /* (with local_param, below) */
+static int sys_fixup(Px *P, EmIns *in);
+
 /* instruction = [ "@" ["!"] reg ] opcode [ operand { "," operand } ] ";" */
 static bool instruction(Px *P) {
   if (++P->allins > PX_MAX_INS) return perr(P, P->t.line, "more than %d instructions", PX_MAX_INS);
@@ -887,6 +896,7 @@ static bool instruction(Px *P) {
   next(P);
   decode_opcode(op.s, op.len, in);
   if (!(in->text = dup_str(P, op.s, op.len))) return false;
+  if (in->opc == EM_CALL) r = call_operands(P, in);
   while (r == OP_OK && !is_p(P, ';')) {
     if ((r = operand(P, in)) == OP_OK && !is_p(P, ';') && !is_p(P, ','))
       r = oerr(P, OP_BAD, "expected ',' or ';' after an operand, found %s", tdesc(P));
@@ -897,6 +907,7 @@ static bool instruction(Px *P) {
   const char *why = r == OP_OK ? em_ptx_async_operands(in) : NULL;
   if (r == OP_OK && !why) why = em_ptx_tc_operands(in);
   if (why) r = oerr(P, OP_BAD, "%s", why);
+  if (r == OP_OK) r = sys_fixup(P, in);
   if (P->failed) return false;
   if (r == OP_BAD && in->opc != EM_UNSUPPORTED) return perr(P, op.line, "%.*s: %s", n, op.s, P->omsg);
   if (r != OP_OK) { /* kept operand-less, for exec to name if it runs */
@@ -934,13 +945,89 @@ static bool loc(Px *P) {
   return true;
 }
 
-/* A .param in a body (the arguments of a call): only its name matters. */
+/* A .param in a body (an argument or the return value of a call): a
+ * register of its block, which st.param / ld.param on it move to and from
+ * (instruction) and the call reads (call_operands). */
 static bool local_param(Px *P) {
   Tok name = {0};
-  for (; P->t.kind != T_EOF && !is_p(P, ';'); next(P))
+  int ty = 0;
+  for (; P->t.kind != T_EOF && !is_p(P, ';'); next(P)) {
     if (is_ident(P) && !name.s) name = P->t;
+    else if (!ty) ty = type_of(P);
+  }
   if (!name.s || !expect(P, ';', "after a parameter")) return perr(P, P->t.line, "expected a parameter name");
-  return in_scope(P, K_LPARAM, P->scope, name.s, name.len) || map_put(P, &P->fmap, K_LPARAM, P->scope, name.s, name.len, 0);
+  if (find_reg(P, name.s, name.len) >= 0 && map_find(&P->fmap, K_REG, P->scope, name.s, name.len)) return true;
+  if (!grow(P, &P->lparam, &P->caplparam, P->nlparam + 1, sizeof *P->lparam)) return false;
+  P->lparam[P->nlparam++] = P->nregs;
+  return declare_reg(P, name, 0, (EmType)(ty ? ty : ET_B64));
+}
+
+static bool is_lparam(const Px *P, int reg) {
+  for (int i = 0; i < P->nlparam; i++)
+    if (P->lparam[i] == reg) return true;
+  return false;
+}
+
+/* call[.uni] [(ret),] callee [, (arg, ...)]: the call's .param registers
+ * (EM_CALL in emu.h); rank 1 marks vprintf. */
+static int call_operands(Px *P, EmIns *in) {
+  in->a[0] = (EmArg){.kind = EA_SINK, .reg = -1, .sym = -1};
+  in->nargs = 1;
+  if (is_p(P, '(')) {
+    next(P);
+    int r = is_ident(P) ? find_reg(P, P->t.s, P->t.len) : -1;
+    if (r < 0) return oerr(P, OP_BAD, "expected the call's return parameter, found %s", tdesc(P));
+    in->a[0] = (EmArg){.kind = EA_REG, .reg = r, .sym = -1};
+    next(P);
+    if (!is_p(P, ')')) return oerr(P, OP_BAD, "expected ')' after the return parameter, found %s", tdesc(P));
+    next(P);
+    if (!is_p(P, ',')) return oerr(P, OP_BAD, "expected ',' after the return parameter, found %s", tdesc(P));
+    next(P);
+  }
+  if (!is_ident(P)) return oerr(P, OP_BAD, "expected the function a call calls, found %s", tdesc(P));
+  Tok callee = P->t;
+  char text[80];
+  snprintf(text, sizeof text, "call %.*s", callee.len > 60 ? 60 : callee.len, callee.s);
+  if (!(in->text = dup_str(P, text, (int)strlen(text)))) return OP_BAD;
+  in->rank = teq(callee.s, callee.len, "vprintf");
+  next(P);
+  if (!is_p(P, ',')) return OP_OK;
+  next(P);
+  if (!is_p(P, '(')) return oerr(P, OP_LIMIT, "a call through a prototype");
+  for (next(P); !is_p(P, ')'); next(P)) {
+    int r = is_ident(P) ? find_reg(P, P->t.s, P->t.len) : -1;
+    if (r < 0) return oerr(P, OP_BAD, "expected a call parameter, found %s", tdesc(P));
+    if (in->nargs >= EM_MAX_ARGS) return oerr(P, OP_LIMIT, "a call with more than %d arguments", EM_MAX_ARGS - 1);
+    in->a[in->nargs++] = (EmArg){.kind = EA_REG, .reg = r, .sym = -1};
+    next(P);
+    if (!is_p(P, ',')) break;
+  }
+  if (!is_p(P, ')')) return oerr(P, OP_BAD, "expected ')' after the call's arguments, found %s", tdesc(P));
+  next(P);
+  return is_p(P, ';') ? OP_OK : oerr(P, OP_LIMIT, "a call through a prototype");
+}
+
+/* The parser's part of sys.c: st.param / ld.param on a call's parameter
+ * become movs, and what sys.c runs is marked EMM_SYS. */
+static int sys_fixup(Px *P, EmIns *in) {
+  if ((in->opc == EM_ST || in->opc == EM_LD) && in->space == ES_PARAM) {
+    EmArg *ad = &in->a[in->opc == EM_ST ? 0 : 1];
+    if (in->nargs == 2 && ad->kind == EA_ADDR && ad->reg >= 0 && is_lparam(P, ad->reg)) {
+      if (ad->imm || in->vec > 1) return oerr(P, OP_LIMIT, "a part of a call parameter");
+      *ad = (EmArg){.kind = EA_REG, .reg = ad->reg, .sym = -1};
+      in->opc = EM_MOV;
+      in->space = ES_GENERIC;
+    }
+  }
+  bool sys = in->opc == EM_CALL || in->opc == EM_TRAP || in->space == ES_LOCAL;
+  for (int i = 0; i < in->nargs; i++) {
+    const EmArg *a = &in->a[i];
+    if ((a->kind == EA_SYM || a->kind == EA_ADDR) && !a->param && a->sym >= 0 && a->sym < P->nglobals &&
+        P->globals[a->sym].space == ES_LOCAL)
+      sys = true;
+  }
+  if (sys) in->mod |= EMM_SYS;
+  return OP_OK;
 }
 
 static bool body_directive(Px *P) {
@@ -1014,6 +1101,7 @@ static bool perf_directives(Px *P, int maxntid[3]) {
  *            { directive } (body | ";") */
 static bool function(Px *P, bool entry) {
   P->nins = P->nregs = P->nparams = P->nscopes = P->nfix = P->depth = P->loc_line = P->loc_file = 0;
+  P->nlparam = 0;
   P->scope = -1;
   if (P->fmap.tab) memset(P->fmap.tab, 0, (size_t)P->fmap.cap * sizeof *P->fmap.tab);
   P->fmap.n = 0;
@@ -1107,9 +1195,11 @@ bool em_ptx_parse(const char *text, size_t len, EmModule **out, char *err, size_
     m->globals = dup(&P, P.globals, (size_t)(m->nglobals = P.nglobals) * sizeof *P.globals);
     m->files = dup(&P, P.files, (size_t)(m->nfiles = P.nfiles) * sizeof *P.files);
     m->static_smem = (uint32_t)P.smem;
+    m->local_bytes = (uint32_t)P.local;
     m->arena = P.ar;
   }
-  void *work[] = {P.gmap.tab, P.funcs, P.globals, P.files, P.vals, P.fmap.tab, P.ins, P.rtype, P.rname, P.params, P.parent, P.fix};
+  void *work[] = {P.gmap.tab, P.funcs, P.globals, P.files, P.vals, P.fmap.tab, P.ins, P.rtype, P.rname, P.params, P.parent, P.fix,
+                  P.lparam};
   for (int i = 0; i < COUNT(work); i++) free(work[i]);
   if (P.failed) return ar_free(P.ar), false;
   *out = m;

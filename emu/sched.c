@@ -118,7 +118,8 @@ static int run_cta(Cta *c, bool resume) {
             em_fail(c, t, NULL, "ran off the end of %s (pc %d)", c->f->name, t->pc);
             break;
           }
-          em_step(c, t);
+          if (c->f->ins[t->pc].mod & EMM_SYS) em_sys_step(c, t); /* local memory, call, trap (sys.c) */
+          else em_step(c, t);
           did[i - lo]++, any = true;
           if (++c->steps > max)
             em_fail(c, t, &c->f->ins[t->pc < c->f->nins ? t->pc : c->f->nins - 1],
@@ -169,6 +170,7 @@ static void cta_free(Cta *c) {
   free(c->mb);
   free(c->aq);
   free(c->order);
+  em_sys_free(c);
   free(c->t);
   free(c->regs);
   free(c->smem);

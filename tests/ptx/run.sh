@@ -409,5 +409,24 @@ elif ! grep -q "warning: ptxas: (C7520) Potential Performance Loss: wgmma.mma_as
   echo "FAIL ptxas warning: C7520 not reported"; cat "$tmp/err"; fail=$((fail+1))
 fi
 
+# print and device_assert (tests/emu/debug; the emulator runs them in
+# test_emu_runtime): vprintf with a global format string and an argument
+# buffer in local memory, trap after a failed assert's report; ptxas
+# assembles them for both targets
+for arch in sm_90a sm_100a; do
+  for d in print assert; do
+    ptx=$tmp/debug_$d.$arch.ptx
+    if ! "$TILEC" --arch=$arch --emit=ptx -o "$ptx" tests/emu/debug/$d.tile 2> "$tmp/err"; then
+      n=$((n+1)); echo "FAIL $d.tile/$arch: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+    fi
+    check "$d.tile/$arch" "vprintf declared" "$ptx" "^\.extern \.func .*vprintf"
+    check "$d.tile/$arch" "vprintf called" "$ptx" "call\.uni \(retval0\), vprintf, \(param0, param1\)"
+    check "$d.tile/$arch" "the format, a global string" "$ptx" "\.global \.align 1 \.b8 __tile_fmt0\["
+    check "$d.tile/$arch" "the arguments in local memory" "$ptx" "st\.local\.b64"
+    [ $d = assert ] && check "$d.tile/$arch" "trap after the report" "$ptx" "^[[:space:]]+trap;"
+    [ -x "$PTXAS" ] && assemble "debug_${d}_$arch" $arch "$ptx"
+  done
+done
+
 echo "ptx property checks: $((n-fail))/$n passed"
 [ $fail -eq 0 ]

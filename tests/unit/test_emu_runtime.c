@@ -1,10 +1,14 @@
 /* test_emu_runtime.c - the runtime on the emulator without the environment
  * variable: tile_init_ex's backend option, the JIT's PTX carried in
- * process (no assembler, no cubin: reports name Tile lines), and
- * tile_module_load_ptx's checks. One process, one backend: the emulator,
- * chosen by the first test. */
+ * process (no assembler, no cubin: reports name Tile lines),
+ * tile_module_load_ptx's checks, and print / device_assert run by the
+ * emulator against golden output (tests/emu/debug). One process, one
+ * backend: the emulator, chosen by the first test. */
 #include "testutil.h"
 #include "tile/runtime.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 static const char *const VADD =
     "kernel vadd(x: *f32, y: *f32, out: *f32, n: i32) warps(4) {\n"
@@ -121,12 +125,142 @@ static void test_load_ptx_checks(void **state) {
   assert_null(m);
 }
 
+/* ---- print and device_assert (tests/emu/debug: the kernels and their golden output) ---- */
+
+/* JIT-compile tests/emu/debug/NAME.tile (its diagnostics and reports name
+ * it NAME.tile) on the emulator. */
+static tile_module *debug_module(const char *name) {
+  char path[600], file[64];
+  snprintf(path, sizeof path, "%s/tests/emu/debug/%s.tile", TILE_SRC_DIR, name);
+  snprintf(file, sizeof file, "%s.tile", name);
+  size_t len = 0;
+  char *src = tu_read_file(path, &len);
+  assert_non_null(src);
+  tile_jit_options o = {.no_cache = 1};
+  tile_module *m = NULL;
+  tile_status s = tile_jit_load(file, src, len, &o, &m, NULL);
+  if (s != TILE_OK) print_error("%s\n", tile_last_error());
+  assert_int_equal(s, TILE_OK);
+  free(src);
+  return m;
+}
+
+/* Run a launch with stdout sent to a file; returns what it printed. */
+typedef struct Captured {
+  char *out;
+  tile_status status;
+  char report[4096];
+} Captured;
+
+static Captured launch_captured(tile_kernel *k, unsigned grid, void **args, int nargs) {
+  Captured c = {0};
+  char path[256];
+  snprintf(path, sizeof path, "%s/tile_emu_out.XXXXXX", getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  fflush(stdout);
+  int saved = dup(1);
+  dup2(fd, 1);
+  c.status = tile_launch(k, grid, 1, 1, args, nargs, NULL);
+  fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  close(fd);
+  if (c.status != TILE_OK) snprintf(c.report, sizeof c.report, "%s", tile_last_error());
+  c.out = tu_read_file(path, NULL);
+  unlink(path);
+  assert_non_null(c.out);
+  return c;
+}
+
+static void expect_golden(const char *out, const char *name) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/tests/emu/debug/%s", TILE_SRC_DIR, name);
+  const char *update = getenv("UPDATE");
+  if (update && !strcmp(update, "1")) { /* UPDATE=1: rewrite the golden file */
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(out, f);
+    fclose(f);
+  }
+  char *want = tu_read_file(path, NULL);
+  assert_non_null(want);
+  if (strcmp(out, want)) {
+    print_error("the output differs from %s:\n--- got ---\n%s--- expected ---\n%s", path, out, want);
+    fail();
+  }
+  free(want);
+}
+
+static void test_print(void **state) {
+  (void)state;
+  tile_module *m = debug_module("print");
+  tile_kernel *k;
+  assert_int_equal(tile_module_get_kernel(m, "show", &k), TILE_OK);
+  float x[128];
+  for (int i = 0; i < 128; i++) x[i] = i == 0 ? 0.5f : i == 1 ? -1234.5678f : 1.0f;
+  tile_devptr dx;
+  assert_int_equal(tile_malloc(&dx, sizeof x), TILE_OK);
+  assert_int_equal(tile_memcpy_htod(dx, x, sizeof x), TILE_OK);
+  int32_t n = 42;
+  int64_t big = -5000000000ll;
+  uint16_t h = 0x3fc0; /* bf16 1.5 */
+  void *args[] = {&dx, &n, &big, &h};
+  Captured c = launch_captured(k, 2, args, 4);
+  if (c.status != TILE_OK) print_error("%s\n", c.report);
+  assert_int_equal(c.status, TILE_OK);
+  expect_golden(c.out, "print.expected");
+  free(c.out);
+  tile_free(dx);
+  assert_int_equal(tile_module_unload(m), TILE_OK);
+}
+
+static void test_device_assert(void **state) {
+  (void)state;
+  tile_module *m = debug_module("assert");
+  tile_kernel *k;
+  assert_int_equal(tile_module_get_kernel(m, "check", &k), TILE_OK);
+  float x[32];
+  for (int i = 0; i < 32; i++) x[i] = (float)i;
+  tile_devptr dx;
+  assert_int_equal(tile_malloc(&dx, sizeof x), TILE_OK);
+  assert_int_equal(tile_memcpy_htod(dx, x, sizeof x), TILE_OK);
+  /* everything holds: the kernel runs to its end */
+  int32_t n = 32;
+  void *args[] = {&dx, &n};
+  Captured c = launch_captured(k, 1, args, 2);
+  assert_int_equal(c.status, TILE_OK);
+  expect_golden(c.out, "assert_ok.expected");
+  free(c.out);
+  /* the tile's condition fails in two threads: both report, the first traps */
+  x[5] = -1.0f, x[17] = -2.0f;
+  assert_int_equal(tile_memcpy_htod(dx, x, sizeof x), TILE_OK);
+  c = launch_captured(k, 1, args, 2);
+  assert_int_equal(c.status, TILE_ERR_CUDA);
+  expect_golden(c.out, "assert_tile.expected");
+  has(c.report, "assert.tile:10: trap: the kernel stopped", "the report");
+  has(c.report, "x must not be negative (program (0, 0, 0), thread 5)", "the report");
+  has(c.report, "thread 5,0,0", "the report");
+  free(c.out);
+  /* the scalar's fails: one report (the program's elected thread) */
+  n = 0;
+  c = launch_captured(k, 1, args, 2);
+  assert_int_equal(c.status, TILE_ERR_CUDA);
+  expect_golden(c.out, "assert_scalar.expected");
+  has(c.report, "assert.tile:9: trap", "the report");
+  free(c.out);
+  tile_free(dx);
+  assert_int_equal(tile_module_unload(m), TILE_OK);
+}
+
 int main(void) {
   unsetenv("TILE_INTERPRET"); /* the option alone picks the emulator */
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_backend_option),
       cmocka_unit_test(test_jit_ptx),
       cmocka_unit_test(test_load_ptx_checks),
+      cmocka_unit_test(test_print),
+      cmocka_unit_test(test_device_assert),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
