@@ -51,7 +51,10 @@
 
 #include "exec_int.h"
 
-enum { NW = 32, AG_BULK = 32, AG_WG = 64, AG_MB = 72, AG_N = 256, MB_MAX = AG_N - AG_MB };
+/* Agents: warps 0..nw-1, then each warp's bulk stream (agb + w), each
+ * warpgroup's wgmma stream (agw + g), each mbarrier (agm + its index):
+ * numbered densely so that joins cover few entries; 255 at most. */
+enum { NW = 32, AG_N = 256 };
 #define EP_MAX 0xffffffu
 #define MK(ag, ep) ((uint32_t)(ag) << 24 | (uint32_t)(ep))
 #define AG(m) ((int)((m) >> 24))
@@ -76,12 +79,13 @@ typedef struct ChkMb {
 typedef struct EmChk EmChk;
 struct EmChk {
   int nw, used;          /* warps; agents in use */
+  int agb, agw, agm;     /* the first bulk-stream, wgmma-stream and mbarrier agents */
   uint32_t (*vc)[AG_N];  /* each thread's clock */
   uint32_t (*avc)[NW];   /* what of the warps' generic writes reaches the thread through a proxy fence */
   uint32_t ep[NW];       /* each warp's epoch (its accesses are marked with it) */
   bool pub[NW];          /* the epoch was published: the warp's next access ticks it */
   uint32_t bar[16][AG_N], bara[16][NW];
-  ChkMb *mb[MB_MAX];     /* by index in Cta.mb */
+  ChkMb *mb[AG_N];       /* by index in Cta.mb */
   Word *sh;
   size_t nsh;
   const EmIns *ag_in[AG_N]; /* an asynchronous reader's last instruction (reports) */
@@ -95,7 +99,8 @@ bool em_chk_new(Cta *c) {
   EmChk *k = calloc(1, sizeof *k);
   if (!k) return false;
   k->nw = (c->n + 31) / 32;
-  k->used = AG_MB;
+  k->agb = k->nw, k->agw = 2 * k->nw, k->agm = k->agw + (k->nw + 3) / 4;
+  k->used = k->agm;
   k->nsh = (c->smem_size + 3) / 4;
   k->vc = calloc((size_t)c->n, sizeof *k->vc);
   k->avc = calloc((size_t)c->n, sizeof *k->avc);
@@ -112,7 +117,7 @@ bool em_chk_new(Cta *c) {
 void em_chk_free(Cta *c) {
   EmChk *k = c->chk;
   if (!k) return;
-  for (int i = 0; i < MB_MAX; i++) free(k->mb[i]);
+  for (int i = 0; i < AG_N; i++) free(k->mb[i]);
   free(k->vc), free(k->avc), free(k->sh), free(k);
   c->chk = NULL;
 }
@@ -145,6 +150,9 @@ static void publish(EmChk *k, const Thr *t) { k->pub[t->warp] = true; }
 
 static int mb_index(const Cta *c, const EmMbar *b) { return (int)(b - c->mb); }
 
+/* The checks' state of mbarrier i (NULL: none, or past the agents: unchecked). */
+static ChkMb *chk_mb(const EmChk *k, int i) { return k && i >= 0 && k->agm + i < AG_N - 1 ? k->mb[i] : NULL; }
+
 /* ---- reports ---- */
 
 static const char *at(const Cta *c, int pc, char *buf, size_t n) {
@@ -166,10 +174,10 @@ static const char *ins_at(const Cta *c, const EmIns *in, char *buf, size_t n) {
 static const char *writer(const Cta *c, const Word *d, char *buf, size_t n) {
   char w[96];
   int ag = AG(d->w);
-  if (ag < NW) snprintf(buf, n, "warp %d (thread %u) at %s", ag, d->wthr, at(c, d->wpc, w, sizeof w));
+  if (ag < c->chk->nw) snprintf(buf, n, "warp %d (thread %u) at %s", ag, d->wthr, at(c, d->wpc, w, sizeof w));
   else {
     char nm[160];
-    const EmMbar *b = ag - AG_MB < c->nmb ? &c->mb[ag - AG_MB] : NULL;
+    const EmMbar *b = ag - c->chk->agm < c->nmb ? &c->mb[ag - c->chk->agm] : NULL;
     snprintf(buf, n, "the TMA load at %s, completing on the mbarrier %s", at(c, d->wpc, w, sizeof w),
              b ? em_mbar_name(c, b, nm, sizeof nm) : "?");
   }
@@ -180,13 +188,13 @@ static const char *writer(const Cta *c, const Word *d, char *buf, size_t n) {
 static const char *reader(const Cta *c, int ag, char *buf, size_t n) {
   char w[96];
   const EmChk *k = c->chk;
-  if (ag < NW) snprintf(buf, n, "warp %d reads it", ag);
-  else if (ag < AG_WG)
+  if (ag < k->nw) snprintf(buf, n, "warp %d reads it", ag);
+  else if (ag < k->agw)
     snprintf(buf, n, "the TMA store at %s (warp %d) may still read it: no cp.async.bulk.wait_group.read of it happens "
-             "before", ins_at(c, k->ag_in[ag], w, sizeof w), ag - AG_BULK);
+             "before", ins_at(c, k->ag_in[ag], w, sizeof w), ag - k->agb);
   else
     snprintf(buf, n, "the wgmma.mma_async at %s (warpgroup %d) may still read it: no wgmma.wait_group of it happens "
-             "before", ins_at(c, k->ag_in[ag], w, sizeof w), ag - AG_WG);
+             "before", ins_at(c, k->ag_in[ag], w, sizeof w), ag - k->agw);
   return buf;
 }
 
@@ -228,7 +236,7 @@ bool em_chk_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n) 
       char wb[256];
       em_fail(c, t, in, "race: reads smem+0x%x, written by %s, with %s", (unsigned)(x * 4),
               writer(c, d, wb, sizeof wb),
-              AG(d->w) < NW ? "no barrier between the write and this read" : "no wait for that mbarrier's phase");
+              AG(d->w) < k->nw ? "no barrier between the write and this read" : "no wait for that mbarrier's phase");
       return false;
     }
     if ((d->init & m) != m) return uninit(c, t, in, "reads", d, x, m);
@@ -242,7 +250,7 @@ bool em_chk_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n) 
 static bool write_ok(Cta *c, const Thr *t, const EmIns *in, const char *what, int ag, const uint32_t *row, Word *d,
                      size_t x) {
   char b1[256];
-  if (d->w && AG(d->w) >= AG_MB && row[AG(d->w)] < EP(d->w)) {
+  if (d->w && AG(d->w) >= c->chk->agm && row[AG(d->w)] < EP(d->w)) {
     em_fail(c, t, in, "race: %s smem+0x%x, which %s writes, with no wait for that mbarrier's phase", what,
             (unsigned)(x * 4), writer(c, d, b1, sizeof b1));
     return false;
@@ -250,7 +258,7 @@ static bool write_ok(Cta *c, const Thr *t, const EmIns *in, const char *what, in
   for (int j = 0; j < 2; j++) {
     uint32_t r = d->r[j];
     if (!r || AG(r) == ag || row[AG(r)] >= EP(r)) continue;
-    if (AG(r) < NW) em_fail(c, t, in, "race: %s smem+0x%x, which warp %d reads, with no barrier between that read and "
+    if (AG(r) < c->chk->nw) em_fail(c, t, in, "race: %s smem+0x%x, which warp %d reads, with no barrier between that read and "
                             "this write", what, (unsigned)(x * 4), AG(r));
     else em_fail(c, t, in, "slot: %s smem+0x%x while %s", what, (unsigned)(x * 4), reader(c, AG(r), b1, sizeof b1));
     return false;
@@ -305,8 +313,8 @@ void em_chk_bar_release(Cta *c, int id) {
     join(k->vc[i], k->bar[id], k->used);
     join(k->avc[i], k->bara[id], k->nw);
   }
-  memset(k->bar[id], 0, sizeof k->bar[id]);
-  memset(k->bara[id], 0, sizeof k->bara[id]);
+  memset(k->bar[id], 0, sizeof k->bar[id][0] * (size_t)k->used);
+  memset(k->bara[id], 0, sizeof k->bara[id][0] * (size_t)k->nw);
 }
 
 /* ---- mbarriers ---- */
@@ -314,17 +322,18 @@ void em_chk_bar_release(Cta *c, int id) {
 void em_chk_mbar_init(Cta *c, EmMbar *b) {
   EmChk *k = c->chk;
   int i = mb_index(c, b);
-  if (!k || i >= MB_MAX) return;
+  if (!k || k->agm + i >= AG_N - 1) return; /* agents run out: unchecked */
   if (!k->mb[i] && !(k->mb[i] = calloc(1, sizeof *k->mb[i]))) return; /* out of memory: unchecked */
   ChkMb *m = k->mb[i];
-  memset(m->cur, 0, sizeof m->cur), memset(m->cura, 0, sizeof m->cura), memset(m->arrived, 0, sizeof m->arrived);
-  if (AG_MB + i + 1 > k->used) k->used = AG_MB + i + 1;
+  memset(m->cur, 0, sizeof m->cur[0] * (size_t)k->used), memset(m->cura, 0, sizeof m->cura),
+      memset(m->arrived, 0, sizeof m->arrived);
+  if (k->agm + i + 1 > k->used) k->used = k->agm + i + 1;
 }
 
 bool em_chk_mbar_arrive(Cta *c, const Thr *t, const EmIns *in, EmMbar *b) {
   EmChk *k = c->chk;
   int i = mb_index(c, b);
-  if (!k || i >= MB_MAX || !k->mb[i]) return true;
+  if (!chk_mb(k, i)) return true;
   ChkMb *m = k->mb[i];
   if (m->arrived[t->linear / 32] >> (t->linear % 32) & 1) {
     char nm[160];
@@ -343,19 +352,20 @@ bool em_chk_mbar_arrive(Cta *c, const Thr *t, const EmIns *in, EmMbar *b) {
 void em_chk_mbar_complete(Cta *c, EmMbar *b) {
   EmChk *k = c->chk;
   int i = mb_index(c, b);
-  if (!k || i >= MB_MAX || !k->mb[i]) return;
+  if (!chk_mb(k, i)) return;
   ChkMb *m = k->mb[i];
   if (m->ncomp < EP_MAX) m->ncomp++;
-  if (m->cur[AG_MB + i] < m->ncomp) m->cur[AG_MB + i] = m->ncomp; /* the TMA loads that completed on it */
+  if (m->cur[k->agm + i] < m->ncomp) m->cur[k->agm + i] = m->ncomp; /* the TMA loads that completed on it */
   join(m->done, m->cur, k->used);
   join(m->donea, m->cura, k->nw);
-  memset(m->cur, 0, sizeof m->cur), memset(m->cura, 0, sizeof m->cura), memset(m->arrived, 0, sizeof m->arrived);
+  memset(m->cur, 0, sizeof m->cur[0] * (size_t)k->used), memset(m->cura, 0, sizeof m->cura),
+      memset(m->arrived, 0, sizeof m->arrived);
 }
 
 void em_chk_mbar_acquire(Cta *c, const Thr *t, EmMbar *b) {
   EmChk *k = c->chk;
   int i = mb_index(c, b);
-  if (!k || i >= MB_MAX || !k->mb[i]) return;
+  if (!chk_mb(k, i)) return;
   join(k->vc[t->linear], k->mb[i]->done, k->used);
   join(k->avc[t->linear], k->mb[i]->donea, k->nw);
 }
@@ -368,7 +378,7 @@ static bool async_read_ok(Cta *c, const Thr *t, const EmIns *in, const char *wha
                           const uint32_t *arow, Word *d, size_t x, uint8_t m) {
   char wb[256];
   int ag = AG(d->w);
-  if (d->w && ag < NW && arow[ag] < EP(d->w)) {
+  if (d->w && ag < c->chk->nw && arow[ag] < EP(d->w)) {
     if (row[ag] >= EP(d->w))
       em_fail(c, t, in, "proxy: %s smem+0x%x, written by %s through the generic proxy, with no fence.proxy.async "
               "between the write and this asynchronous read", what, (unsigned)(x * 4), writer(c, d, wb, sizeof wb));
@@ -377,7 +387,7 @@ static bool async_read_ok(Cta *c, const Thr *t, const EmIns *in, const char *wha
               "and this asynchronous read", what, (unsigned)(x * 4), writer(c, d, wb, sizeof wb));
     return false;
   }
-  if (d->w && ag >= AG_MB && row[ag] < EP(d->w)) {
+  if (d->w && ag >= c->chk->agm && row[ag] < EP(d->w)) {
     em_fail(c, t, in, "race: %s smem+0x%x, which %s writes, with no wait for that mbarrier's phase", what,
             (unsigned)(x * 4), writer(c, d, wb, sizeof wb));
     return false;
@@ -400,7 +410,7 @@ static bool box_load(void *arg, uint32_t a, uint32_t n) {
   for (size_t x = a / 4; x <= (a + n - 1) / 4 && x < k->nsh; x++) {
     Word *d = &k->sh[x];
     if (!write_ok(b->c, b->t, b->op->in, "the TMA load overwrites", b->w, b->row, d, x)) return false;
-    if (d->w && AG(d->w) < NW && AG(d->w) != b->w && b->row[AG(d->w)] < EP(d->w)) {
+    if (d->w && AG(d->w) < k->nw && AG(d->w) != b->w && b->row[AG(d->w)] < EP(d->w)) {
       char wb[256];
       em_fail(b->c, b->t, b->op->in, "race: the TMA load overwrites smem+0x%x, written by %s, with no barrier between",
               (unsigned)(x * 4), writer(b->c, d, wb, sizeof wb));
@@ -446,11 +456,11 @@ bool em_chk_tma_issue(Cta *c, const Thr *t, const EmAsync *op) {
     int i = -1;
     for (int j = 0; j < c->nmb && i < 0; j++)
       if (c->mb[j].addr == op->mbar) i = j;
-    b.ag = i >= 0 && i < MB_MAX && k->mb[i] ? AG_MB + i : AG_N;
+    b.ag = chk_mb(k, i) ? k->agm + i : AG_N;
     b.ep = b.ag < AG_N ? k->mb[i]->ncomp + 1 : 0;
     return em_box_chunks(op, box_load, &b);
   }
-  b.ag = AG_BULK + b.w;
+  b.ag = k->agb + b.w;
   b.ep = (uint32_t)op->group + 1;
   k->ag_in[b.ag] = op->in;
   return em_box_chunks(op, box_store, &b);
@@ -461,54 +471,72 @@ void em_chk_tma_done(Cta *c, const EmAsync *op) {
   if (!k || !op->load) return;
   Box b = {.c = c, .op = op, .ag = AG_N};
   for (int j = 0; j < c->nmb; j++)
-    if (c->mb[j].addr == op->mbar && j < MB_MAX && k->mb[j]) b.ag = AG_MB + j, b.ep = k->mb[j]->ncomp + 1;
+    if (c->mb[j].addr == op->mbar && chk_mb(k, j)) b.ag = k->agm + j, b.ep = k->mb[j]->ncomp + 1;
   em_box_chunks(op, box_done, &b);
 }
 
 void em_chk_bulk_wait(Cta *c, const Thr *t, int below) {
   EmChk *k = c->chk;
-  if (k && below > 0 && k->vc[t->linear][AG_BULK + t->warp] < (uint32_t)below)
-    k->vc[t->linear][AG_BULK + t->warp] = (uint32_t)below;
+  if (k && below > 0 && k->vc[t->linear][k->agb + t->warp] < (uint32_t)below)
+    k->vc[t->linear][k->agb + t->warp] = (uint32_t)below;
+}
+
+/* Entry a of what every thread of the warpgroup at t0 knows (the least of
+ * their clocks: row, and of their fenced clocks: arow), once (have). Its
+ * own warps' writes: ordered by program order, fenced when the writing
+ * warp fenced them. */
+static inline void need(const Cta *c, unsigned t0, uint32_t *row, uint32_t *arow, uint8_t *have, int a) {
+  const EmChk *k = c->chk;
+  if (have[a]) return;
+  have[a] = 1;
+  int w0 = (int)t0 / 32;
+  bool own = a >= w0 && a < w0 + 4;
+  unsigned lo = own ? (unsigned)a * 32 : t0, hi = (own ? lo + 32 : t0 + 128) < (unsigned)c->n ? (own ? lo + 32 : t0 + 128)
+                                                                                               : (unsigned)c->n;
+  uint32_t r = EP_MAX, ar = EP_MAX;
+  for (unsigned j = lo; j < hi; j++) {
+    if (k->vc[j][a] < r) r = k->vc[j][a];
+    if (a < k->nw && k->avc[j][a] < ar) ar = k->avc[j][a];
+  }
+  row[a] = own ? k->ep[a] : r;
+  if (a < k->nw) arow[a] = ar;
 }
 
 bool em_chk_wgmma_issue(Cta *c, unsigned t0, const EmWgOp *op) {
   EmChk *k = c->chk;
   if (!k) return true;
-  static _Thread_local uint32_t addr[64 * 16 + 256 * 16];
-  int n = em_wgmma_addrs(&op->w, addr), w0 = (int)t0 / 32, g = (int)t0 / 128, ag = AG_WG + g;
+  static _Thread_local uint32_t addr[(64 + 256) * 2];
+  int n = em_wgmma_addrs(&op->w, addr), w0 = (int)t0 / 32, g = (int)t0 / 128, ag = k->agw + g;
   if (n < 0) return true; /* em_wgmma_run reports the descriptor */
-  uint32_t row[AG_N], arow[NW];
+  uint32_t row[AG_N], arow[NW]; /* what the warpgroup knows, entry by entry as the words need them (need) */
+  uint8_t have[AG_N] = {0};
   for (int w = w0; w < w0 + 4 && w < k->nw; w++) tick(k, w);
-  memcpy(row, row_of(k, &c->t[t0]), sizeof row);
-  memcpy(arow, k->avc[t0], sizeof arow);
-  for (unsigned j = t0 + 1; j < t0 + 128 && j < (unsigned)c->n; j++) { /* what every thread of the warpgroup knows */
-    const uint32_t *r = row_of(k, &c->t[j]), *ar = k->avc[j];
-    for (int i = 0; i < k->used; i++) row[i] = r[i] < row[i] ? r[i] : row[i];
-    for (int i = 0; i < k->nw; i++) arow[i] = ar[i] < arow[i] ? ar[i] : arow[i];
-  }
-  /* its own warps' writes: ordered by program order, fenced when the writing warp fenced them */
-  for (int w = w0; w < w0 + 4 && w < k->nw; w++) {
-    row[w] = k->ep[w], arow[w] = EP_MAX;
-    for (int j = w * 32; j < w * 32 + 32 && j < c->n; j++) arow[w] = k->avc[j][w] < arow[w] ? k->avc[j][w] : arow[w];
-  }
   k->ag_in[ag] = op->in;
   uint32_t ep = (uint32_t)op->group + 1;
   const Thr *t = &c->t[t0];
+  uint32_t ok_w = 0; /* a write already found ordered */
   for (int i = 0; i < n; i++) {
-    uint32_t a = addr[i];
-    if (a + 2 > c->smem_size) continue;
-    Word *d = &k->sh[a / 4];
-    if (!async_read_ok(c, t, op->in, "the wgmma.mma_async reads", row, arow, d, a / 4, word_mask(a, 2, a / 4)))
-      return false;
-    add_read(d, ag, ep, row);
+    if (addr[i] + 16 > c->smem_size) continue; /* em_wgmma_run reports it */
+    for (size_t x = addr[i] / 4; x < addr[i] / 4 + 4; x++) {
+      Word *d = &k->sh[x];
+      need(c, t0, row, arow, have, AG(d->w));
+      if ((d->w != ok_w || d->init != 0xf) &&
+          !async_read_ok(c, t, op->in, "the wgmma.mma_async reads", row, arow, d, x, 0xf))
+        return false;
+      ok_w = d->w;
+      if (d->r[0]) need(c, t0, row, arow, have, AG(d->r[0]));
+      if (d->r[1]) need(c, t0, row, arow, have, AG(d->r[1]));
+      add_read(d, ag, ep, row);
+    }
   }
   return true;
 }
 
 void em_chk_wgmma_wait(Cta *c, const Thr *t, int below) {
   EmChk *k = c->chk;
-  int ag = AG_WG + (int)t->warp / 4;
-  if (k && below > 0 && ag < AG_MB && k->vc[t->linear][ag] < (uint32_t)below) k->vc[t->linear][ag] = (uint32_t)below;
+  if (!k || below <= 0) return;
+  int ag = k->agw + (int)t->warp / 4;
+  if (k->vc[t->linear][ag] < (uint32_t)below) k->vc[t->linear][ag] = (uint32_t)below;
 }
 
 /* ---- names ---- */

@@ -348,10 +348,10 @@ typedef struct EmWgmma {
 
 bool em_wgmma_run(const EmWgmma *w, const uint8_t *smem, size_t smem_bytes,
                   const uint32_t (*a)[4], uint32_t (*d)[128], char *err, size_t errlen);
-/* The shared-memory bytes a wgmma reads: the address of each 16-bit
- * element of A (64 x 16, none in the RS form) then of B (N x 16) into out
- * (room for 64 * 16 + 256 * 16); their number, or -1 for a descriptor
- * em_wgmma_run refuses (it reports it). */
+/* The shared-memory bytes a wgmma reads, as the address of each 16-byte
+ * piece (eight elements along the contiguous dimension) of A (none in the
+ * RS form) then of B into out (room for (64 + 256) * 2); their number, or
+ * -1 for a descriptor em_wgmma_run refuses (it reports it). */
 int em_wgmma_addrs(const EmWgmma *w, uint32_t *out);
 
 #endif

@@ -229,12 +229,15 @@ int em_wgmma_addrs(const EmWgmma *w, uint32_t *out) {
   WgDesc da, db;
   int n = 0;
   if (!w || w->n < 8 || w->n > 256 || w->n % 8 || !wg_desc(w->bdesc, "B", &db, NULL, 0)) return -1;
-  if (!w->a_regs) {
-    if (!wg_desc(w->adesc, "A", &da, NULL, 0)) return -1;
-    for (int mn = 0; mn < 64; mn++)
-      for (int k = 0; k < 16; k++) out[n++] = (uint32_t)wg_addr(&da, w->trans_a == 1, mn, k);
+  if (!w->a_regs && !wg_desc(w->adesc, "A", &da, NULL, 0)) return -1;
+  /* eight elements along the contiguous dimension are one 16-byte piece in every layout (a core matrix's
+     row; the swizzles move whole pieces) */
+  for (int op = w->a_regs ? 1 : 0; op < 2; op++) {
+    const WgDesc *d = op ? &db : &da;
+    bool mn_major = (op ? w->trans_b : w->trans_a) == 1;
+    int rows = op ? w->n : 64;
+    for (int mn = 0; mn < rows; mn += mn_major ? 8 : 1)
+      for (int k = 0; k < 16; k += mn_major ? 1 : 8) out[n++] = (uint32_t)wg_addr(d, mn_major, mn, k);
   }
-  for (int mn = 0; mn < w->n; mn++)
-    for (int k = 0; k < 16; k++) out[n++] = (uint32_t)wg_addr(&db, w->trans_b == 1, mn, k);
   return n;
 }

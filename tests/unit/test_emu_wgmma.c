@@ -210,6 +210,7 @@ static const char *lay_str(const Lay *l, char *buf, size_t cap) {
 }
 
 /* One wgmma of the given layouts (la NULL: A from registers). */
+/* One wgmma against the reference; then the same from only the 16-byte pieces em_wgmma_addrs names. */
 static void run_case(int n, bool f16, const Lay *la, const Lay *lb, bool scale_d, int sa, int sb, uint64_t *seed) {
   Prob *p = malloc(sizeof *p);
   prob_init(p, n, f16, seed, 160 * 1024);
@@ -230,10 +231,27 @@ static void run_case(int n, bool f16, const Lay *la, const Lay *lb, bool scale_d
   char err[512], sa_s[64], sb_s[64], what[256];
   snprintf(what, sizeof what, "n=%d %s A %s B %s scale_d=%d sa=%d sb=%d", n, f16 ? "f16" : "bf16",
            la ? lay_str(la, sa_s, sizeof sa_s) : "regs", lay_str(lb, sb_s, sizeof sb_s), scale_d, sa, sb);
+  uint32_t(*d_in)[128] = malloc(sizeof p->d);
+  memcpy(d_in, p->d, sizeof p->d);
   bool ok = em_wgmma_run(&w, p->smem, p->smem_bytes, la ? NULL : (const uint32_t(*)[4])p->aregs, p->d, err, sizeof err);
   if (!ok) print_error("%s: %s\n", what, err);
   assert_true(ok);
   check_d(p, scale_d, sa, sb, what);
+  /* em_wgmma_addrs (the checks' footprint) names every byte it read: with NaN everywhere else, the same D */
+  static uint32_t pieces[(64 + 256) * 2];
+  int np = em_wgmma_addrs(&w, pieces);
+  assert_int_equal(np, (la ? 128 : 0) + 2 * n);
+  uint8_t *only = malloc(p->smem_bytes);
+  for (size_t i = 0; i < p->smem_bytes; i++) only[i] = i % 2 ? 0x7f : 0xff; /* 0x7fff: NaN in bf16 and f16 */
+  for (int i = 0; i < np; i++) {
+    assert_true(pieces[i] % 16 == 0 && pieces[i] + 16 <= p->smem_bytes);
+    memcpy(only + pieces[i], p->smem + pieces[i], 16);
+  }
+  ok = em_wgmma_run(&w, only, p->smem_bytes, la ? NULL : (const uint32_t(*)[4])p->aregs, d_in, err, sizeof err);
+  assert_true(ok);
+  if (memcmp(d_in, p->d, sizeof p->d)) print_error("%s: em_wgmma_addrs leaves out bytes it reads\n", what);
+  assert_memory_equal(d_in, p->d, sizeof p->d);
+  free(only), free(d_in);
   /* registers past N/2 untouched */
   for (int t = 0; t < 128; t++)
     for (int r = n / 2; r < 128; r++) assert_int_equal(p->d[t][r], 0xA5A5A5A5u);
