@@ -28,19 +28,24 @@
  *   gain      the zigzag gain: round robin's makespan / the scheduler's
  *
  * Then sliding windows (--windows, default 256,1024: query i sees keys
- * i - W .. i, the causal window of docs/perf.md; forward, on the
- * self-attention suites, causal or not), scheduled window-aware
+ * i - W .. i, the causal window of docs/perf.md; on the self-attention
+ * suites, causal or not), forward and backward, scheduled window-aware
  * (tile_jagged_params.window) and window-blind (costed as unmasked tiles,
- * what JFA did before the scheduler knew windows), both split with JFA's
- * parameters:
+ * what JFA did before the scheduler knew windows: the forward until
+ * 3da0c96, the backward until the backward learnt them), the forward's
+ * both split with JFA's parameters:
  *
  *   new, ns/tile   as above, window-aware
- *   mk/LB     the window-aware makespan (after the split) over the lower
- *             bound max(ceil(total / CTAs), largest tile), window costs
+ *   mk/LB     the window-aware makespan (the forward's after the split)
+ *             over the lower bound max(ceil(total / CTAs), largest tile),
+ *             window costs
  *   blind     the window-blind lists' makespan under the window's costs
- *             (each item's KV range clipped to the window's, a piece's
- *             overhead counted) over the same bound
- *   pieces    partial slots of the window-aware split (0: not split)
+ *             (forward: each item's KV range clipped to the window's, a
+ *             piece's overhead counted; backward: each KV block's query
+ *             blocks, which the kernel clips to the window's) over the same
+ *             bound
+ *   pieces    partial slots of the window-aware split (0: not split; the
+ *             backward is not split)
  *   gain      blind makespan / window-aware makespan
  *
  * Timings are wall clock (CLOCK_MONOTONIC) on whatever machine runs it; the
@@ -197,8 +202,75 @@ static int64_t window_makespan(const tile_jagged_split *x, const int64_t *len, i
   return mk;
 }
 
+/* The largest per-CTA cost of backward lists s (KV blocks of bn keys) under
+ * the window (W, 0)'s costs: the query blocks of bm rows holding a row of
+ * n*bn .. n*bn + bn - 1 + W (variants/window.tile's q_blocks). */
+static int64_t window_makespan_bwd(const tile_jagged_schedule *s, const int64_t *len, int bm, int bn, int W) {
+  int64_t mk = 0;
+  for (int c = 0; c < s->num_ctas; c++) {
+    int64_t load = 0;
+    for (int32_t i = s->cta_start[c]; i < s->cta_start[c + 1]; i++) {
+      const int32_t *w = s->work + 4 * (int64_t)i;
+      int64_t L = len[w[0]], k0 = (int64_t)w[2] * bn, last = k0 + bn - 1 + W < L - 1 ? k0 + bn - 1 + W : L - 1;
+      load += last / bm + 1 - k0 / bm;
+    }
+    mk = load > mk ? load : mk;
+  }
+  return mk;
+}
+
+/* one window of one case, backward (JFA's blocks: 64 query rows, 128 keys;
+ * not split): the window-aware schedule timed and measured, the window-blind
+ * one (non-causal backward) measured under the window's costs */
+static void run_window_bwd(const bcase *c, int W, int reps, int ctas, const int32_t *const *off) {
+  tile_jagged_params p = {0};
+  p.batch = c->B;
+  p.offsets = off[0];
+  p.heads = c->heads;
+  p.block_m = 64;
+  p.block_n = 128;
+  p.num_ctas = ctas;
+  p.zigzag = 1;
+  p.backward = 1;
+  p.window = 1;
+  p.window_left = W;
+  p.window_right = 0;
+  tile_jagged_schedule s;
+  memset(&s, 0, sizeof s);
+  double *t = malloc((size_t)reps * sizeof *t);
+  for (int i = -2; i < reps; i++) {
+    p.offsets = off[(i + 2) & 1];
+    double t0 = now_us();
+    if (tile_jagged_schedule_rebuild(&p, &s) != TILE_OK) die("backward window rebuild");
+    double dt = now_us() - t0;
+    if (i >= 0) t[i] = dt;
+  }
+  qsort(t, (size_t)reps, sizeof *t, dcmp);
+  p.offsets = off[0];
+  if (tile_jagged_schedule_rebuild(&p, &s) != TILE_OK) die("backward window rebuild");
+  int64_t lb = (s.total_cost + ctas - 1) / ctas;
+  if (s.max_tile_cost > lb) lb = s.max_tile_cost;
+  int64_t mk = window_makespan_bwd(&s, c->len, 64, 128, W);
+  if (mk != s.max_cta_cost) {
+    fprintf(stderr, "jagged_sched: %s backward window %d: makespan %lld, the schedule says %lld\n", c->name, W,
+            (long long)mk, (long long)s.max_cta_cost);
+    exit(1);
+  }
+  tile_jagged_params q = p; /* window-blind: costed as unmasked KV blocks */
+  q.window = 0;
+  tile_jagged_schedule sb;
+  if (tile_jagged_schedule_build(&q, &sb) != TILE_OK) die("backward blind build");
+  int64_t mkb = window_makespan_bwd(&sb, c->len, 64, 128, W);
+  printf("%-6s %6d %9lld %9.1f %8.2f %8.4f %8.4f %7s %7.3f  bwd\n", c->name, W, (long long)s.ntiles, t[0],
+         t[0] * 1e3 / (double)(s.ntiles ? s.ntiles : 1), (double)mk / (double)lb, (double)mkb / (double)lb, "-",
+         (double)mkb / (double)mk);
+  fflush(stdout);
+  tile_jagged_schedule_free(&s), tile_jagged_schedule_free(&sb);
+  free(t);
+}
+
 /* one window of one case: the window-aware schedule timed and measured, the
- * window-blind one measured under the window's costs */
+ * window-blind one measured under the window's costs; then the backward's */
 static void run_window(const bcase *c, int W, int reps, int ctas) {
   int64_t *alt = malloc((size_t)c->B * sizeof *alt);
   for (int64_t b = 0; b < c->B; b++) alt[b] = c->len[c->B - 1 - b];
@@ -256,11 +328,12 @@ static void run_window(const bcase *c, int W, int reps, int ctas) {
   if (tile_jagged_split_tail(&q, &sb, &sp, &sl) != TILE_OK) die("blind split");
   int64_t mkb = window_makespan(&sl, c->len, 128, 128, W, sp.piece_overhead);
   tile_jagged_split_free(&sl);
-  printf("%-6s %6d %9lld %9.1f %8.2f %8.4f %8.4f %7lld %7.3f\n", c->name, W, (long long)s.ntiles, t[0],
+  printf("%-6s %6d %9lld %9.1f %8.2f %8.4f %8.4f %7lld %7.3f  fwd\n", c->name, W, (long long)s.ntiles, t[0],
          t[0] * 1e3 / (double)(s.ntiles ? s.ntiles : 1), (double)mk / (double)lb, (double)mkb / (double)lb,
          (long long)pieces, (double)mkb / (double)mk);
   fflush(stdout);
   tile_jagged_schedule_free(&s), tile_jagged_schedule_free(&sb);
+  run_window_bwd(c, W, reps, ctas, (const int32_t *const *)off);
   free(t), free(alt), free(off[0]), free(off[1]);
 }
 
@@ -359,9 +432,9 @@ int main(int argc, char **argv) {
     if (!only || strstr(only, cs[i].name))
       for (int bwd = 0; bwd <= 1; bwd++) run_pass(&cs[i], bwd, reps, ctas);
   if (strcmp(windows, "none")) {
-    printf("# sliding windows (W, 0), forward, window-aware against window-blind (see the header)\n");
-    printf("%-6s %6s %9s %9s %8s %8s %8s %7s %7s\n", "suite", "window", "tiles", "new", "ns/tile", "mk/LB", "blind",
-           "pieces", "gain");
+    printf("# sliding windows (W, 0), forward and backward, window-aware against window-blind (see the header)\n");
+    printf("%-6s %6s %9s %9s %8s %8s %8s %7s %7s  %s\n", "suite", "window", "tiles", "new", "ns/tile", "mk/LB",
+           "blind", "pieces", "gain", "dir");
     for (int i = 0; i < nc; i++) {
       if ((only && !strstr(only, cs[i].name)) || cs[i].num_q > 0 || !strncmp(cs[i].name, "C", 1)) continue;
       for (const char *w = windows; *w;) {

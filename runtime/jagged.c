@@ -28,7 +28,12 @@
  * costs rise and fall with m, so each sequence's tiles are costed one by
  * one (count_window) and dealt sequence-major to the least-loaded CTA; the
  * tail split then cuts the last tile of each CTA above the ideal load, and
- * every work item's KV range starts at the window's first block.
+ * every work item's KV range starts at the window's first block.  The
+ * backward's window tiles (KV blocks) cost the query blocks holding a row
+ * that sees one of their keys (win_q_first, win_q_end: the kernel's
+ * q_blocks) and are dealt the same way, KV blocks in ascending order like
+ * causal's backward (the window (-1, 0) is causal's schedule, byte for
+ * byte).
  * Without zigzag, step 2 is skipped and the tiles are dealt round robin in
  * natural order.  tile_jagged_schedule_rebuild keeps a copy of what it
  * built from and returns at once when it is asked for the same schedule.
@@ -156,7 +161,7 @@ typedef struct jctx {
   int causal;
   int64_t nqb; /* broadcast-Q: query blocks per (b, h); 0 in self-attention */
   int bwd;     /* backward tiles: KV blocks, costed by the query blocks they meet */
-  int win;     /* a sliding window (forward, self-attention): keys q - wl .. q + wr */
+  int win;     /* a sliding window (self-attention): query q sees keys q - wl .. q + wr */
   int64_t wl, wr; /* its bounds, -1: none */
 } jctx;
 
@@ -177,6 +182,24 @@ static inline int64_t win_end(const jctx *c, int64_t L, int64_t m) {
   return bd(c->dn, last) + 1;
 }
 
+/* The backward's: the query blocks of bm rows holding a row that sees a
+ * key of KV block n (keys [n*bn, (n+1)*bn) of a sequence of L > n * bn
+ * rows): rows q with n*bn - wr <= q <= (n+1)*bn - 1 + wl, inside [0, L):
+ * [win_q_first, win_q_end), variants/window.tile's q_blocks (which does
+ * not clip (n+1)*bn to L either, and need not: the last row is clipped).
+ * At least one block: row n*bn sees key n*bn. */
+static inline int64_t win_q_first(const jctx *c, int64_t n) {
+  if (c->wr < 0) return 0;
+  int64_t q = n * c->bn - c->wr;
+  return q > 0 ? bd(c->dm, q) : 0;
+}
+
+static inline int64_t win_q_end(const jctx *c, int64_t L, int64_t n) {
+  int64_t k1 = (n + 1) * c->bn, last = L - 1; /* no overflow: k1 - 1 + wl only when below L - 1 */
+  if (c->wl >= 0 && c->wl < L - k1) last = k1 - 1 + c->wl;
+  return bd(c->dm, last) + 1;
+}
+
 /* Tiles of a sequence of L rows (0: none): its query blocks (forward), or
  * its KV blocks (backward). */
 static inline int64_t seq_blocks(const jctx *c, int64_t L) {
@@ -189,6 +212,7 @@ static inline int64_t seq_blocks(const jctx *c, int64_t L) {
 static inline int64_t tile_cost(const jctx *c, int64_t L, int64_t m) {
   if (c->bwd) {
     if (c->nqb) return c->nqb;
+    if (c->win) return win_q_end(c, L, m) - win_q_first(c, m);
     int64_t q = bcdiv(c->dm, L);
     return c->causal ? q - bd(c->dm, m * c->bn) : q;
   }
@@ -621,21 +645,22 @@ static void count_seqs(const jctx *c, const int64_t *len, int64_t B, int H, int 
 
 /* count_seqs for a window: costs rise and fall with m (the window's left
  * edge enters the sequence, its right edge leaves it), so each sequence's
- * tiles are costed one by one: as many steps as the query blocks, which the
+ * tiles are costed one by one: as many steps as the tiles, which the
  * dealing walks anyway.  Past the limits when there are too many tiles, or
- * a sequence's KV blocks (the range the work items index) pass int32, which
- * bounds every cost too. */
+ * a sequence's blocks of the other kind (forward: KV blocks, the range the
+ * work items index; backward: query blocks, the range JFA's items index)
+ * pass int32, which bounds every cost too. */
 static void count_window(const jctx *c, const int64_t *len, int64_t B, int H, int32_t *nbv, int32_t *cmx,
                          seq_counts *o) {
   const int64_t MT = TILE_JAGGED_MAX_TILES;
   int64_t blocks = 0, ng = 0, maxcost = 0, mincost = INT64_MAX, minmax = INT64_MAX, wsum = 0;
   int bad = 0;
   for (int64_t b = 0; b < B && !bad; b++) { /* the limits first: the walk below is then bounded */
-    int64_t nb = bcdiv(c->dm, len[b]);
-    bad = nb > MT || (blocks += nb) > MT / H || bcdiv(c->dn, len[b]) > INT32_MAX;
+    int64_t nb = seq_blocks(c, len[b]);
+    bad = nb > MT || (blocks += nb) > MT / H || bcdiv(c->bwd ? c->dm : c->dn, len[b]) > INT32_MAX;
   }
   for (int64_t b = 0; b < B && !bad; b++) {
-    const int64_t L = len[b], nb = bcdiv(c->dm, L);
+    const int64_t L = len[b], nb = seq_blocks(c, L);
     int64_t cmax = 0, cmin = INT64_MAX;
     for (int64_t m = 0; m < nb; m++) {
       int64_t cost = tile_cost(c, L, m);
@@ -669,11 +694,17 @@ static tile_status count_slow(const jctx *c, const tile_jagged_params *p, const 
                      "jagged schedule: more than %d tiles (reached at sequence %lld of %lld rows, %lld query blocks "
                      "x %d heads): tile indices would overflow int32; use larger blocks or split the batch",
                      TILE_JAGGED_MAX_TILES, (long long)b, (long long)L, (long long)nb, H);
-    if (c->win && bcdiv(c->dn, L) > INT32_MAX)
+    if (c->win && !c->bwd && bcdiv(c->dn, L) > INT32_MAX)
       return rt_fail(TILE_ERR_INVALID,
                      "jagged schedule: sequence %lld has %lld KV rows, %lld blocks of %d: the window's KV block "
                      "indices overflow int32", (long long)b, (long long)L, (long long)bcdiv(c->dn, L), p->block_n);
-    /* costs never decrease with m (forward) or never increase (backward) */
+    if (c->win && c->bwd && bcdiv(c->dm, L) > INT32_MAX)
+      return rt_fail(TILE_ERR_INVALID,
+                     "jagged schedule: sequence %lld has %lld query rows, %lld blocks of %d: the window's query "
+                     "block indices overflow int32", (long long)b, (long long)L, (long long)bcdiv(c->dm, L),
+                     p->block_m);
+    /* costs never decrease with m (forward) or never increase (backward); a window's are bounded by the
+     * check above */
     int64_t c0 = tile_cost(c, L, 0), c1 = tile_cost(c, L, nb - 1), cmax = c0 > c1 ? c0 : c1;
     if (cmax > INT32_MAX)
       return rt_fail(TILE_ERR_INVALID,
@@ -692,9 +723,6 @@ static tile_status check_window(const tile_jagged_params *p) {
   if (p->window_left < -1 || p->window_right < -1)
     return rt_fail(TILE_ERR_INVALID, "jagged schedule: window_left %d, window_right %d: each must be >= 0, or -1 "
                                      "for no bound", p->window_left, p->window_right);
-  if (p->backward)
-    return rt_fail(TILE_ERR_INVALID, "jagged schedule: a sliding window is costed for the forward pass only "
-                                     "(backward must be 0)");
   if (p->num_q > 0)
     return rt_fail(TILE_ERR_INVALID, "jagged schedule: a sliding window is defined for self-attention only "
                                      "(num_q must be 0)");

@@ -85,6 +85,9 @@ tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, jfa_bwd_items *it
   jp.block_m = BWD_QB;
   jp.block_n = BWD_KB;
   jp.causal = p->causal;
+  jp.window = p->window; /* a window's items cost the query blocks they meet (tile_jagged_params.window) */
+  jp.window_left = p->window_left;
+  jp.window_right = p->window_right;
   jp.num_q = NQ;
   jp.num_ctas = ctas;
   jp.zigzag = !p->no_zigzag;
@@ -132,6 +135,14 @@ tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, jfa_bwd_items *it
     int32_t b = t[0], h = t[1], kb = t[2];
     int64_t L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b), qlen = bcast ? NQ : L;
     int64_t i0 = p->causal ? (int64_t)kb * BWD_KB / BWD_QB : 0, i1 = (qlen + BWD_QB - 1) / BWD_QB;
+    if (p->window) { /* variants/window.tile's q_blocks: rows k_lo - right .. k_hi - 1 + left */
+      int64_t left = p->window_left < 0 ? JFA_WINDOW_MAX : p->window_left;
+      int64_t right = p->window_right < 0 ? JFA_WINDOW_MAX : p->window_right;
+      int64_t k_lo = (int64_t)kb * BWD_KB, k_hi = k_lo + BWD_KB, last = k_hi - 1 + left;
+      i0 = (k_lo - right > 0 ? k_lo - right : 0) / BWD_QB;
+      if (last > qlen - 1) last = qlen - 1;
+      if ((last + 1 + BWD_QB - 1) / BWD_QB < i1) i1 = (last + 1 + BWD_QB - 1) / BWD_QB;
+    }
     if (i1 - i0 != t[3]) { /* the scheduler's cost model is the kernel's loop */
       st = tile_set_error(TILE_ERR_INVALID, "jfa: internal error: backward item (%d, %d, %d) costs %d, its loop %lld",
                           b, h, kb, t[3], (long long)(i1 - i0));

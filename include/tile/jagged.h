@@ -62,9 +62,9 @@ typedef struct tile_jagged_params {
                             (causal: those at or after its first key); see the cost model below */
   const void *lengths;   /* instead of offsets (which must then be NULL): B sequence lengths, >= 0, in
                             host memory, int64_t when offsets_are_64bit else int32_t */
-  int window;            /* 1: a sliding window (forward self-attention, not with causal): query i sees
-                            keys i - window_left .. i + window_right of its sequence; 0: none (the two
-                            bounds are then ignored) */
+  int window;            /* 1: a sliding window (self-attention, not with causal; forward or backward):
+                            query i sees keys i - window_left .. i + window_right of its sequence; 0: none
+                            (the two bounds are then ignored) */
   int window_left, window_right; /* >= 0, or -1: no bound on that side ((-1, 0) is causal, (-1, -1)
                             is no mask) */
 } tile_jagged_params;
@@ -113,7 +113,15 @@ typedef struct tile_jagged_schedule {
  *   self-attention, non-causal: cdiv(L, block_m);
  *   causal: cdiv(L, block_m) - (n*block_n)/block_m (queries before the
  *     block's first key see none of it);
- *   broadcast-Q: cdiv(num_q, block_m).
+ *   broadcast-Q: cdiv(num_q, block_m);
+ *   sliding window: the query blocks [first, end) holding a row that sees
+ *     a key of the block (rows q with k_lo - right <= q <= k_hi - 1 + left,
+ *     k_lo = n*block_n, k_hi = (n+1)*block_n),
+ *     first = right < 0 ? 0 : max(k_lo - right, 0) / block_m,
+ *     end = min(left < 0 ? L-1 : k_hi - 1 + left, L-1) / block_m + 1,
+ *     cost end - first (>= 1), dealt like causal's backward (sequence-major,
+ *     KV blocks in ascending order, least-loaded CTA): (-1, 0) is causal's
+ *     schedule, byte for byte.  A sequence's query blocks must fit int32.
  * Empty sequences have no tiles.  The work list holds {b, h, n, cost}. */
 tile_status tile_jagged_schedule_build(const tile_jagged_params *p, tile_jagged_schedule *out);
 /* The same into a schedule from an earlier build or rebuild (or a zeroed

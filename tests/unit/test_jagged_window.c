@@ -15,9 +15,17 @@
  *     a split tile's pieces cover exactly its window range, never worse;
  *     hand cases where the split pays (fewer tiles than CTAs) and where the
  *     makespan is the ideal already;
- *   - hostile values: bounds below -1, window not 0/1, with num_q, backward
- *     or causal, KV block indices past int32 (build and split);
- *   - rebuild: the window bounds are part of what is compared.
+ *   - hostile values: bounds below -1, window not 0/1, with num_q or
+ *     causal, KV block indices past int32 (build and split), query block
+ *     indices past int32 (backward), the split of a backward schedule;
+ *   - rebuild: the window bounds are part of what is compared;
+ *   - the backward (tile_jagged_params.backward): every KV block's cost
+ *     against a brute-force count of the query blocks holding a row that
+ *     sees one of its keys, and against variants/window.tile's q_blocks;
+ *     (-1, 0) is causal's backward schedule byte for byte, (-1, -1) costs
+ *     the unmasked blocks; random batches against the reference dealer
+ *     (KV blocks in ascending order), every tile once; the makespan on a
+ *     realistic batch against the window-blind (unmasked) schedule.
  */
 #include "testutil.h"
 #include "tile/jagged.h"
@@ -211,36 +219,46 @@ static void test_causal_equivalent(void **state) {
 /* ---- dealing ---- */
 
 typedef struct rt {
-  int32_t b, h, m, cost, seqmax;
+  int32_t b, h, m, cost, seqmax, ord; /* ord: -m forward (query blocks last first), m backward (KV blocks) */
 } rt;
 
-static int rt_cmp(const void *a, const void *b) { /* heaviest sequence first, then b, m descending, h */
+static int rt_cmp(const void *a, const void *b) { /* heaviest sequence first, then b, ord, h */
   const rt *x = a, *y = b;
   if (x->seqmax != y->seqmax) return x->seqmax > y->seqmax ? -1 : 1;
   if (x->b != y->b) return x->b < y->b ? -1 : 1;
-  if (x->m != y->m) return x->m > y->m ? -1 : 1;
+  if (x->ord != y->ord) return x->ord < y->ord ? -1 : 1;
   return (x->h > y->h) - (x->h < y->h);
 }
+
+static int64_t ref_qrange(int64_t L, int64_t n, int bm, int bn, int wl, int wr, int64_t *first);
 
 /* The reference: every tile with its brute-force cost, in the dealing order
  * (zigzag: sequence-major; else natural), each to the least-loaded CTA
  * (lowest index on ties; round robin without zigzag).  Returns the tiles
- * per CTA in list order. */
+ * per CTA in list order.  Backward: the tiles are KV blocks, costed by
+ * ref_qrange, dealt in ascending order. */
 static void ref_deal(const tile_jagged_params *p, int32_t **work, int32_t **start, int64_t *nt, int64_t *total,
                      int64_t *mk) {
   int64_t cap = 64, n = 0;
   rt *t = malloc((size_t)cap * sizeof *t);
   for (int64_t b = 0; b < p->batch; b++) {
-    int64_t L = len_of(p, b), nb = (L + p->block_m - 1) / p->block_m, f, smax = 0;
-    int64_t n0 = n;
+    const int bwd = p->backward != 0;
+    int64_t L = len_of(p, b), bt = bwd ? p->block_n : p->block_m, nb = (L + bt - 1) / bt, f, smax = 0;
+    int64_t n0 = n, *cm = malloc((size_t)(nb ? nb : 1) * sizeof *cm);
+    for (int64_t m = 0; m < nb; m++) {
+      int64_t q1 = (m + 1) * p->block_m < L ? (m + 1) * p->block_m : L;
+      if (bwd)
+        cm[m] = ref_qrange(L, m, p->block_m, p->block_n, p->window_left, p->window_right, &f);
+      else
+        cm[m] = ref_range(L, m * p->block_m, q1, p->block_n, p->window_left, p->window_right, &f);
+      smax = cm[m] > smax ? cm[m] : smax;
+    }
     for (int h = 0; h < p->heads; h++)
       for (int64_t m = 0; m < nb; m++) {
         if (n == cap) t = realloc(t, (size_t)(cap *= 2) * sizeof *t);
-        int64_t q1 = (m + 1) * p->block_m < L ? (m + 1) * p->block_m : L;
-        int64_t c = ref_range(L, m * p->block_m, q1, p->block_n, p->window_left, p->window_right, &f);
-        t[n++] = (rt){(int32_t)b, h, (int32_t)m, (int32_t)c, 0};
-        smax = c > smax ? c : smax;
+        t[n++] = (rt){(int32_t)b, h, (int32_t)m, (int32_t)cm[m], 0, (int32_t)(bwd ? m : -m)};
       }
+    free(cm);
     for (int64_t i = n0; i < n; i++) t[i].seqmax = (int32_t)smax;
   }
   if (p->zigzag) qsort(t, (size_t)n, sizeof *t, rt_cmp);
@@ -529,20 +547,46 @@ static void test_bad(void **state) {
   expect_invalid(&p, "window is -1");
   p = good, p.num_q = 64;
   expect_invalid(&p, "self-attention only (num_q must be 0)");
-  p = good, p.backward = 1;
-  expect_invalid(&p, "forward pass only");
+  p = good, p.backward = 1, p.num_q = 64;
+  expect_invalid(&p, "self-attention only (num_q must be 0)");
+  p = good, p.backward = 1, p.causal = 1;
+  expect_invalid(&p, "window_right = 0 instead");
   p = good, p.causal = 1;
   expect_invalid(&p, "window_right = 0 instead");
   /* KV block indices past int32: 2^36 rows in blocks of 16 */
   int64_t huge[2] = {0, (int64_t)1 << 36};
   p = wparams(1, huge, 1, 256, 16, 4, 1, 100, 0);
   expect_invalid(&p, "the window's KV block indices overflow int32");
+  /* the backward: its 2^28 KV blocks fit, its 2^32 query blocks of 16 do not */
+  p = wparams(1, huge, 1, 16, 256, 4, 1, 100, 0);
+  p.backward = 1;
+  expect_invalid(&p, "the window's query block indices overflow int32");
+  /* too many tiles (KV blocks, backward) */
+  p.block_m = 256, p.block_n = 16;
+  expect_invalid(&p, "tile indices would overflow int32");
   /* bounds past any sequence are fine, and so are they without a window */
   p = good, p.window_left = INT32_MAX, p.window_right = INT32_MAX;
   tile_jagged_schedule s = build_ok(&p);
   tile_jagged_schedule_free(&s);
   p = good, p.window = 0, p.window_left = -7, p.window_right = -9;
   s = build_ok(&p);
+  tile_jagged_schedule_free(&s);
+  p = good, p.backward = 1, p.window_left = INT32_MAX, p.window_right = INT32_MAX;
+  s = build_ok(&p);
+  for (int64_t i = 0; i < s.ntiles; i++) /* every query block of its sequence */
+    assert_int_equal(s.work[4 * i + 3], (off[s.work[4 * i] + 1] - off[s.work[4 * i]] + 63) / 64);
+  tile_jagged_schedule_free(&s);
+  p = good, p.backward = 1, p.window_left = 0, p.window_right = 0; /* the diagonal */
+  s = build_ok(&p);
+  assert_int_equal(s.max_tile_cost, 1);
+  /* a backward schedule is not split */
+  {
+    tile_jagged_split_params sp1 = {2, 1, 10};
+    tile_jagged_split x1;
+    assert_int_equal(tile_jagged_split_tail(&p, &s, &sp1, &x1), TILE_ERR_INVALID);
+    assert_non_null(strstr(tile_last_error(), "a backward one"));
+    assert_null(x1.work);
+  }
   tile_jagged_schedule_free(&s);
 
   /* the split checks the window too */
@@ -634,6 +678,243 @@ static void test_makespan(void **state) {
   free(len), free(o);
 }
 
+/* ---- the backward ---- */
+
+/* Brute force: the query blocks of bm rows holding a row q of [0, L) that
+ * sees some key k of KV block n (keys [n*bn, min((n+1)*bn, L))): q - wl <=
+ * k <= q + wr (-1: unbounded), row by row (a row sees the block when its
+ * keys [q - wl, q + wr] meet the block's; key by key when L is short). */
+static int64_t ref_qrange(int64_t L, int64_t n, int bm, int bn, int wl, int wr, int64_t *first) {
+  int64_t lo = -1, hi = -1, cnt = 0, k0 = n * bn, k1 = (n + 1) * bn < L ? (n + 1) * bn : L;
+  for (int64_t qb = 0; qb * bm < L; qb++) {
+    int seen = 0;
+    for (int64_t q = qb * bm; q < (qb + 1) * bm && q < L && !seen; q++) {
+      int64_t a = wl < 0 || q - wl < k0 ? k0 : q - wl, e = wr < 0 || q + wr > k1 - 1 ? k1 - 1 : q + wr;
+      seen = a <= e;
+      if (L <= 300) { /* key by key agrees */
+        int kseen = 0;
+        for (int64_t k = k0; k < k1 && !kseen; k++) kseen = (wl < 0 || k >= q - wl) && (wr < 0 || k <= q + wr);
+        assert_int_equal(kseen, seen);
+      }
+    }
+    if (seen) {
+      if (lo < 0) lo = qb;
+      assert_true(hi < 0 || hi == qb - 1); /* one run of blocks */
+      hi = qb, cnt++;
+    }
+  }
+  *first = lo;
+  return cnt;
+}
+
+/* variants/window.tile's q_blocks, as the kernel computes it (-1 as
+ * UNBOUNDED = 2^30; k_hi = n*bn + bn not clipped to the sequence), which is
+ * also what jfa_bwd.c gives the items as [i0, i1) */
+static void kernel_qrange(int64_t L, int64_t n, int bm, int bn, int wl, int wr, int64_t *first, int64_t *end) {
+  const int64_t UNB = (int64_t)1 << 30;
+  int64_t left = wl < 0 ? UNB : wl, right = wr < 0 ? UNB : wr, klo = n * bn, khi = n * bn + bn;
+  int64_t f = klo - right > 0 ? klo - right : 0;
+  int64_t last = khi - 1 + left < L - 1 ? khi - 1 + left : L - 1;
+  int64_t e1 = (L + bm - 1) / bm, e2 = (last + 1 + bm - 1) / bm;
+  *first = f / bm;
+  *end = e1 < e2 ? e1 : e2;
+}
+
+static void test_bwd_costs_brute(void **state) {
+  (void)state;
+  int64_t checked = 0;
+  for (int iter = 0; iter < 400; iter++) {
+    int bm = good_blocks[rng() % 10], bn = good_blocks[rng() % 10];
+    int64_t L = 1 + (int64_t)(rng() % (iter % 4 ? 700 : 2500));
+    int wl = pick_bound(L), wr = pick_bound(L);
+    int64_t off[2] = {0, L};
+    tile_jagged_params p = wparams(1, off, 1, bm, bn, 1, 0, wl, wr);
+    p.backward = 1;
+    tile_jagged_schedule s = build_ok(&p);
+    assert_int_equal(s.ntiles, (L + bn - 1) / bn);
+    int64_t total = 0, mx = 0;
+    for (int64_t i = 0; i < s.ntiles; i++) {
+      const int32_t *w = s.work + 4 * i;
+      int64_t n = w[2];
+      assert_int_equal(n, i); /* one CTA, round robin: natural order */
+      int64_t f, kf, ke, cost = ref_qrange(L, n, bm, bn, wl, wr, &f);
+      if (w[3] != cost)
+        fprintf(stderr, "L %lld bm %d bn %d window (%d, %d) backward n %lld: cost %d, brute force %lld\n",
+                (long long)L, bm, bn, wl, wr, (long long)n, w[3], (long long)cost);
+      assert_int_equal(w[3], cost);
+      assert_true(cost >= 1);
+      kernel_qrange(L, n, bm, bn, wl, wr, &kf, &ke); /* the kernel's range is the same blocks */
+      assert_int_equal(kf, f);
+      assert_int_equal(ke, f + cost);
+      total += cost, mx = cost > mx ? cost : mx;
+      checked++;
+    }
+    assert_int_equal(s.total_cost, total);
+    assert_int_equal(s.max_tile_cost, mx);
+    assert_int_equal(s.max_cta_cost, total);
+    tile_jagged_schedule_free(&s);
+  }
+  print_message("[  INFO    ] %lld backward window tiles against brute force\n", (long long)checked);
+}
+
+/* Hand values: JFA's backward blocks (64 query rows, 128 keys), a 4096-row
+ * sequence: 32 KV blocks, 64 query blocks. */
+static void test_bwd_costs_hand(void **state) {
+  (void)state;
+  int64_t off[2] = {0, 4096};
+  struct {
+    int wl, wr;
+    int32_t c0, c1, c8, c29, c31; /* costs of KV blocks 0, 1, 8, 29, 31 */
+  } cases[] = {
+      {256, 0, 6, 6, 6, 6, 2},      /* rows n*128 .. n*128+383: blocks 2n .. 2n+5, clipped at the end */
+      {1024, 0, 18, 18, 18, 6, 2},  /* rows n*128 .. n*128+1151 */
+      {-1, 0, 64, 62, 48, 6, 2},    /* causal: 64 - 2n */
+      {-1, -1, 64, 64, 64, 64, 64}, /* no mask */
+      {0, 0, 2, 2, 2, 2, 2},        /* the diagonal */
+      {100, 50, 4, 5, 5, 5, 3},     /* rows n*128-50 .. n*128+227 */
+      {0, -1, 2, 4, 18, 60, 64},    /* rows up to the block's last key: 2n + 2 */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tile_jagged_params p = wparams(1, off, 1, 64, 128, 1, 0, cases[i].wl, cases[i].wr);
+    p.backward = 1;
+    tile_jagged_schedule s = build_ok(&p);
+    assert_int_equal(s.ntiles, 32);
+    assert_int_equal(s.work[4 * 0 + 3], cases[i].c0);
+    assert_int_equal(s.work[4 * 1 + 3], cases[i].c1);
+    assert_int_equal(s.work[4 * 8 + 3], cases[i].c8);
+    assert_int_equal(s.work[4 * 29 + 3], cases[i].c29);
+    assert_int_equal(s.work[4 * 31 + 3], cases[i].c31);
+    tile_jagged_schedule_free(&s);
+  }
+}
+
+/* (-1, 0) is causal's backward, byte for byte (the same costs, and both
+ * dealt sequence-major, KV blocks ascending, to the least-loaded CTA);
+ * (-1, -1) costs the unmasked KV blocks (but is dealt to the least-loaded
+ * CTA, not in zigzag passes: not the same lists). */
+static void test_bwd_causal_equivalent(void **state) {
+  (void)state;
+  for (int iter = 0; iter < 60; iter++) {
+    int64_t B = 1 + (int64_t)(rng() % 200);
+    int64_t *len = malloc((size_t)B * sizeof *len);
+    for (int64_t b = 0; b < B; b++) len[b] = rng() % 7 == 0 ? 0 : (int64_t)(rng() % (iter % 2 ? 300 : 5000));
+    if (iter % 10 == 0)
+      for (int64_t b = 0; b < B; b++) len[b] = len[b] % 64 + 1; /* one KV block each: round robin */
+    int64_t *o = offsets_of(len, B);
+    int bm = good_blocks[rng() % 10], bn = good_blocks[rng() % 10], H = 1 + (int)(rng() % 8);
+    int ctas = 1 + (int)(rng() % 300), zig = iter % 4 != 0;
+    tile_jagged_params w = wparams(B, o, H, bm, bn, ctas, zig, -1, 0), c = w;
+    w.backward = c.backward = 1;
+    c.window = 0, c.causal = 1, c.window_left = 12345; /* ignored without a window */
+    tile_jagged_schedule sw, sc;
+    if (tile_jagged_schedule_build(&c, &sc) == TILE_OK) {
+      sw = build_ok(&w);
+      assert_int_equal(sw.ntiles, sc.ntiles);
+      assert_int_equal(sw.total_cost, sc.total_cost);
+      assert_int_equal(sw.max_cta_cost, sc.max_cta_cost);
+      assert_int_equal(sw.max_tile_cost, sc.max_tile_cost);
+      assert_memory_equal(sw.cta_start, sc.cta_start, ((size_t)ctas + 1) * 4);
+      if (sw.ntiles) assert_memory_equal(sw.work, sc.work, (size_t)sw.ntiles * 16);
+      tile_jagged_schedule_free(&sw), tile_jagged_schedule_free(&sc);
+    }
+    /* (-1, -1): every tile cdiv(L, bm) */
+    w.window_left = w.window_right = -1;
+    if (tile_jagged_schedule_build(&w, &sw) == TILE_OK) {
+      for (int64_t i = 0; i < sw.ntiles; i++)
+        assert_int_equal(sw.work[4 * i + 3], (len[sw.work[4 * i]] + bm - 1) / bm);
+      tile_jagged_schedule_free(&sw);
+    }
+    free(len), free(o);
+  }
+}
+
+static void test_bwd_random_vs_reference(void **state) {
+  (void)state;
+  for (int iter = 0; iter < 150; iter++) {
+    int64_t B = 1 + (int64_t)(rng() % (iter % 3 ? 60 : 400));
+    int64_t *len = malloc((size_t)B * sizeof *len);
+    int64_t maxl = iter % 5 == 0 ? 64 : iter % 2 ? 700 : 3000;
+    for (int64_t b = 0; b < B; b++) len[b] = rng() % 9 == 0 ? 0 : (int64_t)(rng() % (uint64_t)maxl);
+    if (iter % 7 == 0)
+      for (int64_t b = 0; b < B; b++) len[b] = 640; /* all alike */
+    int64_t *o = offsets_of(len, B);
+    int bm = good_blocks[rng() % 10], bn = good_blocks[rng() % 10];
+    int wl = pick_bound(maxl), wr = pick_bound(maxl);
+    if (iter % 11 == 0) wl = 0, wr = 0;
+    if (iter % 13 == 0) bm = 64, bn = 128, wl = 256, wr = 0; /* JFA's blocks, a causal window */
+    tile_jagged_params p = wparams(B, o, 1 + (int)(rng() % 6), bm, bn, 1 + (int)(rng() % (iter % 4 ? 140 : 700)),
+                                   iter % 6 != 0, wl, wr);
+    p.backward = 1;
+    tile_jagged_schedule s = build_ok(&p);
+    int32_t *rw, *rs;
+    int64_t rn, rtot, rmk;
+    ref_deal(&p, &rw, &rs, &rn, &rtot, &rmk);
+    assert_int_equal(s.ntiles, rn);
+    assert_int_equal(s.total_cost, rtot);
+    assert_int_equal(s.max_cta_cost, rmk);
+    assert_memory_equal(s.cta_start, rs, ((size_t)p.num_ctas + 1) * 4);
+    if (rn) assert_memory_equal(s.work, rw, (size_t)rn * 16);
+    if (p.zigzag) assert_true(s.max_cta_cost <= (s.total_cost + p.num_ctas - 1) / p.num_ctas + s.max_tile_cost);
+    /* every tile exactly once: (b, h, n) in natural order, its cost the brute force's */
+    char *seen = calloc((size_t)(rn ? rn : 1), 1);
+    int64_t *base = malloc((size_t)(B + 1) * sizeof *base);
+    base[0] = 0;
+    for (int64_t b = 0; b < B; b++) base[b + 1] = base[b] + (len[b] + bn - 1) / bn * p.heads;
+    assert_int_equal(base[B], s.ntiles);
+    for (int64_t i = 0; i < s.ntiles; i++) {
+      const int32_t *w = s.work + 4 * i;
+      int64_t nb = (len[w[0]] + bn - 1) / bn, f;
+      assert_true(w[1] >= 0 && w[1] < p.heads && w[2] >= 0 && w[2] < nb);
+      int64_t k = base[w[0]] + (int64_t)w[1] * nb + w[2];
+      assert_false(seen[k]);
+      seen[k] = 1;
+      assert_int_equal(w[3], ref_qrange(len[w[0]], w[2], bm, bn, wl, wr, &f));
+    }
+    free(seen), free(base), free(rw), free(rs);
+    tile_jagged_schedule_free(&s);
+    free(len), free(o);
+  }
+}
+
+/* A realistic batch, JFA's backward blocks: the window-aware makespan is
+ * at the ideal, where the window-blind schedule (every KV block costed
+ * as all of its sequence's query blocks, what jfa_bwd.c did before) is
+ * not. */
+static void test_bwd_makespan(void **state) {
+  (void)state;
+  int64_t B = 300;
+  int64_t *len = malloc((size_t)B * sizeof *len);
+  for (int64_t b = 0; b < B; b++) len[b] = 1 + (int64_t)(rng() % 4096);
+  int64_t *o = offsets_of(len, B);
+  for (int W = 256; W <= 1024; W *= 4) {
+    tile_jagged_params p = wparams(B, o, 8, 64, 128, 132, 1, W, 0), blind = p;
+    p.backward = blind.backward = 1;
+    blind.window = 0;
+    tile_jagged_schedule s = build_ok(&p), sb = build_ok(&blind);
+    int64_t lb = (s.total_cost + 131) / 132;
+    lb = s.max_tile_cost > lb ? s.max_tile_cost : lb;
+    /* the blind lists under the window's costs */
+    int64_t mkb = 0;
+    for (int c = 0; c < 132; c++) {
+      int64_t l = 0;
+      for (int32_t i = sb.cta_start[c]; i < sb.cta_start[c + 1]; i++) {
+        const int32_t *w = sb.work + 4 * (int64_t)i;
+        int64_t kf, ke;
+        kernel_qrange(len[w[0]], w[2], 64, 128, W, 0, &kf, &ke);
+        l += ke - kf;
+      }
+      mkb = l > mkb ? l : mkb;
+    }
+    print_message("[  INFO    ] backward window %d: makespan / bound %.4f, window-blind %.4f\n", W,
+                  (double)s.max_cta_cost / (double)lb, (double)mkb / (double)lb);
+    assert_true(s.max_cta_cost <= lb + s.max_tile_cost);
+    assert_true(s.max_cta_cost * 1000 <= lb * 1010); /* within 1% */
+    assert_true(s.max_cta_cost <= mkb);
+    tile_jagged_schedule_free(&s), tile_jagged_schedule_free(&sb);
+  }
+  free(len), free(o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_costs_brute),   cmocka_unit_test(test_costs_hand),
@@ -641,6 +922,9 @@ int main(void) {
       cmocka_unit_test(test_split_hand),    cmocka_unit_test(test_split_random),
       cmocka_unit_test(test_bad),           cmocka_unit_test(test_rebuild),
       cmocka_unit_test(test_makespan),
+      cmocka_unit_test(test_bwd_costs_brute),   cmocka_unit_test(test_bwd_costs_hand),
+      cmocka_unit_test(test_bwd_causal_equivalent), cmocka_unit_test(test_bwd_random_vs_reference),
+      cmocka_unit_test(test_bwd_makespan),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

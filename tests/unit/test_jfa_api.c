@@ -407,6 +407,64 @@ static tile_status vbwd(const BSet *s, const int32_t *off, int64_t batch, int64_
 
 /* A huge batch: the offsets (4 entries here) must not be read, not even by
  * the wrappers' max_seqlen check. */
+/* A sliding window's backward items (jfa_bwd_items_build): the schedule
+ * costs each KV block by the query blocks it meets (tile_jagged_params.
+ * window), and each item's [i0, i1) is exactly the query blocks holding a
+ * row that sees one of its keys (row by row; variants/window.tile's
+ * q_blocks gives the same range, so the kernel runs the host's), its
+ * length the item's cost (the internal check); every (b, h, n) once. */
+static void test_bwd_window_items(void **state) {
+  (void)state;
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  const int bounds[] = {-1, 0, 1, 20, 63, 64, 100, 128, 256, 1000, 1024, 5000};
+  for (int round = 0; round < 60; round++) {
+    int32_t off[41];
+    int B = 1 + (int)(tu_xorshift(&x) % 40);
+    off[0] = 0;
+    for (int b = 0; b < B; b++) off[b + 1] = off[b] + (int32_t)(tu_xorshift(&x) % 3000) * (round % 9 != 0);
+    jfa_params p = params();
+    p.batch = B;
+    p.cu_seqlens = off;
+    p.heads = 1 + round % 3;
+    p.passes = JFA_BWD;
+    p.window = 1;
+    p.window_left = bounds[tu_xorshift(&x) % 12];
+    p.window_right = round % 2 ? 0 : bounds[tu_xorshift(&x) % 12];
+    p.no_zigzag = round % 5 == 0;
+    assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+    int ctas = 1 + (int)(tu_xorshift(&x) % 140);
+    jfa_bwd_items it;
+    assert_int_equal(jfa_bwd_items_build(&p, ctas, &it), TILE_OK);
+    int64_t kb0[42] = {0};
+    for (int b = 0; b < B; b++) kb0[b + 1] = kb0[b] + (off[b + 1] - off[b] + BWD_KB - 1) / BWD_KB;
+    assert_int_equal(it.nitems, kb0[B] * p.heads);
+    char *seen = calloc((size_t)(it.nitems ? it.nitems : 1), 1);
+    int64_t total = 0;
+    for (int64_t i = 0; i < it.nitems; i++) {
+      const int32_t *w = it.work + 8 * i;
+      int64_t L = off[w[0] + 1] - off[w[0]], k0 = (int64_t)w[2] * BWD_KB, k1 = k0 + BWD_KB < L ? k0 + BWD_KB : L;
+      int64_t lo = -1, hi = -1;
+      for (int64_t q = 0; q < L; q++) { /* rows that see a key of [k0, k1) */
+        int64_t a = p.window_left < 0 || q - p.window_left < k0 ? k0 : q - p.window_left;
+        int64_t e = p.window_right < 0 || q + p.window_right > k1 - 1 ? k1 - 1 : q + p.window_right;
+        if (a <= e) lo = lo < 0 ? q / BWD_QB : lo, hi = q / BWD_QB;
+      }
+      assert_true(lo >= 0);
+      assert_int_equal(w[3], lo);
+      assert_int_equal(w[4], hi + 1);
+      assert_int_equal(it.sched.work[4 * i + 3], hi + 1 - lo); /* the cost the schedule dealt */
+      int64_t k = (kb0[w[0]] * p.heads + (int64_t)w[1] * (kb0[w[0] + 1] - kb0[w[0]]) + w[2]);
+      assert_true(k < it.nitems);
+      assert_false(seen[k]);
+      seen[k] = 1;
+      total += hi + 1 - lo;
+    }
+    assert_int_equal(total, it.sched.total_cost);
+    free(seen);
+    jfa_bwd_items_free(&it);
+  }
+}
+
 static void test_hostile_batch(void **state) {
   (void)state;
   Set s = self_set();
@@ -778,6 +836,7 @@ int main(void) {
       cmocka_unit_test(test_bwd_params),
       cmocka_unit_test(test_bwd_workspace),
       cmocka_unit_test(test_bwd_det_order),
+      cmocka_unit_test(test_bwd_window_items),
       cmocka_unit_test(test_hostile_batch),
       cmocka_unit_test(test_hostile_offsets),
       cmocka_unit_test(test_hostile_strides),
