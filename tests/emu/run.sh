@@ -16,14 +16,18 @@ for e in vector_add softmax layernorm matmul; do
   fi
 done
 # gemm: TMA loads and stores through tensor maps, mbarriers, wgmma, stmatrix,
-# warp-specialized (a producer warp, two consumer warpgroups)
-log=${TMPDIR:-/tmp}/emu_gemm.log
-if timeout 300 "$B/examples/gemm_host" --cubin "$B/examples/gemm.sm_90a.cubin" --trials 3 --seed 7 > "$log" 2>&1 &&
-   [ "$(grep -c ' OK$' "$log")" -eq 3 ]; then
-  echo "ok   gemm on the emulator ($(grep -c ' OK$' "$log") checks)"
-else
-  echo "FAIL gemm on the emulator:"; tail -n 5 "$log"; fail=1
-fi
+# warp-specialized (a producer warp, two consumer warpgroups); every run
+# here has the emulator's checks on (races, proxy fences, slots, mbarrier
+# counts: docs/emulator.md), gemm also under an adversarial schedule
+for sched in rr adversarial:3; do
+  log=${TMPDIR:-/tmp}/emu_gemm.log
+  if TILE_EMU_SEED=$sched timeout 300 "$B/examples/gemm_host" --cubin "$B/examples/gemm.sm_90a.cubin" --trials 3 --seed 7 \
+       > "$log" 2>&1 && [ "$(grep -c ' OK$' "$log")" -eq 3 ]; then
+    echo "ok   gemm on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched)"
+  else
+    echo "FAIL gemm on the emulator (schedule $sched):"; tail -n 5 "$log"; fail=1
+  fi
+done
 # gemm_sm100 (issue 18): the Blackwell GEMM through the same host -- tensor
 # memory, tcgen05.mma committed to mbarriers, tcgen05.ld in the epilogue --,
 # at gemm_host's sizes and at 2100 x 4300 x 64 (289 tiles over 132 CTAs:
