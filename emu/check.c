@@ -226,7 +226,7 @@ static bool uninit(Cta *c, const Thr *t, const EmIns *in, const char *what, cons
 
 bool em_chk_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n) {
   EmChk *k = c->chk;
-  if (!k || !n || a + n > c->smem_size) return true;
+  if (!k || !n || (uint64_t)a + n > c->smem_size) return true;
   int w = (int)t->warp;
   uint32_t ep = tick(k, w), *row = row_of(k, t);
   for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
@@ -268,7 +268,7 @@ static bool write_ok(Cta *c, const Thr *t, const EmIns *in, const char *what, in
 
 bool em_chk_write(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n) {
   EmChk *k = c->chk;
-  if (!k || !n || a + n > c->smem_size) return true;
+  if (!k || !n || (uint64_t)a + n > c->smem_size) return true;
   int w = (int)t->warp;
   uint32_t ep = tick(k, w), *row = row_of(k, t);
   for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
@@ -283,7 +283,7 @@ bool em_chk_write(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n)
 
 void em_chk_atomic(Cta *c, uint32_t a, uint32_t n) {
   EmChk *k = c->chk;
-  if (!k || !n || a + n > c->smem_size) return;
+  if (!k || !n || (uint64_t)a + n > c->smem_size) return;
   for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) k->sh[x].init |= word_mask(a, n, x);
 }
 
@@ -516,7 +516,7 @@ bool em_chk_wgmma_issue(Cta *c, unsigned t0, const EmWgOp *op) {
   const Thr *t = &c->t[t0];
   uint32_t ok_w = 0; /* a write already found ordered */
   for (int i = 0; i < n; i++) {
-    if (addr[i] + 16 > c->smem_size) continue; /* em_wgmma_run reports it */
+    if (c->smem_size < 16 || addr[i] > c->smem_size - 16) continue; /* em_wgmma_run reports it */
     for (size_t x = addr[i] / 4; x < addr[i] / 4 + 4; x++) {
       Word *d = &k->sh[x];
       need(c, t0, row, arow, have, AG(d->w));
