@@ -531,10 +531,14 @@ def _check_device_tensor(t, what):
 
 
 def _args_device(args):
+    """The CUDA device of the tensor arguments (one device for all of them)."""
+    devs = set()
     for a in args:
         if _is_tensor(a) and a.device.type == "cuda":
-            return a.device.index if a.device.index is not None else _current_device()
-    return None
+            devs.add(a.device.index if a.device.index is not None else _current_device())
+    if len(devs) > 1:
+        raise ValueError("the tensor arguments are on several devices (cuda:%s)" % ", cuda:".join(map(str, sorted(devs))))
+    return devs.pop() if devs else None
 
 
 def _emulated_cpu(args):
