@@ -653,11 +653,15 @@ int main(int argc, char **argv) {
     static const int64_t allempty[] = {0, 0, 0};
     /* fewer tiles than CTAs: the schedule splits them (pieces + jfa_combine) */
     static const int64_t b1100[] = {1100}, b3001[] = {3001}, b4096[] = {4096}, two5000[] = {5000, 4999};
+    static const int64_t self3[] = {128, 256, 300};
     for (int D = 64; D <= 128 && small; D += 64) {
       Case cs[] = {
           {"mixed (empty, 1, 127..1000)", D, 2, 1, 0, 18, lens_of(18, mixed)},
           {"bcast nq=70", D, 2, 0, 70, 4, lens_random(4, 0, 300)},
           {"split B=1 len=1100", D, 1, 0, 0, 1, lens_of(1, b1100)},
+          /* whole tiles of the non-causal kernel: its TMA-store epilogue
+           * (the cases above reach it only split or causal) */
+          {"self 3 seqs 128..300", D, 2, 0, 0, 3, lens_of(3, self3)},
           {"window (100, 0) mixed", D, 2, 0, 0, 18, lens_of(18, mixed), 1, 100, 0, 0},
           {"softcap 2 mixed", D, 2, 0, 0, 18, lens_of(18, mixed), 0, 0, 0, 2.0f},
           {"softcap 2 causal mixed", D, 2, 1, 0, 18, lens_of(18, mixed), 0, 0, 0, 2.0f},
