@@ -781,7 +781,7 @@ void em_step(Cta *c, Thr *t) {
     return;
   }
   if (half_type(ty) && in->opc != EM_CVT && in->opc != EM_MOV && in->opc != EM_LD && in->opc != EM_ST &&
-      in->opc != EM_SELP && in->opc != EM_MMA) {
+      in->opc != EM_SELP && in->opc != EM_MMA && !(in->opc == EM_SETP && (ty == ET_F16 || ty == ET_BF16))) {
     if (!half_arith(c, t, in)) {
       em_fail(c, t, in, "the emulator cannot run this 16-bit float arithmetic yet");
       return;
@@ -875,6 +875,11 @@ void em_step(Cta *c, Thr *t) {
     bool two = in->nargs == (in->bop != EB_NONE ? 5 : 4);
     int s0 = two ? 2 : 1;
     uint64_t x = em_src(c, t, &a[s0], ty), y = em_src(c, t, &a[s0 + 1], ty);
+    if (ty == ET_F16 || ty == ET_BF16) { /* setp.lt.bf16: compared as the f32 values they are exactly */
+      x = em_bits_of_f32(ty == ET_BF16 ? em_f32_of_bf16((uint16_t)x) : em_f32_of_f16((uint16_t)x));
+      y = em_bits_of_f32(ty == ET_BF16 ? em_f32_of_bf16((uint16_t)y) : em_f32_of_f16((uint16_t)y));
+      ty = ET_F32;
+    }
     if ((in->mod & EMM_FTZ) && ty == ET_F32) x = em_bits_of_f32(ftz(em_f32_of(x))), y = em_bits_of_f32(ftz(em_f32_of(y)));
     bool r = compare((EmCmp)in->cmp, ty, x, y), q = !r;
     if (in->bop != EB_NONE) {

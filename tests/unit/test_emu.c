@@ -460,12 +460,24 @@ static void test_isa_cases(void **state) {
   assert_int_equal(w[2], 0x3fc14000u); /* hi 1.5 + 2^-7 = 0x3fc1; lo 1.5 + 0.5 = 2 */
   assert_int_equal(w[3], 0x3c013c00u); /* lo: 1 + 2^-11 ties to 1; hi: 1 + 2^-10 = 0x3c01 */
   assert_int_equal(w[4], 0xbb80c040u);
+  /* 16-bit compares, as the f32 values they are: bf16 1.5 < 2, f16 1 < 1 (false), bf16 NaN >= 0 (false),
+   * f16 -0 == +0 */
+  assert_true(run_k("mov.b16 %rs1, 0x3fc0;\nmov.b16 %rs2, 0x4000;\nsetp.lt.bf16 %p1, %rs1, %rs2;\n"
+                    "mov.b16 %rs3, 0x3c00;\nsetp.lt.f16 %p2, %rs3, %rs3;\nmov.b16 %rs1, 0x7fc0;\nmov.b16 %rs2, 0;\n"
+                    "setp.ge.bf16 %p3, %rs1, %rs2;\nmov.b16 %rs3, 0x8000;\nsetp.eq.f16 %p4, %rs3, %rs2;\n"
+                    "selp.u64 %rd2, 1, 0, %p1;\nselp.u64 %rd3, 1, 0, %p2;\nselp.u64 %rd4, 1, 0, %p3;\n"
+                    "selp.u64 %rd5, 1, 0, %p4;\nst.global.v2.u64 [%rd1], {%rd2, %rd3};\n"
+                    "st.global.v2.u64 [%rd1+16], {%rd4, %rd5};", 1, out, err, sizeof err));
+  assert_int_equal(out[0], 1);
+  assert_int_equal(out[1], 0);
+  assert_int_equal(out[2], 0);
+  assert_int_equal(out[3], 1);
   /* refused with a report rather than run wrong (or out of bounds) */
   const char *bad[][2] = {
       {"ld.global.u32 %r1, %ntid.x;", "not a memory address"},
       {"ld.global.v4.b32 {%r1, %r2}, [%rd1];", "does not match .v4"},
       {"shfl.sync.idx.b32;", "operands"},
-      {"mov.b16 %rs1, 0x3c00;\nsetp.lt.f16 %p1, %rs1, %rs1;", "16-bit float arithmetic"},
+      {"mov.b32 %r1, 0x3c003c00;\nsetp.lt.f16x2 %p1|%p2, %r1, %r1;", "16-bit float arithmetic"},
       {"mov.b16 %rs1, 0x3c00;\nadd.sat.f16 %rs2, %rs1, %rs1;", "16-bit float arithmetic"},
       {"mul.wide.s64 %rd3, 4, 4;", ".wide on a 64-bit type"},
       {"st.param.u64 [out], %rd1;", "parameters"},
