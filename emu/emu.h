@@ -13,9 +13,25 @@
 #ifndef TILE_EMU_H
 #define TILE_EMU_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+/* A 16-bit bf16 (f16 false) or f16 value, exactly, as a double: what the
+ * MMA engines (wgmma.c, tcgen05.c) read their operands as. */
+static inline double em_half_value(uint16_t h, bool f16) {
+  if (!f16) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  int e = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double v = e == 31 ? (mant ? NAN : INFINITY) : e == 0 ? ldexp(mant, -24) : ldexp(mant | 0x400, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
 
 /* ---- ptx.c: parsing ---- */
 

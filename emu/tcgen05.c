@@ -202,22 +202,6 @@ bool em_tc_mma_check(const EmTcMma *op, char *err, size_t errlen) {
 
 static bool def_bit(const EmTmemCells *tm, int lane, int col) { return tm->def[lane][col / 8] >> (col % 8) & 1; }
 
-/* A 16-bit bf16 or f16 value, exactly, as a double. */
-static double tc_half(uint16_t h, bool f16) {
-  if (!f16) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-  }
-  int e = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v;
-  if (e == 31) v = mant ? NAN : INFINITY;
-  else if (e == 0) v = ldexp(mant, -24);
-  else v = ldexp(mant | 0x400, e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-
 static bool tc_load(const EmTcSdesc *d, bool mn_major, int rows, bool f16, double scale, const char *which,
                     const uint8_t *smem, size_t smem_bytes, double (*out)[16], char *err, size_t errlen) {
   for (int mn = 0; mn < rows; mn++)
@@ -229,7 +213,7 @@ static bool tc_load(const EmTcSdesc *d, bool mn_major, int rows, bool f16, doubl
                        "..0x%" PRIx64 " (%s %d, k %d), outside the CTA's %zu-byte shared window",
                        which, d->raw, mn_major ? "MN" : "K", d->mode, a, a + 1, which[0] == 'A' ? "row" : "column", mn,
                        k, smem_bytes);
-      out[mn][k] = scale * tc_half((uint16_t)(smem[a] | smem[a + 1] << 8), f16);
+      out[mn][k] = scale * em_half_value((uint16_t)(smem[a] | smem[a + 1] << 8), f16);
     }
   return true;
 }
@@ -255,7 +239,7 @@ bool em_tc_mma_run(const EmTcMma *op, const uint8_t *smem, size_t smem_bytes, Em
           return tc_fail(err, errlen, "A in tensor memory at 0x%08x: row %d (lane %d, column %d) was never written",
                          op->a_taddr, m, lane, ac + k / 2);
         uint16_t h = (uint16_t)(tm->cell[lane][ac + k / 2] >> (16 * (k % 2)));
-        A[m][k] = (id.neg_a ? -1 : 1) * tc_half(h, f16);
+        A[m][k] = (id.neg_a ? -1 : 1) * em_half_value(h, f16);
       }
     }
   } else {

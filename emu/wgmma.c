@@ -137,17 +137,6 @@ static double wg_f32(uint32_t u) {
   return f;
 }
 
-/* A 16-bit bf16 or f16 value, exactly, as a double. */
-static double wg_half(uint16_t h, bool f16) {
-  if (!f16) return wg_f32((uint32_t)h << 16);
-  int e = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v;
-  if (e == 31) v = mant ? NAN : INFINITY;
-  else if (e == 0) v = ldexp(mant, -24);
-  else v = ldexp(mant | 0x400, e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-
 /* Read the rows x 16 operand described by d (rows: 64 for A, N for B)
  * into out[mn][k], times scale. */
 static bool wg_load(const WgDesc *d, bool mn_major, int rows, bool f16, double scale, const char *which,
@@ -164,7 +153,7 @@ static bool wg_load(const WgDesc *d, bool mn_major, int rows, bool f16, double s
                                                          : d->sw == 32 ? "32-byte swizzle" : "no swizzle",
                        a, a + 1, which[0] == 'A' ? "row" : "column", mn, k, smem_bytes);
       uint16_t h = (uint16_t)(smem[a] | smem[a + 1] << 8);
-      out[mn][k] = scale * wg_half(h, f16);
+      out[mn][k] = scale * em_half_value(h, f16);
     }
   return true;
 }
@@ -202,7 +191,7 @@ bool em_wgmma_run(const EmWgmma *w, const uint8_t *smem, size_t smem_bytes, cons
       int wp = t / 32, g = (t % 32) / 4, q = t % 4;
       for (int i = 0; i < 8; i++) {
         uint16_t h = (uint16_t)(a[t][i / 2] >> (16 * (i % 2)));
-        A[16 * wp + g + 8 * ((i / 2) % 2)][2 * q + i % 2 + 8 * (i / 4)] = w->scale_a * wg_half(h, f16);
+        A[16 * wp + g + 8 * ((i / 2) % 2)][2 * q + i % 2 + 8 * (i / 4)] = w->scale_a * em_half_value(h, f16);
       }
     }
   } else if (!wg_load(&da, w->trans_a == 1, 64, f16, w->scale_a, "A", smem, smem_bytes, A, err, errlen)) {
