@@ -586,3 +586,15 @@ const char *em_mbar_name(const Cta *c, const EmMbar *b, char *buf, size_t n) {
     snprintf(buf, n, "#%d of %s:%d (smem+0x%x)", idx, base, in->line, b->addr);
   return buf;
 }
+
+/* ---- cp.async (non-bulk) ---- */
+
+bool em_chk_cpa_issue(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n, int group) {
+  EmChk *k = c->chk;
+  (void)t, (void)in, (void)group;
+  if (!k || !n || (uint64_t)a + n > c->smem_size) return true;
+  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) k->sh[x].init |= word_mask(a, n, x);
+  return true;
+}
+
+void em_chk_cpa_wait(Cta *c, const Thr *t, int below) { (void)c, (void)t, (void)below; }

@@ -94,6 +94,11 @@ typedef enum EmOpc {
   EM_TC_ST,          /* tcgen05.st.sync.aligned.SHAPE.xN.b32 [taddr], {r..} */
   EM_TC_WAIT,        /* tcgen05.wait::{ld,st}.sync.aligned */
   EM_TC_FENCE,       /* tcgen05.fence::{before,after}_thread_sync */
+  /* Ampere's non-bulk asynchronous copy (sm_80+): ptx_async.c decodes them, cpasync.c runs them. */
+  EM_CPA,            /* cp.async.{ca,cg}.shared{::cta}.global{.L2::cache_hint}{.L2::NB} [dst], [src], cp-size
+                        {, src-size | , ignore-src}{, cache-policy}   (EMM_CG; EMM_HINT) */
+  EM_CPA_COMMIT,     /* cp.async.commit_group */
+  EM_CPA_WAIT,       /* cp.async.wait_group N; cp.async.wait_all (EMM_ALL, no operand) */
   EM_UNSUPPORTED, /* parsed but not executable: executing it is an error naming the opcode */
 } EmOpc;
 
@@ -109,6 +114,9 @@ enum {
   /* set only by the decoder of the asynchronous instructions (no generic modifier word maps to them) */
   EMM_EXPECT_TX = 1u << 19, EMM_PARITY = 1u << 20, EMM_TEST = 1u << 21, EMM_READ = 1u << 22, EMM_TRANS = 1u << 23,
   EMM_SYNCLD = 1u << 24, /* ld.acquire / ld.relaxed / ld.volatile: may spin on another CTA's store */
+  EMM_CG = 1u << 25,     /* cp.async.cg (cp-size 16 only) */
+  EMM_HINT = 1u << 26,   /* cp.async ... .L2::cache_hint: the last operand is a cache policy */
+  EMM_ALL = 1u << 27,    /* cp.async.wait_all */
   EMM_SYS = 1u << 30,    /* set by the parser: sys.c runs it, not exec.c (local memory: ld/st.local, cvta.local, a
                             .local variable's address; call; trap) */
 };

@@ -685,6 +685,8 @@ static int min_args(EmOpc o) {
   case EM_WGMMA: return 7;
   case EM_TC_RELINQUISH: case EM_TC_WAIT: case EM_TC_FENCE: return 0;
   case EM_TC_COMMIT: return 1;
+  case EM_CPA: return 3;
+  case EM_CPA_COMMIT: case EM_CPA_WAIT: return 0;
   case EM_TC_ALLOC: case EM_TC_DEALLOC: case EM_TC_LD: case EM_TC_ST: return 2;
   case EM_TC_MMA: return 5;
   default: return 3; /* binary ops, setp, atom, redux, vote */
@@ -1118,6 +1120,9 @@ void em_step(Cta *c, Thr *t) {
     return;
   case EM_TC_MMA: case EM_TC_COMMIT: case EM_TC_WAIT: case EM_TC_FENCE:
     em_tc_step(c, t, in);
+    return;
+  case EM_CPA: case EM_CPA_COMMIT: case EM_CPA_WAIT:
+    em_cpa_step(c, t, in);
     return;
   case EM_UNSUPPORTED:
   default:

@@ -33,6 +33,11 @@ typedef struct Thr {
   int mbar_parity;
   int bulk_groups;      /* cp.async.bulk.commit_group executed so far */
   int wg_groups;        /* wgmma.commit_group executed so far */
+  int cpa_groups;       /* cpasync.c: cp.async.commit_group executed so far (wait_all counts as one) */
+  int cpa_waited;       /* the groups below this are complete (its wait_groups) */
+  int cpa_last;         /* the group of its last cp.async + 1 (0: none), and that instruction */
+  const EmIns *cpa_in;
+  int cpa_inflight;     /* its copies not yet done */
   uint64_t spin_addr, spin_val; /* the last acquire load from global memory, and how often in a row */
   int spin_n;
 } Thr;
@@ -109,6 +114,7 @@ typedef struct Cta {
   int sched;            /* EmSched, resolved */
   struct EmChk *chk;    /* check.c's shadow state (NULL: checks off) */
   struct EmTc *tc;      /* tmem.c: tensor memory and the tcgen05 queue (NULL until the first tcgen05 instruction) */
+  struct EmCpaq *cpa;   /* cpasync.c: the cp.async copies in flight (NULL until the first cp.async) */
 } Cta;
 
 /* What an accumulator register of a wgmma.mma_async holds until the
@@ -150,6 +156,12 @@ void em_mbar_waits(const Cta *c, const Thr *t, char *buf, size_t n);
 /* At the end of a CTA: nothing left pending (else a report). */
 bool em_async_end(Cta *c);
 
+/* ---- cpasync.c: cp.async (non-bulk), its groups ---- */
+void em_cpa_step(Cta *c, Thr *t, const EmIns *in); /* EM_CPA, EM_CPA_COMMIT, EM_CPA_WAIT */
+bool em_cpa_tick(Cta *c, bool all); /* do the copies that are due (every one when all); true when any */
+bool em_cpa_end(Cta *c);            /* at the end of a CTA: no copy left unwaited (else a report) */
+void em_cpa_free(Cta *c);
+
 /* ---- matrix.c ---- */
 /* Execute EM_STMATRIX, EM_LDMATRIX, EM_WGMMA (collectives: the thread
  * waits for its warp or warpgroup), EM_WG_COMMIT, EM_WG_WAIT. */
@@ -181,6 +193,9 @@ void em_chk_tma_done(Cta *c, const EmAsync *op);
 void em_chk_bulk_wait(Cta *c, const Thr *t, int below);
 bool em_chk_wgmma_issue(Cta *c, unsigned t0, const EmWgOp *op);
 void em_chk_wgmma_wait(Cta *c, const Thr *t, int below);
+/* cp.async of n bytes at a (group: the thread's cpa_groups at issue); its thread's wait_group up to below */
+bool em_chk_cpa_issue(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n, int group);
+void em_chk_cpa_wait(Cta *c, const Thr *t, int below);
 /* An mbarrier's name for reports: "full[1] (gemm.tile:39)", from the Tile
  * line of its mbarrier.init, else its address. */
 const char *em_mbar_name(const Cta *c, const EmMbar *b, char *buf, size_t n);

@@ -91,7 +91,8 @@ static const char *const opc_names[] = {
     "cp.async.bulk.tensor (store)", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "wgmma.mma_async",
     "wgmma.commit_group", "wgmma.wait_group", "stmatrix", "ldmatrix", "setmaxnreg",
     "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.mma", "tcgen05.commit",
-    "tcgen05.ld", "tcgen05.st", "tcgen05.wait", "tcgen05.fence", "unsupported"};
+    "tcgen05.ld", "tcgen05.st", "tcgen05.wait", "tcgen05.fence", "cp.async", "cp.async.commit_group",
+    "cp.async.wait_group", "unsupported"};
 static const char *const type_names[] = {
     NULL, "pred", "b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64",
     "s8", "s16", "s32", "s64", "f16", "f16x2", "bf16", "bf16x2", "f32", "f64"};

@@ -56,6 +56,28 @@ static bool mbarrier(const char **w, const int *wl, int n, EmIns *in) {
   return b64;
 }
 
+/* cp.async.{ca,cg}.shared{::cta}.global{.L2::cache_hint}{.L2::64B|128B|256B}, cp.async.commit_group,
+ * cp.async.wait_group, cp.async.wait_all (Ampere's non-bulk copy; the cache words are hints) */
+static bool cp_nonbulk(const char **w, const int *wl, int n, EmIns *in) {
+  if (n == 3 && weq(w[2], wl[2], "commit_group")) return in->opc = EM_CPA_COMMIT, true;
+  if (n == 3 && weq(w[2], wl[2], "wait_group")) return in->opc = EM_CPA_WAIT, true;
+  if (n == 3 && weq(w[2], wl[2], "wait_all")) return in->opc = EM_CPA_WAIT, in->mod |= EMM_ALL, true;
+  if (n < 5 || !(weq(w[2], wl[2], "ca") || weq(w[2], wl[2], "cg"))) return false; /* cp.async.mbarrier.arrive */
+  if (weq(w[2], wl[2], "cg")) in->mod |= EMM_CG;
+  if (!weq(w[3], wl[3], "shared") && !weq(w[3], wl[3], "shared::cta")) return false;
+  if (!weq(w[4], wl[4], "global")) return false;
+  bool prefetch = false;
+  for (int i = 5; i < n; i++) {
+    if (weq(w[i], wl[i], "L2::cache_hint") && !(in->mod & EMM_HINT)) in->mod |= EMM_HINT;
+    else if ((weq(w[i], wl[i], "L2::64B") || weq(w[i], wl[i], "L2::128B") || weq(w[i], wl[i], "L2::256B")) && !prefetch)
+      prefetch = true;
+    else return false;
+  }
+  in->opc = EM_CPA;
+  in->space = ES_SHARED;
+  return true;
+}
+
 /* cp.async.bulk.tensor.Nd.DST.SRC[.tile].COMPLETION, cp.reduce.async.bulk.tensor.Nd.DST.SRC.OP[.tile].bulk_group,
  * cp.async.bulk.commit_group, cp.async.bulk.wait_group[.read] */
 static bool cp(const char **w, const int *wl, int n, EmIns *in) {
@@ -64,6 +86,7 @@ static bool cp(const char **w, const int *wl, int n, EmIns *in) {
       {"and", ESB_AND}, {"or", ESB_OR}, {"xor", ESB_XOR}};
   bool red = n > 1 && weq(w[1], wl[1], "reduce");
   int i = red ? 2 : 1;
+  if (!red && n > 2 && weq(w[1], wl[1], "async") && !weq(w[2], wl[2], "bulk")) return cp_nonbulk(w, wl, n, in);
   if (n < i + 2 || !weq(w[i], wl[i], "async") || !weq(w[i + 1], wl[i + 1], "bulk")) return false;
   i += 2;
   if (!red && n == i + 1 && weq(w[i], wl[i], "commit_group")) return in->opc = EM_BULK_COMMIT, true;
@@ -197,6 +220,21 @@ const char *em_ptx_async_operands(const EmIns *in) {
   case EM_WG_WAIT:
   case EM_SETMAXNREG:
     return n == 1 && kind(&a[0], EA_IMM) && !a[0].fimm ? NULL : "expected an integer constant";
+  case EM_CPA_COMMIT:
+    return n == 0 ? NULL : "expected no operands";
+  case EM_CPA_WAIT:
+    if (in->mod & EMM_ALL) return n == 0 ? NULL : "expected no operands";
+    return n == 1 && kind(&a[0], EA_IMM) && !a[0].fimm ? NULL : "expected an integer constant";
+  case EM_CPA: {
+    /* [dst], [src], cp-size {, src-size | , ignore-src} {, cache-policy (with .L2::cache_hint)} */
+    int extra = n - 3 - ((in->mod & EMM_HINT) ? 1 : 0);
+    if (n < 3 || !addr(&a[0]) || !addr(&a[1]) || !kind(&a[2], EA_IMM) || a[2].fimm || extra < 0 || extra > 1 ||
+        (extra && !value(&a[3])) || ((in->mod & EMM_HINT) && !kind(&a[n - 1], EA_REG)))
+      return "expected [dst], [src], cp-size {, src-size | , ignore-src} {, cache-policy with .L2::cache_hint}";
+    if (a[2].imm != 4 && a[2].imm != 8 && a[2].imm != 16) return "cp-size must be 4, 8 or 16";
+    if ((in->mod & EMM_CG) && a[2].imm != 16) return "cp.async.cg copies 16 bytes (cp-size 16)";
+    return NULL;
+  }
   case EM_STMATRIX:
     return n == 2 && addr(&a[0]) && regs(&a[1], in->rank) ? NULL : "expected [address], {one register a matrix}";
   case EM_LDMATRIX:

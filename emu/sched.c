@@ -138,6 +138,7 @@ static int run_cta(Cta *c, bool resume) {
     c->round++;
     bool completed = em_async_tick(c, !moved);
     completed |= em_tc_tick(c, !moved);
+    completed |= em_cpa_tick(c, !moved);
     if (c->failed) return CTA_FAILED;
     if (!left) break;
     wake = moved || completed;
@@ -149,7 +150,7 @@ static int run_cta(Cta *c, bool resume) {
     deadlock(c, "every thread is blocked");
     return CTA_FAILED;
   }
-  if (!em_async_end(c) || !em_matrix_end(c) || !em_tc_end(c)) return CTA_FAILED;
+  if (!em_async_end(c) || !em_matrix_end(c) || !em_tc_end(c) || !em_cpa_end(c)) return CTA_FAILED;
   for (int i = 0; i < 16; i++)
     if (c->bar_arrived[i]) {
       em_fail(c, NULL, NULL, "the CTA ended with %d threads arrived at barrier %d and never released",
@@ -164,6 +165,7 @@ static void cta_free(Cta *c) {
   em_matrix_reset(c);
   em_chk_free(c);
   em_tc_free(c);
+  em_cpa_free(c);
   for (int g = 0; c->wg && g < c->nwg; g++) free(c->wg[g].op);
   free(c->wg);
   free(c->wgd);
@@ -193,6 +195,7 @@ static Cta *cta_new(const Cta *proto, uint64_t lin) {
   c->order = calloc((nthr + 31) / 32, sizeof *c->order);
   c->chk = NULL;
   c->tc = NULL;
+  c->cpa = NULL;
   if (!c->t || !c->regs || !c->smem || !c->wg || !c->order || (!l->no_checks && !em_chk_new(c))) {
     cta_free(c);
     return NULL;
