@@ -192,11 +192,27 @@ static void visit(TOp *op, void *ud) {
   r->ax = a;
 }
 
+/* Operands before users, and a loop's induction variable (lo + i * step:
+ * divisible by what both are) before its body. */
+static void walk(Ctx *c, TBlock *b) {
+  for (TOp *op = b->first; op; op = op->next) {
+    if (op->opc == OP_FOR) {
+      TValue *iv = op->regions[0]->args[0];
+      int64_t d = gcd(ax_get(c, op->opnds[0])->div[0], ax_get(c, op->opnds[2])->div[0]);
+      AxisInfo *a = new_info(c, iv, 1, d ? d : 1, AX_BIG);
+      a->constancy[0] = AX_BIG; /* a scalar: uniform */
+      iv->ax = a;
+    }
+    for (int i = 0; i < op->nregions; i++) walk(c, op->regions[i]);
+    visit(op, c);
+  }
+}
+
 void ax_analyze(Ctx *c, TFunc *f) {
   for (int i = 0; i < f->nparams; i++) {
     TValue *v = f->params[i].value;
     AxisInfo *a = new_info(c, v, 1, f->params[i].align > 0 ? f->params[i].align : 1, AX_BIG);
     v->ax = a;
   }
-  ir_walk(f->body, visit, c);
+  walk(c, f->body);
 }

@@ -2,7 +2,7 @@
  *
  * Pipeline (compile.c, tc_compile):
  *   source --lexer.re--> tokens --parse.c--> AST --sema.c--> Tile IR (TIR)
- *   --layout.c/passes.c--> TIR with layouts --lower*.c--> MLIR (C API)
+ *   --pipeline.c/layout.c/passes.c--> TIR with layouts --lower*.c--> MLIR (C API)
  *   --backend.c--> MLIR passes -> LLVM IR -> O3 -> PTX -> cubin
  * Lowering's rooms (lower.h): lower.c (builder, elementwise, control flow),
  * lower_math.c (the math builtins: exp ... tanh, erf, rcp, fdiv),
@@ -20,6 +20,7 @@
  * Name prefixes say which file a function lives in: ar_ (arena.c),
  * dg_ (diag.c), lx_ (lexer.re), ps_ (parse.c), ast_ (ast.c), ty_ (type.c),
  * sm_ (sema*.c, builtins*.c), ir_ (tir.c), ly_ (layout.c), ps_/pass_ (passes.c),
+ * pl_ (pipeline.c),
  * ax_ (axisinfo.c), lw_ (lower*.c; lw_tc_ in lower_sm100.c), be_ (backend.c),
  * md_ (meta.c), dsc_ (desc.c).
  *
@@ -446,6 +447,12 @@ typedef enum Opcode {
   OP_CLUSTER_RANK,
   OP_SEM_WAIT,    /* spin (every thread, acquire) until *ptr == value */
   OP_SEM_SIGNAL,  /* *ptr = value (the elected thread, release, after its async-proxy writes) */
+  /* made by pipeline.c (no source spelling): cp.async, Ampere's per-thread async copy */
+  OP_ASYNC_COPY,  /* view, ptrs, [mask] (OPF_MASK), valid (i1 scalar): each thread copies its 16-byte
+                     chunks of the tile at ptrs into the view, masked-off elements and all of an
+                     invalid copy zero-filled; OPF_TRANS: element (r, c) goes to (c, r) of the view */
+  OP_ASYNC_COMMIT, /* cp.async.commit_group */
+  OP_ASYNC_WAIT,  /* cp.async.wait_group ival */
   /* explicit hardware (Blackwell, sm_100a: builtins_sm100.c, lower_sm100.c) */
   OP_TMEM_ALLOC,  /* ival = first TMEM column, ival2 = columns per slot */
   OP_TMEM_LOAD,   /* tcgen05.ld: a TMEM view -> a register tile (32x32b: a thread a row) */
@@ -555,6 +562,8 @@ typedef struct TFunc {
   bool has_tasks;
   int tmem_cols;      /* TMEM columns the tmem() allocations take (sema; at most 512) */
   int tmem_slot;      /* byte offset of the shared-memory word tcgen05.alloc writes (passes.c) */
+  int stages;         /* stages(S): pipeline depth for a dot in a loop (-1: pipeline.c picks, 0: none) */
+  Vec notes;          /* char*: what pipeline.c did or could not do, printed by --emit=tir */
 } TFunc;
 
 /* The columns tcgen05.alloc takes for f's tmem() allocations (0: none): a
@@ -582,13 +591,20 @@ const char *ir_opname(Opcode o);
 bool ir_is_elementwise(Opcode o);
 int ir_block_warps(const TBlock *b); /* warps of the task (or kernel) a block belongs to */
 typedef void (*ir_walk_fn)(TOp *op, void *ud);
-void ir_walk(TBlock *b, ir_walk_fn fn, void *ud); /* pre-order, safe against removal of the visited op */
+void ir_walk(TBlock *b, ir_walk_fn fn, void *ud); /* each op after the ops of its regions; safe against removal of the visited op */
 
 /* ---- sema.c: AST -> TIR (type checks, constants, inlining) ---- */
 bool sm_build(Ctx *c, Program *p, TModule *m);
 
 /* ---- passes.c: layouts, conversions, cleanup, shared memory ---- */
 bool pass_run(Ctx *c, TModule *m);
+
+/* ---- pipeline.c: a `dot` in a loop over K, software pipelined ----
+ * Its operands' loads become cp.async copies into rings of swizzled
+ * shared memory issued stages - 2 iterations ahead, the dot an async
+ * wgmma (sm_90a) that stays in flight for one iteration; what it did, or
+ * why it could not, goes to f->notes. Runs before layouts (passes.c). */
+void pl_run(Ctx *c, TFunc *f);
 
 /* ---- axisinfo.c ---- */
 /* Per dimension d of a value (Triton's axis analysis): the tile splits along
