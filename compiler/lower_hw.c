@@ -219,6 +219,73 @@ static bool smem_move(Lw *L, TOp *op, bool store) {
   return true;
 }
 
+/* cp.async (pipeline.c's copies): each thread's 16-byte chunks of the
+ * tile go straight to their swizzled place in the view. The chunk reads as
+ * many bytes as the mask keeps (a prefix of the chunk: pipeline.c checked)
+ * and zero-fills the rest; an invalid copy (an iteration past the loop's
+ * end) reads nothing. */
+static bool lower_async_copy(Lw *L, TOp *op) {
+  TValue *view = op->opnds[0], *ptr = op->opnds[1];
+  TValue *mask = (op->flags & OPF_MASK) ? op->opnds[2] : NULL, *valid = op->opnds[op->nopnds - 1];
+  const Type *t = view->type;
+  LinLayout lin;
+  if (!lw_linear(L, ptr, &lin)) return false;
+  int cd = 1; /* the tile's contiguous dimension */
+  if (op->flags & OPF_TRANS) { /* element (r, c) of the tile goes to (c, r) of the view */
+    int sw = lin.shape[0];
+    lin.shape[0] = lin.shape[1], lin.shape[1] = sw;
+    for (int i = 0; i < lin.nreg; i++) sw = lin.reg[i][0], lin.reg[i][0] = lin.reg[i][1], lin.reg[i][1] = sw;
+    for (int i = 0; i < lin.nlane; i++) sw = lin.lane[i][0], lin.lane[i][0] = lin.lane[i][1], lin.lane[i][1] = sw;
+    for (int i = 0; i < lin.nwarp; i++) sw = lin.warp[i][0], lin.warp[i][0] = lin.warp[i][1], lin.warp[i][1] = sw;
+    cd = 0;
+  }
+  int eb = elem_bytes(t), vec = 16 / eb;
+  for (int k = 0; (1 << k) < vec; k++)
+    if (k >= lin.nreg || lin.reg[k][1] != (1 << k) || lin.reg[k][0] != 0) {
+      dg_ice(L->c, op->loc, "async copy: a thread's registers are not 16-byte chunks of a row");
+      return false;
+    }
+  LV *P = lw_get(L, ptr), *Mk = mask ? lw_get(L, mask) : NULL;
+  bool const_mask = mask && ax_get(L->c, mask)->constancy[cd] % vec == 0;
+  MlirValue ok = lw_get(L, valid)->v[0], base = addr_of(L, view), tc[TC_MAX_RANK];
+  lw_thread_coord(L, &lin, tc);
+  bool linear = smem_offset_linear(t);
+  MlirValue toff = {0};
+  int64_t tmask = 0;
+  if (linear) {
+    toff = elem_offset(L, t, tc[0], tc[1]);
+    tmask = smem_thread_bits(t, &lin);
+  }
+  MlirValue full = lw_i32(L, 16), none = lw_i32(L, 0);
+  for (int g = 0; g < ly_nregs(&lin); g += vec) {
+    int rc[TC_MAX_RANK];
+    ly_reg_coord(&lin, g, rc);
+    MlirValue p;
+    if (linear) {
+      int64_t kc = smem_elem_offset(t, rc[0], rc[1]);
+      MlirValue o = toff;
+      if (kc & tmask) o = lw_bin(L, "arith.xori", o, lw_i32(L, (int)(kc & tmask)));
+      p = byte_gep(L, byte_gep(L, base, o), lw_i32(L, (int)(kc & ~tmask)));
+    } else {
+      MlirValue r = lw_bin(L, "arith.xori", tc[0], lw_i32(L, rc[0]));
+      MlirValue c = lw_bin(L, "arith.xori", tc[1], lw_i32(L, rc[1]));
+      p = byte_gep(L, base, elem_offset(L, t, r, c));
+    }
+    MlirValue n = full;
+    if (const_mask) {
+      n = lw_select(L, Mk->v[g], full, none);
+    } else if (mask) { /* a prefix: as many elements as are kept */
+      n = none;
+      for (int j = 0; j < vec; j++) n = lw_bin(L, "arith.addi", n, lw_cast(L, "arith.extui", Mk->v[g + j], L->i32));
+      if (eb > 1) n = lw_bin(L, "arith.muli", n, lw_i32(L, eb));
+    }
+    n = lw_select(L, ok, n, none);
+    lw_asm(L, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "l,l,r", 3, (MlirValue[]){p, P->v[g], n},
+           (MlirType){0}, true);
+  }
+  return true;
+}
+
 static void set1(Lw *L, TValue *v, MlirValue x) {
   LV *lv = lw_new(L, 1);
   lv->v[0] = x;
@@ -396,7 +463,9 @@ static bool mma_regs_a(Lw *L, TOp *op, LV *C) {
 static bool lower_mma_async(Lw *L, TOp *op) {
   TValue *a = op->opnds[0], *b = op->opnds[1];
   int M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1];
-  if (M != 64) {
+  /* pipeline.c's: M = 16 x warps, warpgroup g computing rows 64g .. 64g + 63 */
+  bool split = M > 64 && M == 16 * L->warps && L->warps % 4 == 0 && a->type->kind != TY_TILE;
+  if (M != 64 && !split) {
     dg_error(L->c, op->loc, "mma_async with M = %d is not supported yet (one warpgroup computes 64 rows)", M);
     return false;
   }
@@ -435,6 +504,12 @@ static bool lower_mma_async(Lw *L, TOp *op) {
   bool amn = a_mn_major(a);
   MlirValue da = amn ? wgmma_desc_lbo(L, addr_of(L, a), (int64_t)ty_block_rows(a->type) * 128) : wgmma_desc(L, addr_of(L, a)),
             db = b_desc(L, b);
+  if (split) { /* this warpgroup's 64 rows: 64 rows of 128 bytes further (K-major), or 64 elements of M */
+    int64_t bytes = amn ? (int64_t)(64 * elem_bytes(a->type) / 128) * ty_block_rows(a->type) * 128 : 64 * 128;
+    MlirValue wg = lw_bin(L, "arith.shrui", L->warp, lw_i32(L, 2));
+    MlirValue off = lw_bin(L, "arith.muli", wg, lw_i32(L, (int)(bytes >> 4)));
+    da = lw_bin(L, "arith.addi", da, lw_cast(L, "arith.extui", off, L->i64));
+  }
   const char *ty = a->type->elem.dt == DT_BF16 ? "#nvvm.wgmma_type<bf16>" : "#nvvm.wgmma_type<f16>";
   char shape[64];
   snprintf(shape, sizeof shape, "#nvvm.shape<m = 64, n = %d, k = 16>", N);
@@ -691,6 +766,14 @@ bool lw_hw_op(Lw *L, TOp *op) {
     return true;
   }
   case OP_MMA_ASYNC: return lower_mma_async(L, op);
+  case OP_ASYNC_COPY: return lower_async_copy(L, op);
+  case OP_ASYNC_COMMIT: lw_asm(L, "cp.async.commit_group;", "", 0, NULL, (MlirType){0}, true); return true;
+  case OP_ASYNC_WAIT: {
+    char text[48];
+    snprintf(text, sizeof text, "cp.async.wait_group %lld;", (long long)op->ival);
+    lw_asm(L, text, "", 0, NULL, (MlirType){0}, true);
+    return true;
+  }
   case OP_MMA_COMMIT: lw_op(L, "nvvm.wgmma.commit.group.sync.aligned", 0, NULL, 0, NULL, 0, NULL); return true;
   case OP_MMA_WAIT: {
     if (op->ival2) {

@@ -3,7 +3,7 @@
  * insertion, rematerialization of cheap values in the layout their user
  * wants, and dead-code elimination.
  *
- *   pass_run:  ax_analyze -> assign (repeated until loop-carried layouts are
+ *   pass_run:  ax_analyze -> pipeline (pipeline.c) -> ax_analyze -> assign (repeated until loop-carried layouts are
  *              stable) -> remat -> fold converts -> dce -> verify
  */
 #include "tilec_int.h"
@@ -150,6 +150,11 @@ static void assign_op(P *p, TOp *op) {
     set_layout(p, r, l);
     return;
   }
+  case OP_ASYNC_COPY: { /* cp.async: 16-byte chunks of the tile, a thread's consecutive registers */
+    const Layout *l = coalesced(p, op->opnds[1]);
+    for (int i = 1; i < op->nopnds; i++) require(p, op, i, l);
+    return;
+  }
   case OP_STORE:
   case OP_ATOMIC_ADD: {
     if (!is_tile(op->opnds[0])) return;
@@ -201,8 +206,10 @@ static void assign_op(P *p, TOp *op) {
     set_layout(p, r, ly_transpose(c, in));
     return;
   }
-  case OP_MMA_ASYNC: { /* wgmma: the accumulator of a warpgroup (4 warps, 16 rows each) */
-    const Layout *mma = ly_mma(c, 2, 4, 1, 8);
+  case OP_MMA_ASYNC: { /* wgmma: the accumulator of a warpgroup (4 warps, 16 rows each), or of every
+                         warpgroup, 64 rows each (pipeline.c's: M = 16 x warps) */
+    int M = op->opnds[2]->type->shape[0];
+    const Layout *mma = ly_mma(c, 2, M == 16 * p->warps && M > 64 ? p->warps : 4, 1, 8);
     if (op->opnds[0]->type->kind == TY_TILE) /* A from registers: the mma.sync A fragments, per warp */
       require(p, op, 0, ly_dotop(c, 0, mma, 16));
     require(p, op, 2, mma);
@@ -528,6 +535,7 @@ static bool has_effects(const TOp *op) {
   case OP_FENCE_ASYNC: case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_STORE_WAIT: case OP_MMA_ASYNC:
   case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_TASKS: case OP_BAR_ALLOC: case OP_SEM_WAIT: case OP_SEM_SIGNAL:
   case OP_TMEM_ALLOC: case OP_TMEM_STORE: case OP_TC_MMA: case OP_TC_COMMIT: case OP_PRINT: case OP_DEVICE_ASSERT:
+  case OP_ASYNC_COPY: case OP_ASYNC_COMMIT: case OP_ASYNC_WAIT:
     return true;
   default:
     return false;
@@ -851,6 +859,9 @@ bool pass_run(Ctx *c, TModule *m) {
     TFunc *f = m->kernels.data[k];
     P p = {.c = c, .f = f, .warps = f->warps};
     ax_analyze(c, f);
+    pl_run(c, f);
+    if (c->nerrors) return false;
+    ax_analyze(c, f); /* again, for what the pipeline made */
     plan_smem(c, f);
     check_arrives(c, f->body, (Pending){0});
     ir_walk(f->body, check_wgmma_reads, c);

@@ -1079,50 +1079,7 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
   kf->nconsts = consts.len;
   kf->consts = ar_alloc(&c->arena, sizeof(TConstInfo) * (size_t)(consts.len + 1));
   for (int i = 0; i < consts.len; i++) kf->consts[i] = *(TConstInfo *)consts.data[i];
-  /* Attributes. */
-  kf->warps = 4;
-  for (int i = 0; i < f->nattrs; i++) {
-    KAttr *a = &f->attrs[i];
-    if (!strcmp(a->name, "warps")) {
-      int64_t w;
-      if (a->nargs != 1) {
-        dg_error(c, a->loc, "warps(...) takes one value");
-        continue;
-      }
-      if (!sm_const_int(s, sm_expr(s, a->args[0]), a->args[0]->loc, "the warp count", &w)) continue;
-      if (w < 1 || w > 32 || (!sm_is_pow2(w) && w % 4)) {
-        dg_error(c, a->args[0]->loc, "warps(%lld): the warp count must be 1, 2, 4, 8, 16 or 32 (or a multiple of 4 "
-                                     "for a kernel split into tasks)",
-                 (long long)w);
-        continue;
-      }
-      kf->warps = (int)w;
-    } else if (!strcmp(a->name, "cluster")) {
-      int64_t d[3] = {1, 1, 1};
-      bool ok = a->nargs >= 1 && a->nargs <= 3;
-      for (int j = 0; ok && j < a->nargs; j++)
-        ok = sm_const_int(s, sm_expr(s, a->args[j]), a->args[j]->loc, "a cluster dimension", &d[j]);
-      if (!ok) continue;
-      if (d[0] < 1 || d[1] < 1 || d[2] < 1 || d[0] > 16 || d[1] > 16 || d[2] > 16 || d[0] * d[1] * d[2] > 16) {
-        dg_error(c, a->loc, "cluster(%lld, %lld, %lld): each dimension must be 1 to 16 and the cluster at most 16 CTAs",
-                 (long long)d[0], (long long)d[1], (long long)d[2]);
-        continue;
-      }
-      kf->cluster[0] = (int)d[0];
-      kf->cluster[1] = (int)d[1];
-      kf->cluster[2] = (int)d[2];
-    } else if (!strcmp(a->name, "maxnreg")) {
-      int64_t r;
-      if (a->nargs != 1 || !sm_const_int(s, sm_expr(s, a->args[0]), a->loc, "maxnreg", &r)) continue;
-      if (r < 24 || r > 255) {
-        dg_error(c, a->loc, "maxnreg(%lld) must be between 24 and 255", (long long)r);
-        continue;
-      }
-      kf->maxnreg = (int)r;
-    } else {
-      dg_error(c, a->loc, "unknown kernel attribute '%s' (known: warps, cluster, maxnreg)", a->name);
-    }
-  }
+  sm_kernel_attrs(s, f, kf);
   s->warps = kf->warps;
   /* Run-time parameters become the body's block arguments. */
   Type **types = ar_alloc(&c->arena, sizeof(Type *) * (size_t)(nrt + 1));

@@ -31,6 +31,7 @@ static const char *opnames[OP_COUNT] = {
     [OP_MMA_COMMIT] = "mma_commit", [OP_MMA_WAIT] = "mma_wait", [OP_TASKS] = "tasks",
     [OP_REPLICA_ID] = "replica_id", [OP_CLUSTER_RANK] = "cluster_rank",
     [OP_SEM_WAIT] = "sem_wait", [OP_SEM_SIGNAL] = "sem_signal",
+    [OP_ASYNC_COPY] = "async_copy", [OP_ASYNC_COMMIT] = "async_commit", [OP_ASYNC_WAIT] = "async_wait",
     [OP_TMEM_ALLOC] = "tmem_alloc", [OP_TMEM_LOAD] = "tmem_load", [OP_TMEM_STORE] = "tmem_store",
     [OP_TC_MMA] = "tcgen05_mma", [OP_TC_COMMIT] = "tcgen05_commit",
     [OP_PRINT] = "print", [OP_DEVICE_ASSERT] = "device_assert",
@@ -214,7 +215,8 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
   case OP_TMA_STORE_WAIT:
     buf_printf(o, " %lld%s", (long long)op->ival, op->ival2 ? " writes" : "");
     break;
-  case OP_MMA_WAIT: buf_printf(o, " %lld", (long long)op->ival); break;
+  case OP_MMA_WAIT:
+  case OP_ASYNC_WAIT: buf_printf(o, " %lld", (long long)op->ival); break;
   case OP_TMEM_ALLOC: buf_printf(o, " column=%lld", (long long)op->ival); break;
   case OP_TC_MMA:
     if (op->ival < 0) buf_puts(o, " overwrite");
@@ -237,7 +239,7 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
   }
   if (op->flags & OPF_SKIP_ONES) buf_puts(o, " skip_ones");
   if (op->flags & OPF_TRANS) buf_puts(o, " trans");
-  if (op->opc == OP_LOAD || op->opc == OP_STORE || op->opc == OP_ATOMIC_ADD) {
+  if (op->opc == OP_LOAD || op->opc == OP_STORE || op->opc == OP_ATOMIC_ADD || op->opc == OP_ASYNC_COPY) {
     if (op->flags & OPF_MASK) buf_puts(o, " masked");
     if (op->flags & OPF_OTHER) buf_puts(o, " other");
   }
@@ -314,6 +316,7 @@ void ir_print_module(Ctx *c, TModule *m, Buf *o) {
     for (int i = 0; i < f->nconsts; i++)
       buf_printf(o, " %s=%s", f->consts[i].name, f->consts[i].text);
     buf_puts(o, " {\n");
+    for (int i = 0; i < f->notes.len; i++) buf_printf(o, "  // %s\n", (const char *)f->notes.data[i]);
     pr_block(c, o, f->body, 1);
     buf_puts(o, "}\n");
   }

@@ -1,6 +1,8 @@
 /* matmul_host.c - runs matmul.tile (bf16, tensor cores) on random M, N, K,
- * including sizes that are not multiples of the 64x64x32 blocks, against a
- * float64 reference computed from the same bf16 inputs. */
+ * including sizes that are not multiples of the blocks, against a float64
+ * reference computed from the same bf16 inputs. The kernel takes row
+ * strides that are multiples of 8 elements: rows of A and B are padded to
+ * them (the padding holds NaN, which no correct kernel reads). */
 #include "../common/host.h"
 
 int main(int argc, char **argv) {
@@ -11,25 +13,26 @@ int main(int argc, char **argv) {
   tile_kernel *k;
   CHECK(tile_module_get_kernel(m, "matmul", &k));
   const tile_kernel_info *info = tile_kernel_get_info(k);
-  (void)info;
-  int BM = 64, BN = 64;
+  const char *bm = tile_kernel_const(info, "BM"), *bn = tile_kernel_const(info, "BN");
+  int BM = bm ? atoi(bm) : 64, BN = bn ? atoi(bn) : 64;
   int failures = 0;
   for (int t = 0; t < a.trials; t++) {
     long M = a.nsizes > 0 ? a.sizes[0] : (t == 0 ? 256 : rng_int(1, 700));
     long N = a.nsizes > 1 ? a.sizes[1] : (t == 0 ? 256 : rng_int(1, 700));
     long K = a.nsizes > 2 ? a.sizes[2] : (t == 0 ? 256 : rng_int(1, 700));
-    uint16_t *A = malloc((size_t)(M * K) * 2), *B = malloc((size_t)(K * N) * 2), *C = malloc((size_t)(M * N) * 2);
-    for (long i = 0; i < M * K; i++) A[i] = f2bf(rng_float(-1, 1));
-    for (long i = 0; i < K * N; i++) B[i] = f2bf(rng_float(-1, 1));
+    long lda = (K + 7) / 8 * 8, ldb = (N + 7) / 8 * 8;
+    uint16_t *A = malloc((size_t)(M * lda) * 2), *B = malloc((size_t)(K * ldb) * 2), *C = malloc((size_t)(M * N) * 2);
+    for (long i = 0; i < M * lda; i++) A[i] = i % lda < K ? f2bf(rng_float(-1, 1)) : 0xffff;
+    for (long i = 0; i < K * ldb; i++) B[i] = i % ldb < N ? f2bf(rng_float(-1, 1)) : 0xffff;
     tile_devptr dA, dB, dC;
-    CHECK(tile_malloc(&dA, (size_t)(M * K) * 2));
-    CHECK(tile_malloc(&dB, (size_t)(K * N) * 2));
+    CHECK(tile_malloc(&dA, (size_t)(M * lda) * 2));
+    CHECK(tile_malloc(&dB, (size_t)(K * ldb) * 2));
     CHECK(tile_malloc(&dC, (size_t)(M * N) * 2));
-    CHECK(tile_memcpy_htod(dA, A, (size_t)(M * K) * 2));
-    CHECK(tile_memcpy_htod(dB, B, (size_t)(K * N) * 2));
+    CHECK(tile_memcpy_htod(dA, A, (size_t)(M * lda) * 2));
+    CHECK(tile_memcpy_htod(dB, B, (size_t)(K * ldb) * 2));
     CHECK(tile_memset_d8(dC, 0xff, (size_t)(M * N) * 2)); /* 0xffff is a bf16 NaN */
-    int Mi = (int)M, Ni = (int)N, Ki = (int)K, lda = (int)K, ldb = (int)N, ldc = (int)N;
-    void *args[] = {&dA, &dB, &dC, &Mi, &Ni, &Ki, &lda, &ldb, &ldc};
+    int Mi = (int)M, Ni = (int)N, Ki = (int)K, ldai = (int)lda, ldbi = (int)ldb, ldc = (int)N;
+    void *args[] = {&dA, &dB, &dC, &Mi, &Ni, &Ki, &ldai, &ldbi, &ldc};
     CHECK(tile_launch(k, (unsigned)((M + BM - 1) / BM), (unsigned)((N + BN - 1) / BN), 1, args, 9, NULL));
     CHECK(tile_synchronize());
     CHECK(tile_memcpy_dtoh(C, dC, (size_t)(M * N) * 2));
@@ -41,8 +44,8 @@ int main(int argc, char **argv) {
     for (long i = 0; i < M; i += step) {
       for (long j = 0; j < N; j++) row[j] = 0;
       for (long kk = 0; kk < K; kk++) {
-        double av = bf2f(A[i * K + kk]);
-        const uint16_t *br = B + kk * N;
+        double av = bf2f(A[i * lda + kk]);
+        const uint16_t *br = B + kk * ldb;
         for (long j = 0; j < N; j++) row[j] += av * bf2f(br[j]);
       }
       for (long j = 0; j < N; j++) err_add(&e, bf2f(C[i * N + j]), row[j]);

@@ -1,0 +1,412 @@
+/* pipeline.c - software pipelining of `dot` in a loop over K (sm_90a).
+ *
+ * The Triton-style matmul loads its operand tiles with plain loads and
+ * multiplies them with dot; left alone, every iteration waits for its
+ * loads and then for the tensor cores. This pass rewrites such a loop
+ * into what the explicit GEMM does by hand:
+ *
+ *   a ring of S slots of swizzled shared memory for each operand;
+ *   before the loop, cp.async copies of iterations 0 .. D-1 (D = S - 2);
+ *   in iteration i:
+ *     cp.async.wait_group D-1        (this thread's copies of i landed)
+ *     fence.proxy.async + bar.sync   (everyone's, visible to wgmma; and
+ *                                      every warpgroup is past the wgmma
+ *                                      of i - 2, so its slot is free)
+ *     copies of iteration i + D into slot (i + D) % S, commit
+ *     acc = wgmma(slot i % S, acc), commit, wait until 1 is in flight
+ *   after the loop, wait for the last wgmma and for the copies.
+ *
+ * The copies are the loads' own address and mask computations, cloned
+ * with the induction variable moved D iterations ahead (or set to an
+ * iteration of the prologue); a copy of an iteration past the end copies
+ * nothing. Each thread copies 16-byte chunks, so the pass needs to know
+ * (axisinfo.c) that the addresses run contiguously in 16-byte aligned
+ * chunks, and that within a chunk the mask keeps a prefix of the elements
+ * (a mask constant over the chunk, `offs < n`, or an `&` of such): the
+ * copy then reads as many bytes as the mask keeps and zero-fills the rest.
+ *
+ * Anything else keeps the plain lowering (dot on mma.sync), and
+ * f->notes says why: --emit=tir prints the notes at the top of the kernel.
+ */
+#include "tilec_int.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PL_SMEM_BUDGET (200 * 1024) /* what the default stage count may take */
+#define PL_SMEM_LIMIT (227 * 1024)
+
+typedef struct Pl {
+  Ctx *c;
+  TFunc *f;
+} Pl;
+
+static void note(Pl *p, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note(Pl *p, Loc loc, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  vec_push(&p->c->arena, &p->f->notes, ar_printf(&p->c->arena, "pipeline: dot at %d:%d %s", loc.line, loc.col, buf));
+}
+
+/* ---- use counts (fresh: sema leaves them unset) ---- */
+static void zero_uses(TOp *op, void *ud) {
+  (void)ud;
+  for (int i = 0; i < op->nres; i++) op->res[i]->uses = 0;
+  for (int r = 0; r < op->nregions; r++)
+    for (int i = 0; i < op->regions[r]->nargs; i++) op->regions[r]->args[i]->uses = 0;
+}
+static void count_uses(TOp *op, void *ud) {
+  (void)ud;
+  for (int i = 0; i < op->nopnds; i++) op->opnds[i]->uses++;
+}
+
+/* ---- building ops ---- */
+static TOp *mk(Pl *p, TOp *before, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt) {
+  TOp *op = ir_op(p->c, opc, loc, n, opnds, rt ? 1 : 0, rt ? (Type *[]){rt} : NULL);
+  ir_insert_before(before, op);
+  return op;
+}
+static TValue *mk1(Pl *p, TOp *before, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt) {
+  return mk(p, before, opc, loc, n, opnds, rt)->res[0];
+}
+static TValue *iconst(Pl *p, TOp *before, Type *t, int64_t v, Loc loc) {
+  TOp *op = mk(p, before, OP_CONST, loc, 0, NULL, t);
+  op->ival = v;
+  return op->res[0];
+}
+static TValue *bin(Pl *p, TOp *before, Opcode opc, TValue *a, TValue *b, Loc loc) {
+  return mk1(p, before, opc, loc, 2, (TValue *[]){a, b}, a->type);
+}
+static TValue *cmp_lt(Pl *p, TOp *before, TValue *a, TValue *b, Loc loc) {
+  TOp *op = mk(p, before, OP_CMP, loc, 2, (TValue *[]){a, b}, ty_dt(p->c, DT_BOOL));
+  op->pred = CMP_LT;
+  return op->res[0];
+}
+
+/* ---- what the loads may be ---- */
+
+/* A splat (or broadcast, or conversion) of the constant zero. */
+static bool is_zero(const TValue *v) {
+  const TOp *d = v->def;
+  while (d && (d->opc == OP_SPLAT || d->opc == OP_BROADCAST || d->opc == OP_CONVERT || d->opc == OP_EXPAND_DIMS))
+    d = d->opnds[0]->def;
+  return d && d->opc == OP_CONST && d->ival == 0 && d->fval == 0.0;
+}
+
+/* Does mask m keep a prefix of each aligned run of `vec` elements along
+ * dimension d (so that a chunk's copy reads its first n elements)? */
+static bool prefix_mask(Ctx *c, TValue *m, int d, int vec, int depth) {
+  if (depth > 16) return false;
+  if (m->type->kind != TY_TILE) return true;
+  if (m->type->shape[d] == 1 || ax_get(c, m)->constancy[d] % vec == 0) return true;
+  TOp *op = m->def;
+  if (!op) return false;
+  switch (op->opc) {
+  case OP_AND: return prefix_mask(c, op->opnds[0], d, vec, depth + 1) && prefix_mask(c, op->opnds[1], d, vec, depth + 1);
+  case OP_BROADCAST:
+  case OP_CONVERT: return prefix_mask(c, op->opnds[0], d, vec, depth + 1);
+  case OP_EXPAND_DIMS:
+    if (op->axis == d) return true;
+    return prefix_mask(c, op->opnds[0], d > op->axis ? d - 1 : d, vec, depth + 1);
+  case OP_CMP: {
+    /* x < y or y > x: x steps by one along d, y constant along it */
+    TValue *x = op->opnds[0], *y = op->opnds[1];
+    if (op->pred == CMP_GT) x = op->opnds[1], y = op->opnds[0];
+    else if (op->pred != CMP_LT) return false;
+    const AxisInfo *ax = ax_get(c, x), *ay = ax_get(c, y);
+    bool xt = x->type->kind == TY_TILE, yt = y->type->kind == TY_TILE;
+    return xt && ax->contig[d] % vec == 0 && (!yt || ay->constancy[d] % vec == 0 || y->type->shape[d] == 1);
+  }
+  default: return false;
+  }
+}
+
+/* ---- slices: the ops of the loop body a load's operands come from ---- */
+typedef struct Slice {
+  TOp **ops;
+  int n, cap;
+  const char *why;
+} Slice;
+
+static bool in_slice(const Slice *s, const TOp *op) {
+  for (int i = 0; i < s->n; i++)
+    if (s->ops[i] == op) return true;
+  return false;
+}
+
+static bool collect(Pl *p, Slice *s, TBlock *body, TValue *v, int depth) {
+  if (depth > 64) return s->why = "its address computation is too deep to clone", false;
+  if (!v->def) {
+    if (v->block == body && v->index > 0) return s->why = "its addresses depend on a value the loop carries", false;
+    return true; /* the induction variable, or from outside the loop */
+  }
+  TOp *d = v->def;
+  if (d->block != body || in_slice(s, d)) return true;
+  if (d->nregions || !(ir_is_elementwise(d->opc) || d->opc == OP_CONST || d->opc == OP_SPLAT || d->opc == OP_ARANGE ||
+                       d->opc == OP_EXPAND_DIMS || d->opc == OP_BROADCAST || d->opc == OP_PROGRAM_ID ||
+                       d->opc == OP_NUM_PROGRAMS || d->opc == OP_CONVERT))
+    return s->why = "its addresses are computed by something other than arithmetic (a load, a loop)", false;
+  for (int i = 0; i < d->nopnds; i++)
+    if (!collect(p, s, body, d->opnds[i], depth + 1)) return false;
+  if (s->n == s->cap) {
+    int cap = s->cap ? 2 * s->cap : 16;
+    TOp **ops = ar_alloc(&p->c->arena, sizeof(TOp *) * (size_t)cap);
+    if (s->n) memcpy(ops, s->ops, sizeof(TOp *) * (size_t)s->n);
+    s->ops = ops, s->cap = cap;
+  }
+  s->ops[s->n++] = d; /* post-order: operands first */
+  return true;
+}
+
+/* Clone slice s before `before`, the induction variable iv replaced by k;
+ * map[i] is what value v_i (the results of s->ops[i]) became. */
+typedef struct Clone {
+  const Slice *s;
+  TValue *iv, *k;
+  TValue **to; /* per slice op: its clone's result */
+} Clone;
+
+static TValue *mapped(const Clone *cl, TValue *v) {
+  if (v == cl->iv) return cl->k;
+  if (v->def)
+    for (int i = 0; i < cl->s->n; i++)
+      if (cl->s->ops[i] == v->def) return cl->to[i];
+  return v;
+}
+
+static void clone_slice(Pl *p, Clone *cl, TOp *before) {
+  const Slice *s = cl->s;
+  cl->to = ar_alloc(&p->c->arena, sizeof(TValue *) * (size_t)(s->n + 1));
+  for (int i = 0; i < s->n; i++) {
+    TOp *o = s->ops[i];
+    TValue **ops = ar_alloc(&p->c->arena, sizeof(TValue *) * (size_t)(o->nopnds + 1));
+    for (int j = 0; j < o->nopnds; j++) ops[j] = mapped(cl, o->opnds[j]);
+    TOp *n = ir_op(p->c, o->opc, o->loc, o->nopnds, ops, 1, (Type *[]){o->res[0]->type});
+    n->ival = o->ival, n->ival2 = o->ival2, n->fval = o->fval, n->axis = o->axis, n->pred = o->pred;
+    n->to = o->to, n->flags = o->flags, n->str = o->str;
+    memcpy(n->shape, o->shape, sizeof n->shape);
+    n->res[0]->name = o->res[0]->name;
+    ir_insert_before(before, n);
+    cl->to[i] = n->res[0];
+  }
+}
+
+/* ---- one operand of the dot ---- */
+typedef struct Operand {
+  TOp *load;
+  Slice s;
+  int cd;        /* the contiguous dimension of the tile */
+  Type *buf;     /* the ring's slot type (nbuf = S on the alloc) */
+  bool copy_trans; /* the loaded tile is stored transposed in the slot (its contiguous dimension is 0) */
+  bool trans;    /* the dot's operand is the slot seen transposed (copy_trans, unless trans(load)) */
+  int64_t bytes; /* of one slot */
+} Operand;
+
+static bool check_operand(Pl *p, TValue *v, TBlock *body, Operand *o, const char **why) {
+  Ctx *c = p->c;
+  memset(o, 0, sizeof *o);
+  bool tr = v->def && v->def->opc == OP_TRANS; /* trans(load(...)) */
+  if (tr && v->uses != 1) return *why = "is used by more than the dot", false;
+  if (tr) v = v->def->opnds[0];
+  TOp *ld = v->def;
+  if (!ld || ld->opc != OP_LOAD || ld->block != body) return *why = "is not loaded in the loop's body", false;
+  if (v->uses != 1) return *why = "is used by more than the dot", false;
+  TValue *ptr = ld->opnds[0];
+  if (ptr->type->kind != TY_TILE || ptr->type->rank != 2) return *why = "is not a 2-D tile load", false;
+  if ((ld->flags & OPF_OTHER) && !is_zero(ld->opnds[2])) return *why = "is loaded with a nonzero 'other'", false;
+  int eb = ty_dtype_bytes((DType)v->type->elem.dt), vec = 16 / eb;
+  const AxisInfo *ax = ax_get(c, ptr);
+  o->cd = ax->contig[1] >= ax->contig[0] ? 1 : 0;
+  if (ax->contig[o->cd] < vec || ax->div[o->cd] < 16 || v->type->shape[o->cd] % vec)
+    return *why = "is not known to be read in aligned 16-byte runs (a pointer align(16) and row strides multiple_of(8) "
+                  "for 16-bit elements let the compiler see it)",
+           false;
+  if ((ld->flags & OPF_MASK) && !prefix_mask(c, ld->opnds[1], o->cd, vec, 0))
+    return *why = "has a mask that does not keep a prefix of each 16-byte run (it should be `offs < n` terms and "
+                  "masks constant along the contiguous dimension)",
+           false;
+  int rows = v->type->shape[1 - o->cd], cols = v->type->shape[o->cd];
+  if ((cols * eb) % 128 || rows % 8)
+    return *why = "is not whole 128-byte rows along its contiguous dimension (wgmma's 128-byte swizzle)", false;
+  o->trans = (o->cd == 0) != tr;
+  o->copy_trans = o->cd == 0;
+  int shape[2] = {rows, cols};
+  Type *t = ty_tile(c, v->type->elem, 2, shape);
+  t->kind = TY_SMEM;
+  t->brows = rows;
+  t->swizzle = 128;
+  o->buf = t;
+  o->bytes = (int64_t)rows * cols * eb;
+  o->load = ld;
+  for (int i = 0; i < ld->nopnds; i++) {
+    if (i == 2) break; /* 'other' is zero: the copy zero-fills */
+    if (!collect(p, &o->s, body, ld->opnds[i], 0)) return *why = o->s.why, false;
+  }
+  return true;
+}
+
+/* The slot view of a ring, as the dot's operand: the tile's orientation
+ * (a transposed view when the tile is stored transposed). */
+static TValue *slot(Pl *p, TOp *before, TValue *ring, TValue *i, Loc loc) {
+  Type *t = ty_tile(p->c, ring->type->elem, 2, ring->type->shape);
+  t->kind = TY_SMEM, t->swizzle = ring->type->swizzle, t->brows = ring->type->brows;
+  return mk1(p, before, OP_SLOT, loc, 2, (TValue *[]){ring, i}, t);
+}
+static TValue *as_operand(Pl *p, TOp *before, TValue *view, bool trans, Loc loc) {
+  if (!trans) return view;
+  Type *t = ty_with_elem(p->c, view->type, view->type->elem);
+  t->shape[0] = view->type->shape[1], t->shape[1] = view->type->shape[0];
+  t->trans = true;
+  return mk1(p, before, OP_SLICE, loc, 1, &view, t);
+}
+
+/* Copies of one iteration (induction variable value k, valid: it exists)
+ * of both operands into slot index si. */
+static void copies(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *iv, TValue *k, TValue *valid, TValue *si,
+                   Loc loc) {
+  for (int j = 0; j < 2; j++) {
+    Operand *o = &ops[j];
+    Clone cl = {&o->s, iv, k, NULL};
+    clone_slice(p, &cl, before);
+    TValue *view = slot(p, before, rings[j], si, loc);
+    TValue *args[4] = {view, mapped(&cl, o->load->opnds[0])};
+    int n = 2;
+    if (o->load->flags & OPF_MASK) args[n++] = mapped(&cl, o->load->opnds[1]);
+    args[n++] = valid;
+    TOp *cp = mk(p, before, OP_ASYNC_COPY, o->load->loc, n, args, NULL);
+    cp->flags = (o->load->flags & OPF_MASK) | (o->copy_trans ? OPF_TRANS : 0);
+  }
+  mk(p, before, OP_ASYNC_COMMIT, loc, 0, NULL, NULL);
+}
+
+static int64_t smem_in_use(TBlock *b) {
+  int64_t n = 0;
+  for (TOp *op = b->first; op; op = op->next) {
+    if (op->opc == OP_SMEM_ALLOC) n += ((op->ival2 + 1023) & ~(int64_t)1023) * (op->res[0]->type->nbuf ? op->res[0]->type->nbuf : 1);
+    if (op->opc == OP_BAR_ALLOC) n += 8 * op->res[0]->type->nbuf;
+    for (int r = 0; r < op->nregions; r++) n += smem_in_use(op->regions[r]);
+  }
+  return n;
+}
+
+static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
+  Ctx *c = p->c;
+  TFunc *f = p->f;
+  TBlock *body = fop->regions[0];
+  Loc loc = dot->loc;
+  const char *why = NULL;
+  TValue *a = dot->opnds[0], *b = dot->opnds[1], *acc = dot->opnds[2];
+  int M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1];
+  DType dt = (DType)a->type->elem.dt;
+  int warps = f->warps, ai = acc->block == body ? acc->index : -1;
+  TValue *iv = body->args[0];
+  if (f->stages == 0) return note(p, loc, "not pipelined: stages(0)");
+  if (c->sm != 90) return note(p, loc, "not pipelined: sm_100a lowers dot on mma.sync for now");
+  if (f->has_tasks) return note(p, loc, "not pipelined: the kernel has tasks (pipeline it by hand)");
+  if (dt != DT_BF16 && dt != DT_F16) return note(p, loc, "not pipelined: wgmma here takes bf16 or f16 operands");
+  if (warps % 4 || M != 16 * warps)
+    return note(p, loc, "of [%d, %d] x [%d, %d] on %d warps not pipelined: each warpgroup (4 warps) computes 64 rows "
+                        "on wgmma, so M must be 16 x warps", M, K, K, N, warps);
+  if (N % 8 || N > 256 || K % 16) return note(p, loc, "not pipelined: wgmma needs N a multiple of 8 up to 256");
+  if (ai < 1 || dot->res[0]->uses != 1 || acc->uses != 1 || body->last->opc != OP_YIELD ||
+      body->last->opnds[ai - 1] != dot->res[0])
+    return note(p, loc, "not pipelined: its accumulator is not a value the loop carries from dot to dot");
+  if (iv->type->elem.dt != DT_I32) return note(p, loc, "not pipelined: the loop counts in 64 bits");
+  TOp *sd = fop->opnds[2]->def;
+  if (!sd || sd->opc != OP_CONST || sd->ival <= 0)
+    return note(p, loc, "not pipelined: the loop's step is not a positive constant");
+  Operand ops[2];
+  if (!check_operand(p, a, body, &ops[0], &why)) return note(p, loc, "not pipelined: a %s", why);
+  if (!check_operand(p, b, body, &ops[1], &why)) return note(p, loc, "not pipelined: b %s", why);
+  /* stages: S slots, copies D = S - 2 iterations ahead */
+  int64_t stage = ((ops[0].bytes + 1023) & ~1023) + ((ops[1].bytes + 1023) & ~1023), used = smem_in_use(f->body);
+  int S = f->stages;
+  if (S < 0) {
+    for (S = 4; S > 3 && used + S * stage > PL_SMEM_BUDGET; S--) {
+    }
+    if (used + S * stage > PL_SMEM_BUDGET)
+      return note(p, loc, "not pipelined: 3 stages of %lld bytes do not fit in shared memory", (long long)stage);
+  } else if (used + S * stage > PL_SMEM_LIMIT) {
+    dg_error(c, dot->loc, "stages(%d): %d slots of %lld bytes for this dot's operands do not fit in shared memory "
+                          "(%lld bytes already allocated; at most %d)",
+             S, S, (long long)stage, (long long)used, PL_SMEM_LIMIT);
+    return;
+  }
+  int D = S - 2;
+  Type *ti = ty_dt(c, DT_I32);
+  TValue *lo = fop->opnds[0], *hi = fop->opnds[1], *step = fop->opnds[2];
+
+  /* the rings, at the kernel's entry */
+  TValue *rings[2];
+  for (int j = 0; j < 2; j++) {
+    Type *t = ty_tile(c, ops[j].buf->elem, 2, ops[j].buf->shape);
+    t->kind = TY_SMEM, t->swizzle = 128, t->brows = ops[j].buf->brows, t->nbuf = S;
+    TOp *al = ir_op(c, OP_SMEM_ALLOC, loc, 0, NULL, 1, (Type *[]){t});
+    al->ival2 = ops[j].bytes;
+    if (f->body->first) ir_insert_before(f->body->first, al);
+    else ir_append(f->body, al);
+    rings[j] = al->res[0];
+  }
+  /* the prologue: iterations 0 .. D-1 */
+  for (int j = 0; j < D; j++) {
+    TValue *k = j ? bin(p, fop, OP_ADD, lo, bin(p, fop, OP_MUL, iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
+    copies(p, fop, ops, rings, iv, k, cmp_lt(p, fop, k, hi, loc), iconst(p, fop, ti, j, loc), loc);
+  }
+  /* the body, where the dot was */
+  TValue *it = bin(p, dot, OP_DIV, bin(p, dot, OP_SUB, iv, lo, loc), step, loc);
+  TValue *cur = bin(p, dot, OP_REM, it, iconst(p, dot, ti, S, loc), loc);
+  TValue *nxt = bin(p, dot, OP_REM, bin(p, dot, OP_ADD, it, iconst(p, dot, ti, D, loc), loc), iconst(p, dot, ti, S, loc), loc);
+  TOp *w = mk(p, dot, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
+  w->ival = D - 1;
+  mk(p, dot, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
+  TOp *bar = mk(p, dot, OP_NAMED_BAR, loc, 0, NULL, NULL);
+  bar->ival = 0, bar->ival2 = 32 * warps;
+  TValue *kn = bin(p, dot, OP_ADD, iv, bin(p, dot, OP_MUL, iconst(p, dot, ti, D, loc), step, loc), loc);
+  copies(p, dot, ops, rings, iv, kn, cmp_lt(p, dot, kn, hi, loc), nxt, loc);
+  TValue *va = as_operand(p, dot, slot(p, dot, rings[0], cur, loc), ops[0].trans, loc);
+  TValue *vb = as_operand(p, dot, slot(p, dot, rings[1], cur, loc), ops[1].trans, loc);
+  TValue *r = mk1(p, dot, OP_MMA_ASYNC, loc, 3, (TValue *[]){va, vb, acc}, acc->type);
+  mk(p, dot, OP_MMA_COMMIT, loc, 0, NULL, NULL);
+  TOp *mw = mk(p, dot, OP_MMA_WAIT, loc, 1, &r, acc->type);
+  mw->ival = 1;
+  ir_replace_uses(body, dot->res[0], mw->res[0]);
+  ir_remove(dot);
+  /* after the loop: the last wgmma, and the copies past the end (none read memory) */
+  TValue *res = fop->res[ai - 1];
+  TOp *fin = ir_op(c, OP_MMA_WAIT, loc, 1, &res, 1, (Type *[]){acc->type});
+  TOp *aw = ir_op(c, OP_ASYNC_WAIT, loc, 0, NULL, 0, NULL);
+  ir_insert_after(fop, aw);
+  ir_insert_after(fop, fin);
+  ir_replace_uses(fop->block, res, fin->res[0]);
+  fin->opnds[0] = res; /* (replace_uses reached the wait's own operand) */
+  note(p, loc,
+       "pipelined: %d stages (copies %d iterations ahead), a [%d, %d] %s-major and b [%d, %d] %s-major through "
+       "cp.async into 128-byte swizzled shared memory (%lld bytes), wgmma m64n%dk16 on %d warpgroup%s, one in flight",
+       S, D, M, K, ops[0].trans ? "M" : "K", K, N, ops[1].trans ? "K" : "N", (long long)(S * stage), N, warps / 4,
+       warps > 4 ? "s" : "");
+}
+
+typedef struct Found {
+  TOp *fop, *dot;
+} Found;
+
+static void find(TOp *op, void *ud) {
+  Found *fd = ud;
+  if (fd->dot || op->opc != OP_DOT || !op->block->parent || op->block->parent->opc != OP_FOR) return;
+  fd->fop = op->block->parent;
+  fd->dot = op;
+}
+
+void pl_run(Ctx *c, TFunc *f) {
+  Pl p = {c, f};
+  /* one dot per kernel for now: the first in a loop */
+  ir_walk(f->body, zero_uses, NULL);
+  ir_walk(f->body, count_uses, NULL);
+  Found fd = {0};
+  ir_walk(f->body, find, &fd);
+  if (!fd.dot) return;
+  pipeline_dot(&p, fd.fop, fd.dot);
+}
