@@ -220,24 +220,22 @@ static bool smem_move(Lw *L, TOp *op, bool store) {
 }
 
 /* cp.async (pipeline.c's copies): each thread's 16-byte chunks of the
- * tile go straight to their swizzled place in the view. The chunk reads as
- * many bytes as the mask keeps (a prefix of the chunk: pipeline.c checked)
- * and zero-fills the rest; an invalid copy (an iteration past the loop's
- * end) reads nothing. */
+ * tile go straight to their swizzled place in the view. A chunk reads the
+ * elements its count (pipeline.c's, at the chunk's first element) keeps and
+ * zero-fills the rest; an invalid copy (an iteration past the loop's end)
+ * reads nothing. */
 static bool lower_async_copy(Lw *L, TOp *op) {
   TValue *view = op->opnds[0], *ptr = op->opnds[1];
-  TValue *mask = (op->flags & OPF_MASK) ? op->opnds[2] : NULL, *valid = op->opnds[op->nopnds - 1];
+  TValue *mask = (op->flags & OPF_MASK) ? op->opnds[2] : NULL /* the count */, *valid = op->opnds[op->nopnds - 1];
   const Type *t = view->type;
   LinLayout lin;
   if (!lw_linear(L, ptr, &lin)) return false;
-  int cd = 1; /* the tile's contiguous dimension */
   if (op->flags & OPF_TRANS) { /* element (r, c) of the tile goes to (c, r) of the view */
     int sw = lin.shape[0];
     lin.shape[0] = lin.shape[1], lin.shape[1] = sw;
     for (int i = 0; i < lin.nreg; i++) sw = lin.reg[i][0], lin.reg[i][0] = lin.reg[i][1], lin.reg[i][1] = sw;
     for (int i = 0; i < lin.nlane; i++) sw = lin.lane[i][0], lin.lane[i][0] = lin.lane[i][1], lin.lane[i][1] = sw;
     for (int i = 0; i < lin.nwarp; i++) sw = lin.warp[i][0], lin.warp[i][0] = lin.warp[i][1], lin.warp[i][1] = sw;
-    cd = 0;
   }
   int eb = elem_bytes(t), vec = 16 / eb;
   for (int k = 0; (1 << k) < vec; k++)
@@ -245,8 +243,7 @@ static bool lower_async_copy(Lw *L, TOp *op) {
       dg_ice(L->c, op->loc, "async copy: a thread's registers are not 16-byte chunks of a row");
       return false;
     }
-  LV *P = lw_get(L, ptr), *Mk = mask ? lw_get(L, mask) : NULL;
-  bool const_mask = mask && ax_get(L->c, mask)->constancy[cd] % vec == 0;
+  LV *P = lw_get(L, ptr), *Cn = mask ? lw_get(L, mask) : NULL;
   MlirValue ok = lw_get(L, valid)->v[0], base = addr_of(L, view), tc[TC_MAX_RANK];
   lw_thread_coord(L, &lin, tc);
   bool linear = smem_offset_linear(t);
@@ -272,13 +269,7 @@ static bool lower_async_copy(Lw *L, TOp *op) {
       p = byte_gep(L, base, elem_offset(L, t, r, c));
     }
     MlirValue n = full;
-    if (const_mask) {
-      n = lw_select(L, Mk->v[g], full, none);
-    } else if (mask) { /* a prefix: as many elements as are kept */
-      n = none;
-      for (int j = 0; j < vec; j++) n = lw_bin(L, "arith.addi", n, lw_cast(L, "arith.extui", Mk->v[g + j], L->i32));
-      if (eb > 1) n = lw_bin(L, "arith.muli", n, lw_i32(L, eb));
-    }
+    if (mask) n = eb > 1 ? lw_bin(L, "arith.muli", Cn->v[g], lw_i32(L, eb)) : Cn->v[g]; /* the chunk's kept elements */
     n = lw_select(L, ok, n, none);
     lw_asm(L, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "l,l,r", 3, (MlirValue[]){p, P->v[g], n},
            (MlirType){0}, true);

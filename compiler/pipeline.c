@@ -99,8 +99,7 @@ static bool is_zero(const TValue *v) {
 /* Does mask m keep a prefix of each aligned run of `vec` elements along
  * dimension d (so that a chunk's copy reads its first n elements)? */
 static bool prefix_mask(Ctx *c, TValue *m, int d, int vec, int depth) {
-  if (depth > 16) return false;
-  if (m->type->kind != TY_TILE) return true;
+  if (depth > 16 || m->type->kind != TY_TILE) return false;
   if (m->type->shape[d] == 1 || ax_get(c, m)->constancy[d] % vec == 0) return true;
   TOp *op = m->def;
   if (!op) return false;
@@ -117,8 +116,8 @@ static bool prefix_mask(Ctx *c, TValue *m, int d, int vec, int depth) {
     if (op->pred == CMP_GT) x = op->opnds[1], y = op->opnds[0];
     else if (op->pred != CMP_LT) return false;
     const AxisInfo *ax = ax_get(c, x), *ay = ax_get(c, y);
-    bool xt = x->type->kind == TY_TILE, yt = y->type->kind == TY_TILE;
-    return xt && ax->contig[d] % vec == 0 && (!yt || ay->constancy[d] % vec == 0 || y->type->shape[d] == 1);
+    if (x->type->kind != TY_TILE || y->type->kind != TY_TILE || !ty_is_int((DType)x->type->elem.dt)) return false;
+    return ax->contig[d] % vec == 0 && (ay->constancy[d] % vec == 0 || y->type->shape[d] == 1);
   }
   default: return false;
   }
@@ -248,6 +247,53 @@ static bool check_operand(Pl *p, TValue *v, TBlock *body, Operand *o, const char
   return true;
 }
 
+/* The number of elements mask m keeps of the run of vec elements along
+ * dimension d starting at each element (a prefix: prefix_mask checked),
+ * built from the clone's values: a kept-or-not mask gives vec or 0,
+ * `x < y` gives clamp(y - x, 0, vec), `&` the smaller. Only the runs'
+ * first elements are read (lower_hw.c); the copy reads that many. */
+static TValue *splat_i32(Pl *p, TOp *before, const Type *like, int64_t v, Loc loc) {
+  TValue *k = iconst(p, before, ty_dt(p->c, DT_I32), v, loc);
+  return mk1(p, before, OP_SPLAT, loc, 1, &k, ty_with_elem(p->c, like, (Elem){DT_I32, 0}));
+}
+static TValue *count_of(Pl *p, TOp *before, const Clone *cl, TValue *m, int d, int vec, Loc loc) {
+  Ctx *c = p->c;
+  Type *ct = ty_with_elem(c, m->type, (Elem){DT_I32, 0});
+  TOp *op = m->def;
+  if (m->type->shape[d] == 1 || ax_get(c, m)->constancy[d] % vec == 0) {
+    TValue *args[3] = {mapped(cl, m), splat_i32(p, before, m->type, vec, loc), splat_i32(p, before, m->type, 0, loc)};
+    return mk1(p, before, OP_SELECT, loc, 3, args, ct);
+  }
+  switch (op->opc) {
+  case OP_AND:
+    return bin(p, before, OP_MIN, count_of(p, before, cl, op->opnds[0], d, vec, loc),
+               count_of(p, before, cl, op->opnds[1], d, vec, loc), loc);
+  case OP_CONVERT: return count_of(p, before, cl, op->opnds[0], d, vec, loc);
+  case OP_BROADCAST:
+  case OP_EXPAND_DIMS: {
+    int dd = op->opc == OP_EXPAND_DIMS && d > op->axis ? d - 1 : d;
+    TValue *in = count_of(p, before, cl, op->opnds[0], dd, vec, loc);
+    TOp *n = mk(p, before, op->opc, loc, 1, &in, ct);
+    n->axis = op->axis;
+    memcpy(n->shape, op->shape, sizeof n->shape);
+    return n->res[0];
+  }
+  default: { /* OP_CMP, x < y or y > x */
+    TValue *x = op->opnds[0], *y = op->opnds[1];
+    if (op->pred == CMP_GT) x = op->opnds[1], y = op->opnds[0];
+    TValue *diff = bin(p, before, OP_SUB, mapped(cl, y), mapped(cl, x), loc);
+    Type *dt = diff->type;
+    TValue *zero = mk1(p, before, OP_SPLAT, loc, 1, (TValue *[]){iconst(p, before, ty_scalar(c, dt->elem), 0, loc)}, dt);
+    TValue *top = mk1(p, before, OP_SPLAT, loc, 1, (TValue *[]){iconst(p, before, ty_scalar(c, dt->elem), vec, loc)}, dt);
+    TValue *r = bin(p, before, OP_MIN, bin(p, before, OP_MAX, diff, zero, loc), top, loc);
+    if (dt->elem.dt == DT_I32) return r;
+    TOp *cv = mk(p, before, OP_CAST, loc, 1, &r, ct);
+    cv->to = (Elem){DT_I32, 0};
+    return cv->res[0];
+  }
+  }
+}
+
 /* The slot view of a ring, as the dot's operand: the tile's orientation
  * (a transposed view when the tile is stored transposed). */
 static TValue *slot(Pl *p, TOp *before, TValue *ring, TValue *i, Loc loc) {
@@ -274,7 +320,7 @@ static void copies(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *iv,
     TValue *view = slot(p, before, rings[j], si, loc);
     TValue *args[4] = {view, mapped(&cl, o->load->opnds[0])};
     int n = 2;
-    if (o->load->flags & OPF_MASK) args[n++] = mapped(&cl, o->load->opnds[1]);
+    if (o->load->flags & OPF_MASK) args[n++] = count_of(p, before, &cl, o->load->opnds[1], o->cd, 16 / ty_dtype_bytes((DType)o->buf->elem.dt), loc);
     args[n++] = valid;
     TOp *cp = mk(p, before, OP_ASYNC_COPY, o->load->loc, n, args, NULL);
     cp->flags = (o->load->flags & OPF_MASK) | (o->copy_trans ? OPF_TRANS : 0);

@@ -448,9 +448,10 @@ typedef enum Opcode {
   OP_SEM_WAIT,    /* spin (every thread, acquire) until *ptr == value */
   OP_SEM_SIGNAL,  /* *ptr = value (the elected thread, release, after its async-proxy writes) */
   /* made by pipeline.c (no source spelling): cp.async, Ampere's per-thread async copy */
-  OP_ASYNC_COPY,  /* view, ptrs, [mask] (OPF_MASK), valid (i1 scalar): each thread copies its 16-byte
-                     chunks of the tile at ptrs into the view, masked-off elements and all of an
-                     invalid copy zero-filled; OPF_TRANS: element (r, c) goes to (c, r) of the view */
+  OP_ASYNC_COPY,  /* view, ptrs, [count] (OPF_MASK), valid (i1 scalar): each thread copies its 16-byte
+                     chunks of the tile at ptrs into the view, reading the first count[chunk start]
+                     elements (all without OPF_MASK, none when !valid) and zero-filling the rest;
+                     OPF_TRANS: element (r, c) goes to (c, r) of the view */
   OP_ASYNC_COMMIT, /* cp.async.commit_group */
   OP_ASYNC_WAIT,  /* cp.async.wait_group ival */
   /* explicit hardware (Blackwell, sm_100a: builtins_sm100.c, lower_sm100.c) */
