@@ -226,7 +226,7 @@ static bool smem_move(Lw *L, TOp *op, bool store) {
  * reads nothing. */
 static bool lower_async_copy(Lw *L, TOp *op) {
   TValue *view = op->opnds[0], *ptr = op->opnds[1];
-  TValue *mask = (op->flags & OPF_MASK) ? op->opnds[2] : NULL /* the count */, *valid = op->opnds[op->nopnds - 1];
+  TValue *mask = (op->flags & OPF_MASK) ? op->opnds[2] : NULL /* the count, or (OPF_OTHER) a bool mask */, *valid = op->opnds[op->nopnds - 1];
   const Type *t = view->type;
   LinLayout lin;
   if (!lw_linear(L, ptr, &lin)) return false;
@@ -253,7 +253,7 @@ static bool lower_async_copy(Lw *L, TOp *op) {
     toff = elem_offset(L, t, tc[0], tc[1]);
     tmask = smem_thread_bits(t, &lin);
   }
-  MlirValue full = lw_i32(L, 16), none = lw_i32(L, 0);
+  MlirValue none = lw_i32(L, 0);
   for (int g = 0; g < ly_nregs(&lin); g += vec) {
     int rc[TC_MAX_RANK];
     ly_reg_coord(&lin, g, rc);
@@ -268,8 +268,13 @@ static bool lower_async_copy(Lw *L, TOp *op) {
       MlirValue c = lw_bin(L, "arith.xori", tc[1], lw_i32(L, rc[1]));
       p = byte_gep(L, base, elem_offset(L, t, r, c));
     }
-    MlirValue n = full;
-    if (mask) n = eb > 1 ? lw_bin(L, "arith.muli", Cn->v[g], lw_i32(L, eb)) : Cn->v[g]; /* the chunk's kept elements */
+    if (!mask || (op->flags & OPF_OTHER)) { /* all or nothing: the ignore-src form, zeros where not kept */
+      MlirValue keep = mask ? lw_bin(L, "arith.andi", Cn->v[g], ok) : ok;
+      lw_asm(L, "{ .reg .pred z; setp.eq.b32 z, $2, 0; cp.async.cg.shared.global [$0], [$1], 16, z; }", "l,l,r", 3,
+             (MlirValue[]){p, P->v[g], lw_cast(L, "arith.extui", keep, L->i32)}, (MlirType){0}, true);
+      continue;
+    }
+    MlirValue n = eb > 1 ? lw_bin(L, "arith.muli", Cn->v[g], lw_i32(L, eb)) : Cn->v[g]; /* the chunk's kept elements */
     n = lw_select(L, ok, n, none);
     lw_asm(L, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "l,l,r", 3, (MlirValue[]){p, P->v[g], n},
            (MlirType){0}, true);

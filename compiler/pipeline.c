@@ -320,10 +320,20 @@ static void copies(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *iv,
     TValue *view = slot(p, before, rings[j], si, loc);
     TValue *args[4] = {view, mapped(&cl, o->load->opnds[0])};
     int n = 2;
-    if (o->load->flags & OPF_MASK) args[n++] = count_of(p, before, &cl, o->load->opnds[1], o->cd, 16 / ty_dtype_bytes((DType)o->buf->elem.dt), loc);
+    int vec = 16 / ty_dtype_bytes((DType)o->buf->elem.dt), flags = o->copy_trans ? OPF_TRANS : 0;
+    if (o->load->flags & OPF_MASK) {
+      TValue *m = o->load->opnds[1];
+      if (ax_get(p->c, m)->constancy[o->cd] % vec == 0) { /* whole chunks kept or not: the mask itself */
+        args[n++] = mapped(&cl, m);
+        flags |= OPF_MASK | OPF_OTHER;
+      } else {
+        args[n++] = count_of(p, before, &cl, m, o->cd, vec, loc);
+        flags |= OPF_MASK;
+      }
+    }
     args[n++] = valid;
     TOp *cp = mk(p, before, OP_ASYNC_COPY, o->load->loc, n, args, NULL);
-    cp->flags = (o->load->flags & OPF_MASK) | (o->copy_trans ? OPF_TRANS : 0);
+    cp->flags = flags;
   }
   mk(p, before, OP_ASYNC_COMMIT, loc, 0, NULL, NULL);
 }

@@ -451,6 +451,7 @@ typedef enum Opcode {
   OP_ASYNC_COPY,  /* view, ptrs, [count] (OPF_MASK), valid (i1 scalar): each thread copies its 16-byte
                      chunks of the tile at ptrs into the view, reading the first count[chunk start]
                      elements (all without OPF_MASK, none when !valid) and zero-filling the rest;
+                     OPF_MASK | OPF_OTHER: a bool mask instead of the count, whole chunks kept or not;
                      OPF_TRANS: element (r, c) goes to (c, r) of the view */
   OP_ASYNC_COMMIT, /* cp.async.commit_group */
   OP_ASYNC_WAIT,  /* cp.async.wait_group ival */
