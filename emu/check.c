@@ -6,9 +6,11 @@
  * Happens-before is tracked with vector clocks over "agents": each warp
  * (its generic accesses: ld/st.shared, stmatrix, ldmatrix; the lanes of a
  * warp write under one epoch, as they run converged), each warp's
- * bulk-copy stream (TMA stores reading shared memory), each warpgroup's
- * wgmma stream (reading its operands), and each mbarrier (the TMA loads
- * completing on it). Every thread has its own clock (what it knows: a lane
+ * cp.async stream (an epoch per group: a copy's bytes are written at its
+ * issue as far as the checks go, and complete for a thread whose clock
+ * has its group's epoch), each warp's bulk-copy stream (TMA stores
+ * reading shared memory), each warpgroup's wgmma stream (reading its
+ * operands), and each mbarrier (the TMA loads completing on it). Every thread has its own clock (what it knows: a lane
  * that waits does not tell the lanes of its warp that did not); a warp's
  * epoch ticks after one of its threads publishes it (an arrival, a fence).
  * The synchronizations join clocks:
@@ -19,12 +21,13 @@
  *     a try_wait/test_wait that succeeds takes what the phases released;
  *   wgmma.wait_group N / cp.async.bulk.wait_group[.read] N: the waiting
  *     thread learns that the operations of the older groups read what they
- *     read.
+ *     read; cp.async.wait_group N: that its older groups' copies are done.
  * A second clock per thread (avc) holds only what reached it through a
  * fence.proxy.async: a TMA store or a wgmma may read bytes written by
- * generic stores only if a proxy fence lies on the happens-before path
- * from the write to the issue (the writer's fence before its barrier
- * arrival, CUTLASS's pattern, or the issuer's after it).
+ * generic stores or cp.async copies (generic proxy too, PTX ISA) only if
+ * a proxy fence lies on the happens-before path from the write to the
+ * issue (the writer's fence before its barrier arrival, CUTLASS's
+ * pattern, or the issuer's after it).
  *
  * Shadow memory, one record per 4-byte word of the CTA's window: the last
  * write (agent, epoch, instruction, thread), up to two reads not yet known
@@ -33,7 +36,8 @@
  *     plain store of another warp with no barrier between; a TMA load's
  *     bytes read without waiting for its mbarrier phase); a write (or a
  *     TMA load) over a word another warp reads with no barrier between,
- *     or that a TMA load in flight writes;
+ *     or that a TMA load in flight writes; any access to bytes of a
+ *     cp.async its clock does not know to be done;
  *   proxy: a TMA store or wgmma reading generic-proxy writes that happen
  *     before it with no fence.proxy.async on the way;
  *   slot: a write or TMA load over bytes a wgmma or TMA store may still be
@@ -51,10 +55,13 @@
 
 #include "exec_int.h"
 
-/* Agents: warps 0..nw-1, then each warp's bulk stream (agb + w), each
- * warpgroup's wgmma stream (agw + g), each mbarrier (agm + its index):
- * numbered densely so that joins cover few entries; 255 at most. */
-enum { NW = 32, AG_N = 256 };
+/* Agents: warps 0..nw-1, then each warp's cp.async stream (agc + w: the
+ * copies its threads issue, which write through the generic proxy), each
+ * warp's bulk stream (agb + w), each warpgroup's wgmma stream (agw + g),
+ * each mbarrier (agm + its index): numbered densely so that joins cover
+ * few entries; 255 at most. The first ngen (2 nw) write through the
+ * generic proxy: the fenced clocks (avc) have an entry for each. */
+enum { NW = 32, GN = 2 * NW, AG_N = 256 };
 #define EP_MAX 0xffffffu
 #define MK(ag, ep) ((uint32_t)(ag) << 24 | (uint32_t)(ep))
 #define AG(m) ((int)((m) >> 24))
@@ -70,21 +77,21 @@ typedef struct Word {
 } Word;
 
 typedef struct ChkMb {
-  uint32_t cur[AG_N], cura[NW];   /* what the current phase's arrivals release */
-  uint32_t done[AG_N], donea[NW]; /* what its completed phases released */
+  uint32_t cur[AG_N], cura[GN];   /* what the current phase's arrivals release */
+  uint32_t done[AG_N], donea[GN]; /* what its completed phases released */
   uint32_t ncomp;                 /* phases completed: the TMA loads on it count to phase ncomp + 1 */
   uint32_t arrived[32];           /* threads that arrived in the current phase */
 } ChkMb;
 
 typedef struct EmChk EmChk;
 struct EmChk {
-  int nw, used;          /* warps; agents in use */
-  int agb, agw, agm;     /* the first bulk-stream, wgmma-stream and mbarrier agents */
+  int nw, ngen, used;    /* warps; the generic-proxy writers (warps, cp.async streams); agents in use */
+  int agc, agb, agw, agm; /* the first cp.async-stream, bulk-stream, wgmma-stream and mbarrier agents */
   uint32_t (*vc)[AG_N];  /* each thread's clock */
-  uint32_t (*avc)[NW];   /* what of the warps' generic writes reaches the thread through a proxy fence */
+  uint32_t (*avc)[GN];   /* what of the generic-proxy writes reaches the thread through a proxy fence */
   uint32_t ep[NW];       /* each warp's epoch (its accesses are marked with it) */
   bool pub[NW];          /* the epoch was published: the warp's next access ticks it */
-  uint32_t bar[16][AG_N], bara[16][NW];
+  uint32_t bar[16][AG_N], bara[16][GN];
   ChkMb *mb[AG_N];       /* by index in Cta.mb */
   Word *sh;
   size_t nsh;
@@ -92,14 +99,15 @@ struct EmChk {
 };
 
 size_t em_chk_bytes(size_t smem_size, int nthr) {
-  return sizeof(EmChk) + ((smem_size + 3) / 4) * sizeof(Word) + (size_t)nthr * (AG_N + NW) * 4;
+  return sizeof(EmChk) + ((smem_size + 3) / 4) * sizeof(Word) + (size_t)nthr * (AG_N + GN) * 4;
 }
 
 bool em_chk_new(Cta *c) {
   EmChk *k = calloc(1, sizeof *k);
   if (!k) return false;
   k->nw = (c->n + 31) / 32;
-  k->agb = k->nw, k->agw = 2 * k->nw, k->agm = k->agw + (k->nw + 3) / 4;
+  k->agc = k->nw, k->agb = 2 * k->nw, k->agw = 3 * k->nw, k->agm = k->agw + (k->nw + 3) / 4;
+  k->ngen = k->agb;
   k->used = k->agm;
   k->nsh = (c->smem_size + 3) / 4;
   k->vc = calloc((size_t)c->n, sizeof *k->vc);
@@ -175,6 +183,7 @@ static const char *writer(const Cta *c, const Word *d, char *buf, size_t n) {
   char w[96];
   int ag = AG(d->w);
   if (ag < c->chk->nw) snprintf(buf, n, "warp %d (thread %u) at %s", ag, d->wthr, at(c, d->wpc, w, sizeof w));
+  else if (ag < c->chk->agb) snprintf(buf, n, "the cp.async at %s (thread %u)", at(c, d->wpc, w, sizeof w), d->wthr);
   else {
     char nm[160];
     const EmMbar *b = ag - c->chk->agm < c->nmb ? &c->mb[ag - c->chk->agm] : NULL;
@@ -182,6 +191,21 @@ static const char *writer(const Cta *c, const Word *d, char *buf, size_t n) {
              b ? em_mbar_name(c, b, nm, sizeof nm) : "?");
   }
   return buf;
+}
+
+static bool is_cpa(const EmChk *k, int ag) { return ag >= k->agc && ag < k->agb; }
+
+/* Why the cp.async that last wrote word d is not known to be complete to
+ * thread t (an access that does not come after its wait, and for another
+ * thread a barrier after that). */
+static const char *cpa_why(const Cta *c, const Thr *t, const Word *d) {
+  const EmChk *k = c->chk;
+  if (t && d->wthr == t->linear)
+    return "before a cp.async.wait_group of this thread covers it (the copy may still be in flight)";
+  if (d->wthr < (unsigned)c->n && k->vc[d->wthr][AG(d->w)] >= EP(d->w))
+    return "after its thread's cp.async.wait_group but with no barrier between that wait and this access";
+  return "with no cp.async.wait_group of it in its thread, and then a barrier, before this access (the copy may still "
+         "be in flight)";
 }
 
 /* What an asynchronous reader is, for reports. */
@@ -234,9 +258,9 @@ bool em_chk_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n) 
     uint8_t m = word_mask(a, n, x);
     if (d->w && AG(d->w) != w && row[AG(d->w)] < EP(d->w)) {
       char wb[256];
-      em_fail(c, t, in, "race: reads smem+0x%x, written by %s, with %s", (unsigned)(x * 4),
-              writer(c, d, wb, sizeof wb),
-              AG(d->w) < k->nw ? "no barrier between the write and this read" : "no wait for that mbarrier's phase");
+      em_fail(c, t, in, "race: reads smem+0x%x, written by %s, %s", (unsigned)(x * 4), writer(c, d, wb, sizeof wb),
+              AG(d->w) < k->nw ? "with no barrier between the write and this read"
+              : is_cpa(k, AG(d->w)) ? cpa_why(c, t, d) : "with no wait for that mbarrier's phase");
       return false;
     }
     if ((d->init & m) != m) return uninit(c, t, in, "reads", d, x, m);
@@ -253,6 +277,11 @@ static bool write_ok(Cta *c, const Thr *t, const EmIns *in, const char *what, in
   if (d->w && AG(d->w) >= c->chk->agm && row[AG(d->w)] < EP(d->w)) {
     em_fail(c, t, in, "race: %s smem+0x%x, which %s writes, with no wait for that mbarrier's phase", what,
             (unsigned)(x * 4), writer(c, d, b1, sizeof b1));
+    return false;
+  }
+  if (d->w && is_cpa(c->chk, AG(d->w)) && row[AG(d->w)] < EP(d->w)) { /* a copy that may still be in flight */
+    em_fail(c, t, in, "race: %s smem+0x%x, which %s writes, %s", what, (unsigned)(x * 4), writer(c, d, b1, sizeof b1),
+            cpa_why(c, t, d));
     return false;
   }
   for (int j = 0; j < 2; j++) {
@@ -300,7 +329,7 @@ void em_chk_bar_arrive(Cta *c, const Thr *t, int id) {
   EmChk *k = c->chk;
   if (!k) return;
   join(k->bar[id], row_of(k, t), k->used);
-  join(k->bara[id], k->avc[t->linear], k->nw);
+  join(k->bara[id], k->avc[t->linear], k->ngen);
   publish(k, t);
 }
 
@@ -311,10 +340,10 @@ void em_chk_bar_release(Cta *c, int id) {
     const Thr *t = &c->t[i];
     if (t->state != T_BAR || t->bar != id) continue;
     join(k->vc[i], k->bar[id], k->used);
-    join(k->avc[i], k->bara[id], k->nw);
+    join(k->avc[i], k->bara[id], k->ngen);
   }
   memset(k->bar[id], 0, sizeof k->bar[id][0] * (size_t)k->used);
-  memset(k->bara[id], 0, sizeof k->bara[id][0] * (size_t)k->nw);
+  memset(k->bara[id], 0, sizeof k->bara[id][0] * (size_t)k->ngen);
 }
 
 /* ---- mbarriers ---- */
@@ -344,7 +373,7 @@ bool em_chk_mbar_arrive(Cta *c, const Thr *t, const EmIns *in, EmMbar *b) {
   }
   m->arrived[t->linear / 32] |= 1u << (t->linear % 32);
   join(m->cur, row_of(k, t), k->used);
-  join(m->cura, k->avc[t->linear], k->nw);
+  join(m->cura, k->avc[t->linear], k->ngen);
   publish(k, t);
   return true;
 }
@@ -357,7 +386,7 @@ void em_chk_mbar_complete(Cta *c, EmMbar *b) {
   if (m->ncomp < EP_MAX) m->ncomp++;
   if (m->cur[k->agm + i] < m->ncomp) m->cur[k->agm + i] = m->ncomp; /* the TMA loads that completed on it */
   join(m->done, m->cur, k->used);
-  join(m->donea, m->cura, k->nw);
+  join(m->donea, m->cura, k->ngen);
   memset(m->cur, 0, sizeof m->cur[0] * (size_t)k->used), memset(m->cura, 0, sizeof m->cura),
       memset(m->arrived, 0, sizeof m->arrived);
 }
@@ -367,7 +396,7 @@ void em_chk_mbar_acquire(Cta *c, const Thr *t, EmMbar *b) {
   int i = mb_index(c, b);
   if (!chk_mb(k, i)) return;
   join(k->vc[t->linear], k->mb[i]->done, k->used);
-  join(k->avc[t->linear], k->mb[i]->donea, k->nw);
+  join(k->avc[t->linear], k->mb[i]->donea, k->ngen);
 }
 
 /* ---- asynchronous accesses ---- */
@@ -378,10 +407,15 @@ static bool async_read_ok(Cta *c, const Thr *t, const EmIns *in, const char *wha
                           const uint32_t *arow, Word *d, size_t x, uint8_t m) {
   char wb[256];
   int ag = AG(d->w);
-  if (d->w && ag < c->chk->nw && arow[ag] < EP(d->w)) {
+  if (d->w && ag < c->chk->ngen && arow[ag] < EP(d->w)) {
     if (row[ag] >= EP(d->w))
       em_fail(c, t, in, "proxy: %s smem+0x%x, written by %s through the generic proxy, with no fence.proxy.async "
-              "between the write and this asynchronous read", what, (unsigned)(x * 4), writer(c, d, wb, sizeof wb));
+              "between the write and this asynchronous read%s", what, (unsigned)(x * 4), writer(c, d, wb, sizeof wb),
+              is_cpa(c->chk, ag) ? " (cp.async writes through the generic proxy, PTX ISA: fence.proxy.async after its "
+                                   "cp.async.wait_group, before the barrier)" : "");
+    else if (is_cpa(c->chk, ag))
+      em_fail(c, t, in, "race: %s smem+0x%x, written by %s, %s", what, (unsigned)(x * 4), writer(c, d, wb, sizeof wb),
+              cpa_why(c, t, d));
     else
       em_fail(c, t, in, "race: %s smem+0x%x, written by %s, with no barrier (nor fence.proxy.async) between the write "
               "and this asynchronous read", what, (unsigned)(x * 4), writer(c, d, wb, sizeof wb));
@@ -496,10 +530,10 @@ static inline void need(const Cta *c, unsigned t0, uint32_t *row, uint32_t *arow
   uint32_t r = EP_MAX, ar = EP_MAX;
   for (unsigned j = lo; j < hi; j++) {
     if (k->vc[j][a] < r) r = k->vc[j][a];
-    if (a < k->nw && k->avc[j][a] < ar) ar = k->avc[j][a];
+    if (a < k->ngen && k->avc[j][a] < ar) ar = k->avc[j][a];
   }
   row[a] = own ? k->ep[a] : r;
-  if (a < k->nw) arow[a] = ar;
+  if (a < k->ngen) arow[a] = ar;
 }
 
 bool em_chk_wgmma_issue(Cta *c, unsigned t0, const EmWgOp *op) {
@@ -508,7 +542,7 @@ bool em_chk_wgmma_issue(Cta *c, unsigned t0, const EmWgOp *op) {
   static _Thread_local uint32_t addr[(64 + 256) * 2];
   int n = em_wgmma_addrs(&op->w, addr), w0 = (int)t0 / 32, g = (int)t0 / 128, ag = k->agw + g;
   if (n < 0) return true; /* em_wgmma_run reports the descriptor */
-  uint32_t row[AG_N], arow[NW]; /* what the warpgroup knows, entry by entry as the words need them (need) */
+  uint32_t row[AG_N], arow[GN]; /* what the warpgroup knows, entry by entry as the words need them (need) */
   uint8_t have[AG_N] = {0};
   for (int w = w0; w < w0 + 4 && w < k->nw; w++) tick(k, w);
   k->ag_in[ag] = op->in;
@@ -589,12 +623,34 @@ const char *em_mbar_name(const Cta *c, const EmMbar *b, char *buf, size_t n) {
 
 /* ---- cp.async (non-bulk) ---- */
 
+/* A cp.async writes its n bytes at issue, as far as the checks go, under
+ * its warp's cp.async stream at the epoch of its group: complete for a
+ * thread whose clock has that epoch (its own wait_group; a barrier after
+ * it for the others). Until then any access to them is a race. */
 bool em_chk_cpa_issue(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n, int group) {
   EmChk *k = c->chk;
-  (void)t, (void)in, (void)group;
   if (!k || !n || (uint64_t)a + n > c->smem_size) return true;
-  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) k->sh[x].init |= word_mask(a, n, x);
+  int w = (int)t->warp, ag = k->agc + w;
+  uint32_t *row = row_of(k, t), ep = (uint32_t)group + 1 < EP_MAX ? (uint32_t)group + 1 : EP_MAX;
+  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
+    Word *d = &k->sh[x];
+    if (!write_ok(c, t, in, "the cp.async writes", ag, row, d, x)) return false;
+    if (d->w && AG(d->w) < k->nw && AG(d->w) != w && row[AG(d->w)] < EP(d->w)) {
+      char wb[256];
+      em_fail(c, t, in, "race: the cp.async overwrites smem+0x%x, written by %s, with no barrier between",
+              (unsigned)(x * 4), writer(c, d, wb, sizeof wb));
+      return false;
+    }
+    d->w = MK(ag, ep), d->wpc = (int32_t)(in - c->f->ins), d->wthr = (uint16_t)t->linear;
+    d->init |= word_mask(a, n, x);
+    d->r[0] = d->r[1] = 0;
+  }
   return true;
 }
 
-void em_chk_cpa_wait(Cta *c, const Thr *t, int below) { (void)c, (void)t, (void)below; }
+void em_chk_cpa_wait(Cta *c, const Thr *t, int below) {
+  EmChk *k = c->chk;
+  if (!k || below <= 0) return;
+  uint32_t *v = &k->vc[t->linear][k->agc + (int)t->warp], b = (uint32_t)below < EP_MAX ? (uint32_t)below : EP_MAX;
+  if (*v < b) *v = b;
+}

@@ -159,7 +159,7 @@ static void test_forms(void **state) {
  * before). mode breaks one rule (0: none). */
 enum { K = 4, NBYTES = 3 * 1024 + 20 * 16 + 6 };
 enum {
-  PIPE_OK, PIPE_WAIT_TOO_FEW, PIPE_OWN_READ, PIPE_NO_BARRIER, PIPE_NO_FINAL_WAIT, PIPE_UNCOMMITTED, PIPE_OWN_WRITE,
+  PIPE_OK, PIPE_WAIT_TOO_FEW, PIPE_OWN_READ, PIPE_BARRIER_BEFORE_WAIT, PIPE_NO_FINAL_WAIT, PIPE_UNCOMMITTED, PIPE_OWN_WRITE,
   PIPE_OTHER_WRITE, PIPE_NMODES
 };
 
@@ -179,7 +179,7 @@ static const char *pipe_ptx(char *buf, size_t n, int mode) {
            "cvt.u64.u32 %%rd6, %%r10;\nadd.s64 %%rd7, %%rd3, %%rd6;\n"
            "cp.async.cg.shared.global [%%rd7], [%%rd5], 16, %%r8;\n%s"
            "cp.async.commit_group;\nadd.u32 %%r5, %%r5, 1;\nsetp.eq.u32 %%p1, %%r5, 1;\n@%%p1 bra ISSUE;\n"
-           "cp.async.wait_group %d;\n%s"
+           "%scp.async.wait_group %d;\n%s"
            "and.b32 %%r12, %%r4, 1;\nshl.b32 %%r12, %%r12, 10;\nadd.u32 %%r12, %%r12, %%r11;\n"
            "cvt.u64.u32 %%rd8, %%r12;\nadd.s64 %%rd9, %%rd3, %%rd8;\n"
            "ld.shared.v4.b32 {%%r13, %%r14, %%r15, %%r16}, [%%rd9];\n"
@@ -192,7 +192,8 @@ static const char *pipe_ptx(char *buf, size_t n, int mode) {
            : mode == PIPE_OTHER_WRITE ? "bar.sync 1;\nadd.u32 %r21, %r9, %r11;\ncvt.u64.u32 %rd13, %r21;\n"
                                         "add.s64 %rd13, %rd3, %rd13;\nst.shared.u32 [%rd13], %r2;\n"
                                       : "",
-           mode == PIPE_WAIT_TOO_FEW ? 2 : 1, mode == PIPE_NO_BARRIER ? "" : "bar.sync 0;\n", K,
+           mode == PIPE_BARRIER_BEFORE_WAIT ? "bar.sync 0;\n" : "", mode == PIPE_WAIT_TOO_FEW ? 2 : 1,
+           mode == PIPE_BARRIER_BEFORE_WAIT ? "" : "bar.sync 0;\n", K,
            mode == PIPE_NO_FINAL_WAIT || mode == PIPE_UNCOMMITTED ? "" : "cp.async.wait_group 0;\n",
            mode == PIPE_UNCOMMITTED ? "cp.async.wait_all;\ncp.async.cg.shared.global [%rd7], [%rd5], 16, 0;\n" : "");
   return buf;
@@ -271,12 +272,98 @@ static void test_reports(void **state) {
   }
 }
 
+/* Each check on the pipeline with one rule broken, under every schedule (the
+ * checks follow happens-before: the report does not depend on the timing). */
+static void test_checks(void **state) {
+  (void)state;
+  /* waiting for one group too few: the stage read may still be in flight */
+  const char *too_few[] = {"race: reads smem+0x", "written by the cp.async at ptx line 34 (thread ",
+                           "with no cp.async.wait_group of it in its thread, and then a barrier, before this access",
+                           "ld.shared.v4.b32 [ptx line 46]", NULL};
+  pipe_fails(PIPE_WAIT_TOO_FEW, too_few);
+  /* a thread reading its own copy before its wait_group */
+  const char *own_read[] = {"race: reads smem+0x", "written by the cp.async at ptx line 34",
+                            "before a cp.async.wait_group of this thread covers it (the copy may still be in flight)",
+                            "ld.shared.u32 [ptx line 35]", NULL};
+  pipe_fails(PIPE_OWN_READ, own_read);
+  /* the barrier before the wait_group, not after: the other warp's copies are not known to be complete */
+  const char *barrier[] = {"race: reads smem+0x", "written by the cp.async at ptx line 34", "barrier", NULL};
+  pipe_fails(PIPE_BARRIER_BEFORE_WAIT, barrier);
+  /* stores into a destination while its copy may be in flight: the issuing thread's, another warp's */
+  const char *own_write[] = {"race: writes smem+0x", "which the cp.async at ptx line 34 (thread ",
+                             "before a cp.async.wait_group of this thread covers it", "st.shared.u32 [ptx line 35]",
+                             NULL};
+  pipe_fails(PIPE_OWN_WRITE, own_write);
+  const char *other_write[] = {"race: writes smem+0x", "which the cp.async at ptx line 34 (thread ",
+                               "with no cp.async.wait_group of it in its thread", "st.shared.u32 [ptx line 39]", NULL};
+  pipe_fails(PIPE_OTHER_WRITE, other_write);
+}
+
+/* ---- the proxy rule ---- */
+
+/* A warpgroup copies A (64x16) and B (16x8) of bf16 ones with cp.async and
+ * runs one wgmma on them. cp.async writes through the generic proxy (PTX
+ * ISA, cp.async: "treated as a weak memory operation performed in the
+ * generic proxy"), the wgmma reads through the async proxy: a
+ * fence.proxy.async after the wait_group (before the barrier) is clean;
+ * none, or one before the wait_group (the copies not yet complete), is a
+ * proxy report; no barrier after the waits, a race with the other warps'
+ * copies. */
+enum { PX_FENCE, PX_NONE, PX_EARLY, PX_NO_BARRIER, PX_NMODES };
+
+static void test_proxy(void **state) {
+  (void)state;
+  static _Alignas(16) uint16_t g[2048 / 2 + 256 / 2];
+  static float out[128 * 4];
+  for (size_t i = 0; i < sizeof g / 2; i++) g[i] = 0x3f80; /* bf16 1.0 */
+  for (int mode = 0; mode < PX_NMODES; mode++) {
+    char ptx[4096];
+    snprintf(ptx, sizeof ptx, HEAD ".shared .align 1024 .b8 s[4096];\n"
+             ".visible .entry k(.param .u64 pg, .param .u64 out)\n{\n.reg .b64 %%rd<12>;\n.reg .b32 %%r<20>;\n"
+             ".reg .f32 %%f<8>;\n.reg .pred %%p<4>;\nld.param.u64 %%rd8, [pg];\nld.param.u64 %%rd1, [out];\n"
+             "mov.u32 %%r1, %%tid.x;\nmov.u64 %%rd2, s;\nmul.wide.u32 %%rd3, %%r1, 16;\nadd.s64 %%rd4, %%rd2, %%rd3;\n"
+             "add.s64 %%rd9, %%rd8, %%rd3;\ncp.async.cg.shared.global [%%rd4], [%%rd9], 16;\n"
+             "setp.lt.u32 %%p1, %%r1, 16;\n@%%p1 cp.async.cg.shared.global [%%rd4+2048], [%%rd9+2048], 16;\n"
+             "cp.async.commit_group;\n%scp.async.wait_group 0;\n%s%s"
+             "mov.b64 %%rd5, 0x0000001000080000;\nmov.b64 %%rd6, 0x0000001000080080;\nwgmma.fence.sync.aligned;\n"
+             "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%%f0, %%f1, %%f2, %%f3}, %%rd5, %%rd6, 0, 1, 1, 0, 0;\n"
+             "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n"
+             "mul.wide.u32 %%rd7, %%r1, 16;\nadd.s64 %%rd7, %%rd1, %%rd7;\n"
+             "st.global.v4.f32 [%%rd7], {%%f0, %%f1, %%f2, %%f3};\nret;\n}\n",
+             mode == PX_EARLY ? "fence.proxy.async.shared::cta;\n" : "",
+             mode == PX_FENCE || mode == PX_NO_BARRIER ? "fence.proxy.async.shared::cta;\n" : "",
+             mode == PX_NO_BARRIER ? "" : "bar.sync 0;\n");
+    uint64_t p[2] = {(uint64_t)(uintptr_t)g, (uint64_t)(uintptr_t)out};
+    EmRange r[2] = {{g, sizeof g}, {out, sizeof out}};
+    for (int sc = 0; sc < NSCHED; sc++) {
+      char err[2048];
+      memset(out, 0, sizeof out);
+      bool ok = run(ptx, 128, p, sizeof p, r, 2, scheds[sc].sched, scheds[sc].seed, err, sizeof err);
+      if (ok != (mode == PX_FENCE)) print_error("mode %d, schedule %d: %s\n", mode, sc, ok ? "ran clean" : err);
+      assert_int_equal(ok, mode == PX_FENCE);
+      if (mode == PX_FENCE) {
+        for (int i = 0; i < 128 * 4; i++) assert_true(out[i] == 16.0f);
+      } else if (mode == PX_NO_BARRIER) {
+        has(err, "race: the wgmma.mma_async reads smem+0x", "the report");
+        has(err, "written by the cp.async at ptx line", "the report");
+      } else {
+        has(err, "proxy: the wgmma.mma_async reads smem+0x", "the report");
+        has(err, "written by the cp.async at ptx line 18 (thread ", "the report");
+        has(err, "through the generic proxy, with no fence.proxy.async between the write and this asynchronous read",
+            "the report");
+      }
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decode),
       cmocka_unit_test(test_forms),
       cmocka_unit_test(test_pipeline),
       cmocka_unit_test(test_reports),
+      cmocka_unit_test(test_checks),
+      cmocka_unit_test(test_proxy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
