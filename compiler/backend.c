@@ -152,6 +152,18 @@ static bool read_file(const char *path, Buf *out) {
   return !out->failed;
 }
 
+/* A failed ptxas's log without the resource report -v adds (the
+ * "ptxas info" lines and the stack-frame lines under them): the errors. */
+static void without_info(const Buf *log, Buf *out) {
+  const char *p = log->data;
+  while (p && *p) {
+    const char *e = strchr(p, '\n');
+    size_t n = e ? (size_t)(e - p + 1) : strlen(p);
+    if (strncmp(p, "ptxas info", 10) && !memmem(p, n, "bytes stack frame", 17)) buf_put(out, p, n);
+    p = e ? e + 1 : NULL;
+  }
+}
+
 /* ptxas succeeds but says the kernel lost performance (e.g. C7520: every
  * wgmma serialized): a silent 30% slowdown unless the user hears of it. */
 static void perf_warnings(Ctx *c, const Buf *log) {
@@ -196,6 +208,7 @@ static bool assemble_ptxas(Ctx *c, const Buf *ptx, Buf *cubin) {
     int n = 0;
     argv[n++] = (char *)ptxas;
     argv[n++] = arch;
+    argv[n++] = "-v"; /* registers and spills for the compile report; the cubin's code is the same */
     if (c->opts.line_info) argv[n++] = "-lineinfo";
     argv[n++] = in;
     argv[n++] = "-o";
@@ -206,15 +219,19 @@ static bool assemble_ptxas(Ctx *c, const Buf *ptx, Buf *cubin) {
     if (rc == 0 && read_file(out, cubin)) {
       ok = true;
       perf_warnings(c, &log);
+      st_parse_asm_log(c, "ptxas", log.data ? log.data : "", log.len);
     } else {
       /* keep the PTX so the failure can be reproduced */
       char keep[4200];
       snprintf(keep, sizeof keep, "%s/tilec-failed-%d.ptx", tmpd, (int)getpid());
       write_file(keep, ptx->data, ptx->len);
+      Buf errs = {0};
+      without_info(&log, &errs);
       if (rc < 0) dg_plain(c, "could not run %s: %s", ptxas, strerror(errno));
       else
-        dg_plain(c, "ptxas failed (exit %d):\n%s  reproduce with: %s %s %s -o /dev/null", rc, log.data ? log.data : "",
+        dg_plain(c, "ptxas failed (exit %d):\n%s  reproduce with: %s %s %s -o /dev/null", rc, errs.data ? errs.data : "",
                  ptxas, arch, keep);
+      buf_free(&errs);
     }
     buf_free(&log);
   }
@@ -255,6 +272,8 @@ static bool assemble_nvjitlink(Ctx *c, const Buf *ptx, Buf *cubin) {
   jl_get_t cget = (jl_get_t)dlsym(lib, "__nvJitLinkGetLinkedCubin_13_0");
   jl_size_t lsize = (jl_size_t)dlsym(lib, "__nvJitLinkGetErrorLogSize_13_0");
   jl_get_t lget = (jl_get_t)dlsym(lib, "__nvJitLinkGetErrorLog_13_0");
+  jl_size_t isize = (jl_size_t)dlsym(lib, "__nvJitLinkGetInfoLogSize_13_0");
+  jl_get_t iget = (jl_get_t)dlsym(lib, "__nvJitLinkGetInfoLog_13_0");
   jl_destroy_t destroy = (jl_destroy_t)dlsym(lib, "__nvJitLinkDestroy_13_0");
   bool ok = false;
   if (!create || !add || !complete || !csize || !cget || !destroy) {
@@ -264,9 +283,10 @@ static bool assemble_nvjitlink(Ctx *c, const Buf *ptx, Buf *cubin) {
   }
   char arch[64];
   snprintf(arch, sizeof arch, "-arch=%s", c->arch);
-  const char *opts[2] = {arch, "-lineinfo"};
+  /* -verbose: ptxas's resource report in the info log, for the compile report */
+  const char *opts[3] = {arch, "-verbose", "-lineinfo"};
   void *h = NULL;
-  if (create(&h, c->opts.line_info ? 2 : 1, opts) == 0 && add(h, 2 /* PTX */, ptx->data, ptx->len, "tile") == 0 &&
+  if (create(&h, c->opts.line_info ? 3 : 2, opts) == 0 && add(h, 2 /* PTX */, ptx->data, ptx->len, "tile") == 0 &&
       complete(h) == 0) {
     size_t n = 0;
     if (csize(h, &n) == 0) {
@@ -277,6 +297,13 @@ static bool assemble_nvjitlink(Ctx *c, const Buf *ptx, Buf *cubin) {
       }
       free(mem);
     }
+    size_t ln = 0;
+    char *info = NULL;
+    if (ok && isize && iget && isize(h, &ln) == 0 && (info = malloc(ln + 1)) && iget(h, info) == 0) {
+      info[ln] = 0;
+      st_parse_asm_log(c, "nvJitLink", info, strlen(info));
+    }
+    free(info);
   }
   if (!ok) {
     size_t n = 0;
@@ -376,6 +403,7 @@ static void keep_smem_global(LLVMModuleRef lm, LLVMContextRef lc) {
 }
 
 static bool to_llvm(Ctx *c, MlirModule mod, tilec_emit emit, BackendOut *out, DiagCapture *dc) {
+  double t = st_now();
   LLVMContextRef lc = LLVMContextCreate();
   LLVMModuleRef lm = mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(mod), lc);
   bool ok = lm != NULL;
@@ -417,6 +445,8 @@ static bool to_llvm(Ctx *c, MlirModule mod, tilec_emit emit, BackendOut *out, Di
       }
     }
   }
+  st_time(c, ST_LLVM, t);
+  t = st_now();
   if (ok && emit == TILEC_EMIT_LLVM) {
     char *s = LLVMPrintModuleToString(lm);
     buf_puts(&out->llvm, s);
@@ -433,6 +463,7 @@ static bool to_llvm(Ctx *c, MlirModule mod, tilec_emit emit, BackendOut *out, Di
       buf_put(&out->ptx, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
       LLVMDisposeMemoryBuffer(mb);
     }
+    st_time(c, ST_PTX, t);
   }
   if (tm) LLVMDisposeTargetMachine(tm);
   if (lm) LLVMDisposeModule(lm);
@@ -454,11 +485,13 @@ bool lw_lower_and_compile(Ctx *c, TModule *m, tilec_emit emit, BackendOut *out) 
   DiagCapture dc = {0};
   MlirDiagnosticHandlerID hid = mlirContextAttachDiagnosticHandler(mc, on_diag, &dc, NULL);
   MlirModule mod;
+  double t = st_now();
   bool ok = lw_build_module(c, m, mc, &mod);
   if (ok && !mlirOperationVerify(mlirModuleGetOperation(mod))) {
     dg_ice(c, (Loc){0}, "the generated MLIR does not verify:\n%s", dc.text.data ? dc.text.data : "");
     ok = false;
   }
+  st_time(c, ST_LOWER, t);
   if (emit == TILEC_EMIT_MLIR || (!ok && getenv("TILEC_DUMP_MLIR"))) {
     MlirOpPrintingFlags fl = mlirOpPrintingFlagsCreate();
     mlirOpPrintingFlagsEnableDebugInfo(fl, c->opts.line_info && emit == TILEC_EMIT_MLIR && getenv("TILEC_MLIR_LOC"),
@@ -467,7 +500,11 @@ bool lw_lower_and_compile(Ctx *c, TModule *m, tilec_emit emit, BackendOut *out) 
     mlirOpPrintingFlagsDestroy(fl);
     if (!ok && getenv("TILEC_DUMP_MLIR")) fprintf(stderr, "%s\n", out->mlir.data ? out->mlir.data : "");
   }
-  if (ok && emit > TILEC_EMIT_MLIR) ok = run_pipeline(c, mc, mod, &dc);
+  if (ok && emit > TILEC_EMIT_MLIR) {
+    t = st_now();
+    ok = run_pipeline(c, mc, mod, &dc);
+    st_time(c, ST_MLIR, t);
+  }
   if (ok && emit > TILEC_EMIT_MLIR) ok = to_llvm(c, mod, emit, out, &dc);
   if (ok && emit == TILEC_EMIT_CUBIN) {
     Buf carried = {0}; /* --embed-ptx: the PTX plus a global holding the PTX's own text */
@@ -476,7 +513,9 @@ bool lw_lower_and_compile(Ctx *c, TModule *m, tilec_emit emit, BackendOut *out) 
       embed_ptx(&out->ptx, &carried);
       ptx = &carried;
     }
+    t = st_now();
     ok = c->opts.use_nvjitlink ? assemble_nvjitlink(c, ptx, &out->cubin) : assemble_ptxas(c, ptx, &out->cubin);
+    st_time(c, ST_ASM, t);
     buf_free(&carried);
   }
   if (!mlirModuleIsNull(mod)) mlirModuleDestroy(mod);

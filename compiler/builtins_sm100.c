@@ -16,7 +16,6 @@
 #include <string.h>
 
 #define TMEM_COLUMNS 512 /* per SM (and per CTA: one CTA may take them all) */
-enum { OPF_ALIAS = 1 << 21 }; /* a tmem() on another's columns: it takes none of its own */
 
 static TOp *emit(S *s, Opcode opc, Loc loc, int n, TValue **ops, Type *rt) {
   TOp *op = ir_op(s->c, opc, loc, n, ops, rt ? 1 : 0, &rt);

@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 struct tilec_result {
   Ctx c;
   tilec_status status;
   Buf out;
   double seconds;
+  Buf stats; /* the compile report (stats.c); empty when Tile IR was never built */
 };
 
 void tilec_options_init(tilec_options *o) {
@@ -43,12 +43,6 @@ int tilec_emit_parse(const char *s, tilec_emit *out) {
       return 0;
     }
   return -1;
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 Source *cx_add_source(Ctx *c, const char *name, const char *text, size_t len, bool builtin) {
@@ -254,7 +248,9 @@ static tilec_status tc_pipeline(Ctx *c, Source *src, tilec_emit emit, Buf *out) 
   }
   Program *prog = ar_alloc(&c->arena, sizeof *prog);
   c->prog = prog;
+  double t = st_now();
   parse_all(c, src, prog);                                   /* lexer.re, parse.c */
+  st_time(c, ST_PARSE, t);
   if (c->nerrors) return TILEC_ERR_SOURCE;
   if (emit == TILEC_EMIT_AST) {
     Program mine = {0};
@@ -266,8 +262,15 @@ static tilec_status tc_pipeline(Ctx *c, Source *src, tilec_emit emit, Buf *out) 
     return TILEC_OK;
   }
   TModule *mod = ar_alloc(&c->arena, sizeof *mod);
-  if (!sm_build(c, prog, mod)) return c->ice ? TILEC_ERR_INTERNAL : TILEC_ERR_SOURCE; /* sema.c */
-  if (!pass_run(c, mod)) return c->ice ? TILEC_ERR_INTERNAL : TILEC_ERR_SOURCE;       /* passes.c */
+  t = st_now();
+  bool built = sm_build(c, prog, mod);                       /* sema.c */
+  st_time(c, ST_SEMA, t);
+  if (!built) return c->ice ? TILEC_ERR_INTERNAL : TILEC_ERR_SOURCE;
+  c->mod = mod; /* the compile report describes it from here on */
+  t = st_now();
+  bool passed = pass_run(c, mod);                            /* passes.c */
+  st_time(c, ST_PASSES, t);
+  if (!passed) return c->ice ? TILEC_ERR_INTERNAL : TILEC_ERR_SOURCE;
   if (emit == TILEC_EMIT_TIR) {
     ir_print_module(c, mod, out);
     return TILEC_OK;
@@ -297,7 +300,7 @@ tilec_status tilec_compile(const char *filename, const char *source, size_t len,
     if (out) *out = NULL;
     return TILEC_ERR_INTERNAL;
   }
-  double t0 = now();
+  double t0 = st_now();
   Ctx *c = &r->c;
   ar_init(&c->arena);
   if (opts) c->opts = *opts;
@@ -321,7 +324,8 @@ tilec_status tilec_compile(const char *filename, const char *source, size_t len,
       r->status = TILEC_ERR_INTERNAL;
     }
   }
-  r->seconds = now() - t0;
+  r->seconds = st_now() - t0;
+  if (c->mod && !c->arena.failed) st_report(c, filename, r->seconds, &r->stats);
   tilec_status st = r->status;
   if (out) *out = r;
   else tilec_result_free(r);
@@ -370,6 +374,7 @@ const void *tilec_result_output(const tilec_result *r, size_t *len) {
 }
 const char *tilec_result_metadata(const tilec_result *r) { return r && r->c.meta.data ? r->c.meta.data : NULL; }
 double tilec_result_seconds(const tilec_result *r) { return r ? r->seconds : 0; }
+const char *tilec_result_stats(const tilec_result *r) { return r && r->stats.len ? r->stats.data : NULL; }
 
 /* sources[0] is the main source; the rest are imports, embedded or read */
 int tilec_result_num_imports(const tilec_result *r) {
@@ -394,6 +399,7 @@ void tilec_result_free(tilec_result *r) {
   buf_free(&r->out);
   buf_free(&r->c.diags);
   buf_free(&r->c.meta);
+  buf_free(&r->stats);
   ar_free(&r->c.arena);
   free(r);
 }

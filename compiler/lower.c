@@ -669,6 +669,7 @@ static void lower_task_body(Lw *L, TOp *op, int i, MlirValue warp, MlirValue lo,
   lower_block(L, tb);
   int task_stride = (L->smem_max + 127) & ~127;
   mlirOperationSetAttributeByName(mlirOpResultGetOwner(stride), sref("value"), mlirIntegerAttrGet(L->i32, task_stride));
+  st_note_task(L->c, tb, L->kf->smem_static + L->task_scratch, task_stride);
   L->task_scratch += task_stride * tb->replicas;
   L->smem_max = saved_max;
   for (int j = 0; j < nsaved; j++) lw_set(L->smem_vals[j], saved_vals[j]);
@@ -819,7 +820,10 @@ static void lower_block(Lw *L, TBlock *b) {
   LwMod *M = (LwMod *)L;
   for (TOp *op = b->first; op && !L->c->ice && !L->c->nerrors; op = op->next) {
     int before = L->smem_max;
+    L->smem_max = 0; /* what this op takes, for the compile report; then the group's maximum again */
     lower_op(L, op);
+    if (L->smem_max && !op->nregions) st_note_scratch(L->c, op, L->smem_max);
+    if (L->smem_max < before) L->smem_max = before;
     /* the innermost op that raised the scratch, not the loop around it */
     if (L->smem_max > before && L->smem_max > M->scratch_bytes) M->scratch_op = op, M->scratch_bytes = L->smem_max;
   }
@@ -937,12 +941,7 @@ static void lower_kernel(Lw *L, TFunc *f) {
   bool regs_tasks = false;
   for (TOp *op = f->body->first; op; op = op->next)
     if (op->opc == OP_TASKS && op->nregions && op->regions[0]->regs) regs_tasks = true;
-  if (regs_tasks && !f->maxnreg) {
-    /* setmaxnreg needs a register cap at entry: the even share of the SM */
-    int cap = 65536 / (f->warps * 32);
-    cap -= cap % 8;
-    f->maxnreg = cap > 255 ? 255 : cap;
-  }
+  if (regs_tasks && !f->maxnreg) f->maxnreg = ir_even_maxnreg(f->warps); /* setmaxnreg needs a cap at entry */
   MlirType fty = mlirLLVMFunctionTypeGet(L->vd, f->nparams, ptypes, false);
   MlirBlock entry = new_block(L, f->nparams, ptypes);
   char maxntid[64];

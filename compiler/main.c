@@ -2,7 +2,7 @@
  *
  *   tilec [--arch=sm_90a|sm_100a] [--emit=STAGE] [-D NAME=VALUE]... [-I DIR]...
  *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [--tree-reductions] [--no-stmatrix] [--embed-ptx] [-v]
- *         [-o OUT] FILE.tile
+ *         [--stats[=FILE]] [-o OUT] FILE.tile
  *
  * The input must be a regular file, and the output (-o, or FILE.cubin /
  * FILE.ptx next to it) must not be the input file, by name or by inode.
@@ -11,6 +11,7 @@
  * read), 2 bad usage, 3 toolchain problem (ptxas), 4 internal compiler error. */
 #include "tile/tilec.h"
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,10 @@ static void usage(FILE *f) {
           "  --ptxas=PATH       the ptxas to run (default: $TILE_PTXAS, $CUDA_HOME/bin, PATH)\n"
           "  --max-errors=N     stop after N errors (default 20)\n"
           "  -v                 print the time spent\n"
+          "  --stats[=FILE]     print the compile report (registers, spills, shared and\n"
+          "                     tensor memory, barriers, tasks, time per stage;\n"
+          "                     docs/stats.md) to standard error, or to FILE ('-':\n"
+          "                     standard output)\n"
           "  --version          print the version\n"
           "  --help             print this help\n"
           "\n"
@@ -98,7 +103,7 @@ int main(int argc, char **argv) {
   static tilec_define defs[256];
   static const char *incs[64];
   int ndefs = 0, nincs = 0;
-  const char *in = NULL, *outpath = NULL;
+  const char *in = NULL, *outpath = NULL, *statspath = NULL;
   int verbose = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -146,6 +151,11 @@ int main(int argc, char **argv) {
       if (o.max_errors <= 0) return bad("--max-errors needs a positive number", NULL);
     } else if (!strcmp(a, "-v")) {
       verbose = 1;
+    } else if (!strcmp(a, "--stats")) {
+      statspath = "";
+    } else if (!strncmp(a, "--stats=", 8)) {
+      if (!a[8]) return bad("--stats= needs a file name ('-' for standard output)", NULL);
+      statspath = a + 8;
     } else if (a[0] == '-' && a[1]) {
       return bad("unknown option", a);
     } else {
@@ -207,6 +217,28 @@ int main(int argc, char **argv) {
       if (!f || fwrite(data, 1, len, f) != len || fclose(f)) {
         fprintf(stderr, "tilec: error: cannot write '%s': %s\n", outpath, strerror(errno));
         rc = 1;
+      }
+    }
+  }
+  /* the report, also of a compile that failed after its Tile IR was built
+   * (shared memory over the limit: what takes it) */
+  const char *report = r ? tilec_result_stats(r) : NULL;
+  if (statspath && report) {
+    if (!*statspath) {
+      fputs(report, stderr);
+    } else if (!strcmp(statspath, "-")) {
+      fputs(report, stdout);
+    } else if (same_file(in, &ist, statspath) || (outpath && !strcmp(statspath, outpath))) {
+      fprintf(stderr, "tilec: error: --stats=%s would replace the %s\n", statspath,
+              same_file(in, &ist, statspath) ? "input" : "output");
+      if (!rc) rc = 2;
+    } else {
+      FILE *f = fopen(statspath, "w");
+      bool ok = f && fputs(report, f) >= 0;
+      if (f && fclose(f)) ok = false;
+      if (!ok) {
+        fprintf(stderr, "tilec: error: cannot write '%s': %s\n", statspath, strerror(errno));
+        if (!rc) rc = 1;
       }
     }
   }

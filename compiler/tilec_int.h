@@ -22,7 +22,8 @@
  * sm_ (sema*.c, builtins*.c), ir_ (tir.c), ly_ (layout.c), ps_/pass_ (passes.c),
  * pl_ (pipeline.c),
  * ax_ (axisinfo.c), lw_ (lower*.c; lw_tc_ in lower_sm100.c), be_ (backend.c),
- * md_ (meta.c), dsc_ (desc.c).
+ * md_ (meta.c), dsc_ (desc.c), st_ (stats.c: the compile report of
+ * tilec --stats, fed by the stages as they run).
  *
  * Outside the compiler, each its own library: runtime/ (libtilert: driver
  * through dlopen, modules, TMA descriptors, jagged scheduling; libtilejit:
@@ -124,6 +125,21 @@ void dg_plain(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 void dg_ice(Ctx *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 bool dg_too_many(Ctx *c);
 
+/* ---- stats.c: what the compile report gathers while the stages run ----
+ * The stages of tc_compile whose time the report gives, in order. */
+typedef enum StStage {
+  ST_PARSE, ST_SEMA, ST_PASSES, ST_LOWER, ST_MLIR, ST_LLVM, ST_PTX, ST_ASM, ST_NSTAGES
+} StStage;
+
+typedef struct StStats {
+  double sec[ST_NSTAGES];
+  bool ran[ST_NSTAGES];
+  Vec scratch; /* StScratch*: each operation that took scratch shared memory (lowering) */
+  Vec tasks;   /* StTask*: each task's scratch slice (lowering) */
+  Vec asm_fns; /* StAsm*: each function's resources, from the assembler's report */
+  const char *assembler; /* "ptxas" or "nvJitLink", once it ran */
+} StStats;
+
 /* ---- the compilation context ---- */
 struct Ctx {
   Arena arena;
@@ -144,6 +160,7 @@ struct Ctx {
   struct TModule *mod;  /* Tile IR */
   Buf meta;             /* metadata text */
   int next_value_id;
+  StStats stats;        /* for the compile report (stats.c) */
 };
 
 /* compile.c: register a source text with c (name and text copied) */
@@ -530,8 +547,9 @@ struct TOp {
  * exactly 1 skips the multiplies */
 /* OPF_TRANS (smem_store of trans(x), fused by passes.c): x is stored
  * transposed, element (r, c) of x at (c, r) of the view. */
+/* OPF_ALIAS (tmem_alloc, builtins_sm100.c): on another allocation's columns, taking none of its own. */
 enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16, OPF_SKIP_ONES = 32,
-       OPF_TRANS = 64 };
+       OPF_TRANS = 64, OPF_ALIAS = 1 << 21 };
 
 typedef struct TParam {
   const char *name;
@@ -574,6 +592,15 @@ static inline int ir_tmem_alloc_cols(const TFunc *f) {
   int n = 32;
   while (n < f->tmem_cols) n *= 2;
   return f->tmem_cols ? n : 0;
+}
+
+/* The register cap of a kernel whose tasks set register budgets but that
+ * names no maxnreg: setmaxnreg needs one at entry, and lowering gives it the
+ * even share of the SM's 64K registers (lower.c; the report's too). */
+static inline int ir_even_maxnreg(int warps) {
+  int cap = 65536 / (warps * 32);
+  cap -= cap % 8;
+  return cap > 255 ? 255 : cap;
 }
 
 typedef struct TModule {
@@ -644,6 +671,22 @@ int64_t dsc_kmajor_step(int eb, int block_rows, int k);
 
 /* ---- meta.c ---- */
 void md_write(Ctx *c, TModule *m, Buf *out);
+
+/* ---- stats.c: the compile report (tilec --stats, tilec_result_stats) ----
+ * Per kernel: registers and spills (the assembler's report), shared memory
+ * buffer by buffer with the scratch of layout conversions and reductions at
+ * the source line that needs it, tensor memory, barriers, tasks with their
+ * register budgets; then the time of each stage. Format: docs/stats.md. */
+double st_now(void);                                  /* seconds, monotonic */
+void st_time(Ctx *c, StStage s, double since);        /* add st_now() - since to stage s */
+void st_note_scratch(Ctx *c, const TOp *op, int bytes); /* lowering: op took bytes of scratch */
+void st_note_task(Ctx *c, const TBlock *task, int offset, int stride); /* a task's scratch slice */
+/* The assembler's log (ptxas -v, nvJitLink -verbose): registers, spills,
+ * barriers per function. */
+void st_parse_asm_log(Ctx *c, const char *assembler, const char *log, size_t len);
+/* The report of a compilation that got as far as Tile IR (c->mod);
+ * seconds: the whole compile. */
+void st_report(Ctx *c, const char *filename, double seconds, Buf *out);
 
 /* ---- stdlib (generated from the .tile files in dsl/std) ---- */
 const char *tc_stdlib_lookup(const char *name, size_t *len);

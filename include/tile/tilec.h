@@ -96,6 +96,15 @@ int tilec_result_num_imports(const tilec_result *r);
 const char *tilec_result_import(const tilec_result *r, int i, const char **text, size_t *len);
 /* Seconds spent in each stage, for -v / benchmarking. */
 double tilec_result_seconds(const tilec_result *r);
+/* The compile report (tilec --stats; format: docs/stats.md), NUL
+ * terminated: per kernel and per task, registers and spills (from the
+ * assembler), shared memory buffer by buffer with the scratch of layout
+ * conversions at the source line that needs it, tensor memory, barriers,
+ * register budgets; then the time of each stage. Parts of stages that did
+ * not run (--emit=ptx: no assembler) are marked so. NULL when the compile
+ * stopped before Tile IR (errors in parsing or checking; emit tokens/ast).
+ * Owned by r. */
+const char *tilec_result_stats(const tilec_result *r);
 void tilec_result_free(tilec_result *r);
 
 /* Versions that go into cache keys: the compiler's own, and the assembler
