@@ -301,6 +301,12 @@ static bool assemble_nvjitlink(Ctx *c, const Buf *ptx, Buf *cubin) {
     char *info = NULL;
     if (ok && isize && iget && isize(h, &ln) == 0 && (info = malloc(ln + 1)) && iget(h, info) == 0) {
       info[ln] = 0;
+      Buf log = {0};
+      buf_puts(&log, info);
+      /* e.g. C7504: nvJitLink ignores setmaxnreg, so warp-specialized
+       * kernels lose their tasks' register budgets */
+      perf_warnings(c, &log);
+      buf_free(&log);
       st_parse_asm_log(c, "nvJitLink", info, strlen(info));
     }
     free(info);
