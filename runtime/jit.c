@@ -26,6 +26,11 @@
  * where, for the emulator (emit=ptx), the cubin's place holds
  *   "TJPTX001" | u32 metadata length | metadata text | PTX text
  *
+ * With tile_jit_options.stats, the compiler's report (tilec --stats) comes
+ * back in tile_jit_stats.report. It describes a compile, so such a call
+ * compiles even when the cache holds the entry (and stores it as a miss
+ * would): the cubin is the same either way.
+ *
  * Errors go through tile_set_error into tile_last_error() (the runtime's
  * public interface: libtilejit.so needs nothing that libtilert.so hides).
  * A broken cache never fails a compile: lookup errors count as misses and
@@ -250,10 +255,15 @@ static uint32_t get_u32(const uint8_t *p) {
 /* Run the compiler; on success *entry is a malloc'ed cache payload (the
  * manifest of imported files, then the cubin) and the cubin is
  * entry[*off .. *off + *size). */
-static tile_status run_compiler(const jit_req *q, uint8_t **entry, size_t *off, size_t *size) {
+static tile_status run_compiler(const jit_req *q, uint8_t **entry, size_t *off, size_t *size, char **report) {
   tilec_result *r = NULL;
   tilec_status st = tilec_compile(q->filename, q->source, q->len, &q->copts, &r);
   if (!r) return tile_set_error(TILE_ERR_NOMEM, "tile_jit: out of memory in the compiler");
+  const char *rep = q->opts->stats ? tilec_result_stats(r) : NULL;
+  if (rep && report && !(*report = strdup(rep))) {
+    tilec_result_free(r);
+    return tile_set_error(TILE_ERR_NOMEM, "tile_jit: out of memory (the compile report)");
+  }
   if (st == TILEC_OK) st = tilec_result_status(r);
   if (st != TILEC_OK) {
     tile_status s = compile_fail(q, st, r);
@@ -412,6 +422,8 @@ static tile_status jit_cubin(const jit_req *q, void **cubin, size_t *size, tile_
       char err[1024];
       if (tc_cache_remove(dir, st->key, err, sizeof err) != 0)
         verbose("cannot evict %s (not fatal): %s", st->key, err);
+    } else if (q->opts->stats) {
+      rc = TC_MISS; /* the report needs the compiler to run */
     } else {
       rc = cache_get(dir, st->key, cubin, size);
     }
@@ -424,7 +436,7 @@ static tile_status jit_cubin(const jit_req *q, void **cubin, size_t *size, tile_
   }
   uint8_t *entry = NULL;
   size_t off = 0;
-  tile_status s = run_compiler(q, &entry, &off, size);
+  tile_status s = run_compiler(q, &entry, &off, size, &st->report);
   if (s != TILE_OK) {
     st->cache_rebuilt = 0;
     return s;
@@ -456,6 +468,7 @@ static tile_status jit_compile(const char *filename, const char *source, size_t 
   }
   req_free(&q);
   st->compile_seconds = now_s() - t0;
+  if (!stats) free(local.report); /* nobody to hand it to */
   return s;
 }
 
@@ -505,13 +518,19 @@ tile_status tile_jit_load(const char *filename, const char *source, size_t len,
   tile_jit_stats local;
   tile_jit_stats *st = stats ? stats : &local;
   tile_status s = jit_load(filename, source, len, opts, out, st, 0);
-  if (s == TILE_OK || !st->cache_hit || !cubin_rejected(s)) return s;
+  if (s == TILE_OK || !st->cache_hit || !cubin_rejected(s)) {
+    if (!stats) free(local.report); /* nobody to hand it to */
+    return s;
+  }
   /* The entry passed the cache's checks but its cubin does not load: served
    * as a hit, it would fail every later load too.  Evict it and build anew. */
   verbose("cached cubin %s does not load (%s); evicting it and recompiling", st->key,
           tile_last_error());
   double first = st->compile_seconds;
+  free(st->report); /* (a report means no lookup, so no hit: not reached, kept safe) */
+  st->report = NULL;
   s = jit_load(filename, source, len, opts, out, st, 1);
   st->compile_seconds += first;
+  if (!stats) free(local.report);
   return s;
 }

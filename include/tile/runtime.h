@@ -230,6 +230,8 @@ typedef struct tile_jit_options {
   int use_nvjitlink;              /* 1: --nvjitlink */
   const char *ptxas;              /* --ptxas=PATH; NULL: $TILE_PTXAS, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH */
   int max_errors;                 /* --max-errors=N; 0: 20 */
+  int stats;                      /* 1: fill tile_jit_stats.report (tilec --stats); compiles even when the
+                                     cache holds the cubin, since the report describes a compile */
 } tile_jit_options;
 
 typedef struct tile_jit_stats {
@@ -237,6 +239,8 @@ typedef struct tile_jit_stats {
   int cache_rebuilt;    /* 1 when a corrupt entry was found and replaced */
   double compile_seconds;
   char key[65];         /* the cache key, hex SHA-256 */
+  char *report;         /* with tile_jit_options.stats: the compile report (tilec --stats, docs/stats.md),
+                           malloc'ed, NUL terminated: free() it; else NULL */
 } tile_jit_stats;
 
 /* Compile Tile source in process (or fetch it from the cache) to a cubin. On

@@ -125,10 +125,11 @@ class JitOptions:
     """tile_jit_options, as keyword arguments (docs/runtime.md):
     arch (None: the device's), cache_dir, no_cache, opt_level (0..3),
     include_dirs, no_line_info, tree_reductions, no_stmatrix, embed_ptx,
-    use_nvjitlink, ptxas, max_errors."""
+    use_nvjitlink, ptxas, max_errors, stats (the compile report of tilec
+    --stats in the stats dict's "report"; compiles even on a cache hit)."""
 
     FIELDS = ("arch", "cache_dir", "no_cache", "opt_level", "include_dirs", "no_line_info", "tree_reductions",
-              "no_stmatrix", "embed_ptx", "use_nvjitlink", "ptxas", "max_errors")
+              "no_stmatrix", "embed_ptx", "use_nvjitlink", "ptxas", "max_errors", "stats")
 
     def __init__(self, **kw):
         for k in kw:
@@ -146,6 +147,7 @@ class JitOptions:
         self.use_nvjitlink = bool(kw.get("use_nvjitlink", False))
         self.ptxas = kw.get("ptxas")
         self.max_errors = int(kw.get("max_errors") or 0)
+        self.stats = bool(kw.get("stats", False))
         if self.opt_level is not None and self.opt_level not in (0, 1, 2, 3):
             raise ValueError("opt_level must be 0, 1, 2 or 3 (None: the default, 3), not %r" % (self.opt_level,))
 
@@ -176,6 +178,7 @@ class JitOptions:
         o.use_nvjitlink = int(self.use_nvjitlink)
         o.ptxas = s(self.ptxas)
         o.max_errors = self.max_errors
+        o.stats = int(self.stats)
         if defines:
             arr = (_lib.TileJitDefine * len(defines))()
             for i, (k, v) in enumerate(defines):
@@ -219,13 +222,17 @@ def compile_cubin(source, filename="<source>", constants=None, options=None):
     status = j.tile_jit_compile_cubin(os.fsencode(filename), src, len(src), C.byref(o), C.byref(out), C.byref(size),
                                       C.byref(st))
     del keep
+    report = None
+    if st.report:
+        report = C.string_at(st.report).decode(errors="replace")
+        _libc_free(st.report)
     check(status, "tile_jit_compile_cubin(%s)" % filename)
     try:
         cubin = C.string_at(out, size.value)
     finally:
         _libc_free(out)
     return cubin, {"cache_hit": bool(st.cache_hit), "cache_rebuilt": bool(st.cache_rebuilt),
-                   "compile_seconds": st.compile_seconds, "key": st.key.decode()}
+                   "compile_seconds": st.compile_seconds, "key": st.key.decode(), "report": report}
 
 
 _libc = None

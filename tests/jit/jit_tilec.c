@@ -8,7 +8,8 @@
  *
  * Takes the options that shape a cubin (--arch, -D, -I, -O, --no-line-info,
  * --tree-reductions, --no-stmatrix, --embed-ptx, --nvjitlink, --ptxas,
- * --max-errors); any other option is refused with exit status 2, so a new
+ * --max-errors, and --stats: the compile report on standard error, as
+ * tilec --stats prints it); any other option is refused with exit status 2, so a new
  * tilec option used by a shipped kernel fails the test until the JIT has it.
  * The cache is $TILE_CACHE_DIR's (the JIT's usual lookup) unless --no-cache.
  * Prints "hit" or "compiled".  Exit status: 0, 1 compile failed, 2 usage. */
@@ -77,6 +78,7 @@ int main(int argc, char **argv) {
     else if (!strncmp(a, "--ptxas=", 8)) o.ptxas = a + 8;
     else if (!strncmp(a, "--max-errors=", 13)) o.max_errors = atoi(a + 13);
     else if (!strcmp(a, "--no-cache")) o.no_cache = 1;
+    else if (!strcmp(a, "--stats")) o.stats = 1;
     else if (a[0] == '-') return usage("option with no JIT equivalent here:", a);
     else if (in) return usage("more than one input:", a);
     else in = a;
@@ -107,6 +109,8 @@ int main(int argc, char **argv) {
       printf("%s\n", st.cache_hit ? "hit" : "compiled");
     }
   }
+  if (st.report) fputs(st.report, stderr); /* also of a compile that failed */
+  free(st.report);
   free(cubin);
   free(src);
   for (int i = 0; i < ndefs; i++) free(names[i]);
