@@ -633,6 +633,7 @@ static void plan_smem(Ctx *c, TFunc *f) {
     pl.off = 8;
   }
   for (pl.phase = 0; pl.phase < 3; pl.phase++) ir_walk(f->body, plan_op, &pl);
+  st_note_allocs(c, f); /* for the compile report: dce drops an unused buffer, not its bytes */
   f->smem_static = (int)((pl.off + 127) & ~(int64_t)127);
   if (pl.off > SMEM_LIMIT)
     dg_error(c, f->loc, "kernel '%s' allocates %lld bytes of shared memory; an SM gives a CTA at most %d (227 KB)",

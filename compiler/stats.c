@@ -25,6 +25,11 @@ typedef struct StTask {
   int offset, stride; /* its replicas' scratch slices: offset + k * stride */
 } StTask;
 
+typedef struct StAlloc {
+  const TFunc *f;
+  const TOp *op; /* OP_SMEM_ALLOC or OP_BAR_ALLOC; op->block NULL once dce removed it */
+} StAlloc;
+
 typedef struct StAsm {
   const char *name;
   int regs, barriers;
@@ -54,6 +59,20 @@ void st_note_task(Ctx *c, const TBlock *task, int offset, int stride) {
   StTask *t = ar_alloc(&c->arena, sizeof *t);
   *t = (StTask){task, offset, stride};
   vec_push(&c->arena, &c->stats.tasks, t);
+}
+
+static void note_alloc(TOp *op, void *ud) {
+  void **a = ud;
+  Ctx *c = a[0];
+  if (op->opc != OP_SMEM_ALLOC && op->opc != OP_BAR_ALLOC) return;
+  StAlloc *s = ar_alloc(&c->arena, sizeof *s);
+  *s = (StAlloc){a[1], op};
+  vec_push(&c->arena, &c->stats.allocs, s);
+}
+
+void st_note_allocs(Ctx *c, const TFunc *f) {
+  void *ud[2] = {c, (void *)f};
+  ir_walk(f->body, note_alloc, ud);
 }
 
 /* ---- the assembler's report ---- */
@@ -168,23 +187,28 @@ static void add_row(Walk *w, Row r) {
 
 static const char *val_name(const TValue *v) { return v->name ? v->name : "-"; }
 
-static void walk_op(TOp *op, void *ud) {
-  Walk *w = ud;
+/* A buffer or mbarrier array as passes.c placed it. */
+static void alloc_row(Walk *w, const TOp *op) {
   Ctx *c = w->c;
-  const Type *t = op->nres ? op->res[0]->type : NULL;
-  switch (op->opc) {
-  case OP_BAR_ALLOC:
+  const Type *t = op->res[0]->type;
+  const char *unused = op->block ? "" : " (unused, still placed)";
+  if (op->opc == OP_BAR_ALLOC) {
     w->mbar_arrays++;
     w->mbars += t->nbuf ? t->nbuf : 1;
     add_row(w, (Row){op->ival, 8 * (int64_t)(t->nbuf ? t->nbuf : 1), val_name(op->res[0]),
-                     ar_printf(&c->arena, "%s, arrive %lld", ty_str(c, t), (long long)op->ival2), loc_str(c, op->loc)});
-    break;
-  case OP_SMEM_ALLOC: { /* the slot stride of passes.c plan_op and lower_hw.c slot_stride() */
-    int64_t slot = t->swizzle ? round_up(op->ival2, 1024) : round_up(op->ival2, 128);
-    add_row(w, (Row){op->ival, slot * (t->nbuf ? t->nbuf : 1), val_name(op->res[0]), ty_str(c, t),
+                     ar_printf(&c->arena, "%s, arrive %lld%s", ty_str(c, t), (long long)op->ival2, unused),
                      loc_str(c, op->loc)});
-    break;
+    return;
   }
+  /* the slot stride of passes.c plan_op and lower_hw.c slot_stride() */
+  int64_t slot = t->swizzle ? round_up(op->ival2, 1024) : round_up(op->ival2, 128);
+  add_row(w, (Row){op->ival, slot * (t->nbuf ? t->nbuf : 1), val_name(op->res[0]),
+                   ar_printf(&c->arena, "%s%s", ty_str(c, t), unused), loc_str(c, op->loc)});
+}
+
+static void walk_op(TOp *op, void *ud) {
+  Walk *w = ud;
+  switch (op->opc) {
   case OP_TMEM_ALLOC:
     if (w->ntmem < 64) w->tmem[w->ntmem++] = op;
     break;
@@ -367,6 +391,10 @@ static void report_kernel(Ctx *c, const TFunc *f, Buf *out) {
   /* shared memory, buffer by buffer */
   Walk w = {.c = c};
   ir_walk(f->body, walk_op, &w);
+  for (int i = 0; i < st->allocs.len; i++) {
+    const StAlloc *al = st->allocs.data[i];
+    if (al->f == f) alloc_row(&w, al->op);
+  }
   if (f->tmem_cols)
     add_row(&w, (Row){f->tmem_slot, 8, "-", "the TMEM address tcgen05.alloc writes", "-"});
   int scratch = f->smem_bytes - f->smem_static;

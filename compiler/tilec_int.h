@@ -137,6 +137,7 @@ typedef struct StStats {
   Vec scratch; /* StScratch*: each operation that took scratch shared memory (lowering) */
   Vec tasks;   /* StTask*: each task's scratch slice (lowering) */
   Vec asm_fns; /* StAsm*: each function's resources, from the assembler's report */
+  Vec allocs;  /* StAlloc*: each smem()/mbarrier() as passes.c placed it (dce may drop it later) */
   const char *assembler; /* "ptxas" or "nvJitLink", once it ran */
 } StStats;
 
@@ -681,6 +682,7 @@ double st_now(void);                                  /* seconds, monotonic */
 void st_time(Ctx *c, StStage s, double since);        /* add st_now() - since to stage s */
 void st_note_scratch(Ctx *c, const TOp *op, int bytes); /* lowering: op took bytes of scratch */
 void st_note_task(Ctx *c, const TBlock *task, int offset, int stride); /* a task's scratch slice */
+void st_note_allocs(Ctx *c, const TFunc *f);  /* passes.c: f's shared memory, once placed */
 /* The assembler's log (ptxas -v, nvJitLink -verbose): registers, spills,
  * barriers per function. */
 void st_parse_asm_log(Ctx *c, const char *assembler, const char *log, size_t len);
