@@ -26,6 +26,13 @@
 #                  that exists (--arch=sm_100a for Blackwell's programs);
 #                  tilec must exit 0.  UPDATE=1 rewrites these files instead
 #                  of comparing.
+# stats/NAME.expected  the compile report (tilec --stats=- --emit=ptx: no
+#                  assembler, so no registers, which are ptxas's to choose)
+#                  of stats/NAME.tile, or else of the example
+#                  examples/*/NAME.tile, run from its folder with the
+#                  arguments in stats/NAME.flags if that exists; the numbers
+#                  of its time line read N.  tilec must exit 0.  UPDATE=1
+#                  rewrites these files too.
 #
 # One line per failing case, then a count; exit status 1 if any failed.
 set -u
@@ -134,6 +141,24 @@ for f in "$ROOT"/examples/*/*.tile "$G"/ir/*.tile; do
     spawn "$TMP/i.$base.$stage" "$(dirname "$f")" $iflags --emit=$stage "$(basename "$f")"
   done
 done
+
+# ---- compile reports: run ----------------------------------------------------
+stats=""
+for e in "$G"/stats/*.expected; do
+  [ -f "$e" ] || continue
+  base=$(basename "$e" .expected)
+  f=$G/stats/$base.tile
+  [ -f "$f" ] || f=$(ls "$ROOT"/examples/*/"$base.tile" 2>/dev/null | head -n 1)
+  if [ ! -f "$f" ]; then
+    fail "stats/$base" "no stats/$base.tile nor examples/*/$base.tile"
+    continue
+  fi
+  stats="$stats $base"
+  sflags=""
+  [ -f "$G/stats/$base.flags" ] && sflags=$(cat "$G/stats/$base.flags")
+  # shellcheck disable=SC2086  # flags are split at blanks on purpose
+  spawn "$TMP/s.$base" "$(dirname "$f")" $sflags --stats=- --emit=ptx -o /dev/null "$(basename "$f")"
+done
 wait
 
 # ---- diagnostics: check -----------------------------------------------------
@@ -215,6 +240,34 @@ for base in $irs; do
     npass=$((npass + 1))
   done
 done
+# ---- compile reports: check --------------------------------------------------
+for base in $stats; do
+  pfx=$TMP/s.$base
+  exp=$G/stats/$base.expected
+  name=stats/$base
+  rc=$(cat "$pfx.rc" 2>/dev/null || echo 255)
+  check_health "$name" "$rc" "$pfx.err" || continue
+  if [ "$rc" -ne 0 ]; then
+    fail "$name" "exit status $rc: $(grep -m1 'error' "$pfx.err")"
+    continue
+  fi
+  sed -E '/^time \(ms\):/s/[0-9]+(\.[0-9]+)?/N/g' "$pfx.out" >"$pfx.masked"
+  if [ "$UPDATE" = 1 ]; then
+    if ! cmp -s "$pfx.masked" "$exp"; then
+      cp "$pfx.masked" "$exp"
+      echo "updated tests/golden/stats/$base.expected"
+    fi
+    npass=$((npass + 1))
+    continue
+  fi
+  if ! diff -u "$exp" "$pfx.masked" >"$TMP/diff"; then
+    fail "$name" "report differs from tests/golden/stats/$base.expected (UPDATE=1 rewrites it):"
+    sed -n '3,22p' "$TMP/diff" | sed 's/^/     /'
+    continue
+  fi
+  npass=$((npass + 1))
+done
+
 # Goldens whose program is gone.
 for e in "$G"/ir/*.expected; do
   [ -f "$e" ] || continue

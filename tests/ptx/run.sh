@@ -6,6 +6,7 @@
 #   - the instructions each kernel must use (vector loads, shuffles, mma.sync,
 #     approximate exp2 / rsqrt, shared-memory staging);
 #   - ptxas: no spills, no local-memory stack;
+#   - tilec --stats: the registers and spills ptxas -v reports;
 #   - each example compiles to cubin in well under a second.
 set -u
 B=${B:-build}
@@ -437,6 +438,31 @@ for arch in sm_90a sm_100a; do
     [ $d = assert ] && check "$d.tile/$arch" "trap after the report" "$ptx" "^[[:space:]]+trap;"
     [ -x "$PTXAS" ] && assemble "debug_${d}_$arch" $arch "$ptx"
   done
+done
+
+# tilec --stats reports the registers and spills ptxas -v reports for the
+# same PTX (with -lineinfo, as tilec assembles): a warp-specialized kernel
+# on each target and one without tasks
+for v in "sm_90a examples/gemm/gemm.tile" "sm_90a examples/matmul/matmul.tile" \
+         "sm_100a examples/gemm/gemm_sm100.tile"; do
+  set -- $v
+  arch=$1; src=$2; name=stats/$(basename "$src" .tile)/$arch
+  [ -x "$PTXAS" ] || continue
+  n=$((n+1))
+  if ! "$TILEC" --arch=$arch --ptxas="$PTXAS" --stats="$tmp/stats.txt" -o "$tmp/s.cubin" "$src" 2> "$tmp/err" ||
+     ! "$TILEC" --arch=$arch --emit=ptx -o "$tmp/s.ptx" "$src" 2> "$tmp/err"; then
+    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+  fi
+  "$PTXAS" -arch=$arch -v -lineinfo "$tmp/s.ptx" -o "$tmp/s2.cubin" > "$tmp/ptxas.log" 2>&1 ||
+    { echo "FAIL $name: ptxas failed"; cat "$tmp/ptxas.log"; fail=$((fail+1)); continue; }
+  want=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' "$tmp/ptxas.log" | head -n 1)
+  got=$(sed -n 's/^  registers: \([0-9]*\) a thread.*/\1/p' "$tmp/stats.txt")
+  wsp=$(sed -n 's/.* \([0-9]*\) bytes spill stores, \([0-9]*\) bytes spill loads.*/\1 \2/p' "$tmp/ptxas.log" | head -n 1)
+  gsp=$(sed -n 's/^  spills: \([0-9]*\) bytes stored, \([0-9]*\) bytes loaded.*/\1 \2/p' "$tmp/stats.txt")
+  if [ -z "$want" ] || [ "$got" != "$want" ] || [ "$gsp" != "$wsp" ]; then
+    echo "FAIL $name: --stats says registers '$got', spills '$gsp'; ptxas -v '$want', '$wsp'"
+    fail=$((fail+1))
+  fi
 done
 
 echo "ptx property checks: $((n-fail))/$n passed"
