@@ -266,7 +266,7 @@ static tilec_status tc_pipeline(Ctx *c, Source *src, tilec_emit emit, Buf *out) 
   bool built = sm_build(c, prog, mod);                       /* sema.c */
   st_time(c, ST_SEMA, t);
   if (!built) return c->ice ? TILEC_ERR_INTERNAL : TILEC_ERR_SOURCE;
-  c->mod = mod; /* the compile report describes it from here on */
+  if (!c->nerrors) c->stats.mod = mod; /* the compile report describes it from here on (not a program with errors) */
   t = st_now();
   bool passed = pass_run(c, mod);                            /* passes.c */
   st_time(c, ST_PASSES, t);
@@ -325,7 +325,7 @@ tilec_status tilec_compile(const char *filename, const char *source, size_t len,
     }
   }
   r->seconds = st_now() - t0;
-  if (c->mod && !c->arena.failed) st_report(c, filename, r->seconds, &r->stats);
+  if (c->stats.mod && !c->arena.failed) st_report(c, filename, r->seconds, &r->stats);
   tilec_status st = r->status;
   if (out) *out = r;
   else tilec_result_free(r);

@@ -491,7 +491,7 @@ static void report_kernel(Ctx *c, const TFunc *f, Buf *out) {
 static const char *const stage_names[ST_NSTAGES] = {"parse", "sema", "passes", "lowering", "mlir-passes", "llvm", "ptx", "asm"};
 
 void st_report(Ctx *c, const char *filename, double seconds, Buf *out) {
-  TModule *m = c->mod;
+  TModule *m = c->stats.mod;
   buf_printf(out, "%s: %s, %d kernel%s\n", filename, c->arch, m->kernels.len, m->kernels.len == 1 ? "" : "s");
   for (int k = 0; k < m->kernels.len; k++) report_kernel(c, m->kernels.data[k], out);
   buf_puts(out, "time (ms):");

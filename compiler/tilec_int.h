@@ -132,6 +132,7 @@ typedef enum StStage {
 } StStage;
 
 typedef struct StStats {
+  struct TModule *mod; /* the Tile IR reported on: set once sema built it without errors */
   double sec[ST_NSTAGES];
   bool ran[ST_NSTAGES];
   Vec scratch; /* StScratch*: each operation that took scratch shared memory (lowering) */
@@ -686,7 +687,7 @@ void st_note_allocs(Ctx *c, const TFunc *f);  /* passes.c: f's shared memory, on
 /* The assembler's log (ptxas -v, nvJitLink -verbose): registers, spills,
  * barriers per function. */
 void st_parse_asm_log(Ctx *c, const char *assembler, const char *log, size_t len);
-/* The report of a compilation that got as far as Tile IR (c->mod);
+/* The report of a compilation that got as far as Tile IR (c->stats.mod);
  * seconds: the whole compile. */
 void st_report(Ctx *c, const char *filename, double seconds, Buf *out);
 

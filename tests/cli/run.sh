@@ -119,6 +119,20 @@ if grep '^[[:space:]]*\.file' q.ptx | grep -q '\\"'; then
   echo "FAIL quote-in-name-ptx: the .file line escapes a quote: $(grep '\.file' q.ptx | head -n 1)"; nfail=$((nfail + 1))
 else npass=$((npass + 1)); fi
 
+# ---- --stats: the compile report (docs/stats.md) ----------------------------
+run stats-stderr 0 "kernel k (same.tile:1): 4 warps, 128 threads" --emit=tir --stats same.tile
+run stats-stdout 0 "" --emit=ptx -o /dev/null --stats=- same.tile
+if grep -q '^time (ms): parse' out.txt; then npass=$((npass + 1)); else echo "FAIL stats-stdout: no report"; nfail=$((nfail + 1)); fi
+run stats-file 0 "" --emit=tir -o /dev/null --stats=sub/k.stats same.tile
+if grep -q '^kernel k ' sub/k.stats; then npass=$((npass + 1)); else echo "FAIL stats-file: no report"; nfail=$((nfail + 1)); fi
+run stats-no-name 2 "--stats= needs a file name" --stats= same.tile
+run stats-is-input 2 "--stats=link.tile would replace the input" --emit=tir -o /dev/null --stats=link.tile same.tile
+unchanged stats-is-input same.tile
+run stats-is-output 2 "would replace the output" --emit=tir -o k.out --stats=k.out same.tile
+# a program with errors before its Tile IR: no report, its status
+run stats-program-error 1 "error: unknown name 'y'" --emit=tir --stats bad.tile
+if grep -q '^kernel ' err.txt; then echo "FAIL stats-program-error: a report"; nfail=$((nfail + 1)); else npass=$((npass + 1)); fi
+
 total=$((npass + nfail))
 if [ "$nfail" -ne 0 ]; then
   echo "cli: $nfail of $total FAILED ($TILEC)"

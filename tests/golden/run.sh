@@ -240,6 +240,7 @@ for base in $irs; do
     npass=$((npass + 1))
   done
 done
+
 # ---- compile reports: check --------------------------------------------------
 for base in $stats; do
   pfx=$TMP/s.$base
