@@ -134,15 +134,23 @@ void st_parse_asm_log(Ctx *c, const char *assembler, const char *log, size_t len
 
 /* ---- the report ---- */
 
-/* "file:line", and for code inlined from a fn, the call in the kernel */
+/* "file:line", and for code inlined from a fn: the fn it is in and the
+ * kernel's line it is inlined at (through any calls between) */
 static const char *loc_str(Ctx *c, Loc l) {
   if (!l.src || !l.line) return "-";
   const char *s = ar_printf(&c->arena, "%s:%d", l.src->name, l.line);
   const InlineSite *out = l.at;
   while (out && out->call.at) out = out->call.at;
   if (out && out->call.src)
-    s = ar_printf(&c->arena, "%s (in %s, called at %s:%d)", s, out->fn, out->call.src->name, out->call.line);
+    s = ar_printf(&c->arena, "%s (in %s, inlined at %s:%d)", s, l.at->fn, out->call.src->name, out->call.line);
   return s;
+}
+
+/* The same place in the source, inlined through the same calls. */
+static bool loc_same(Loc a, Loc b) {
+  if (a.src != b.src || a.line != b.line || a.col != b.col) return false;
+  if (!a.at || !b.at) return a.at == b.at;
+  return a.at == b.at || (!strcmp(a.at->fn, b.at->fn) && loc_same(a.at->call, b.at->call));
 }
 
 /* The kernel body an op belongs to; *task: the innermost task region around it (NULL: none). */
@@ -167,8 +175,7 @@ typedef struct Walk {
   Ctx *c;
   Row *rows;
   int nrows, cap;
-  const TOp *tmem[64];
-  int ntmem;
+  Vec tmem; /* the tmem() ops */
   int mbar_arrays, mbars;
   unsigned named_ids; /* bit i: named_barrier(i) with a constant id */
   bool named_dyn;     /* named_barrier(id) with an id known at run time */
@@ -210,7 +217,7 @@ static void walk_op(TOp *op, void *ud) {
   Walk *w = ud;
   switch (op->opc) {
   case OP_TMEM_ALLOC:
-    if (w->ntmem < 64) w->tmem[w->ntmem++] = op;
+    vec_push(&w->c->arena, &w->tmem, op);
     break;
   case OP_NAMED_BAR:
     if (op->ival > 0 && op->ival < 32) w->named_ids |= 1u << op->ival;
@@ -253,7 +260,6 @@ static const StTask *task_scratch(Ctx *c, const TBlock *t) {
   return NULL;
 }
 
-/* The tasks: warps, register budget, scratch slice, named barrier. */
 /* The kernel's register cap: maxnreg, or (not lowered yet) the one
  * lowering gives a kernel whose tasks set register budgets. */
 static int reg_cap(const TFunc *f) {
@@ -263,6 +269,7 @@ static int reg_cap(const TFunc *f) {
   return 0;
 }
 
+/* The tasks: warps, register budget, scratch slice, named barrier. */
 static void report_tasks(Ctx *c, const TFunc *f, const TOp *tasks, Buf *out) {
   int first_rep = 0;
   int cap = reg_cap(f);
@@ -325,9 +332,7 @@ static void report_scratch(Ctx *c, const TFunc *f, Buf *out) {
     if (owner(s->op, &task) != f->body) continue;
     int j = 0;
     for (; j < m; j++)
-      if (tk[j] == task && mine[j]->op->opc == s->op->opc && mine[j]->op->loc.src == s->op->loc.src &&
-          mine[j]->op->loc.line == s->op->loc.line && mine[j]->op->loc.col == s->op->loc.col &&
-          mine[j]->op->loc.at == s->op->loc.at)
+      if (tk[j] == task && mine[j]->op->opc == s->op->opc && loc_same(mine[j]->op->loc, s->op->loc))
         break;
     if (j < m) {
       count[j]++;
@@ -360,7 +365,8 @@ static void report_scratch(Ctx *c, const TFunc *f, Buf *out) {
 
 static void report_kernel(Ctx *c, const TFunc *f, Buf *out) {
   StStats *st = &c->stats;
-  bool lowered = st->ran[ST_LOWER];
+  /* lowering sets smem_bytes (allocations + scratch); a kernel it stopped before has none */
+  bool lowered = st->ran[ST_LOWER] && f->smem_bytes >= f->smem_static;
   buf_printf(out, "kernel %s (%s): %d warps, %d threads", f->name, loc_str(c, f->loc), f->warps, f->warps * 32);
   if (f->cluster[0] * f->cluster[1] * f->cluster[2] > 1)
     buf_printf(out, ", cluster %d x %d x %d", f->cluster[0], f->cluster[1], f->cluster[2]);
@@ -440,10 +446,10 @@ static void report_kernel(Ctx *c, const TFunc *f, Buf *out) {
     buf_printf(out, "  tensor memory: %d of 512 columns; tcgen05.alloc takes %d (a power of two, at least 32)\n",
                f->tmem_cols, ir_tmem_alloc_cols(f));
     int nw = 6;
-    for (int i = 0; i < w.ntmem; i++) nw = width(val_name(w.tmem[i]->res[0]), nw);
+    for (int i = 0; i < w.tmem.len; i++) nw = width(val_name(((TOp *)w.tmem.data[i])->res[0]), nw);
     buf_printf(out, "    %-9s  %-*s  %s\n", "columns", nw, "buffer", "what");
-    for (int i = 0; i < w.ntmem; i++) {
-      const TOp *op = w.tmem[i];
+    for (int i = 0; i < w.tmem.len; i++) {
+      const TOp *op = w.tmem.data[i];
       const Type *t = op->res[0]->type;
       /* slot k starts at ival + k * ival2 (an alias: its base's stride) and takes the columns of its shape */
       int64_t cols = op->ival2 * ((t->nbuf ? t->nbuf : 1) - 1) + ty_tmem_cols((DType)t->elem.dt, t->shape[1]);
@@ -454,7 +460,7 @@ static void report_kernel(Ctx *c, const TFunc *f, Buf *out) {
   }
 
   /* barriers */
-  buf_printf(out, "  barriers: %d mbarriers", w.mbars);
+  buf_printf(out, "  barriers: %d mbarrier%s", w.mbars, w.mbars == 1 ? "" : "s");
   if (w.mbar_arrays > 1) buf_printf(out, " in %d arrays", w.mbar_arrays);
   buf_puts(out, "; named barriers:");
   bool any = false;

@@ -88,7 +88,7 @@ static void test_ptx(void **state) {
   has(s, "shared memory: 35840 bytes of 232448: 33792 allocated + 2048 scratch", "report");
   has(s, "1024 each @33792", "report");
   has(s, "scratch  task consumer, 2 replicas x 1024", "report");
-  has(s, "1024 bytes  " TASKS ":6 (in col_sums, called at " TASKS ":21)", "report");
+  has(s, "1024 bytes  " TASKS ":6 (in col_sums, inlined at " TASKS ":21)", "report");
   has(s, "reduce f32[64, 64] along 0, across warps", "report");
   has(s, "convert f32[64] #slice<dim=0", "report");
   has(s, "spills: not assembled", "report");
