@@ -1,7 +1,7 @@
 """tests/python/test_basic.py - the Python package without PyTorch and
 without a GPU: import, library discovery, the ctypes mirror of jfa_params
 against jfa.h (through the C compiler), the JIT (compile, cache hit,
-diagnostics as exceptions), kernel launches on the emulator with
+the compile report, diagnostics as exceptions), kernel launches on the emulator with
 DeviceBuffer arguments, JFA's C-level checks as exceptions, and a JFA
 forward pass on the emulator against a float64 reference in pure Python.
 
@@ -154,6 +154,19 @@ class Jit(unittest.TestCase):
         self.assertEqual(k1.info.threads, 128)
         k3 = tile.Kernel(VECTOR_ADD, "vector_add", constants={"BLOCK": 256}, options=opts)
         self.assertFalse(k3.stats["cache_hit"])  # another constant, another entry
+
+    def test_compile_report(self):
+        # options stats=True: tilec --stats's report in .stats["report"] (docs/stats.md)
+        opts = {"cache_dir": self.cache}
+        tile.Kernel(VECTOR_ADD, "vector_add", constants={"BLOCK": 128}, options=opts)
+        k = tile.Kernel(VECTOR_ADD, "vector_add", constants={"BLOCK": 128}, options=dict(opts, stats=True))
+        self.assertFalse(k.stats["cache_hit"])  # the report describes a compile: compiled, not fetched
+        self.assertIn("kernel vector_add (", k.stats["report"])
+        self.assertRegex(k.stats["report"], r"\n  registers: \d+ a thread\n")
+        k2 = tile.Kernel(VECTOR_ADD, "vector_add", constants={"BLOCK": 128}, options=opts)
+        self.assertTrue(k2.stats["cache_hit"])
+        self.assertIsNone(k2.stats["report"])
+        self.assertEqual(k.cubin, k2.cubin)
 
     def test_compile_error(self):
         src = "kernel k(x: *f32, n: i32) warps(4) {\n    let y = nosuch + 1;\n}\n"
