@@ -402,6 +402,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
     t->kind = TY_SMEM, t->swizzle = 128, t->brows = ops[j].buf->brows, t->nbuf = S;
     TOp *al = ir_op(c, OP_SMEM_ALLOC, loc, 0, NULL, 1, (Type *[]){t});
     al->ival2 = ops[j].bytes;
+    al->res[0]->name = j ? "<dot B>" : "<dot A>"; /* what the compile report calls it (stats.c) */
     if (f->body->first) ir_insert_before(f->body->first, al);
     else ir_append(f->body, al);
     rings[j] = al->res[0];

@@ -313,53 +313,49 @@ static void find_tasks(TOp *op, void *ud) {
   if (op->opc == OP_TASKS) vec_push(&c->arena, v, op);
 }
 
-/* The operations that took scratch, in program order, one line per source
- * location and group of warps (an unrolled loop's copies counted). */
+/* What an operation that takes scratch is: a conversion with both layouts,
+ * a reduction across warps, or its name and type. */
+static const char *scratch_what(Ctx *c, const TOp *op) {
+  if (op->opc == OP_CONVERT && op->opnds[0]->type->layout && op->res[0]->type->layout)
+    return ar_printf(&c->arena, "convert %s %s -> %s", ty_str(c, op->opnds[0]->type),
+                     ly_str(c, op->opnds[0]->type->layout), ly_str(c, op->res[0]->type->layout));
+  if (op->opc == OP_REDUCE)
+    return ar_printf(&c->arena, "reduce %s along %d, across warps", ty_str(c, op->opnds[0]->type), op->axis);
+  return ar_printf(&c->arena, "%s %s", ir_opname(op->opc), ty_str(c, op->nres ? op->res[0]->type : op->opnds[0]->type));
+}
+
+/* The operations that took scratch, in program order, one line per group
+ * of warps, source place and operation (an unrolled loop's copies counted). */
 static void report_scratch(Ctx *c, const TFunc *f, Buf *out) {
-  int n = 0;
-  for (int i = 0; i < c->stats.scratch.len; i++) {
-    const TBlock *task;
-    n += owner(((StScratch *)c->stats.scratch.data[i])->op, &task) == f->body;
-  }
-  if (!n) return;
-  StScratch **mine = ar_alloc(&c->arena, sizeof(StScratch *) * (size_t)n);
-  int *count = ar_alloc(&c->arena, sizeof(int) * (size_t)n);
-  const TBlock **tk = ar_alloc(&c->arena, sizeof(TBlock *) * (size_t)n);
-  int m = 0;
-  for (int i = 0; i < c->stats.scratch.len; i++) {
-    StScratch *s = c->stats.scratch.data[i];
+  int n = c->stats.scratch.len, m = 0;
+  const StScratch **mine = ar_alloc(&c->arena, sizeof(StScratch *) * (size_t)(n ? n : 1));
+  const char **what = ar_alloc(&c->arena, sizeof(char *) * (size_t)(n ? n : 1));
+  const TBlock **tk = ar_alloc(&c->arena, sizeof(TBlock *) * (size_t)(n ? n : 1));
+  int *count = ar_alloc(&c->arena, sizeof(int) * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) {
+    const StScratch *s = c->stats.scratch.data[i];
     const TBlock *task;
     if (owner(s->op, &task) != f->body) continue;
+    const char *w = scratch_what(c, s->op);
     int j = 0;
-    for (; j < m; j++)
-      if (tk[j] == task && mine[j]->op->opc == s->op->opc && loc_same(mine[j]->op->loc, s->op->loc))
-        break;
+    while (j < m && !(tk[j] == task && loc_same(mine[j]->op->loc, s->op->loc) && !strcmp(what[j], w))) j++;
     if (j < m) {
       count[j]++;
       if (s->bytes > mine[j]->bytes) mine[j] = s;
       continue;
     }
-    mine[m] = s, count[m] = 1, tk[m] = task;
+    mine[m] = s, what[m] = w, count[m] = 1, tk[m] = task;
     m++;
   }
+  if (!m) return;
   int wn = 6;
   for (int i = 0; i < m; i++) wn = width(tk[i] ? tk[i]->task_name : "kernel", wn);
   buf_puts(out, "  scratch (shared memory of layout conversions and reductions, reused by each group of warps):\n");
   for (int i = 0; i < m; i++) {
-    const TOp *op = mine[i]->op;
-    const char *what;
-    if (op->opc == OP_CONVERT && op->opnds[0]->type->layout && op->res[0]->type->layout)
-      what = ar_printf(&c->arena, "convert %s %s -> %s", ty_str(c, op->opnds[0]->type),
-                       ly_str(c, op->opnds[0]->type->layout), ly_str(c, op->res[0]->type->layout));
-    else if (op->opc == OP_REDUCE)
-      what = ar_printf(&c->arena, "reduce %s along %d, across warps", ty_str(c, op->opnds[0]->type), op->axis);
-    else
-      what = ar_printf(&c->arena, "%s %s", ir_opname(op->opc),
-                       ty_str(c, op->nres ? op->res[0]->type : op->opnds[0]->type));
     buf_printf(out, "    %-*s  %7d bytes  %s", wn, tk[i] ? tk[i]->task_name : "kernel", mine[i]->bytes,
-               loc_str(c, op->loc));
+               loc_str(c, mine[i]->op->loc));
     if (count[i] > 1) buf_printf(out, " (%d times)", count[i]);
-    buf_printf(out, "\n    %-*s  %13s  %s\n", wn, "", "", what);
+    buf_printf(out, "\n    %-*s  %13s  %s\n", wn, "", "", what[i]);
   }
 }
 
