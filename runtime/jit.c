@@ -50,6 +50,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "jit_int.h"
 #include "tile/runtime.h"
 #include "tile/tilec.h"
 
@@ -80,8 +81,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void verbose(const char *fmt, ...) {
+void tj_verbose(const char *fmt, ...) {
   const char *v = getenv("TILE_JIT_VERBOSE");
   if (!v || !*v || !strcmp(v, "0")) return;
   va_list ap;
@@ -236,6 +236,16 @@ static void compute_key(const jit_req *q, char hex[TC_SHA256_HEX_SIZE]) {
   tc_hex(digest, sizeof digest, hex);
 }
 
+tile_status tj_key(const char *filename, const char *source, size_t len, const tile_jit_options *opts, int ptx,
+                   char hex[TC_SHA256_HEX_SIZE], int *storable) {
+  jit_req q;
+  tile_status s = req_init(&q, filename, source, len, opts, ptx);
+  if (s == TILE_OK) compute_key(&q, hex);
+  *storable = s == TILE_OK && q.asm_known;
+  req_free(&q);
+  return s;
+}
+
 /* ---- compile ----------------------------------------------------------------- */
 
 static tile_status compile_fail(const jit_req *q, tilec_status st, const tilec_result *r) {
@@ -345,7 +355,7 @@ static int check_deps(const uint8_t *e, size_t size, size_t *off) {
     path[pl] = 0;
     if (memchr(path, 0, pl)) return TC_CORRUPT;
     if (!dep_unchanged(path, e + p + 4 + pl)) {
-      verbose("imported file %s changed since the entry was compiled", path);
+      tj_verbose("imported file %s changed since the entry was compiled", path);
       return TC_MISS;
     }
     p += 4 + (size_t)pl + TC_SHA256_SIZE;
@@ -366,13 +376,13 @@ static int cache_get(const char *dir, const char *key, void **cubin, size_t *siz
   size_t esize = 0, off = 0;
   int rc = tc_cache_lookup(dir, key, &entry, &esize, err, sizeof err);
   if (rc == TC_ERROR) {
-    verbose("cache lookup failed, compiling: %s", err);
+    tj_verbose("cache lookup failed, compiling: %s", err);
     return TC_MISS;
   }
-  if (rc == TC_CORRUPT) verbose("%s; recompiling", err);
+  if (rc == TC_CORRUPT) tj_verbose("%s; recompiling", err);
   if (rc != TC_HIT) return rc;
   rc = check_deps(entry, esize, &off);
-  if (rc == TC_CORRUPT) verbose("cache entry %s: bad import manifest; recompiling", key);
+  if (rc == TC_CORRUPT) tj_verbose("cache entry %s: bad import manifest; recompiling", key);
   if (rc == TC_HIT) {
     if (!(*cubin = malloc(esize - off))) rc = TC_MISS;
     else {
@@ -388,11 +398,11 @@ static int cache_put(const jit_req *q, const char *dir, const char *key, const v
                      size_t size) {
   char err[1024];
   if (!q->asm_known) {
-    verbose("assembler version unknown: not caching %s", key);
+    tj_verbose("assembler version unknown: not caching %s", key);
     return -1;
   }
   if (tc_cache_store(dir, key, cubin, size, err, sizeof err) != 0) {
-    verbose("cache store failed (not fatal): %s", err);
+    tj_verbose("cache store failed (not fatal): %s", err);
     return -1;
   }
   return 0;
@@ -421,7 +431,7 @@ static tile_status jit_cubin(const jit_req *q, void **cubin, size_t *size, tile_
     if (evict) {
       char err[1024];
       if (tc_cache_remove(dir, st->key, err, sizeof err) != 0)
-        verbose("cannot evict %s (not fatal): %s", st->key, err);
+        tj_verbose("cannot evict %s (not fatal): %s", st->key, err);
     } else if (q->opts->stats) {
       rc = TC_MISS; /* the report needs the compiler to run */
     } else {
@@ -429,7 +439,7 @@ static tile_status jit_cubin(const jit_req *q, void **cubin, size_t *size, tile_
     }
     if (rc == TC_HIT) {
       st->cache_hit = 1;
-      verbose("hit %s (%s)", st->key, q->filename);
+      tj_verbose("hit %s (%s)", st->key, q->filename);
       return TILE_OK;
     }
     st->cache_rebuilt = rc == TC_CORRUPT; /* cleared below if the store fails */
@@ -445,7 +455,7 @@ static tile_status jit_cubin(const jit_req *q, void **cubin, size_t *size, tile_
   /* hand back the cubin alone */
   memmove(entry, entry + off, *size);
   *cubin = entry;
-  verbose("compiled %s (%s), %zu bytes", st->key, q->filename, *size);
+  tj_verbose("compiled %s (%s), %zu bytes", st->key, q->filename, *size);
   return TILE_OK;
 }
 
@@ -524,7 +534,7 @@ tile_status tile_jit_load(const char *filename, const char *source, size_t len,
   }
   /* The entry passed the cache's checks but its cubin does not load: served
    * as a hit, it would fail every later load too.  Evict it and build anew. */
-  verbose("cached cubin %s does not load (%s); evicting it and recompiling", st->key,
+  tj_verbose("cached cubin %s does not load (%s); evicting it and recompiling", st->key,
           tile_last_error());
   double first = st->compile_seconds;
   free(st->report); /* (a report means no lookup, so no hit: not reached, kept safe) */
