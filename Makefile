@@ -34,11 +34,11 @@ COMP_SRCS := $(filter-out compiler/main.c,$(wildcard compiler/*.c))
 COMP_OBJS := $(COMP_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/lexer.o $(B)/obj/gen/stdlib.o
 EMU_SRCS  := $(wildcard emu/*.c)
 EMU_OBJS  := $(EMU_SRCS:%.c=$(B)/obj/%.o)
-RT_SRCS   := $(filter-out runtime/jit.c runtime/cache.c,$(wildcard runtime/*.c))
+JIT_SRCS  := runtime/jit.c runtime/cache.c runtime/autotune.c
+JIT_OBJS  := $(JIT_SRCS:%.c=$(B)/obj/%.o)
+RT_SRCS   := $(filter-out $(JIT_SRCS),$(wildcard runtime/*.c))
 # the runtime carries the emulator (its driver under TILE_INTERPRET=1)
 RT_OBJS   := $(RT_SRCS:%.c=$(B)/obj/%.o) $(EMU_OBJS)
-JIT_SRCS  := runtime/jit.c runtime/cache.c
-JIT_OBJS  := $(JIT_SRCS:%.c=$(B)/obj/%.o)
 DSL_FILES := $(sort $(wildcard dsl/std/*.tile))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)

@@ -256,6 +256,88 @@ tile_status tile_jit_load(const char *filename, const char *source, size_t len,
 /* The cache folder these options use (no I/O). */
 tile_status tile_jit_cache_dir(const tile_jit_options *opts, char *buf, size_t cap);
 
+/* ---- Autotuning (libtilejit, runtime/autotune.c) ----
+ *
+ * The fastest of several sets of constants ("configs": block sizes, warps
+ * through a `warps(W)` constant, pipeline stages, ...) for each problem key,
+ * as Triton's autotune: the first launch for a key compiles every config
+ * (through the JIT and its cache), times each (warm-up, then the median of
+ * several launches, CUDA events), keeps the fastest, in memory and in the
+ * JIT's disk cache, and launches it; later launches for the key, in this
+ * process or another, launch the chosen config directly.  docs/runtime.md,
+ * "Autotuning". */
+
+/* One candidate: constant values on top of tile_jit_options.defines (a name
+ * in both takes the config's value). */
+typedef struct tile_jit_autotune_config {
+  const tile_jit_define *defines;
+  int ndefines;
+} tile_jit_autotune_config;
+
+/* Launch kernel k (config `config`) once on `stream` with the caller's
+ * arguments, its grid from its constants (tile_kernel_const(
+ * tile_kernel_get_info(k), "BLOCK")).  While a key is tuned it is called
+ * warmup + reps times per config, on the caller's buffers: a kernel that
+ * updates its inputs in place must restore them here.  It must not call its
+ * own tuner (which holds a lock while tuning). */
+typedef tile_status (*tile_jit_autotune_launch_fn)(void *user, tile_kernel *k, int config, tile_stream stream);
+
+/* A clock in milliseconds, read around each timed launch (the stream
+ * synchronized before and after) instead of CUDA events: a host-side
+ * protocol, or a test's fake clock. */
+typedef double (*tile_jit_autotune_clock_fn)(void *user);
+
+typedef struct tile_jit_autotune_desc {
+  const char *filename;           /* as tile_jit_load's */
+  const char *source;
+  size_t len;
+  const char *kernel;             /* the kernel to launch; NULL: the module's only one */
+  const tile_jit_options *opts;   /* the JIT's options, common to every config (NULL: defaults) */
+  const tile_jit_autotune_config *configs;
+  int nconfigs;                   /* 1 or more */
+  int warmup;                     /* untimed launches per config before timing; 0: 2; negative: none */
+  int reps;                       /* timed launches per config (the median counts); 0: 10 */
+  tile_jit_autotune_clock_fn clock; /* NULL: CUDA events on the launch's stream */
+  void *clock_user;
+} tile_jit_autotune_desc;
+
+typedef struct tile_jit_autotuner tile_jit_autotuner;
+
+/* A tuner for desc (copied: the caller's strings and arrays may go after
+ * this returns).  Nothing is compiled yet. */
+tile_status tile_jit_autotune_create(const tile_jit_autotune_desc *desc, tile_jit_autotuner **out);
+/* Unload its modules and free it (NULL: nothing). */
+void tile_jit_autotune_destroy(tile_jit_autotuner *t);
+
+typedef struct tile_jit_autotune_stats {
+  int config;          /* the config launched */
+  int tuned;           /* 1: this call timed the configs (the key was new to this process and to the disk cache) */
+  int from_disk;       /* 1: the choice came from the disk cache (tuned by an earlier process) */
+  int ntimed;          /* configs this call timed */
+  int nskipped;        /* configs this call skipped: they failed to compile, load or launch */
+  double best_ms;      /* tuned: the chosen config's median time */
+  char key[65];        /* the choice's disk cache key, hex SHA-256 */
+  char notes[1024];    /* tuned: one line per skipped config and why (cut to fit) */
+} tile_jit_autotune_stats;
+
+/* Launch the best config for `key` (any text the caller derives from the
+ * problem: "M=4096,N=4096"), tuning it first when neither this tuner nor
+ * the disk cache knows it.  A config that fails to compile, load or launch
+ * is skipped (stats->notes says why); when every config fails, the first
+ * failure's status comes back and tile_last_error() lists each.  stats may
+ * be NULL.  Thread-safe; tuning is serialized per tuner. */
+tile_status tile_jit_autotune_launch(tile_jit_autotuner *t, const char *key, tile_jit_autotune_launch_fn launch,
+                                     void *user, tile_stream stream, tile_jit_autotune_stats *stats);
+/* The config chosen for key (this tuner's memory, else the disk cache),
+ * without tuning or launching: TILE_ERR_NOT_FOUND when it is not tuned yet.
+ * ms (may be NULL): nconfigs entries, each config's median time in ms, or
+ * a negative number for a config skipped. */
+tile_status tile_jit_autotune_best(tile_jit_autotuner *t, const char *key, int *config, double *ms);
+/* Config i's kernel, compiled (or fetched) and loaded on first use: to
+ * launch a chosen config outside tile_jit_autotune_launch.  It stays valid
+ * until tile_jit_autotune_destroy. */
+tile_status tile_jit_autotune_kernel(tile_jit_autotuner *t, int config, tile_kernel **k);
+
 #ifdef __cplusplus
 }
 #endif
