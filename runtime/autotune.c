@@ -495,7 +495,9 @@ static tile_status time_config(tile_jit_autotuner *t, tile_kernel *k, int i, til
       double t0 = t->clock(t->clock_user);
       s = launch(user, k, i, stream);
       if (s == TILE_OK) s = tile_stream_synchronize(stream);
-      v[r] = t->clock(t->clock_user) - t0;
+      if (s == TILE_OK) v[r] = t->clock(t->clock_user) - t0;
+      if (s == TILE_OK && !(v[r] >= 0 && isfinite(v[r]))) /* NaN: the caller's clock failed */
+        s = tile_set_error(TILE_ERR_INVALID, "tile_jit_autotune: the clock gave %g ms for a launch", v[r]);
     } else {
       float f = 0;
       s = tile_event_record(e0, stream);

@@ -11,6 +11,8 @@
 #include "tile/runtime.h"
 #include "../../runtime/cache.h"
 
+#include <math.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -484,6 +486,104 @@ static void test_events(void **state) {
   tu_rmtree(dir);
 }
 
+/* A clock that fails (NaN) fails the config it times. */
+static double nan_clock(void *u) {
+  ctx *c = u;
+  return c->clock_reads++ >= 2 * REPS ? NAN : c->now; /* good for config 0's reps only */
+}
+
+static void test_clock_nan(void **state) {
+  (void)state;
+  setup_emulator();
+  char dir[256];
+  assert_int_equal(tu_tmpdir(dir, sizeof dir), 0);
+  tile_jit_options o = {.cache_dir = dir};
+  ctx c;
+  ctx_init(&c, 100);
+  tile_jit_autotune_desc d = desc_of(&o, GOOD, 2, &c);
+  d.clock = nan_clock;
+  tile_jit_autotuner *t = make(&d);
+  tile_jit_autotune_stats st;
+  assert_int_equal(go(t, "k", &c, &st), TILE_OK);
+  assert_int_equal(st.ntimed, 1);
+  assert_int_equal(st.config, 0);
+  has(st.notes, "config 1 (BLOCK=256 W=2): TILE_ERR_INVALID: tile_jit_autotune: the clock gave nan ms", "the notes");
+  tile_jit_autotune_destroy(t);
+  ctx_free(&c);
+  tu_rmtree(dir);
+}
+
+/* Threads launching one new key at once: one of them tunes, the others
+ * wait for it and launch its choice.  The callback launches nothing (the
+ * emulator runs one launch at a time); it counts, under a lock. */
+typedef struct tctx {
+  pthread_mutex_t mu;
+  double now;
+  int launches[MAXC];
+} tctx;
+
+static double t_clock(void *u) {
+  tctx *c = u;
+  pthread_mutex_lock(&c->mu);
+  double v = c->now;
+  pthread_mutex_unlock(&c->mu);
+  return v;
+}
+
+static tile_status t_launch(void *u, tile_kernel *k, int config, tile_stream s) {
+  (void)k, (void)s;
+  tctx *c = u;
+  pthread_mutex_lock(&c->mu);
+  c->launches[config]++;
+  c->now += config == 2 ? 1 : 5;
+  pthread_mutex_unlock(&c->mu);
+  return TILE_OK;
+}
+
+typedef struct targ {
+  tile_jit_autotuner *t;
+  tctx *c;
+  tile_jit_autotune_stats st;
+  tile_status s;
+} targ;
+
+static void *t_main(void *p) {
+  targ *a = p;
+  a->s = tile_jit_autotune_launch(a->t, "shared key", t_launch, a->c, NULL, &a->st);
+  return NULL;
+}
+
+static void test_threads(void **state) {
+  (void)state;
+  setup_emulator();
+  char dir[256];
+  assert_int_equal(tu_tmpdir(dir, sizeof dir), 0);
+  tile_jit_options o = {.cache_dir = dir};
+  tctx c = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  tile_jit_autotune_desc d = desc_of(&o, GOOD, 4, NULL);
+  d.clock = t_clock;
+  d.clock_user = &c;
+  tile_jit_autotuner *t = make(&d);
+  enum { N = 6 };
+  targ a[N];
+  pthread_t th[N];
+  for (int i = 0; i < N; i++) {
+    a[i] = (targ){.t = t, .c = &c};
+    assert_int_equal(pthread_create(&th[i], NULL, t_main, &a[i]), 0);
+  }
+  int tuned = 0;
+  for (int i = 0; i < N; i++) {
+    assert_int_equal(pthread_join(th[i], NULL), 0);
+    assert_int_equal(a[i].s, TILE_OK);
+    assert_int_equal(a[i].st.config, 2);
+    tuned += a[i].st.tuned;
+  }
+  assert_int_equal(tuned, 1);
+  for (int i = 0; i < 4; i++) assert_int_equal(c.launches[i], WARMUP + REPS + (i == 2 ? N : 0));
+  tile_jit_autotune_destroy(t);
+  tu_rmtree(dir);
+}
+
 static void test_bad_arguments(void **state) {
   (void)state;
   tile_jit_autotuner *t = (tile_jit_autotuner *)1;
@@ -527,7 +627,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_bad_arguments),   cmocka_unit_test(test_tune_once),
       cmocka_unit_test(test_disk_reuse),      cmocka_unit_test(test_bad_configs_skipped),
       cmocka_unit_test(test_all_bad),         cmocka_unit_test(test_corrupt_entry),
-      cmocka_unit_test(test_events),
+      cmocka_unit_test(test_events),          cmocka_unit_test(test_clock_nan),
+      cmocka_unit_test(test_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
