@@ -233,6 +233,26 @@ class TileJitStats(C.Structure):
 TILE_JIT_O0 = -1
 TMA_DESC_BYTES = 128
 
+# tile_jit_autotune_* (runtime.h): the launch callback and the clock
+AUTOTUNE_LAUNCH_FN = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.c_int, C.c_void_p)
+AUTOTUNE_CLOCK_FN = C.CFUNCTYPE(C.c_double, C.c_void_p)
+
+
+class TileJitAutotuneConfig(C.Structure):
+    _fields_ = [("defines", C.POINTER(TileJitDefine)), ("ndefines", C.c_int)]
+
+
+class TileJitAutotuneDesc(C.Structure):
+    _fields_ = [("filename", C.c_char_p), ("source", C.c_char_p), ("len", C.c_size_t), ("kernel", C.c_char_p),
+                ("opts", C.POINTER(TileJitOptions)), ("configs", C.POINTER(TileJitAutotuneConfig)),
+                ("nconfigs", C.c_int), ("warmup", C.c_int), ("reps", C.c_int), ("clock", AUTOTUNE_CLOCK_FN),
+                ("clock_user", C.c_void_p)]
+
+
+class TileJitAutotuneStats(C.Structure):
+    _fields_ = [("config", C.c_int), ("tuned", C.c_int), ("from_disk", C.c_int), ("ntimed", C.c_int),
+                ("nskipped", C.c_int), ("best_ms", C.c_double), ("key", C.c_char * 65), ("notes", C.c_char * 1024)]
+
 _P = C.POINTER
 _VP = C.c_void_p
 _RT = {
@@ -281,6 +301,12 @@ _JIT = {
     "tile_jit_compile_cubin": (C.c_int, [C.c_char_p, C.c_char_p, C.c_size_t, _P(TileJitOptions), _P(_VP),
                                          _P(C.c_size_t), _P(TileJitStats)]),
     "tile_jit_cache_dir": (C.c_int, [_P(TileJitOptions), C.c_char_p, C.c_size_t]),
+    "tile_jit_autotune_create": (C.c_int, [_P(TileJitAutotuneDesc), _P(_VP)]),
+    "tile_jit_autotune_destroy": (None, [_VP]),
+    "tile_jit_autotune_launch": (C.c_int, [_VP, C.c_char_p, AUTOTUNE_LAUNCH_FN, _VP, tile_stream,
+                                           _P(TileJitAutotuneStats)]),
+    "tile_jit_autotune_best": (C.c_int, [_VP, C.c_char_p, _P(C.c_int), _P(C.c_double)]),
+    "tile_jit_autotune_kernel": (C.c_int, [_VP, C.c_int, _P(_VP)]),
 }
 _TABLES = {"tilert": _RT, "jfa": _JFA, "tilejit": _JIT}
 

@@ -390,14 +390,7 @@ class Kernel:
 
     def launch(self, grid, *args, stream=None, smem=None, cluster=None):
         info = self.info
-        if callable(grid):
-            grid = grid(dict(self.constants))
-        if isinstance(grid, int):
-            grid = (grid,)
-        grid = tuple(int(g) for g in grid)
-        if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
-            raise ValueError("grid must be 1 to 3 non-negative sizes, not %r" % (grid,))
-        grid = grid + (1,) * (3 - len(grid))
+        grid = grid_of(grid, self.constants)
         if smem is not None and smem != info.smem_bytes:
             raise ValueError("%s: its shared memory is fixed by the compiler (%d bytes, in its metadata), not %r" %
                              (self.name, info.smem_bytes, smem))
@@ -432,66 +425,86 @@ class Kernel:
                 staged.finish(ok=ok)
 
     def _convert(self, p, a, k, staged):
-        what = "%s: parameter %d (%s: %s %s)" % (self.name, p.index, p.name, p.kind, p.dtype)
-        if p.kind == "ptr":
-            if a is None:
-                return C.c_uint64(0)
-            if _is_tensor(a):
-                td = tile_dtype_of(a)
-                if p.dtype and td != p.dtype:
-                    raise TypeError("%s: a %s tensor, the kernel reads %s" % (what, td, p.dtype))
-                if staged is not None:
-                    return C.c_uint64(staged.device_ptr(a))
-                _check_device_tensor(a, what)
-                return C.c_uint64(a.data_ptr())
-            if isinstance(a, _lib.DeviceBuffer):
-                return C.c_uint64(a.ptr)
-            if isinstance(a, int) and not isinstance(a, bool):
-                return C.c_uint64(a)
-            raise TypeError("%s takes a tensor, a DeviceBuffer or an int address, not %s" % (what, type(a).__name__))
-        if p.kind == "scalar":
-            if _is_tensor(a):
-                if a.numel() != 1:
-                    raise TypeError("%s takes a number, not a tensor of %d elements" % (what, a.numel()))
-                a = a.item()
-            if p.dtype in ("bf16", "f16"):
-                return C.c_uint16(_half_bits(a, p.dtype))
-            ct = _SCALAR.get(p.dtype)
-            if ct is None or C.sizeof(ct) != p.size:
-                raise TypeError("%s: scalar type %s (%d bytes) is not supported here" % (what, p.dtype, p.size))
-            if p.dtype in _INT_RANGE:
-                if isinstance(a, float) and not a.is_integer():
-                    raise TypeError("%s takes an integer, not %r" % (what, a))
-                try:
-                    a = int(a)
-                except (TypeError, ValueError):
-                    raise TypeError("%s takes an integer, not %s" % (what, type(a).__name__))
-                lo, hi = _INT_RANGE[p.dtype]
-                if not lo <= a <= hi:
-                    raise OverflowError("%s: %d is out of range for %s" % (what, a, p.dtype))
-                if p.multiple > 1 and a % p.multiple:
-                    raise ValueError("%s: the kernel assumes a multiple of %d, not %d" % (what, p.multiple, a))
-            elif p.dtype in ("bool", "i1"):
-                a = 1 if a else 0
-            else:
-                a = float(a)
-            return ct(a)
-        if p.kind == "tma":
-            if isinstance(a, TmaDesc):
-                return a
-            if not _is_tensor(a):
-                raise TypeError("%s takes a tensor or a TmaDesc, not %s" % (what, type(a).__name__))
+        return convert_arg(self.name, p, a, k, staged)
+
+
+def grid_of(grid, constants):
+    """A launch grid as 3 ints: grid is an int, 1 to 3 ints, or a callable
+    given the constants dict (Triton's META)."""
+    if callable(grid):
+        grid = grid(dict(constants))
+    if isinstance(grid, int):
+        grid = (grid,)
+    grid = tuple(int(g) for g in grid)
+    if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
+        raise ValueError("grid must be 1 to 3 non-negative sizes, not %r" % (grid,))
+    return grid + (1,) * (3 - len(grid))
+
+
+def convert_arg(kname, p, a, k, staged):
+    """Argument `a` for parameter p of kernel handle k (named kname), as the
+    ctypes value tile_launch takes (a TmaDesc for a tma<...> parameter);
+    staged: the emulator's _Staging of CPU tensors, or None."""
+    what = "%s: parameter %d (%s: %s %s)" % (kname, p.index, p.name, p.kind, p.dtype)
+    if p.kind == "ptr":
+        if a is None:
+            return C.c_uint64(0)
+        if _is_tensor(a):
+            td = tile_dtype_of(a)
+            if p.dtype and td != p.dtype:
+                raise TypeError("%s: a %s tensor, the kernel reads %s" % (what, td, p.dtype))
             if staged is not None:
-                a = staged.device_view(a)
-            else:
-                _check_device_tensor(a, what)
-            ptr, r, c, rs, _ = _tma_geometry(p, self.name, a)
-            d = TmaDesc()
-            check(_lib.rt().tile_tma_desc_2d(C.c_void_p(d.address), k, p.index, ptr, r, c, rs),
-                  "tile_tma_desc_2d(%s.%s)" % (self.name, p.name))
-            d.keep = a
-            return d
-        raise TypeError("%s: parameter kind %s is not supported" % (what, p.kind))
+                return C.c_uint64(staged.device_ptr(a))
+            _check_device_tensor(a, what)
+            return C.c_uint64(a.data_ptr())
+        if isinstance(a, _lib.DeviceBuffer):
+            return C.c_uint64(a.ptr)
+        if isinstance(a, int) and not isinstance(a, bool):
+            return C.c_uint64(a)
+        raise TypeError("%s takes a tensor, a DeviceBuffer or an int address, not %s" % (what, type(a).__name__))
+    if p.kind == "scalar":
+        if _is_tensor(a):
+            if a.numel() != 1:
+                raise TypeError("%s takes a number, not a tensor of %d elements" % (what, a.numel()))
+            a = a.item()
+        if p.dtype in ("bf16", "f16"):
+            return C.c_uint16(_half_bits(a, p.dtype))
+        ct = _SCALAR.get(p.dtype)
+        if ct is None or C.sizeof(ct) != p.size:
+            raise TypeError("%s: scalar type %s (%d bytes) is not supported here" % (what, p.dtype, p.size))
+        if p.dtype in _INT_RANGE:
+            if isinstance(a, float) and not a.is_integer():
+                raise TypeError("%s takes an integer, not %r" % (what, a))
+            try:
+                a = int(a)
+            except (TypeError, ValueError):
+                raise TypeError("%s takes an integer, not %s" % (what, type(a).__name__))
+            lo, hi = _INT_RANGE[p.dtype]
+            if not lo <= a <= hi:
+                raise OverflowError("%s: %d is out of range for %s" % (what, a, p.dtype))
+            if p.multiple > 1 and a % p.multiple:
+                raise ValueError("%s: the kernel assumes a multiple of %d, not %d" % (what, p.multiple, a))
+        elif p.dtype in ("bool", "i1"):
+            a = 1 if a else 0
+        else:
+            a = float(a)
+        return ct(a)
+    if p.kind == "tma":
+        if isinstance(a, TmaDesc):
+            return a
+        if not _is_tensor(a):
+            raise TypeError("%s takes a tensor or a TmaDesc, not %s" % (what, type(a).__name__))
+        if staged is not None:
+            a = staged.device_view(a)
+        else:
+            _check_device_tensor(a, what)
+        ptr, r, c, rs, _ = _tma_geometry(p, kname, a)
+        d = TmaDesc()
+        check(_lib.rt().tile_tma_desc_2d(C.c_void_p(d.address), k, p.index, ptr, r, c, rs),
+              "tile_tma_desc_2d(%s.%s)" % (kname, p.name))
+        d.keep = a
+        return d
+    raise TypeError("%s: parameter kind %s is not supported" % (what, p.kind))
 
 
 def _tma_geometry(p, kname, t, rows=None, cols=None, row_stride=None):

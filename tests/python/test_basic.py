@@ -240,6 +240,171 @@ class Jit(unittest.TestCase):
             tile.Kernel.from_cubin(b"\x7fELF not really")
 
 
+TUNE_SRC = """kernel vadd(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32 = 256, const W: i32 = 4) warps(W) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    store(out + offs, load(x + offs, mask) + load(y + offs, mask), mask);
+}
+"""
+TUNE_CONFIGS = [{"BLOCK": 128, "W": 1}, {"BLOCK": 256, "W": 2}, {"BLOCK": 512}]
+
+
+def tune_grid(n):
+    return lambda meta: ((n + meta["BLOCK"] - 1) // meta["BLOCK"],)
+
+
+class FakeClock:
+    """Reads of a clock that the tests script: timing on the emulator means
+    nothing, so each config's time is given. The tuner reads the clock
+    before and after each timed launch, config after config: with reps=1
+    and no warm-up, config i's time is reads[2i+1] - reads[2i]."""
+
+    def __init__(self, per_config):
+        self.values = []
+        t = 0.0
+        for ms in per_config:
+            self.values += [t, t + ms]
+            t += 100.0
+        self.reads = 0
+
+    def __call__(self):
+        if self.reads >= len(self.values):
+            raise AssertionError("the clock was read more often than the configs need")
+        self.reads += 1
+        return self.values[self.reads - 1]
+
+
+@unittest.skipUnless(EMU, "needs TILE_INTERPRET=1 (the emulator)")
+class Autotune(unittest.TestCase):
+    """tile.autotune on the emulator: the mechanism (each config timed once
+    per key, the choice kept in memory and on disk, reused without timing by
+    another tuner and another process; bad configs skipped, all bad an
+    error), with a scripted clock."""
+
+    def setUp(self):
+        self.cache = tempfile.mkdtemp(prefix="tile_py_tune")
+        self.n = 1000
+        n = self.n
+        self.x = array.array("f", [float(i) for i in range(n)])
+        self.y = array.array("f", [0.5 * i for i in range(n)])
+        self.bx, self.by, self.bo = tile.DeviceBuffer(4 * n), tile.DeviceBuffer(4 * n), tile.DeviceBuffer(4 * n)
+        self.bx.upload(self.x)
+        self.by.upload(self.y)
+
+    def tearDown(self):
+        shutil.rmtree(self.cache, ignore_errors=True)
+
+    def tuner(self, clock, configs=TUNE_CONFIGS, **kw):
+        kw.setdefault("key", ["n"])
+        return tile.autotune(TUNE_SRC, "vadd", configs=configs, options={"cache_dir": self.cache}, warmup=0, reps=1,
+                             clock=clock, filename="vadd.tile", **kw)
+
+    def run_vadd(self, at, n=None):
+        n = n or self.n
+        self.bo.upload(array.array("f", [0.0] * self.n))
+        at[tune_grid(n)](self.bx, self.by, self.bo, n)
+        o = array.array("f", [0.0] * self.n)
+        self.bo.download(o)
+        self.assertEqual(list(o[:n]), [a + b for a, b in zip(self.x[:n], self.y[:n])])
+        return at.last_stats
+
+    def test_tune_once_then_reuse(self):
+        clock = FakeClock([3.0, 1.0, 2.0])
+        at = self.tuner(clock)
+        st = self.run_vadd(at)
+        self.assertEqual((st["tuned"], st["from_disk"], st["ntimed"], st["nskipped"], st["config"]),
+                         (True, False, 3, 0, 1))
+        self.assertEqual(st["best_ms"], 1.0)
+        self.assertEqual(clock.reads, 6)
+        entry = os.path.join(self.cache, st["key"][:2], st["key"] + ".cubin")
+        self.assertTrue(os.path.isfile(entry), entry)
+        # again: from memory, the clock untouched
+        st = self.run_vadd(at)
+        self.assertEqual((st["tuned"], st["from_disk"], st["ntimed"], st["config"]), (False, False, 0, 1))
+        self.assertEqual(clock.reads, 6)
+        self.assertEqual(at.best(self.bx, self.by, self.bo, self.n), (1, {"BLOCK": 256, "W": 2}, [3.0, 1.0, 2.0]))
+        self.assertIsNone(at.best(self.bx, self.by, self.bo, 7))
+        # another tuner (as another process would): from disk, never timed
+        at2 = self.tuner(FakeClock([]))
+        st = self.run_vadd(at2)
+        self.assertEqual((st["tuned"], st["from_disk"], st["ntimed"], st["config"]), (False, True, 0, 1))
+        # another process
+        script = ("import tile, sys\n"
+                  "sys.path.insert(0, %r)\n"
+                  "import test_basic as t\n"
+                  "at = tile.autotune(t.TUNE_SRC, 'vadd', configs=t.TUNE_CONFIGS, key=['n'], "
+                  "options={'cache_dir': %r}, warmup=0, reps=1, clock=t.FakeClock([]), filename='vadd.tile')\n"
+                  "b = tile.DeviceBuffer(4 * 1000)\n"
+                  "at[t.tune_grid(1000)](b, b, b, 1000)\n"
+                  "print(at.last_stats['from_disk'], at.last_stats['ntimed'], at.last_stats['config'])\n"
+                  % (os.path.dirname(os.path.abspath(__file__)), self.cache))
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.split(), ["True", "0", "1"])
+        # another key is tuned anew
+        clock2 = FakeClock([5.0, 4.0, 0.5])
+        at2._clock = clock2
+        st = self.run_vadd(at2, n=600)
+        self.assertEqual((st["tuned"], st["ntimed"], st["config"]), (True, 3, 2))
+        self.assertEqual(clock2.reads, 6)
+
+    def test_events_and_key_callable(self):
+        # no clock: CUDA events, which read 0 ms on the emulator (a tie: the first config)
+        at = tile.autotune(TUNE_SRC, "vadd", configs=TUNE_CONFIGS, key=lambda x, y, out, n: n // 100,
+                           options={"cache_dir": self.cache}, reps=2)
+        st = self.run_vadd(at)
+        self.assertEqual((st["tuned"], st["ntimed"], st["config"]), (True, 3, 0))
+        self.assertEqual(at.key_of((self.bx, self.by, self.bo, 1099)), "10")
+        self.assertEqual(at.kernel_info(2).threads, 128)
+
+    def test_bad_configs_skipped(self):
+        clock = FakeClock([2.0, 1.0])
+        at = self.tuner(clock, configs=[{"W": 3}, {"BLOCK": 128}, {"BLOCK": 64, "W": 2}])
+        st = self.run_vadd(at)
+        self.assertEqual((st["tuned"], st["ntimed"], st["nskipped"], st["config"]), (True, 2, 1, 2))
+        self.assertIn("config 0 (W=3): TILE_ERR_COMPILE", st["notes"])
+        self.assertIn("warps(3)", st["notes"])
+        self.assertEqual(at.best(self.bx, self.by, self.bo, self.n)[2], [None, 2.0, 1.0])
+
+    def test_all_bad(self):
+        at = self.tuner(FakeClock([]), configs=[{"W": 3}, {"W": 5}])
+        with self.assertRaises(tile.TileCompileError) as cm:
+            self.run_vadd(at)
+        self.assertIn("every config of vadd failed", str(cm.exception))
+        self.assertIn("config 0 (W=3): TILE_ERR_COMPILE", str(cm.exception))
+        self.assertIn("config 1 (W=5): TILE_ERR_COMPILE", str(cm.exception))
+        at = self.tuner(FakeClock([]), configs=[{"W": 3}, {"W": 5}], key=None)  # the C tuner's own message
+        with self.assertRaises(tile.TileCompileError) as cm:
+            self.run_vadd(at)
+        self.assertIn("every config of vadd failed for key ''", str(cm.exception))
+        self.assertIn("config 1 (W=5): TILE_ERR_COMPILE", str(cm.exception))
+
+    def test_clock_errors(self):
+        at = self.tuner(FakeClock([1.0]))  # enough for config 0 only: the others fail
+        st = self.run_vadd(at)
+        self.assertEqual((st["tuned"], st["ntimed"], st["nskipped"], st["config"]), (True, 1, 2, 0))
+        self.assertIn("config 1 (BLOCK=256 W=2): TILE_ERR_INVALID: tile_jit_autotune: the clock gave nan", st["notes"])
+        at = self.tuner(FakeClock([]), key=None)
+        with self.assertRaisesRegex(AssertionError, "read more often"):  # the clock's own exception
+            self.run_vadd(at)
+
+    def test_argument_errors(self):
+        at = self.tuner(None)
+        with self.assertRaisesRegex(TypeError, "takes 4 arguments"):
+            at[1](self.bx, self.by, self.bo)
+        at = self.tuner(None, key=None)
+        with self.assertRaisesRegex(TypeError, "takes 4 arguments"):
+            at[1](self.bx, self.by, self.bo)  # raised in the launch callback, re-raised as it was
+        with self.assertRaisesRegex(ValueError, "not a parameter"):
+            self.tuner(FakeClock([]), key=["nosuch"])[1](self.bx, self.by, self.bo, 5)
+        with self.assertRaisesRegex(TypeError, "key on scalar or tensor"):
+            self.tuner(FakeClock([]), key=["x"])[1](self.bx, self.by, self.bo, 5)
+        with self.assertRaises(ValueError):
+            tile.autotune(TUNE_SRC, "vadd", configs=[])
+        with self.assertRaises(TypeError):
+            tile.autotune(TUNE_SRC, "vadd", configs=[{"BLOCK": 64}], key="n")
+
+
 def ref_attention(q, k, v, offsets, H, D, causal, scale):
     """float64 attention per sequence: q, k, v flat [total][H][D] lists."""
     total = offsets[-1]
