@@ -4,7 +4,7 @@
 # as the device (TILE_INTERPRET=1):
 #   test_basic.py  no PyTorch: import, library discovery, jfa_params against
 #                  jfa.h, the JIT and its errors, launches on DeviceBuffers,
-#                  JFA's C checks as exceptions, a JFA forward pass against a
+#                  autotuning (a scripted clock), JFA's C checks as exceptions, a JFA forward pass against a
 #                  float64 reference (pure Python)
 #   test_torch.py  PyTorch: argument checks before any launch; forward and
 #                  backward of the custom op against float64 PyTorch on tiny

@@ -2,7 +2,8 @@
 without a GPU: import, library discovery, the ctypes mirror of jfa_params
 against jfa.h (through the C compiler), the JIT (compile, cache hit,
 the compile report, diagnostics as exceptions), kernel launches on the emulator with
-DeviceBuffer arguments, JFA's C-level checks as exceptions, and a JFA
+DeviceBuffer arguments, tile.autotune (the mechanism, with a scripted
+clock), JFA's C-level checks as exceptions, and a JFA
 forward pass on the emulator against a float64 reference in pure Python.
 
 Run by tests/python/run.sh (TILE_LIB_DIR, TILE_JFA_CUBIN_DIR, PYTHONPATH set).
