@@ -22,6 +22,9 @@ PYTHONPATH): every check prints one PASS/FAIL/SKIP line; exit 1 on a FAIL.
   jit       tile.Kernel on examples/vector_add/vector_add.tile (JIT, cache
             hit on the second build), from the shipped cubin, and gemm's
             TMA parameters from tensors
+  autotune  tile.autotune over three block sizes: each config timed once
+            with CUDA events (medians > 0, the fastest chosen), the choice
+            reused from memory and from the disk cache
 """
 import math
 import os
@@ -422,6 +425,45 @@ def _jit():
             raise AssertionError("gemm %dx%dx%d: error %g" % (M, N, K, e))
     msgs.append("gemm through TMA descriptors ok")
     return "; ".join(msgs)
+
+
+@check("autotune: each config timed once per key, the choice reused")
+def _autotune():
+    import tempfile
+    cache = tempfile.mkdtemp(prefix="tile_py_gpu_tune")
+    src = ("kernel vadd(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32 = 256, const W: i32 = 4) warps(W) {\n"
+           "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+           "    let mask = offs < n;\n"
+           "    store(out + offs, load(x + offs, mask) + load(y + offs, mask), mask);\n"
+           "}\n")
+    configs = [{"BLOCK": 256, "W": 2}, {"BLOCK": 1024, "W": 4}, {"BLOCK": 4096, "W": 8}]
+    n = 1000 if SMOKE else 1 << 24
+    x, y = torch.randn(n, device=DEV), torch.randn(n, device=DEV)
+    out = torch.full((n,), float("nan"), device=DEV)
+    grid = lambda meta: ((n + meta["BLOCK"] - 1) // meta["BLOCK"],)  # noqa: E731
+
+    def tuner():
+        return tile.autotune(src, "vadd", configs=configs, key=["n"], options={"cache_dir": cache},
+                             filename="vadd.tile")
+    at = tuner()
+    at[grid](x, y, out, n)
+    st = at.last_stats
+    if not (st["tuned"] and st["ntimed"] == 3 and st["nskipped"] == 0):
+        raise AssertionError("first launch: %s" % st)
+    if not torch.equal(out, x + y):
+        raise AssertionError("vadd wrong after tuning")
+    best, cfg, ms = at.best(x, y, out, n)
+    if best != st["config"] or ms[best] != min(ms) or (not SMOKE and not all(m > 0 for m in ms)):
+        raise AssertionError("choice %d of medians %s (stats %s)" % (best, ms, st))
+    out.fill_(float("nan"))
+    at[grid](x, y, out, n)
+    if at.last_stats["tuned"] or at.last_stats["config"] != best or not torch.equal(out, x + y):
+        raise AssertionError("second launch: %s" % at.last_stats)
+    at2 = tuner()
+    at2[grid](x, y, out, n)
+    if not at2.last_stats["from_disk"] or at2.last_stats["ntimed"]:
+        raise AssertionError("another tuner: %s" % at2.last_stats)
+    return "n=%d: %s chosen, medians %s ms" % (n, cfg, ", ".join("%.4g" % m for m in ms))
 
 
 @check("plans: cached and reused")

@@ -12,6 +12,7 @@ torch cannot be imported).
 """
 import math
 import os
+import shutil
 import unittest
 
 import torch
@@ -376,6 +377,26 @@ class KernelOnTensors(unittest.TestCase):
         k[2](x, y, base[::2], 300)
         self.assertTrue(torch.equal(base[:300], x + y))
         self.assertTrue(torch.equal(base[300:], torch.zeros(300)))
+
+    def test_autotune(self):
+        # CPU tensors staged for the emulator once per launch, whatever the
+        # number of configs timed; the key from a tensor's shape and dtype
+        import tempfile
+        cache = tempfile.mkdtemp(prefix="tile_py_tune")
+        try:
+            at = tile.autotune(VECTOR_ADD, "vector_add", configs=[{"BLOCK": 128}, {"BLOCK": 512}], key=["x", "n"],
+                               options={"cache_dir": cache}, reps=2)
+            for n in (1, 700, 700):
+                x, y = torch.randn(n), torch.randn(n)
+                out = torch.full((n,), float("nan"))
+                at[lambda meta: ((n + meta["BLOCK"] - 1) // meta["BLOCK"],)](x, y, out, n)
+                self.assertTrue(torch.equal(out, x + y))
+            self.assertEqual(at.key_of((x, y, out, n)), "x=700:f32,n=700")
+            self.assertFalse(at.last_stats["tuned"])  # the second n=700: from memory
+            with self.assertRaisesRegex(TypeError, "a f64 tensor, the kernel reads f32"):
+                at[1](x.double(), y, out, n)
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
 
     def test_gemm_tma(self):
         # tma<...> parameters from tensors: A [M, K], B [N, K] with padded rows
