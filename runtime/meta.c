@@ -337,8 +337,10 @@ static bool rt_line_multiple(rt_parser *P) {
 /* "const NAME DTYPE VALUE": kept for tile_kernel_const (it is not a launch
  * argument). */
 static bool rt_line_const(rt_parser *P) {
-  if (!rt_want_fields(P, 4, "const NAME DTYPE VALUE") || !rt_name(P, P->tok[1], 64, "constant name") ||
-      rt_find_dtype(P, P->tok[2]) == NULL)
+  if (!rt_want_fields(P, 4, "const NAME DTYPE VALUE") || !rt_name(P, P->tok[1], 64, "constant name"))
+    return false;
+  /* a type-valued constant (`const T: dtype = bf16`) is "const T dtype bf16" */
+  if (strcmp(P->tok[2], "dtype") == 0 ? rt_find_dtype(P, P->tok[3]) == NULL : rt_find_dtype(P, P->tok[2]) == NULL)
     return false;
   if (strlen(P->tok[3]) >= sizeof P->consts->value) return rt_perr(P, "constant value '%s' is too long", P->tok[3]);
   for (int i = P->first_const[P->cur_index]; i < P->nconsts; i++)

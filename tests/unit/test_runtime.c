@@ -122,6 +122,7 @@ static const char VALID_META[] =
     "param a tma bf16 128\n"
     "param c ptr bf16 128\n"
     "param alpha scalar f32 4\n"
+    "const T dtype bf16\n"
     "end\n"
     "kernel noargs\n"
     "threads 32\n"
@@ -164,6 +165,7 @@ static void test_meta_valid(void **state) {
   assert_string_equal(k->params[0].dtype, "bf16");
   assert_int_equal(k->params[1].align, 128);
   assert_string_equal(k->params[2].name, "alpha");
+  assert_string_equal(tile_kernel_const(k, "T"), "bf16"); /* const T: dtype = bf16 */
 
   k = tile_meta_kernel(m, 2);
   assert_string_equal(k->name, "noargs");
@@ -273,6 +275,7 @@ static void test_meta_errors(void **state) {
       {"tile-meta 1\nkernel k\nthreads 32\nparam x ptr f32 16\nparam x ptr f32 16\nend\n",
        "line 5:", "declared twice"},
       {"tile-meta 1\nkernel k\nthreads 32\nconst B i31 4\nend\n", "line 4:", "unknown dtype"},
+      {"tile-meta 1\nkernel k\nthreads 32\nconst T dtype q8\nend\n", "line 4:", "unknown dtype 'q8'"},
       {"tile-meta 1\nkernel k\nthreads 32\nconst B i32\nend\n", "line 4:", "const NAME"},
       {"tile-meta 1\nkernel k\nthreads 32\nend extra\n", "line 4:", "'end'"},
       {"tile-meta 1\nkernel k\nthreads 32\n", "line 3:", "no 'end'"},
