@@ -1,0 +1,173 @@
+/* layernorm_bwd_host.c - runs layernorm_bwd.tile (the layer-norm backward
+ * of Triton's tutorial 05: dx, then dw and db from per-program partial sums)
+ * on random [rows, cols] inputs against a float64 reference.
+ *
+ *   layernorm_bwd_host --cubin FILE [--size ROWS --size COLS [--size G]] [--trials N] [--bench]
+ *
+ * The cubin says the element type (T = f32 or f16) and BLOCK (cols <= BLOCK).
+ * G is the number of programs of the first kernel (each takes a strip of
+ * rows); by default twice the SMs (random under 64 in the random trials, so
+ * that strips of several rows and a last short strip are covered). mean and
+ * rstd are inputs (what the forward saved): computed here from x. */
+#include "../common/host.h"
+
+static int is_f16;
+static uint16_t f2h(float f) { /* round to nearest even, no subnormal outputs needed here */
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  uint32_t sign = (u >> 16) & 0x8000;
+  int ex = (int)((u >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = u & 0x7fffff;
+  if (ex <= 0) return (uint16_t)sign;
+  if (ex >= 31) return (uint16_t)(sign | 0x7c00);
+  uint32_t h = ((uint32_t)ex << 10) | (mant >> 13), rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+  return (uint16_t)(sign | h);
+}
+static float h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, mant = h & 0x3ff, u;
+  if (e == 0) {
+    float f = (float)mant * (1.0f / 16777216.0f);
+    return sign ? -f : f;
+  }
+  u = e == 31 ? sign | 0x7f800000 | (mant << 13) : sign | ((e - 15 + 127) << 23) | (mant << 13);
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+/* elements of T (f32 or f16) in a byte buffer */
+static double get(const void *p, size_t i) { return is_f16 ? h2f(((const uint16_t *)p)[i]) : ((const float *)p)[i]; }
+static void put(void *p, size_t i, float v) {
+  if (is_f16) ((uint16_t *)p)[i] = f2h(v);
+  else ((float *)p)[i] = v;
+}
+
+int main(int argc, char **argv) {
+  HostArgs a;
+  parse_args(argc, argv, &a);
+  CHECK(tile_init(0));
+  tile_device_info dev;
+  CHECK(tile_device_info_get(&dev));
+  tile_module *m = load_module(&a);
+  tile_kernel *kdx, *kdw;
+  CHECK(tile_module_get_kernel(m, "layernorm_bwd_dx", &kdx));
+  CHECK(tile_module_get_kernel(m, "layernorm_bwd_dwdb", &kdw));
+  const tile_kernel_info *info = tile_kernel_get_info(kdx);
+  const char *bs = tile_kernel_const(info, "BLOCK"), *ty = tile_kernel_const(info, "T");
+  const char *bn = tile_kernel_const(tile_kernel_get_info(kdw), "BN");
+  long BLOCK = bs ? atol(bs) : 1024, BN = bn ? atol(bn) : 128;
+  is_f16 = ty && !strcmp(ty, "f16");
+  size_t es = is_f16 ? 2 : 4;
+  double tol_dx = is_f16 ? 2e-3 : 1e-5, tol_w = is_f16 ? 2e-3 : 1e-5;
+  int failures = 0;
+  for (int t = 0; t < a.trials; t++) {
+    long rows = a.nsizes > 0 ? a.sizes[0] : rng_int(1, 600);
+    long cols = a.nsizes > 1 ? a.sizes[1] : (t == 0 ? BLOCK : t == 1 ? 1 : rng_int(1, BLOCK));
+    long G = a.nsizes > 2 ? a.sizes[2] : a.nsizes > 0 ? 2L * dev.sm_count : rng_int(1, 64);
+    if (cols > BLOCK) {
+      fprintf(stderr, "cols %ld > BLOCK %ld of this cubin\n", cols, BLOCK);
+      return 2;
+    }
+    if (G > rows) G = rows;
+    long rpp = (rows + G - 1) / G;
+    G = (rows + rpp - 1) / rpp; /* no program without rows */
+    long stride = cols;
+    size_t n = (size_t)(rows * stride);
+    void *x = malloc(n * es), *dy = malloc(n * es), *dx = malloc(n * es), *w = malloc((size_t)cols * es);
+    void *dw = malloc((size_t)cols * es), *db = malloc((size_t)cols * es);
+    float *mean = malloc((size_t)rows * 4), *rstd = malloc((size_t)rows * 4);
+    for (size_t i = 0; i < n; i++) {
+      put(x, i, rng_float(-3, 5));
+      put(dy, i, rng_float(-1, 1));
+    }
+    for (long i = 0; i < cols; i++) put(w, (size_t)i, rng_float(0.5f, 1.5f));
+    for (long r = 0; r < rows; r++) {
+      double mu = 0, var = 0;
+      for (long c = 0; c < cols; c++) mu += get(x, (size_t)(r * stride + c));
+      mu /= (double)cols;
+      for (long c = 0; c < cols; c++) {
+        double d = get(x, (size_t)(r * stride + c)) - mu;
+        var += d * d;
+      }
+      mean[r] = (float)mu;
+      rstd[r] = (float)(1.0 / sqrt(var / (double)cols + 1e-5));
+    }
+    tile_devptr dX, dDY, dDX, dW, dM, dR, dDWp, dDBp, dDW, dDB;
+    CHECK(tile_malloc(&dX, n * es));
+    CHECK(tile_malloc(&dDY, n * es));
+    CHECK(tile_malloc(&dDX, n * es));
+    CHECK(tile_malloc(&dW, (size_t)cols * es));
+    CHECK(tile_malloc(&dM, (size_t)rows * 4));
+    CHECK(tile_malloc(&dR, (size_t)rows * 4));
+    CHECK(tile_malloc(&dDWp, (size_t)(G * cols) * 4));
+    CHECK(tile_malloc(&dDBp, (size_t)(G * cols) * 4));
+    CHECK(tile_malloc(&dDW, (size_t)cols * es));
+    CHECK(tile_malloc(&dDB, (size_t)cols * es));
+    CHECK(tile_memcpy_htod(dX, x, n * es));
+    CHECK(tile_memcpy_htod(dDY, dy, n * es));
+    CHECK(tile_memcpy_htod(dW, w, (size_t)cols * es));
+    CHECK(tile_memcpy_htod(dM, mean, (size_t)rows * 4));
+    CHECK(tile_memcpy_htod(dR, rstd, (size_t)rows * 4));
+    /* NaN poison: 0xffff is an f16 NaN, 0xffffffff an f32 one */
+    CHECK(tile_memset_d8(dDX, 0xff, n * es));
+    CHECK(tile_memset_d8(dDWp, 0xff, (size_t)(G * cols) * 4));
+    CHECK(tile_memset_d8(dDBp, 0xff, (size_t)(G * cols) * 4));
+    CHECK(tile_memset_d8(dDW, 0xff, (size_t)cols * es));
+    CHECK(tile_memset_d8(dDB, 0xff, (size_t)cols * es));
+    int ri = (int)rows, ci = (int)cols, si = (int)stride, rppi = (int)rpp, gi = (int)G;
+    void *args1[] = {&dX, &dDY, &dW, &dM, &dR, &dDX, &dDWp, &dDBp, &ri, &ci, &si, &rppi};
+    void *args2[] = {&dDWp, &dDBp, &dDW, &dDB, &gi, &ci};
+    unsigned g2 = (unsigned)((cols + BN - 1) / BN);
+    CHECK(tile_launch(kdx, (unsigned)G, 1, 1, args1, 12, NULL));
+    CHECK(tile_launch(kdw, g2, 1, 1, args2, 6, NULL));
+    CHECK(tile_synchronize());
+    CHECK(tile_memcpy_dtoh(dx, dDX, n * es));
+    CHECK(tile_memcpy_dtoh(dw, dDW, (size_t)cols * es));
+    CHECK(tile_memcpy_dtoh(db, dDB, (size_t)cols * es));
+    const char *tn = is_f16 ? "f16" : "f32";
+    host_dump("layernorm_bwd.dx", tn, dx, n);
+    host_dump("layernorm_bwd.dw", tn, dw, (size_t)cols);
+    host_dump("layernorm_bwd.db", tn, db, (size_t)cols);
+    ErrStat ex = {0}, ew = {0}, eb = {0};
+    double *rw = calloc((size_t)cols, sizeof(double)), *rb = calloc((size_t)cols, sizeof(double));
+    for (long r = 0; r < rows; r++) {
+      double c1 = 0, c2 = 0;
+      for (long c = 0; c < cols; c++) {
+        size_t i = (size_t)(r * stride + c);
+        double xh = (get(x, i) - mean[r]) * rstd[r], wdy = get(w, (size_t)c) * get(dy, i);
+        c1 += xh * wdy;
+        c2 += wdy;
+        rw[c] += get(dy, i) * xh;
+        rb[c] += get(dy, i);
+      }
+      c1 /= (double)cols;
+      c2 /= (double)cols;
+      for (long c = 0; c < cols; c++) {
+        size_t i = (size_t)(r * stride + c);
+        double xh = (get(x, i) - mean[r]) * rstd[r], wdy = get(w, (size_t)c) * get(dy, i);
+        err_add(&ex, get(dx, i), (wdy - (xh * c1 + c2)) * rstd[r]);
+      }
+    }
+    for (long c = 0; c < cols; c++) {
+      err_add(&ew, get(dw, (size_t)c), rw[c]);
+      err_add(&eb, get(db, (size_t)c), rb[c]);
+    }
+    char shape[80];
+    snprintf(shape, sizeof shape, "%ldx%ld %s G=%ld", rows, cols, tn, G);
+    int ok = err_report("lnbwd.dx", shape, &ex, tol_dx);
+    ok &= err_report("lnbwd.dw", shape, &ew, tol_w);
+    ok &= err_report("lnbwd.db", shape, &eb, tol_w);
+    failures += !ok;
+    if (a.bench) {
+      /* the tutorial's count: x, dy read and dx written (3 x numel x size) */
+      double ms1 = bench_ms(kdx, (unsigned)G, 1, args1, 12), ms2 = bench_ms(kdw, g2, 1, args2, 6);
+      printf("bench layernorm_bwd %s: %.4f ms (dx %.4f + dwdb %.4f), %.0f GB/s\n", shape, ms1 + ms2, ms1, ms2,
+             3.0 * (double)n * (double)es / (ms1 + ms2) / 1e6);
+    }
+    tile_devptr *bufs[] = {&dX, &dDY, &dDX, &dW, &dM, &dR, &dDWp, &dDBp, &dDW, &dDB};
+    for (int i = 0; i < 10; i++) tile_free(*bufs[i]);
+    free(x), free(dy), free(dx), free(w), free(dw), free(db), free(mean), free(rstd), free(rw), free(rb);
+  }
+  host_done(&a, m);
+  return failures ? 1 : 0;
+}
