@@ -2,7 +2,9 @@
  * including sizes that are not multiples of the blocks, against a float64
  * reference computed from the same bf16 inputs. The kernel takes row
  * strides that are multiples of 8 elements: rows of A and B are padded to
- * them (the padding holds NaN, which no correct kernel reads). */
+ * them (the padding holds NaN, which no correct kernel reads). The block
+ * sizes and the fused leaky_relu epilogue (LEAKY_RELU, Triton's tutorial 03)
+ * are read from the cubin's constants. */
 #include "../common/host.h"
 
 int main(int argc, char **argv) {
@@ -13,8 +15,10 @@ int main(int argc, char **argv) {
   tile_kernel *k;
   CHECK(tile_module_get_kernel(m, "matmul", &k));
   const tile_kernel_info *info = tile_kernel_get_info(k);
-  const char *bm = tile_kernel_const(info, "BM"), *bn = tile_kernel_const(info, "BN");
-  int BM = bm ? atoi(bm) : 64, BN = bn ? atoi(bn) : 64;
+  const char *cbm = tile_kernel_const(info, "BM"), *cbn = tile_kernel_const(info, "BN");
+  const char *leaky = tile_kernel_const(info, "LEAKY_RELU");
+  int BM = cbm ? atoi(cbm) : 64, BN = cbn ? atoi(cbn) : 64;
+  int act = leaky && !strcmp(leaky, "true");
   int failures = 0;
   for (int t = 0; t < a.trials; t++) {
     long M = a.nsizes > 0 ? a.sizes[0] : (t == 0 ? 256 : rng_int(1, 700));
@@ -49,12 +53,12 @@ int main(int argc, char **argv) {
         const uint16_t *br = B + kk * ldb;
         for (long j = 0; j < N; j++) row[j] += av * bf2f(br[j]);
       }
-      for (long j = 0; j < N; j++) err_add(&e, bf2f(C[i * N + j]), row[j]);
+      for (long j = 0; j < N; j++) err_add(&e, bf2f(C[i * N + j]), act && row[j] < 0 ? 0.01 * row[j] : row[j]);
     }
     free(row);
     char shape[64];
     snprintf(shape, sizeof shape, "%ldx%ldx%ld", M, N, K);
-    failures += !err_report("matmul", shape, &e, 1e-2);
+    failures += !err_report(act ? "matmul+lrelu" : "matmul", shape, &e, 1e-2);
     if (a.bench) {
       double ms = bench_ms(k, grid, 1, args, 9);
       printf("bench matmul %s: %.4f ms, %.1f TFLOP/s\n", shape, ms, 2.0 * (double)M * N * K / ms / 1e9);
