@@ -42,6 +42,7 @@ typedef enum EmType {
   ET_U8, ET_U16, ET_U32, ET_U64,
   ET_S8, ET_S16, ET_S32, ET_S64,
   ET_F16, ET_F16X2, ET_BF16, ET_BF16X2, ET_F32, ET_F64,
+  ET_F32X2, /* sm_100's packed f32 pair (add/sub/mul/fma.f32x2 on a 64-bit register) */
 } EmType;
 
 typedef enum EmOpc {

@@ -61,7 +61,7 @@ static int type_bits(EmType t) {
   case ET_PRED: return 1;
   case ET_B8: case ET_U8: case ET_S8: return 8;
   case ET_B16: case ET_U16: case ET_S16: case ET_F16: case ET_BF16: return 16;
-  case ET_B64: case ET_U64: case ET_S64: case ET_F64: return 64;
+  case ET_B64: case ET_U64: case ET_S64: case ET_F64: case ET_F32X2: return 64;
   default: return 32;
   }
 }
@@ -745,6 +745,58 @@ static bool half_arith(Cta *c, Thr *t, const EmIns *in) {
   return true;
 }
 
+/* add sub mul fma .f32x2 (sm_100: LLVM pairs f32 arithmetic so): each f32
+ * half as the f32 instruction computes it, round to nearest, .ftz flushing
+ * subnormal inputs and results. False for what it does not run (other
+ * opcodes, .sat, directed roundings). */
+static bool f32x2_arith(Cta *c, Thr *t, const EmIns *in) {
+  bool fma2 = in->opc == EM_FMA, flush = in->mod & EMM_FTZ;
+  if (in->mod & (EMM_SAT | EMM_RZ | EMM_RM | EMM_RP)) return false;
+  switch ((EmOpc)in->opc) {
+  case EM_ADD: case EM_SUB: case EM_MUL: case EM_FMA: break;
+  default: return false;
+  }
+  if (in->nargs < (fma2 ? 4 : 3)) return false;
+  uint64_t x = em_src(c, t, &in->a[1], ET_B64), y = em_src(c, t, &in->a[2], ET_B64),
+           z = fma2 ? em_src(c, t, &in->a[3], ET_B64) : 0, r = 0;
+  for (int h = 0; h < 2; h++) {
+    float fx = em_f32_of((uint32_t)(x >> 32 * h)), fy = em_f32_of((uint32_t)(y >> 32 * h)),
+          fz = em_f32_of((uint32_t)(z >> 32 * h)), o;
+    if (flush) fx = ftz(fx), fy = ftz(fy), fz = ftz(fz);
+    switch ((EmOpc)in->opc) {
+    case EM_ADD: o = fx + fy; break;
+    case EM_SUB: o = fx - fy; break;
+    case EM_MUL: o = fx * fy; break;
+    default: o = fmaf(fx, fy, fz); break;
+    }
+    if (flush) o = ftz(o);
+    r |= (em_bits_of_f32(o) & 0xffffffffu) << 32 * h;
+  }
+  em_dst(t, &in->a[0], ET_B64, r);
+  return true;
+}
+
+/* add/sub.f32.X d, a, c and fma.f32.X d, a, b, c (X = f16 or bf16, the
+ * sources before c; sm_100's mixed precision): the 16-bit sources widened
+ * exactly, then the f32 instruction, rounded once to nearest. False for
+ * what it does not run (.sat, directed roundings). */
+static bool mixed_arith(Cta *c, Thr *t, const EmIns *in) {
+  bool fma2 = in->opc == EM_FMA, bf = in->type2 == ET_BF16;
+  EmType h = (EmType)in->type2;
+  if (in->mod & (EMM_SAT | EMM_FTZ | EMM_RZ | EMM_RM | EMM_RP) || in->nargs < (fma2 ? 4 : 3)) return false;
+  uint64_t x = em_src(c, t, &in->a[1], h), y = em_src(c, t, &in->a[2], fma2 ? h : ET_F32),
+           z = fma2 ? em_src(c, t, &in->a[3], ET_F32) : 0;
+  float fx = bf ? em_f32_of_bf16((uint16_t)x) : em_f32_of_f16((uint16_t)x), o;
+  if (fma2) {
+    float fy = bf ? em_f32_of_bf16((uint16_t)y) : em_f32_of_f16((uint16_t)y);
+    o = fmaf(fx, fy, em_f32_of(z));
+  } else {
+    o = in->opc == EM_ADD ? fx + em_f32_of(y) : fx - em_f32_of(y);
+  }
+  em_dst(t, &in->a[0], ET_F32, em_bits_of_f32(o) & 0xffffffffu);
+  return true;
+}
+
 /* Write a loaded or converted value into register `reg` at the width the
  * register was declared with, sign-extending signed values (PTX allows a
  * destination wider than the instruction's type). */
@@ -791,6 +843,23 @@ void em_step(Cta *c, Thr *t) {
     t->pc++;
     return;
   }
+  if (ty == ET_F32 && (in->type2 == ET_F16 || in->type2 == ET_BF16) &&
+      (in->opc == EM_ADD || in->opc == EM_SUB || in->opc == EM_FMA)) {
+    if (!mixed_arith(c, t, in)) {
+      em_fail(c, t, in, "the emulator cannot run this mixed-precision instruction yet");
+      return;
+    }
+    t->pc++;
+    return;
+  }
+  if (ty == ET_F32X2 && in->opc != EM_MOV) {
+    if (!f32x2_arith(c, t, in)) {
+      em_fail(c, t, in, "the emulator cannot run this f32x2 instruction yet");
+      return;
+    }
+    t->pc++;
+    return;
+  }
   switch ((EmOpc)in->opc) {
   case EM_NOP: break;
   case EM_MEMBAR:
@@ -820,8 +889,14 @@ void em_step(Cta *c, Thr *t) {
       em_dst(t, &a[0], ET_PRED, in->opc == EM_AND ? (x & y) : in->opc == EM_OR ? (x | y) : (x ^ y));
       break;
     }
+    bool three = in->nargs > 3; /* sm_100's min/max.f32 d, a, b, c: of all three */
+    if (three && !((in->opc == EM_MIN || in->opc == EM_MAX) && ty == ET_F32 && in->nargs == 4)) {
+      em_fail(c, t, in, "%s with %d operands", em_opc_name((EmOpc)in->opc), in->nargs);
+      return;
+    }
     uint64_t x = em_src(c, t, &a[1], ty), y = em_src(c, t, &a[2], sty);
     uint64_t r = is_float(ty) ? fbin((EmOpc)in->opc, ty, in->mod, x, y) : ibin(c, t, in, x, y);
+    if (three) r = fbin((EmOpc)in->opc, ty, in->mod, r, em_src(c, t, &a[3], ty));
     em_dst(t, &a[0], (in->mod & EMM_WIDE) ? wide_type(ty) : ty, r);
     break;
   }

@@ -94,8 +94,8 @@ static const char *const opc_names[] = {
     "cp.async.wait_group", "unsupported"};
 static const char *const type_names[] = {
     NULL, "pred", "b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64",
-    "s8", "s16", "s32", "s64", "f16", "f16x2", "bf16", "bf16x2", "f32", "f64"};
-static const uint8_t type_size[] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 2, 4, 4, 8};
+    "s8", "s16", "s32", "s64", "f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "f32x2"};
+static const uint8_t type_size[] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 2, 4, 4, 8, 8};
 static const char *const space_names[] = {NULL, "param", "global", "shared", "local", "const"};
 static const char *const cmp_names[] = {
     NULL, "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
@@ -112,8 +112,8 @@ static const char *const sreg_names[] = {
     "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%clock", "%clock64",
     "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge",
     "%dynamic_smem_size", "%total_smem_size"};
-_Static_assert(COUNT(opc_names) == EM_UNSUPPORTED + 1 && COUNT(type_names) == ET_F64 + 1 &&
-                   COUNT(type_size) == ET_F64 + 1 && COUNT(space_names) == ES_CONST + 1 &&
+_Static_assert(COUNT(opc_names) == EM_UNSUPPORTED + 1 && COUNT(type_names) == ET_F32X2 + 1 &&
+                   COUNT(type_size) == ET_F32X2 + 1 && COUNT(space_names) == ES_CONST + 1 &&
                    COUNT(cmp_names) == EC_NAN + 1 && COUNT(sub_names) == ESB_BALLOT + 1 &&
                    1u << (COUNT(mod_names) - 1) == EMM_TO && COUNT(sreg_names) == ESR_TOTAL_SMEM_SIZE + 1,
                "a table is out of step with emu.h");
@@ -726,6 +726,13 @@ static void decode_opcode(const char *s, int len, EmIns *in) {
     in->type = (uint8_t)types[0];
     in->type2 = (uint8_t)types[1];
     unsup |= ntypes != 2;
+  }
+  if ((in->opc == EM_ADD || in->opc == EM_SUB || in->opc == EM_FMA) && ntypes == 2 && types[0] == ET_F32 &&
+      (types[1] == ET_F16 || types[1] == ET_BF16)) {
+    in->type = ET_F32; /* sm_100's mixed precision add/sub/fma.f32.{f16,bf16}: a (fma: a and b) 16-bit */
+    in->type2 = (uint8_t)types[1];
+  } else if (ntypes > 1 && in->opc >= EM_ADD && in->opc <= EM_MAX) {
+    unsup = true; /* another two-type arithmetic form: not run as the last type's */
   }
   if (in->opc == EM_MMA) { /* only the forms exec runs, word for word (the ISA fixes the modifiers' order) */
     in->type2 = teq(s, len, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") ? ET_BF16

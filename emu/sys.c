@@ -28,8 +28,8 @@ typedef struct EmSys {
   char (*last)[SYS_LAST]; /* what each thread printed last */
 } EmSys;
 
-static const uint8_t sys_type_bytes[] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 2, 4, 4, 8};
-_Static_assert(sizeof sys_type_bytes == ET_F64 + 1, "sys_type_bytes is out of step with EmType");
+static const uint8_t sys_type_bytes[] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 2, 4, 4, 8, 8};
+_Static_assert(sizeof sys_type_bytes == ET_F32X2 + 1, "sys_type_bytes is out of step with EmType");
 
 void em_sys_free(Cta *c) {
   if (!c->sys) return;
@@ -89,7 +89,7 @@ static void local_ldst(Cta *c, Thr *t, const EmIns *in) {
   bool ld = in->opc == EM_LD;
   const EmArg *ad = &in->a[ld ? 1 : 0], *v = &in->a[ld ? 0 : 1];
   EmType ty = (EmType)in->type;
-  size_t eb = ty <= ET_F64 ? sys_type_bytes[ty] : 0;
+  size_t eb = ty <= ET_F32X2 ? sys_type_bytes[ty] : 0;
   int n = in->vec > 1 ? in->vec : 1;
   if (in->nargs != 2 || !eb || (n > 1 && (v->kind != EA_VEC || v->nvec != n)) || (n == 1 && v->kind == EA_VEC)) {
     em_fail(c, t, in, "the emulator cannot run this local-memory access");

@@ -472,6 +472,42 @@ static void test_isa_cases(void **state) {
   assert_int_equal(out[1], 0);
   assert_int_equal(out[2], 0);
   assert_int_equal(out[3], 1);
+  /* sm_100's packed f32 pairs (LLVM emits them for f32 arithmetic there): each half as its f32
+   * instruction, the low word the first element; fma rounds once */
+  assert_true(run_k("mov.b32 %r1, 0f3FC00000;\nmov.b32 %r2, 0f40400000;\nmov.b64 %rd2, {%r1, %r2};\n"
+                    "mov.b32 %r3, 0f40000000;\nmov.b32 %r4, 0fBF000000;\nmov.b64 %rd3, {%r3, %r4};\n"
+                    "mul.f32x2 %rd4, %rd2, %rd3;\nadd.rn.f32x2 %rd5, %rd2, %rd3;\nsub.f32x2 %rd6, %rd2, %rd3;\n"
+                    "st.global.v2.u64 [%rd1], {%rd4, %rd5};\n"
+                    "mov.b32 %r5, 0f3F800800;\nmov.b32 %r6, 0f33800000;\nmov.b64 %rd7, {%r5, %r6};\n"
+                    "mov.b32 %r7, 0fBF800000;\nmov.b64 %rd2, {%r5, %r7};\n"
+                    "mov.b32 %r1, 0fBF801000;\nmov.b32 %r2, 0fBF000000;\nmov.b64 %rd3, {%r1, %r2};\n"
+                    "fma.rn.f32x2 %rd4, %rd7, %rd2, %rd3;\n"
+                    "st.global.v2.u64 [%rd1+16], {%rd6, %rd4};",
+                    1, out, err, sizeof err));
+  assert_int_equal(out[0], 0xBFC0000040400000ull); /* 1.5 * 2 = 3; 3 * -0.5 = -1.5 */
+  assert_int_equal(out[1], 0x4020000040600000ull); /* 3.5; 2.5 */
+  assert_int_equal(out[2], 0x40600000BF000000ull); /* -0.5; 3.5 */
+  /* lo: (1 + 2^-12)^2 - (1 + 2^-11) = 2^-24 (rounding the product first would give 0); hi: 2^-24 * -1 - 0.5 */
+  assert_int_equal(out[3], 0xBF00000133800000ull);
+  /* sm_100's mixed precision (16-bit sources before the f32 one): f16 (1 + 2^-10)^2 - 1 in one rounding,
+   * bf16 1.5 + 0.25, f16 2 - 0.5 */
+  assert_true(run_k("mov.b16 %rs1, 0x3c01;\nmov.b32 %r1, 0fBF800000;\nfma.rn.f32.f16 %r2, %rs1, %rs1, %r1;\n"
+                    "mov.b16 %rs2, 0x3fc0;\nmov.b32 %r3, 0f3E800000;\nadd.f32.bf16 %r4, %rs2, %r3;\n"
+                    "mov.b16 %rs3, 0x4000;\nmov.b32 %r5, 0f3F000000;\nsub.rn.f32.f16 %r6, %rs3, %r5;\n"
+                    "mov.b64 %rd2, {%r2, %r4};\ncvt.u64.u32 %rd3, %r6;\nst.global.v2.u64 [%rd1], {%rd2, %rd3};",
+                    1, out, err, sizeof err));
+  assert_int_equal(out[0], 0x3FE000003B001000ull); /* 1.75; 2^-9 + 2^-20 */
+  assert_int_equal(out[1], 0x3FC00000ull);
+  /* sm_100's three-input min/max.f32 (LLVM folds a max reduction into them): max(1, 3, 2),
+   * min.NaN with a NaN third */
+  assert_true(run_k("max.f32 %r1, 0f3F800000, 0f40400000, 0f40000000;\n"
+                    "min.NaN.f32 %r2, 0f3F800000, 0f40400000, 0f7FC00000;\nmov.b64 %rd2, {%r1, %r2};\n"
+                    "st.global.u64 [%rd1], %rd2;", 1, out, err, sizeof err));
+  assert_int_equal(out[0] & 0xffffffffu, 0x40400000u);
+  uint32_t hi = (uint32_t)(out[0] >> 32);
+  float fhi;
+  memcpy(&fhi, &hi, 4);
+  assert_true(isnan(fhi));
   /* refused with a report rather than run wrong (or out of bounds) */
   const char *bad[][2] = {
       {"ld.global.u32 %r1, %ntid.x;", "not a memory address"},
@@ -480,6 +516,10 @@ static void test_isa_cases(void **state) {
       {"mov.b32 %r1, 0x3c003c00;\nsetp.lt.f16x2 %p1|%p2, %r1, %r1;", "16-bit float arithmetic"},
       {"mov.b16 %rs1, 0x3c00;\nadd.sat.f16 %rs2, %rs1, %rs1;", "16-bit float arithmetic"},
       {"mul.wide.s64 %rd3, 4, 4;", ".wide on a 64-bit type"},
+      {"mov.b64 %rd2, 0;\nadd.sat.f32x2 %rd3, %rd2, %rd2;", "f32x2"},
+      {"mov.b16 %rs1, 0;\nfma.rn.sat.f32.f16 %r2, %rs1, %rs1, %r1;", "mixed-precision"},
+      {"mov.b16 %rs1, 0;\nmul.f32.f16 %r2, %rs1, %r1;", "cannot run this"},
+      {"add.f32 %r1, 0f3F800000, 0f3F800000, 0f3F800000;", "add with 4 operands"},
       {"st.param.u64 [out], %rd1;", "parameters"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
