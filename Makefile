@@ -114,6 +114,8 @@ include mk/examples.mk
 include mk/install.mk
 include mk/python.mk
 include mk/fuzz_host.mk
+# --- Triton's tutorials (issue 10): layernorm_bwd, matmul_lrelu, fused_attention ---
+include mk/tutorials.mk
 
 # ptxas found by scripts/install-deps.sh (a PyPI copy when there is no CUDA toolkit)
 ifneq ($(origin TILE_PTXAS),environment)

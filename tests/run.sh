@@ -17,7 +17,7 @@ for t in "$B"/tests/test_*; do
   if ! "$t"; then echo "FAILED: $t"; fail=1; fi
 done
 for s in tests/golden/run.sh tests/cli/run.sh tests/limits/run.sh tests/ptx/run.sh tests/ptx/gemm_props.sh tests/ptx/sass_props.sh \
-         tests/ptx/oracles.sh tests/emu/run.sh tests/jit/run.sh tests/install/run.sh tests/python/run.sh; do
+         tests/ptx/oracles.sh tests/emu/run.sh tests/emu/tutorials.sh tests/jit/run.sh tests/install/run.sh tests/python/run.sh; do
   [ -f "$s" ] || continue
   echo "== $s"
   if ! B=$B sh "$s"; then echo "FAILED: $s"; fail=1; fi

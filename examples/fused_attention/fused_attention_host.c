@@ -213,7 +213,7 @@ int main(int argc, char **argv) {
     double work = (double)N * N * D;
     int sample_heads = work * ZH > 2e9;
     long row_step = work > 2e9 ? (long)(work / 2e9) + 1 : 1;
-    double *s = malloc((size_t)N * sizeof(double)), *dp = malloc((size_t)N * sizeof(double));
+    double *s = malloc((size_t)N * sizeof(double));
     double *o = malloc((size_t)D * sizeof(double)), *acc = malloc((size_t)D * sizeof(double));
     double *gk = malloc((size_t)N * D * sizeof(double)), *gv = malloc((size_t)N * D * sizeof(double));
     for (long hz = 0; hz < ZH; hz++) {
@@ -299,7 +299,7 @@ int main(int argc, char **argv) {
     tile_free(dm);
     tile_free(ddl);
     free(Q), free(K), free(V), free(dO), free(O), free(dQ), free(dK), free(dV), free(Mo), free(Dl);
-    free(fdQ), free(fdK), free(fdV), free(s), free(dp), free(o), free(acc), free(gk), free(gv);
+    free(fdQ), free(fdK), free(fdV), free(s), free(o), free(acc), free(gk), free(gv);
   }
   host_done(&a, m);
   return failures ? 1 : 0;

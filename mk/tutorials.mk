@@ -1,0 +1,76 @@
+# mk/tutorials.mk - Triton's tutorials in Tile's Triton-style subset (issue
+# 10's proof) that examples.mk does not already build: the layer-norm
+# backward, matmul with the fused leaky_relu epilogue, the fused-attention
+# forward and backward. Each kernel for sm_90a and sm_100a (cubin + PTX), its
+# C host checker (the pattern rules of examples.mk), run on the emulator by
+# tests/emu/tutorials.sh; and, for the GPU benchmark beside Triton
+# (tests/gpu/bench_triton.sh), the sm_90a variants at the tutorials' block
+# sizes (`make tutorials-bench`, which `make gpu-bundle` includes).
+
+TUT_ARCHS := sm_90a sm_100a
+TUT_HOSTS := $(B)/examples/layernorm_bwd_host $(B)/examples/fused_attention_host
+TUT_FA_SRC := examples/fused_attention/fused_attention.tile
+TUT_LNB_SRC := examples/layernorm_bwd/layernorm_bwd.tile
+
+# NAME|SOURCE|DEFS: one cubin + PTX per arch, $(B)/examples/NAME.ARCH.{cubin,ptx},
+# DEFS the tilec -D values, NAME=VALUE+NAME=VALUE...
+# - layernorm_bwd.T.bBLOCK: element type T, rows up to BLOCK; warps as the
+#   tutorial's heuristic, min(max(BLOCK / 256, 1), 8)
+# - matmul_lrelu: matmul.tile with the activation epilogue
+# - fused_attention.dD.MASK.T: head dim D, causal or not (full), f16 or bf16;
+#   head dim 128 with 64-row dK/dV and dQ blocks (128 spills registers)
+TUT_KERNELS := \
+  layernorm_bwd.f32.b1024|$(TUT_LNB_SRC)|T=f32 \
+  layernorm_bwd.f16.b1024|$(TUT_LNB_SRC)|T=f16 \
+  matmul_lrelu|examples/matmul/matmul.tile|LEAKY_RELU=true \
+  $(foreach d,64 128,$(foreach c,full causal,$(foreach t,f16 bf16,\
+    fused_attention.d$(d).$(c).$(t)|$(TUT_FA_SRC)|HEAD_DIM=$(d)+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=$(t)$(if $(filter 128,$(d)),+BN1=64+BM2=64,))))
+
+tut_name = $(word 1,$(subst |, ,$(1)))
+tut_src = $(word 2,$(subst |, ,$(1)))
+tut_flags_of = $(foreach d,$(subst +, ,$(word 3,$(subst |, ,$(1)))),-D $(d))
+
+define tut_rules
+$(B)/examples/$(call tut_name,$(1)).$(2).cubin: $(call tut_src,$(1)) $(B)/bin/tilec mk/tutorials.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=$(2) $(call tut_flags_of,$(1)) -o $$@ $(call tut_src,$(1))
+$(B)/examples/$(call tut_name,$(1)).$(2).ptx: $(call tut_src,$(1)) $(B)/bin/tilec mk/tutorials.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=$(2) $(call tut_flags_of,$(1)) --emit=ptx -o $$@ $(call tut_src,$(1))
+endef
+$(foreach k,$(TUT_KERNELS),$(foreach a,$(TUT_ARCHS),$(eval $(call tut_rules,$(k),$(a)))))
+TUT_CUBINS := $(foreach k,$(TUT_KERNELS),$(foreach a,$(TUT_ARCHS),\
+  $(B)/examples/$(call tut_name,$(k)).$(a).cubin $(B)/examples/$(call tut_name,$(k)).$(a).ptx))
+
+.PHONY: tutorials tutorials-bench
+tutorials: $(TUT_CUBINS) $(TUT_HOSTS)
+examples: tutorials
+
+# The benchmark's extra variants (sm_90a only; not in `examples`, so that
+# tests/jit/run.sh does not build them twice): the layer-norm backward for
+# each power-of-two row length of the tutorial's sweep (N = 1024 .. 15872),
+# f16 as in the tutorial and f32 as tests/gpu/run.sh's layernorm; matmul at
+# 128 x 128 x 32 blocks, with and without the epilogue.
+tut_lnb_warps = $(if $(filter 16384,$(1)),16,$(if $(filter 1024,$(1)),4,8))
+TUT_BENCH := \
+  $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
+    layernorm_bwd.$(t).b$(b)|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b)))) \
+  matmul.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=32 \
+  matmul_lrelu.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=32+LEAKY_RELU=true
+$(foreach k,$(filter-out layernorm_bwd.f16.b1024% layernorm_bwd.f32.b1024%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
+TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
+tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so
+gpu-bundle: tutorials-bench
+
+# What tests/gpu/bench_triton.sh needs on the GPU machine and nothing more
+# (a few MB, where gpu-bundle carries everything): the sm_90a cubins of the
+# tutorials and libtilert.so.0. Carry build-tut and run
+#   B=build-tut OUT=$OUT sh tests/gpu/bench_triton.sh
+TUT_B := build-tut
+.PHONY: tutorials-bundle
+tutorials-bundle: tutorials-bench $(foreach e,vector_add softmax layernorm matmul,$(B)/examples/$(e).sm_90a.cubin)
+	rm -rf $(TUT_B) && mkdir -p $(TUT_B)/examples $(TUT_B)/lib
+	cp $(foreach e,vector_add softmax layernorm matmul,$(B)/examples/$(e).sm_90a.cubin) $(TUT_BENCH_CUBINS) \
+	  $(filter %.sm_90a.cubin,$(TUT_CUBINS)) $(TUT_B)/examples/
+	cp -L $(B)/lib/libtilert.so.0 $(TUT_B)/lib/
+	@du -sh $(TUT_B)

@@ -1,0 +1,48 @@
+#!/bin/sh
+# tests/emu/tutorials.sh - Triton's tutorials in Tile (mk/tutorials.mk: the
+# layer-norm backward, matmul with the fused leaky_relu, the fused-attention
+# forward and backward) on the emulator (TILE_INTERPRET=1), their host
+# programs against float64 at small random shapes (partial blocks included),
+# a few seconds each, sm_90a and sm_100a cubins.
+set -u
+B=${B:-build}
+E=$B/examples
+fail=0
+export TILE_INTERPRET=1
+# NAME HOST CUBIN CHECKS ARGS...: the run must print CHECKS lines ending in OK
+run() {
+  name=$1 host=$2 cubin=$3 want=$4
+  shift 4
+  log=${TMPDIR:-/tmp}/emu_tut_$name.log
+  if timeout 120 "$E/$host" --cubin "$E/$cubin" "$@" > "$log" 2>&1 && [ "$(grep -c ' OK$' "$log")" -eq "$want" ] &&
+     ! grep "rel_err" "$log" | grep -vq " OK$"; then
+    echo "ok   $name on the emulator ($want checks, max $(grep -o 'rel_err=[^ ]*' "$log" | sort -t= -k2 -g | tail -1))"
+  else
+    echo "FAIL $name on the emulator:"; tail -n 5 "$log"; fail=1
+  fi
+}
+run layernorm_bwd.f32 layernorm_bwd_host layernorm_bwd.f32.b1024.sm_90a.cubin 9 --trials 3 --seed 7
+run layernorm_bwd.f16 layernorm_bwd_host layernorm_bwd.f16.b1024.sm_90a.cubin 9 --trials 3 --seed 8
+run matmul_lrelu matmul_host matmul_lrelu.sm_90a.cubin 2 --trials 2 --seed 7
+# attention: 9 checks a trial (O, M, Delta; dQ, dK, dV from the three
+# backward kernels and from the fused one); the first trial's N_CTX is a
+# multiple of the blocks, the others are not
+run fused_attention.d64.full.f16 fused_attention_host fused_attention.d64.full.f16.sm_90a.cubin 27 --trials 3 --seed 7
+run fused_attention.d64.causal.bf16 fused_attention_host fused_attention.d64.causal.bf16.sm_90a.cubin 27 --trials 3 --seed 8
+run fused_attention.d128.causal.f16 fused_attention_host fused_attention.d128.causal.f16.sm_90a.cubin 18 --trials 2 --seed 9
+run fused_attention.d128.full.bf16 fused_attention_host fused_attention.d128.full.bf16.sm_90a.cubin 18 --trials 2 --seed 10
+# the sm_100a cubins (LLVM pairs f32 arithmetic into f32x2 there, widens
+# 16-bit operands inside fma.f32.f16, folds max reductions into 3-input max);
+# not again under the sanitizer build (TILE_SAN: test_emu covers those paths)
+if [ -n "${TILE_SAN:-}" ]; then
+  [ $fail -eq 0 ] && echo "tutorials on the emulator: all passed (sm_90a)" || echo "tutorials on the emulator: FAILED"
+  exit $fail
+fi
+run layernorm_bwd.f16.sm_100a layernorm_bwd_host layernorm_bwd.f16.b1024.sm_100a.cubin 6 --trials 2 --seed 11
+run matmul_lrelu.sm_100a matmul_host matmul_lrelu.sm_100a.cubin 1 --trials 1 --seed 11
+run fused_attention.d64.causal.f16.sm_100a fused_attention_host fused_attention.d64.causal.f16.sm_100a.cubin 18 \
+  --trials 2 --seed 11
+run fused_attention.d128.full.bf16.sm_100a fused_attention_host fused_attention.d128.full.bf16.sm_100a.cubin 9 \
+  --trials 1 --seed 12
+[ $fail -eq 0 ] && echo "tutorials on the emulator: all passed" || echo "tutorials on the emulator: FAILED"
+exit $fail
