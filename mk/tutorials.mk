@@ -50,13 +50,14 @@ examples: tutorials
 # tests/jit/run.sh does not build them twice): the layer-norm backward for
 # each power-of-two row length of the tutorial's sweep (N = 1024 .. 15872),
 # f16 as in the tutorial and f32 as tests/gpu/run.sh's layernorm; matmul at
-# 128 x 128 x 32 blocks, with and without the epilogue.
+# 128 x 128 x 64 blocks (beside the default 128 x 256 x 64), with and without
+# the epilogue.
 tut_lnb_warps = $(if $(filter 16384,$(1)),16,$(if $(filter 1024,$(1)),4,8))
 TUT_BENCH := \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
     layernorm_bwd.$(t).b$(b)|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b)))) \
-  matmul.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=32 \
-  matmul_lrelu.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=32+LEAKY_RELU=true
+  matmul.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=64 \
+  matmul_lrelu.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=64+LEAKY_RELU=true
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024% layernorm_bwd.f32.b1024%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
 tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so
