@@ -446,7 +446,8 @@ def _matmul_case(E, act):
                 bm, bn = int(cs.get("BM", 64)), int(cs.get("BN", 64))
                 c_t = torch.empty(M, N, device=E.dev, dtype=torch.bfloat16)
                 E.poison(c_t)
-                ft = E.launcher([(k, (triton_cdiv(M, bm), triton_cdiv(N, bn)), (a, b, c_t, M, N, K, K, N, N))])
+                # matmul.tile's 1-D grid, tiles grouped by GROUP_M rows in the kernel
+                ft = E.launcher([(k, (triton_cdiv(M, bm) * triton_cdiv(N, bn),), (a, b, c_t, M, N, K, K, N, N))])
                 ft()
                 E.sync()
                 e = E.rel(c_t, ref)

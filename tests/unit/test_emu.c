@@ -153,13 +153,14 @@ static double double_of_bf16(uint16_t h) {
   return f;
 }
 
-/* matmul(a, b, c, M, N, K, lda, ldb, ldc): a 64x64 tile of C per program,
- * 4 warps, bf16 in through mma.sync m16n8k16 with f32 accumulators, bf16
- * out. Shapes around the 64x64x32 blocks; padded rows everywhere: A's and
- * B's padding holds NaN (a load the masks leave out would spread it), C's a
- * sentinel that must survive. Against a float64 product of the same bf16
- * inputs, within 1e-2 of the row's largest |C| (bf16 output: 2^-9
- * relative, plus the f32 sums). */
+/* matmul(a, b, c, M, N, K, lda, ldb, ldc): a 128x256 tile of C per program
+ * (a 1-D grid), 8 warps, the compiler's pipeline: cp.async copies into
+ * shared memory and async wgmma with f32 accumulators, bf16 out. Shapes
+ * around the 128x256x64 blocks; padded rows everywhere (strides multiples
+ * of 8, as the kernel declares): A's and B's padding holds NaN (a copy the
+ * masks leave out would spread it), C's a sentinel that must survive.
+ * Against a float64 product of the same bf16 inputs, within 1e-2 of the
+ * row's largest |C| (bf16 output: 2^-9 relative, plus the f32 sums). */
 static void test_matmul(void **state) {
   (void)state;
   EmModule *m = module_of("matmul", NULL);
@@ -168,14 +169,15 @@ static void test_matmul(void **state) {
   const EmFunc *f = em_find_func(m, "matmul");
   assert_non_null(f);
   assert_int_equal(f->nparams, 9);
-  int nmma = 0;
-  for (int i = 0; i < f->nins; i++) nmma += f->ins[i].opc == EM_MMA;
-  assert_true(nmma > 0); /* the dot runs on mma.sync, not a fallback */
-  int shapes[][3] = {{64, 64, 32}, {70, 50, 40}, {1, 1, 1}, {130, 65, 33}};
+  int nwg = 0, ncp = 0;
+  for (int i = 0; i < f->nins; i++) nwg += f->ins[i].opc == EM_WGMMA, ncp += f->ins[i].opc == EM_CPA;
+  assert_true(nwg > 0 && ncp > 0); /* the dot runs pipelined, not on the mma.sync fallback */
+  int shapes[][3] = {{128, 256, 64}, {70, 50, 40}, {1, 1, 1}, {130, 265, 200}};
   const uint16_t nan = 0x7fc0, sentinel = 0xdead;
   uint64_t seed = 5;
   for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
-    int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], lda = K + 3, ldb = N + 2, ldc = N + 5;
+    int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], lda = (K + 7) / 8 * 8 + 8, ldb = (N + 7) / 8 * 8 + 8,
+        ldc = N + 5;
     uint16_t *a = malloc(sizeof(uint16_t) * M * lda), *b = malloc(sizeof(uint16_t) * K * ldb),
              *c = malloc(sizeof(uint16_t) * M * ldc);
     for (int i = 0; i < M * lda; i++) a[i] = i % lda < K ? bf16_of(frand(&seed)) : nan;
@@ -192,8 +194,8 @@ static void test_matmul(void **state) {
              f->params[i].size);
     }
     EmRange rg[3] = {{a, sizeof(uint16_t) * M * lda}, {b, sizeof(uint16_t) * K * ldb}, {c, sizeof(uint16_t) * M * ldc}};
-    EmLaunch l = {.kernel = "matmul", .grid = {(unsigned)(M + 63) / 64, (unsigned)(N + 63) / 64, 1},
-                  .block = {128, 1, 1}, .params = params, .params_size = f->param_bytes, .dyn_smem = smem,
+    EmLaunch l = {.kernel = "matmul", .grid = {(unsigned)((M + 127) / 128 * ((N + 255) / 256)), 1, 1},
+                  .block = {256, 1, 1}, .params = params, .params_size = f->param_bytes, .dyn_smem = smem,
                   .ranges = rg, .nranges = 3};
     char err[512];
     bool ok = em_launch(m, &l, err, sizeof err);
