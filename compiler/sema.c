@@ -1150,6 +1150,26 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
       }
       align = (int)av;
     }
+    int promised = sm_define_multiple(s, p, e);
+    if (promised < 0) {
+      ok = false;
+      continue;
+    }
+    if (promised > 1) { /* both promises: their least common multiple */
+      int64_t g = align, r = promised;
+      while (r) {
+        int64_t rem = g % r;
+        g = r, r = rem;
+      }
+      int64_t l = (int64_t)align / g * promised;
+      if (l > (1 << 20)) {
+        dg_error(c, p->loc, "'%s' is promised multiple_of(%d) and multiple_of(%d): together more than 2^20", p->name,
+                 align, promised);
+        ok = false;
+        continue;
+      }
+      align = (int)l;
+    }
     kf->params[k].name = p->name;
     kf->params[k].elem = e;
     kf->params[k].align = align;

@@ -88,6 +88,7 @@ Sym *sm_global_find(S *s, const char *name);
 void sm_global_add(S *s, Sym *y);
 void sm_declare_globals(S *s, Program *p);
 void sm_kernel_attrs(S *s, Func *f, TFunc *kf); /* sema_env.c */
+int sm_define_multiple(S *s, const Param *p, Elem e); /* sema_env.c: -D NAME=multiple_of(N) */
 LocalEnt *sm_local_entry(S *s, const char *name, bool add);
 Sym *sm_local_find(S *s, const char *name);      /* the innermost visible local, or NULL */
 Sym *sm_lookup(S *s, const char *name);          /* a local, else a global, or NULL */

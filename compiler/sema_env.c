@@ -3,6 +3,7 @@
  * hash table from each name to its innermost binding, and frames; the
  * program's globals declared and checked (sm_declare_globals); a kernel's
  * attributes (sm_kernel_attrs). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sema.h"
@@ -232,7 +233,9 @@ void sm_declare_globals(S *s, Program *p) {
       Func *f = p->funcs.data[i];
       if (!f->is_kernel) continue;
       for (int j = 0; j < f->nparams; j++)
-        if (f->params[j].is_const && !strcmp(f->params[j].name, c->opts.defines[d].name)) found = true;
+        if ((f->params[j].is_const || !strncmp(c->opts.defines[d].value, "multiple_of(", 12)) &&
+            !strcmp(f->params[j].name, c->opts.defines[d].name))
+          found = true;
     }
     if (!found) dg_plain(c, "-D %s: no kernel has a constant parameter named '%s'", c->opts.defines[d].name,
                          c->opts.defines[d].name);
@@ -298,4 +301,31 @@ void sm_kernel_attrs(S *s, Func *f, TFunc *kf) {
       dg_error(c, a->loc, "unknown kernel attribute '%s' (known: warps, cluster, maxnreg, stages)", a->name);
     }
   }
+}
+
+/* -D NAME=multiple_of(N) for a run-time integer parameter: a promise the
+ * source did not write, as if it said `NAME: i32 multiple_of(N)` (what
+ * Triton's JIT assumes of an argument divisible by 16; the runtime checks
+ * it at each launch). Returns N, 0 when there is none, -1 after an error. */
+int sm_define_multiple(S *s, const Param *p, Elem e) {
+  Ctx *c = s->c;
+  int64_t n = 0;
+  for (int d = 0; d < c->opts.ndefines; d++) {
+    const char *v = c->opts.defines[d].value;
+    if (strcmp(c->opts.defines[d].name, p->name)) continue;
+    char *end = NULL;
+    long long x = strncmp(v, "multiple_of(", 12) ? -1 : strtoll(v + 12, &end, 10);
+    if (x < 1 || x > (1 << 20) || !end || strcmp(end, ")")) {
+      dg_error(c, p->loc, "-D %s=%s: '%s' is a run-time parameter; -D can only promise multiple_of(N) of it "
+                          "(N from 1 to 2^20)", p->name, v, p->name);
+      return -1;
+    }
+    if (e.dt == DT_PTR || !ty_is_int((DType)e.dt)) {
+      dg_error(c, p->loc, "-D %s=%s: multiple_of applies to integer parameters, and '%s' is %s", p->name, v, p->name,
+               ty_elem_str(c, e));
+      return -1;
+    }
+    n = x;
+  }
+  return (int)n;
 }

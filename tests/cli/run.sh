@@ -133,6 +133,19 @@ run stats-is-output 2 "would replace the output" --emit=tir -o k.out --stats=k.o
 run stats-program-error 1 "error: unknown name 'y'" --emit=tir --stats bad.tile
 if grep -q '^kernel ' err.txt; then echo "FAIL stats-program-error: a report"; nfail=$((nfail + 1)); else npass=$((npass + 1)); fi
 
+# -D NAME=multiple_of(N) of a run-time integer: in the metadata (the
+# runtime's launch check), combined with the source's own promise
+cat > mult.tile <<'EOF'
+kernel k(x: *f32, n: i32, m: i32 multiple_of(4)) {
+    let o = arange(0, 64);
+    store(x + o, 1.0, o < n + m);
+}
+EOF
+run define-multiple 0 "" --emit=meta -o meta.txt -D 'n=multiple_of(16)' -D 'm=multiple_of(6)' mult.tile
+if grep -qx "multiple n 16" meta.txt && grep -qx "multiple m 12" meta.txt; then npass=$((npass + 1))
+else echo "FAIL define-multiple: metadata $(grep multiple meta.txt | tr '\n' ' ')"; nfail=$((nfail + 1)); fi
+run define-multiple-bad 1 "-D can only promise multiple_of(N)" -D 'n=multiple_of(16)x' mult.tile
+
 total=$((npass + nfail))
 if [ "$nfail" -ne 0 ]; then
   echo "cli: $nfail of $total FAILED ($TILEC)"
