@@ -278,7 +278,7 @@ class Kernel:
     its first launch there.
     """
 
-    def __init__(self, source_or_path, name=None, constants=None, options=None, *, filename=None):
+    def __init__(self, source_or_path, name=None, constants=None, options=None, *, filename=None, specialize=True):
         if _looks_like_path(source_or_path):
             path = os.fspath(source_or_path)
             with open(path, "rb") as f:
@@ -291,6 +291,11 @@ class Kernel:
         self.constants = dict(constants or {})
         self.cubin, self.stats = compile_cubin(source, filename, self.constants, options)
         self._setup(name)
+        # Triton's specialization: an integer argument divisible by 16 gets
+        # a build that knows it (-D NAME=multiple_of(16): whole-vector
+        # masks, 16-byte copies), compiled at the first launch that has it
+        self._source, self._options, self._specialize = source, options, specialize
+        self._variants = {}
 
     @classmethod
     def from_cubin(cls, path_or_bytes, name=None):
@@ -306,6 +311,7 @@ class Kernel:
         self.constants = {}
         self.stats = None
         self._setup(name)
+        self._specialize = False  # a cubin is what it is
         return self
 
     def _setup(self, name):
@@ -388,7 +394,35 @@ class Kernel:
                 return p
         raise KeyError("%s has no parameter %r" % (self.name, param))
 
+    _INT_DTYPES = ("i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64")
+
+    def specialized(self, *args):
+        """The kernel that a launch with these arguments runs: this one, or
+        (specialize=True, the default for kernels compiled from source) the
+        build that assumes multiple_of(16) of each integer argument that is
+        a multiple of 16 and not already promised so (compiled once per set
+        of such parameters, through the JIT's cache)."""
+        if not getattr(self, "_specialize", False) or len(args) != len(self.params):
+            return self
+        names = tuple(p.name for p, a in zip(self.params, args)
+                      if p.kind == "scalar" and p.dtype in self._INT_DTYPES and isinstance(a, int) and
+                      not isinstance(a, bool) and a % 16 == 0 and p.multiple % 16 != 0)
+        if not names:
+            return self
+        with self._lock:
+            k = self._variants.get(names)
+            if k is None:
+                consts = dict(self.constants)
+                consts.update((n, "multiple_of(16)") for n in names)
+                k = Kernel(self._source, self.name, consts, self._options, filename=self.filename, specialize=False)
+                k.constants = self.constants  # the grid function sees the kernel's own constants
+                self._variants[names] = k
+        return k
+
     def launch(self, grid, *args, stream=None, smem=None, cluster=None):
+        v = self.specialized(*args)
+        if v is not self:
+            return v.launch(grid, *args, stream=stream, smem=smem, cluster=cluster)
         info = self.info
         grid = grid_of(grid, self.constants)
         if smem is not None and smem != info.smem_bytes:

@@ -240,6 +240,32 @@ class Jit(unittest.TestCase):
         with self.assertRaises(tile.TileError):
             tile.Kernel.from_cubin(b"\x7fELF not really")
 
+    def test_specialize(self):
+        # an integer argument divisible by 16 runs a build that knows it (as
+        # Triton's JIT does), compiled once, with the launch check that goes
+        # with the promise; others run the kernel as written
+        k = tile.Kernel(VECTOR_ADD, "vector_add", options={"cache_dir": self.cache})
+        n = 2048
+        bx, by, bo = tile.DeviceBuffer(4 * n), tile.DeviceBuffer(4 * n), tile.DeviceBuffer(4 * n)
+        self.assertIs(k.specialized(bx, by, bo, n - 1), k)
+        v = k.specialized(bx, by, bo, n)
+        self.assertIsNot(v, k)
+        self.assertIs(k.specialized(bx, by, bo, 16 * 7), v)  # one build per set of parameters
+        self.assertEqual([p.multiple for p in v.params if p.name == "n"], [16])
+        self.assertEqual([p.multiple for p in k.params if p.name == "n"], [1])
+        x = array.array("f", [random.uniform(-1, 1) for _ in range(n)])
+        y = array.array("f", [random.uniform(-1, 1) for _ in range(n)])
+        bx.upload(x)
+        by.upload(y)
+        k[(n + 1023) // 1024,](bx, by, bo, n)
+        o = array.array("f", [0.0] * n)
+        bo.download(o)
+        self.assertEqual(list(o), [struct.unpack("<f", struct.pack("<f", a + b))[0] for a, b in zip(x, y)])
+        with self.assertRaisesRegex(ValueError, "multiple of 16"):
+            v[1](bx, by, bo, n - 1)  # the specialized build refuses what it was not built for
+        plain = tile.Kernel(VECTOR_ADD, "vector_add", options={"cache_dir": self.cache}, specialize=False)
+        self.assertIs(plain.specialized(bx, by, bo, n), plain)
+
 
 TUNE_SRC = """kernel vadd(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32 = 256, const W: i32 = 4) warps(W) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
