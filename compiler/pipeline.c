@@ -407,6 +407,15 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
     else ir_append(f->body, al);
     rings[j] = al->res[0];
   }
+  /* in a loop, the rings were used by the last run of this one: every
+   * warpgroup's last wgmma must be done with them before they are refilled
+   * (each waited only for its own) */
+  for (TOp *up = fop->block->parent; up; up = up->block->parent)
+    if (up->opc == OP_FOR || up->opc == OP_WHILE) {
+      TOp *b0 = mk(p, fop, OP_NAMED_BAR, loc, 0, NULL, NULL);
+      b0->ival = 0, b0->ival2 = 32 * warps;
+      break;
+    }
   /* the prologue: iterations 0 .. D-1 */
   for (int j = 0; j < D; j++) {
     TValue *k = j ? bin(p, fop, OP_ADD, lo, bin(p, fop, OP_MUL, iconst(p, fop, ti, j, loc), step, loc), loc) : lo;

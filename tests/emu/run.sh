@@ -83,6 +83,19 @@ if "$B/bin/tilec" --no-line-info -o "$T/bare.cubin" examples/vector_add/vector_a
 else
   echo "FAIL a cubin without PTX:"; tail -n 3 "$T/log"; fail=1
 fi
+# the pipelined dot inside another loop: its rings refilled by the next run
+# (K = 300: 5 iterations, the last wgmma on the slot the refill starts with)
+if "$B/bin/tilec" -o "$T/mmn.cubin" tests/emu/matmul_nested.tile; then
+  ok=1
+  for sched in adversarial:3 adversarial:7 random:4; do
+    TILE_EMU_SEED=$sched timeout 300 "$B/examples/matmul_host" --cubin "$T/mmn.cubin" --size 200 --size 300 --size 300 \
+      > "$T/log" 2>&1 && grep -q " OK$" "$T/log" || { ok=0; break; }
+  done
+  if [ $ok = 1 ]; then echo "ok   the pipelined dot inside another loop (3 schedules)"
+  else echo "FAIL the pipelined dot inside another loop ($sched):"; tail -n 3 "$T/log"; fail=1; fi
+else
+  echo "FAIL tests/emu/matmul_nested.tile does not compile"; fail=1
+fi
 # the JIT on the emulator: the source compiled to PTX in process and run as
 # it is (no assembler: a ptxas that does not exist), the second time from
 # the cache
