@@ -194,6 +194,48 @@ static void visit(TOp *op, void *ud) {
 
 /* Operands before users, and a loop's induction variable (lo + i * step:
  * divisible by what both are) before its body. */
+/* A step the same in every iteration and for every element: constants,
+ * values from outside the loop's body, splats and arithmetic of those. */
+static bool uniform_step(const TBlock *body, const TValue *v, int depth) {
+  if (depth > 8) return false;
+  if (!v->def) return v->block != body;
+  const TOp *d = v->def;
+  if (d->block != body || d->opc == OP_CONST) return true;
+  if (d->opc != OP_SPLAT && d->opc != OP_BROADCAST && !ir_is_elementwise(d->opc)) return false;
+  for (int i = 0; i < d->nopnds; i++)
+    if (!uniform_step(body, d->opnds[i], depth + 1)) return false;
+  return true;
+}
+
+static void walk(Ctx *c, TBlock *b);
+
+/* A loop-carried value the body advances by a uniform step (Triton's
+ * `ptrs += BK`): x_i = init + i * step keeps init's runs and constancy,
+ * and is divisible by what init and the step both are. Others: nothing
+ * known. The body is walked again once the carried values are known. */
+static void loop_carried(Ctx *c, TOp *op) {
+  TBlock *body = op->regions[0];
+  TOp *y = body->last;
+  bool any = false;
+  for (int i = 0; i < op->nres; i++) {
+    TValue *arg = body->args[1 + i], *init = op->opnds[3 + i];
+    TValue *nx = y && y->opc == OP_YIELD && i < y->nopnds ? y->opnds[i] : NULL;
+    TOp *d = nx ? nx->def : NULL;
+    TValue *step = NULL;
+    if (d && (d->opc == OP_PTR_ADD || d->opc == OP_ADD) && d->opnds[0] == arg) step = d->opnds[1];
+    else if (d && d->opc == OP_ADD && d->opnds[1] == arg) step = d->opnds[0];
+    if (!step || !uniform_step(body, step, 0)) continue;
+    AxisInfo *a = ar_alloc(&c->arena, sizeof *a);
+    *a = *ax_get(c, init);
+    int64_t sd = ax_get(c, step)->div[0], scale = d->opc == OP_PTR_ADD ? elem_bytes_ptr(arg) : 1;
+    sd = sd >= AX_BIG ? AX_BIG : sd * scale;
+    for (int k = 0; k < TC_MAX_RANK; k++) a->div[k] = gcd(a->div[k], sd);
+    arg->ax = a;
+    any = true;
+  }
+  if (any) walk(c, body);
+}
+
 static void walk(Ctx *c, TBlock *b) {
   for (TOp *op = b->first; op; op = op->next) {
     if (op->opc == OP_FOR) {
@@ -202,8 +244,10 @@ static void walk(Ctx *c, TBlock *b) {
       AxisInfo *a = new_info(c, iv, 1, d ? d : 1, AX_BIG);
       a->constancy[0] = AX_BIG; /* a scalar: uniform */
       iv->ax = a;
+      for (int i = 0; i < op->nres; i++) op->regions[0]->args[1 + i]->ax = NULL; /* conservative, first */
     }
     for (int i = 0; i < op->nregions; i++) walk(c, op->regions[i]);
+    if (op->opc == OP_FOR) loop_carried(c, op);
     visit(op, c);
   }
 }

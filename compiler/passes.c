@@ -371,6 +371,33 @@ static void fix_loops(TOp *op, void *ud) {
   }
 }
 
+/* A tile of pointers the loop carries and advances (Triton's `ptrs += BK`)
+ * takes, from the start, the coalesced layout of the memory operation it
+ * addresses in the body (directly, or through one ptr_add: the pipeline's
+ * copies issued ahead): left to its initial value's layout, every
+ * iteration would convert it, through shared memory. */
+static void seed_loop_pointers(TOp *op, void *ud) {
+  P *p = ud;
+  if (op->opc != OP_FOR) return;
+  p->warps = ir_block_warps(op->regions[0]);
+  TBlock *body = op->regions[0];
+  for (int i = 1; i < body->nargs; i++) {
+    TValue *arg = body->args[i];
+    if (!is_tile(arg) || arg->type->elem.dt != DT_PTR || forced(arg)) continue;
+    for (TOp *u = body->first; u; u = u->next) {
+      int pi = u->opc == OP_ASYNC_COPY ? 1 : (u->opc == OP_LOAD || u->opc == OP_STORE || u->opc == OP_ATOMIC_ADD) ? 0 : -1;
+      if (pi < 0 || pi >= u->nopnds) continue;
+      TValue *ptr = u->opnds[pi];
+      TOp *d = ptr->def;
+      if (ptr == arg || (d && d->opc == OP_PTR_ADD && d->opnds[0] == arg)) {
+        arg->aux = (void *)coalesced(p, ptr);
+        break;
+      }
+    }
+  }
+  p->warps = ir_block_warps(op->block);
+}
+
 /* ---- rematerialization ---- */
 
 typedef struct Remat {
@@ -867,6 +894,7 @@ bool pass_run(Ctx *c, TModule *m) {
     check_arrives(c, f->body, (Pending){0});
     ir_walk(f->body, check_wgmma_reads, c);
     ir_walk(f->body, fuse_trans_store, &p);
+    ir_walk(f->body, seed_loop_pointers, &p);
     for (int round = 0; round < 4; round++) {
       assign_block(&p, f->body);
       p.changed = false;

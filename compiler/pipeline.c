@@ -124,10 +124,15 @@ static bool prefix_mask(Ctx *c, TValue *m, int d, int vec, int depth) {
 }
 
 /* ---- slices: the ops of the loop body a load's operands come from ---- */
+#define PL_MAX_CARRIED 8
 typedef struct Slice {
   TOp **ops;
   int n, cap;
   const char *why;
+  /* values the loop carries that the addresses use, each advanced by a
+   * step that is the same every iteration (Triton's `pa += BK * stride`) */
+  TValue *carried[PL_MAX_CARRIED], *step[PL_MAX_CARRIED];
+  int ncarried;
 } Slice;
 
 static bool in_slice(const Slice *s, const TOp *op) {
@@ -136,10 +141,46 @@ static bool in_slice(const Slice *s, const TOp *op) {
   return false;
 }
 
+/* Is v the same in every iteration of the loop whose body is body? */
+static bool invariant(TBlock *body, TValue *v, int depth) {
+  if (depth > 32) return false;
+  if (!v->def) return v->block != body;
+  TOp *d = v->def;
+  if (d->block != body) return true;
+  if (d->nregions || !(ir_is_elementwise(d->opc) || d->opc == OP_CONST || d->opc == OP_SPLAT || d->opc == OP_ARANGE ||
+                       d->opc == OP_EXPAND_DIMS || d->opc == OP_BROADCAST || d->opc == OP_CONVERT))
+    return false;
+  for (int i = 0; i < d->nopnds; i++)
+    if (!invariant(body, d->opnds[i], depth + 1)) return false;
+  return true;
+}
+
+static bool collect(Pl *p, Slice *s, TBlock *body, TValue *v, int depth);
+
+/* v, carried by the loop: its yield must be v + step (step invariant). */
+static bool carried(Pl *p, Slice *s, TBlock *body, TValue *v, int depth) {
+  for (int i = 0; i < s->ncarried; i++)
+    if (s->carried[i] == v) return true;
+  TOp *y = body->last;
+  TValue *nx = y && y->opc == OP_YIELD && v->index - 1 < y->nopnds ? y->opnds[v->index - 1] : NULL;
+  TOp *d = nx ? nx->def : NULL;
+  TValue *step = NULL;
+  if (d && d->block == body && (d->opc == OP_PTR_ADD || d->opc == OP_ADD) && d->opnds[0] == v) step = d->opnds[1];
+  else if (d && d->block == body && d->opc == OP_ADD && d->opnds[1] == v) step = d->opnds[0];
+  if (!step || !invariant(body, step, 0) || s->ncarried == PL_MAX_CARRIED || v->type->kind != step->type->kind)
+    return s->why = "its addresses depend on a value the loop carries, other than one it advances by the same step "
+                    "every iteration",
+           false;
+  if (!collect(p, s, body, step, depth + 1)) return false; /* the step's own ops, cloned before their users */
+  s->carried[s->ncarried] = v;
+  s->step[s->ncarried++] = step;
+  return true;
+}
+
 static bool collect(Pl *p, Slice *s, TBlock *body, TValue *v, int depth) {
   if (depth > 64) return s->why = "its address computation is too deep to clone", false;
   if (!v->def) {
-    if (v->block == body && v->index > 0) return s->why = "its addresses depend on a value the loop carries", false;
+    if (v->block == body && v->index > 0) return carried(p, s, body, v, depth);
     return true; /* the induction variable, or from outside the loop */
   }
   TOp *d = v->def;
@@ -166,18 +207,50 @@ typedef struct Clone {
   const Slice *s;
   TValue *iv, *k;
   TValue **to; /* per slice op: its clone's result */
+  /* the carried values: from `base` (the loop's value in this iteration,
+   * or its initial value for the prologue) `steps` steps further */
+  Pl *p;
+  TOp *before;
+  TOp *fop;
+  bool prologue;
+  int steps;
+  TValue *adv[PL_MAX_CARRIED];
 } Clone;
 
-static TValue *mapped(const Clone *cl, TValue *v) {
+static TValue *mk1(Pl *p, TOp *before, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt);
+static TValue *iconst(Pl *p, TOp *before, Type *t, int64_t v, Loc loc);
+
+static TValue *mapped(Clone *cl, TValue *v);
+
+/* v (carried, index i of the slice's carried values) `steps` iterations on. */
+static TValue *advanced(Clone *cl, int i) {
+  if (cl->adv[i]) return cl->adv[i];
+  TValue *v = cl->s->carried[i], *step = mapped(cl, cl->s->step[i]);
+  TValue *base = cl->prologue ? cl->fop->opnds[3 + v->index - 1] : v;
+  Loc loc = cl->fop->loc;
+  if (cl->steps == 0) return cl->adv[i] = base;
+  TValue *k = iconst(cl->p, cl->before, ty_scalar(cl->p->c, step->type->elem), cl->steps, loc);
+  if (step->type->kind == TY_TILE) k = mk1(cl->p, cl->before, OP_SPLAT, loc, 1, &k, step->type);
+  TValue *by = mk1(cl->p, cl->before, OP_MUL, loc, 2, (TValue *[]){step, k}, step->type);
+  return cl->adv[i] = mk1(cl->p, cl->before, base->type->elem.dt == DT_PTR ? OP_PTR_ADD : OP_ADD, loc, 2,
+                          (TValue *[]){base, by}, base->type);
+}
+
+static TValue *mapped(Clone *cl, TValue *v) {
   if (v == cl->iv) return cl->k;
-  if (v->def)
+  if (v->def) {
     for (int i = 0; i < cl->s->n; i++)
       if (cl->s->ops[i] == v->def) return cl->to[i];
+  } else {
+    for (int i = 0; i < cl->s->ncarried; i++)
+      if (cl->s->carried[i] == v) return advanced(cl, i);
+  }
   return v;
 }
 
 static void clone_slice(Pl *p, Clone *cl, TOp *before) {
   const Slice *s = cl->s;
+  cl->p = p, cl->before = before;
   cl->to = ar_alloc(&p->c->arena, sizeof(TValue *) * (size_t)(s->n + 1));
   for (int i = 0; i < s->n; i++) {
     TOp *o = s->ops[i];
@@ -256,7 +329,7 @@ static TValue *splat_i32(Pl *p, TOp *before, const Type *like, int64_t v, Loc lo
   TValue *k = iconst(p, before, ty_dt(p->c, DT_I32), v, loc);
   return mk1(p, before, OP_SPLAT, loc, 1, &k, ty_with_elem(p->c, like, (Elem){DT_I32, 0}));
 }
-static TValue *count_of(Pl *p, TOp *before, const Clone *cl, TValue *m, int d, int vec, Loc loc) {
+static TValue *count_of(Pl *p, TOp *before, Clone *cl, TValue *m, int d, int vec, Loc loc) {
   Ctx *c = p->c;
   Type *ct = ty_with_elem(c, m->type, (Elem){DT_I32, 0});
   TOp *op = m->def;
@@ -312,10 +385,10 @@ static TValue *as_operand(Pl *p, TOp *before, TValue *view, bool trans, Loc loc)
 /* Copies of one iteration (induction variable value k, valid: it exists)
  * of both operands into slot index si. */
 static void copies(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *iv, TValue *k, TValue *valid, TValue *si,
-                   Loc loc) {
+                   TOp *fop, bool prologue, int steps, Loc loc) {
   for (int j = 0; j < 2; j++) {
     Operand *o = &ops[j];
-    Clone cl = {&o->s, iv, k, NULL};
+    Clone cl = {.s = &o->s, .iv = iv, .k = k, .fop = fop, .prologue = prologue, .steps = steps};
     clone_slice(p, &cl, before);
     TValue *view = slot(p, before, rings[j], si, loc);
     TValue *args[4] = {view, mapped(&cl, o->load->opnds[0])};
@@ -419,7 +492,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   /* the prologue: iterations 0 .. D-1 */
   for (int j = 0; j < D; j++) {
     TValue *k = j ? bin(p, fop, OP_ADD, lo, bin(p, fop, OP_MUL, iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
-    copies(p, fop, ops, rings, iv, k, cmp_lt(p, fop, k, hi, loc), iconst(p, fop, ti, j, loc), loc);
+    copies(p, fop, ops, rings, iv, k, cmp_lt(p, fop, k, hi, loc), iconst(p, fop, ti, j, loc), fop, true, j, loc);
   }
   /* the body, where the dot was */
   TValue *it = bin(p, dot, OP_DIV, bin(p, dot, OP_SUB, iv, lo, loc), step, loc);
@@ -431,7 +504,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   TOp *bar = mk(p, dot, OP_NAMED_BAR, loc, 0, NULL, NULL);
   bar->ival = 0, bar->ival2 = 32 * warps;
   TValue *kn = bin(p, dot, OP_ADD, iv, bin(p, dot, OP_MUL, iconst(p, dot, ti, D, loc), step, loc), loc);
-  copies(p, dot, ops, rings, iv, kn, cmp_lt(p, dot, kn, hi, loc), nxt, loc);
+  copies(p, dot, ops, rings, iv, kn, cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
   TValue *va = as_operand(p, dot, slot(p, dot, rings[0], cur, loc), ops[0].trans, loc);
   TValue *vb = as_operand(p, dot, slot(p, dot, rings[1], cur, loc), ops[1].trans, loc);
   TValue *r = mk1(p, dot, OP_MMA_ASYNC, loc, 3, (TValue *[]){va, vb, acc}, acc->type);

@@ -96,6 +96,20 @@ if "$B/bin/tilec" -o "$T/mmn.cubin" tests/emu/matmul_nested.tile; then
 else
   echo "FAIL tests/emu/matmul_nested.tile does not compile"; fail=1
 fi
+# the same with Triton's pointer increments (pa += BK): carried pointers
+# advanced for the copies issued ahead
+if "$B/bin/tilec" -o "$T/mmp.cubin" tests/emu/matmul_ptrinc.tile; then
+  ok=1
+  for sz in "1 1 1" "200 300 300" "300 700 1000"; do
+    set -- $sz
+    TILE_EMU_SEED=adversarial:3 timeout 300 "$B/examples/matmul_host" --cubin "$T/mmp.cubin" --size $1 --size $2 --size $3 \
+      > "$T/log" 2>&1 && grep -q " OK$" "$T/log" || { ok=0; break; }
+  done
+  if [ $ok = 1 ]; then echo "ok   the pipelined dot with pointers the loop advances (3 sizes, adversarial)"
+  else echo "FAIL the pipelined dot with pointer increments ($sz):"; tail -n 3 "$T/log"; fail=1; fi
+else
+  echo "FAIL tests/emu/matmul_ptrinc.tile does not compile"; fail=1
+fi
 # the JIT on the emulator: the source compiled to PTX in process and run as
 # it is (no assembler: a ptxas that does not exist), the second time from
 # the cache

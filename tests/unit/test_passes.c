@@ -424,6 +424,17 @@ static void test_pipelined_dot(void **state) {
   assert_non_null(strstr(end, "async_wait 0"));
   every_tile_has_layout(t);
   free(t);
+  /* Triton's form: pointers the loop advances by a uniform step, masks
+   * against K - k; axisinfo keeps them aligned, the copies issued ahead
+   * use them advanced, and they are carried in the copies' layout (no
+   * conversion through shared memory in the loop) */
+  t = tir_file("tests/emu/matmul_ptrinc.tile");
+  has(t, "pipelined: 4 stages (copies 2 iterations ahead)", "the note (pointer increments)");
+  assert_int_equal(op_count(t, "load"), 0);
+  assert_int_equal(op_count(t, "async_copy"), 6);
+  for (int i = 0; *op_line(t, "convert_layout", i); i++) /* no pointer tile converted */
+    lacks(op_line(t, "convert_layout", i), ": *bf16[", "a conversion");
+  free(t);
   /* what keeps the plain lowering, each with its reason */
   static const struct {
     const char *from, *to, *why;
