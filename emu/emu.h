@@ -252,7 +252,15 @@ typedef struct EmModule {
 bool em_ptx_parse(const char *text, size_t len, EmModule **out, char *err, size_t errlen);
 void em_module_free(EmModule *m);
 const EmFunc *em_find_func(const EmModule *m, const char *name);
-const char *em_opc_name(EmOpc o);
+const char *em_opc_name(EmOpc o); /* (ptx_op.c) */
+
+/* ptx_op.c: the core set's opcodes for ptx.c. em_ptx_op_decode_opcode: the opcode word decoded into in (opc,
+ * types, space, modifiers; EM_UNSUPPORTED for a form exec does not run), the asynchronous and tcgen05 roots
+ * handed to ptx_async.c and ptx_tc.c; em_ptx_op_mma_operands: whether an mma's operands are the one form exec
+ * runs; em_ptx_op_type_names: EmType's PTX words, indexed by EmType. */
+extern const char *const em_ptx_op_type_names[ET_F32X2 + 1];
+void em_ptx_op_decode_opcode(const char *s, int len, EmIns *in);
+bool em_ptx_op_mma_operands(const EmIns *in);
 
 /* ptx_async.c: the asynchronous instructions' opcodes (mbarrier, cp.async.bulk, wgmma, stmatrix, ldmatrix,
  * setmaxnreg). em_ptx_async_opcode: true when the opcode's root is one of them; in is then decoded (or

@@ -3,8 +3,8 @@
  * Reads what tilec ships: LLVM NVPTX output with inline asm pasted in.  One
  * pass over a small tokenizer decodes every instruction into an EmIns with
  * its registers, symbols and labels resolved, so that exec.c never looks at
- * text again.  Branches may go forward, so their labels are fixups resolved
- * at the end of the function.
+ * text again (ptx_op.c decodes the opcode words).  Branches may go forward,
+ * so their labels are fixups resolved at the end of the function.
  *
  * Inline asm arrives as nested `{ }` blocks with their own `.reg`s and
  * labels (the same `DONE:` in many blocks), so names live in scopes: lookups
@@ -76,46 +76,18 @@ static void ar_free(Arena *a) {
   free(a);
 }
 
-/* ---- tables, indexed by the emu.h enums ---- */
+/* ---- tables, indexed by the emu.h enums (the opcode's in ptx_op.c) ---- */
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof *(a)))
 
-static const char *const opc_names[] = {
-    "nop", "mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max",
-    "neg", "abs", "and", "or", "xor", "not", "cnot", "shl", "shr",
-    "selp", "setp", "cvt", "cvta", "bfe", "bfi", "prmt",
-    "ex2", "lg2", "rcp", "sqrt", "rsqrt", "sin", "cos", "tanh",
-    "ld", "st", "atom", "red", "bra", "ret", "exit", "bar", "shfl", "redux", "vote", "membar", "mma", "call", "trap",
-    "mbarrier.init", "mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.wait", "cp.async.bulk.tensor (load)",
-    "cp.async.bulk.tensor (store)", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "wgmma.mma_async",
-    "wgmma.commit_group", "wgmma.wait_group", "stmatrix", "ldmatrix", "setmaxnreg",
-    "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.mma", "tcgen05.commit",
-    "tcgen05.ld", "tcgen05.st", "tcgen05.wait", "tcgen05.fence", "cp.async", "cp.async.commit_group",
-    "cp.async.wait_group", "unsupported"};
-static const char *const type_names[] = {
-    NULL, "pred", "b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64",
-    "s8", "s16", "s32", "s64", "f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "f32x2"};
 static const uint8_t type_size[] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 2, 4, 4, 8, 8};
-static const char *const space_names[] = {NULL, "param", "global", "shared", "local", "const"};
-static const char *const cmp_names[] = {
-    NULL, "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
-    "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
-static const char *const sub_names[] = {
-    NULL, "up", "down", "bfly", "idx", "add", "min", "max", "and", "or", "xor",
-    "exch", "cas", "inc", "dec", "all", "any", "uni", "ballot"};
-static const char *const mod_names[] = { /* bit i of EmIns.mod */
-    "ftz", "sat", "approx", "wide", "hi", "lo", "uni", "NaN", "arrive", "full",
-    "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "to"};
 static const char *const sreg_names[] = {
     "%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y", "%ntid.z",
     "%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z",
     "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%clock", "%clock64",
     "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge",
     "%dynamic_smem_size", "%total_smem_size"};
-_Static_assert(COUNT(opc_names) == EM_UNSUPPORTED + 1 && COUNT(type_names) == ET_F32X2 + 1 &&
-                   COUNT(type_size) == ET_F32X2 + 1 && COUNT(space_names) == ES_CONST + 1 &&
-                   COUNT(cmp_names) == EC_NAN + 1 && COUNT(sub_names) == ESB_BALLOT + 1 &&
-                   1u << (COUNT(mod_names) - 1) == EMM_TO && COUNT(sreg_names) == ESR_TOTAL_SMEM_SIZE + 1,
+_Static_assert(COUNT(type_size) == ET_F32X2 + 1 && COUNT(sreg_names) == ESR_TOTAL_SMEM_SIZE + 1,
                "a table is out of step with emu.h");
 
 /* Special registers exec does not model (prefixes): reading one downgrades
@@ -123,13 +95,6 @@ _Static_assert(COUNT(opc_names) == EM_UNSUPPORTED + 1 && COUNT(type_names) == ET
 static const char *const other_sregs[] = {
     "%cluster", "%nclusterid", "%clusterid", "%is_explicit_cluster", "%globaltimer", "%clock_hi",
     "%pm", "%envreg", "%gridid", "%aggr_smem_size", "%reserved_smem", "%current_graph_exec"};
-/* Modifiers that change what an otherwise supported opcode computes in a
- * way EmIns cannot say, and number formats it has no type for: ignoring
- * them would silently compute something else. */
-static const char *const unmodeled_mods[] = {
-    "cc", "relu", "xorsign", "shiftamt", "oob", "satfinite", "rs", "b128", "tf32", "s4", "u4",
-    "e4m3", "e5m2", "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2"};
-static const char *const prmt_modes[] = {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
 
 static bool teq(const char *s, int len, const char *w) {
   size_t n = strlen(w);
@@ -394,7 +359,7 @@ static void skip_to_semi(Px *P) {
 
 /* The EmType of a `.b32`-style word, or 0. */
 static int type_of(const Px *P) {
-  int k = is_dir(P) ? find_name(type_names, COUNT(type_names), P->t.s + 1, P->t.len - 1) : -1;
+  int k = is_dir(P) ? find_name(em_ptx_op_type_names, COUNT(em_ptx_op_type_names), P->t.s + 1, P->t.len - 1) : -1;
   return k > 0 ? k : 0;
 }
 
@@ -509,7 +474,7 @@ static int init_list(Px *P, EmType ty, uint64_t max) {
     if (P->t.kind != T_WORD || !is_digit(P->t.s[0]) || !parse_number(P->t.s, P->t.len, neg, &a))
       return perr(P, P->t.line, "unsupported initializer %s", tdesc(P)), -1;
     if (a.fimm && (a.f32imm ? type_size[ty] != 4 : ty != ET_F64)) /* bits exec would have to convert */
-      return perr(P, P->t.line, "float initializer of a %s variable", type_names[ty]), -1;
+      return perr(P, P->t.line, "float initializer of a %s variable", em_ptx_op_type_names[ty]), -1;
     if ((uint64_t)n >= max || !grow(P, &P->vals, &P->capvals, n + 1, sizeof *P->vals))
       return perr(P, P->t.line, "too many initializers"), -1;
     P->vals[n++] = (uint64_t)a.imm;
@@ -671,90 +636,6 @@ static bool reg_decl(Px *P) {
 
 /* ---- instructions ---- */
 
-/* One modifier of an opcode.  types: the first two and the last;
- * modifiers EmIns cannot represent make the instruction unsupported. */
-static void modifier(EmIns *in, const char *m, int n, int types[3], int *ntypes, bool *unsup) {
-  int k = find_name(type_names, COUNT(type_names), m, n), op = in->opc;
-  if (k > 0) {
-    if (*ntypes < 2) types[*ntypes] = k;
-    types[2] = k;
-    ++*ntypes;
-  } else if ((k = find_name(space_names, COUNT(space_names), m, n)) > 0) {
-    in->space = (uint8_t)k;
-  } else if (teq(m, n, "shared::cta") || teq(m, n, "shared::cluster")) {
-    in->space = ES_SHARED;
-  } else if (teq(m, n, "acquire") || teq(m, n, "relaxed") || teq(m, n, "volatile")) {
-    in->mod |= EMM_SYNCLD;
-  } else if (n == 2 && m[0] == 'v' && (m[1] == '2' || m[1] == '4' || m[1] == '8')) {
-    in->vec = (uint8_t)(m[1] - '0');
-  } else if (op == EM_SETP && (k = find_name(cmp_names, COUNT(cmp_names), m, n)) > 0) {
-    in->cmp = (uint8_t)k; /* ahead of the mod table: setp.lo compares, mul.lo does not */
-  } else if (op == EM_SETP && (k = find_name(sub_names + ESB_AND, 3, m, n)) >= 0) {
-    in->bop = (uint8_t)(EB_AND + k);
-  } else if (op == EM_SHFL && (k = find_name(sub_names + ESB_UP, 4, m, n)) >= 0) {
-    in->sub = (uint8_t)(ESB_UP + k);
-  } else if ((op == EM_REDUX || op == EM_ATOM || op == EM_RED) &&
-             (k = find_name(sub_names + ESB_ADD, ESB_DEC - ESB_ADD + 1, m, n)) >= 0) {
-    in->sub = (uint8_t)(ESB_ADD + k);
-  } else if (op == EM_VOTE && (k = find_name(sub_names + ESB_ALL, 4, m, n)) >= 0) {
-    in->sub = (uint8_t)(ESB_ALL + k); /* vote.uni: ESB_VUNI, not EMM_UNI */
-  } else if ((k = find_name(mod_names, COUNT(mod_names), m, n)) >= 0) {
-    in->mod |= 1u << k;
-  } else if (find_name(unmodeled_mods, COUNT(unmodeled_mods), m, n) >= 0 ||
-             (op == EM_PRMT && find_name(prmt_modes, COUNT(prmt_modes), m, n) >= 0) ||
-             /* bar.red reduces; bar.warp.sync and barrier.cluster are other barriers */
-             (op == EM_BAR && (teq(m, n, "red") || teq(m, n, "warp") || teq(m, n, "cluster")))) {
-    *unsup = true;
-  } /* else it does not change the result here (.sync .aligned .gpu .L1::no_allocate ...) */
-}
-
-/* "ld.global.v4.b32": the root picks the opcode, the rest are modifiers. */
-static void decode_opcode(const char *s, int len, EmIns *in) {
-  int i = 0, types[3] = {0}, ntypes = 0;
-  bool unsup = false, sync = false;
-  if (em_ptx_async_opcode(s, len, in) || em_ptx_tc_opcode(s, len, in)) return;
-  while (i < len && s[i] != '.') i++;
-  int k = find_name(opc_names + 1, EM_UNSUPPORTED - 1, s, i);
-  in->opc = k >= 0 ? (uint16_t)(k + 1) : teq(s, i, "barrier") ? EM_BAR : teq(s, i, "fence") ? EM_MEMBAR : EM_UNSUPPORTED;
-  for (int j; i < len;) {
-    for (j = ++i; i < len && s[i] != '.';) i++;
-    modifier(in, s + j, i - j, types, &ntypes, &unsup);
-    sync |= teq(s + j, i - j, "sync");
-  }
-  in->type = (uint8_t)types[2];
-  if (in->opc == EM_CVT) { /* cvt.DST.SRC */
-    in->type = (uint8_t)types[0];
-    in->type2 = (uint8_t)types[1];
-    unsup |= ntypes != 2;
-  }
-  if ((in->opc == EM_ADD || in->opc == EM_SUB || in->opc == EM_FMA) && ntypes == 2 && types[0] == ET_F32 &&
-      (types[1] == ET_F16 || types[1] == ET_BF16)) {
-    in->type = ET_F32; /* sm_100's mixed precision add/sub/fma.f32.{f16,bf16}: a (fma: a and b) 16-bit */
-    in->type2 = (uint8_t)types[1];
-  } else if (ntypes > 1 && in->opc >= EM_ADD && in->opc <= EM_MAX) {
-    unsup = true; /* another two-type arithmetic form: not run as the last type's */
-  }
-  if (in->opc == EM_MMA) { /* only the forms exec runs, word for word (the ISA fixes the modifiers' order) */
-    in->type2 = teq(s, len, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") ? ET_BF16
-                : teq(s, len, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") ? ET_F16 : ET_NONE;
-    unsup |= in->type2 == ET_NONE;
-  }
-  if ((in->opc == EM_BAR && !sync && !(in->mod & EMM_ARRIVE)) || unsup) in->opc = EM_UNSUPPORTED;
-}
-
-/* mma's operands: {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3}, every source a
- * register (exec reads the vectors without looking again). */
-static bool mma_operands(const EmIns *in) {
-  static const uint8_t n[4] = {4, 4, 2, 4};
-  if (in->nargs != 4) return false;
-  for (int i = 0; i < 4; i++) {
-    if (in->a[i].kind != EA_VEC || in->a[i].nvec != n[i]) return false;
-    for (int j = 0; i > 0 && j < n[i]; j++)
-      if (in->a[i].vec[j] < 0) return false;
-  }
-  return true;
-}
-
 /* A name as a value: special register, register, parameter or global. */
 static int value_name(Px *P, Tok t, EmArg *a) {
   int k, n = t.len > 40 ? 40 : t.len;
@@ -901,7 +782,7 @@ static bool instruction(Px *P) {
   Tok op = P->t;
   int r = OP_OK, n = op.len > 60 ? 60 : op.len;
   next(P);
-  decode_opcode(op.s, op.len, in);
+  em_ptx_op_decode_opcode(op.s, op.len, in);
   if (!(in->text = dup_str(P, op.s, op.len))) return false;
   if (in->opc == EM_CALL) r = call_operands(P, in);
   while (r == OP_OK && !is_p(P, ';')) {
@@ -909,7 +790,7 @@ static bool instruction(Px *P) {
       r = oerr(P, OP_BAD, "expected ',' or ';' after an operand, found %s", tdesc(P));
     if (r == OP_OK && is_p(P, ',')) next(P);
   }
-  if (r == OP_OK && in->opc == EM_MMA && !mma_operands(in))
+  if (r == OP_OK && in->opc == EM_MMA && !em_ptx_op_mma_operands(in))
     r = oerr(P, OP_BAD, "expected {d0, d1, d2, d3}, {a0, a1, a2, a3}, {b0, b1}, {c0, c1, c2, c3}");
   const char *why = r == OP_OK ? em_ptx_async_operands(in) : NULL;
   if (r == OP_OK && !why) why = em_ptx_tc_operands(in);
@@ -1222,5 +1103,3 @@ const EmFunc *em_find_func(const EmModule *m, const char *name) {
     if (!strcmp(m->funcs[i].name, name)) return &m->funcs[i];
   return NULL;
 }
-
-const char *em_opc_name(EmOpc o) { return (unsigned)o <= EM_UNSUPPORTED ? opc_names[o] : "?"; }

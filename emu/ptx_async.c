@@ -3,8 +3,8 @@
  * wgmma, stmatrix/ldmatrix, setmaxnreg. Every modifier word of such an
  * opcode must be one this file knows; anything else (multicast, im2col,
  * cache hints, other shapes and types) leaves the instruction
- * EM_UNSUPPORTED, for exec to name if a kernel reaches it. ptx.c calls
- * em_ptx_async_opcode before its generic decoding and
+ * EM_UNSUPPORTED, for exec to name if a kernel reaches it. ptx_op.c calls
+ * em_ptx_async_opcode before its generic decoding, and ptx.c
  * em_ptx_async_operands once the operands are read.
  */
 #include <string.h>

@@ -1,5 +1,5 @@
 /* ptx_tc.c - the parser's part for Blackwell's tcgen05 instructions
- * (issues 16 and 18). ptx_async.c hands it every opcode whose root is
+ * (issues 16 and 18). ptx_op.c hands it every opcode whose root is
  * `tcgen05`; each modifier word must be one this file knows, anything else
  * (cta_group::2, .ws, .sp, other kinds, block scaling, multicast commits, the 16x32bx2 shape, pack/unpack, tcgen05.cp and
  * .shift) leaves the instruction EM_UNSUPPORTED, for exec to name if a
