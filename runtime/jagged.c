@@ -4,10 +4,10 @@
  * A tile's cost depends on (b, m) only and is monotonic in m; in a
  * non-causal batch it is the same for all of a sequence's tiles.  The
  * scheduler works on sequences, not tiles, until it writes the tiles out:
- *   1. read the lengths (from offsets or lengths, checked), then per
- *      sequence its tile count and heaviest tile, dividing by the block
- *      sizes with multiplies (bdiv; count_seqs), branch-free; reject what
- *      would overflow int32;
+ *   1. (jagged_count.c) read the lengths (from offsets or lengths,
+ *      checked), then per sequence its tile count and heaviest tile,
+ *      dividing by the block sizes with multiplies (bdiv; jc_count_seqs),
+ *      branch-free; reject what would overflow int32;
  *   2. zigzag: sort the sequences by their heaviest tile, descending, with
  *      a stable counting sort (a qsort on unique (cost, b) keys when costs
  *      are far above the sequence count: enormous KV sequences against few
@@ -26,7 +26,7 @@
  *      list (place_causal).
  * Sliding windows (p->window) are dealt like causal batches: a window's
  * costs rise and fall with m, so each sequence's tiles are costed one by
- * one (count_window) and dealt sequence-major to the least-loaded CTA; the
+ * one (jc_count_window) and dealt sequence-major to the least-loaded CTA; the
  * tail split then cuts the last tile of each CTA above the ideal load, and
  * every work item's KV range starts at the window's first block.  The
  * backward's window tiles (KV blocks) cost the query blocks holding a row
@@ -40,192 +40,13 @@
  * tests/unit/test_jagged_same.c holds the previous implementation (segments
  * and a tournament tree for every causal tile: 10x slower on causal
  * batches) and checks that this one gives byte-identical schedules.
+ * The cost model (bdiv, jctx, tile_cost, the window's block ranges) is in
+ * jagged_int.h, shared with jagged_count.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt.h"
-#include "tile/jagged.h"
-
-/* ---- offsets and lengths ---- */
-
-static inline int64_t off_at(const void *o, int is64, int64_t i) {
-  return is64 ? ((const int64_t *)o)[i] : (int64_t)((const int32_t *)o)[i];
-}
-
-tile_status tile_jagged_check_offsets(const void *offsets, int64_t batch, int is64, int64_t total_rows) {
-  if (!offsets) return rt_fail(TILE_ERR_INVALID, "jagged offsets: the offsets pointer is NULL");
-  if (batch < 1 || batch > TILE_JAGGED_MAX_BATCH)
-    return rt_fail(TILE_ERR_INVALID, "jagged offsets: batch %lld is out of range (1 to %d sequences)",
-                   (long long)batch, TILE_JAGGED_MAX_BATCH);
-  int64_t first = off_at(offsets, is64, 0);
-  if (first != 0)
-    return rt_fail(TILE_ERR_INVALID, "jagged offsets: offsets[0] is %lld, must be 0", (long long)first);
-  int64_t prev = 0;
-  for (int64_t i = 1; i <= batch; i++) {
-    int64_t v = off_at(offsets, is64, i);
-    if (v < prev)
-      return rt_fail(TILE_ERR_INVALID,
-                     "jagged offsets decrease at index %lld: offsets[%lld] = %lld > offsets[%lld] = %lld "
-                     "(sequence %lld would have a negative length)",
-                     (long long)i, (long long)(i - 1), (long long)prev, (long long)i, (long long)v,
-                     (long long)(i - 1));
-    prev = v;
-  }
-  if (total_rows >= 0 && prev != total_rows)
-    return rt_fail(TILE_ERR_INVALID,
-                   "jagged offsets: offsets[%lld] (the end of the last sequence) is %lld, but the tensor has %lld rows",
-                   (long long)batch, (long long)prev, (long long)total_rows);
-  return TILE_OK;
-}
-
-/* The B lengths of p (offsets or lengths, int32 or int64) into len[], checked
- * (the messages of tile_jagged_check_offsets), and their sum into *rows.
- * Branch-free loops: the bad cases are found afterwards. */
-static tile_status read_lengths(const tile_jagged_params *p, int64_t *len, int64_t *rows) {
-  const int64_t B = p->batch;
-  int bad = 0;
-  if (p->lengths) {
-    if (p->offsets)
-      return rt_fail(TILE_ERR_INVALID, "jagged schedule: give offsets or lengths, not both");
-    if (p->offsets_are_64bit) {
-      const int64_t *l = p->lengths;
-      for (int64_t b = 0; b < B; b++) len[b] = l[b], bad |= l[b] < 0;
-    } else {
-      const int32_t *l = p->lengths;
-      for (int64_t b = 0; b < B; b++) len[b] = l[b], bad |= l[b] < 0;
-    }
-    uint64_t sum = 0;
-    for (int64_t b = 0; b < B && !bad; b++) bad |= (sum += (uint64_t)len[b]) > (uint64_t)INT64_MAX;
-    *rows = (int64_t)sum;
-    if (!bad) return TILE_OK;
-    int64_t s = 0;
-    for (int64_t b = 0; b < B; b++) {
-      if (len[b] < 0)
-        return rt_fail(TILE_ERR_INVALID, "jagged lengths: lengths[%lld] is %lld, must be >= 0", (long long)b,
-                       (long long)len[b]);
-      if (len[b] > INT64_MAX - s)
-        return rt_fail(TILE_ERR_INVALID, "jagged lengths: the lengths up to lengths[%lld] add up to more than "
-                                         "2^63 - 1 rows", (long long)b);
-      s += len[b];
-    }
-    return TILE_OK;
-  }
-  if (!p->offsets) return tile_jagged_check_offsets(NULL, B, p->offsets_are_64bit, -1);
-  if (p->offsets_are_64bit) {
-    const int64_t *o = p->offsets;
-    bad = o[0] != 0;
-    for (int64_t b = 0; b < B; b++) len[b] = (int64_t)((uint64_t)o[b + 1] - (uint64_t)o[b]), bad |= o[b + 1] < o[b];
-  } else {
-    const int32_t *o = p->offsets;
-    bad = o[0] != 0;
-    for (int64_t b = 0; b < B; b++) len[b] = (int64_t)o[b + 1] - o[b], bad |= o[b + 1] < o[b];
-  }
-  *rows = off_at(p->offsets, p->offsets_are_64bit, B);
-  return bad ? tile_jagged_check_offsets(p->offsets, B, p->offsets_are_64bit, -1) : TILE_OK;
-}
-
-/* ---- the cost model ---- */
-
-/* x / d for a block size d (a multiple of 16 up to 256) and 0 <= x < 2^63
- * + 2^8, without a division: d = odd * 2^s, x / d = (x >> s) / odd = the
- * high half of (x >> s) * m, m = floor(2^64 / odd) + 1, exact while
- * (x >> s) * (odd - 2^64 mod odd) < 2^64 (here (x >> s) < 2^60 and odd <=
- * 15).  odd = 1: (x >> (s - 1)) * 2^63, the same shift. */
-typedef struct bdiv {
-  uint64_t m, d;
-  int s;
-} bdiv;
-
-static bdiv bdiv_of(int d) {
-  int s = __builtin_ctz((unsigned)d);
-  uint64_t odd = (uint64_t)d >> s;
-  bdiv r = {odd == 1 ? (uint64_t)1 << 63 : UINT64_MAX / odd + 1, (uint64_t)d, odd == 1 ? s - 1 : s};
-  return r;
-}
-
-static inline int64_t bd(bdiv d, int64_t x) {
-  __extension__ typedef unsigned __int128 u128;
-  return (int64_t)(((u128)((uint64_t)x >> d.s) * d.m) >> 64);
-}
-
-/* cdiv(x, d), 0 <= x < 2^63 */
-static inline int64_t bcdiv(bdiv d, int64_t x) {
-  __extension__ typedef unsigned __int128 u128;
-  return (int64_t)(((u128)(((uint64_t)x + d.d - 1) >> d.s) * d.m) >> 64);
-}
-
-typedef struct jctx {
-  bdiv dm, dn; /* division by block_m, block_n */
-  int64_t bm, bn;
-  int causal;
-  int64_t nqb; /* broadcast-Q: query blocks per (b, h); 0 in self-attention */
-  int bwd;     /* backward tiles: KV blocks, costed by the query blocks they meet */
-  int win;     /* a sliding window (self-attention): query q sees keys q - wl .. q + wr */
-  int64_t wl, wr; /* its bounds, -1: none */
-} jctx;
-
-/* A window's KV blocks for query block m of a sequence of L > m * bm rows:
- * [win_first, win_end), those holding a key some row of rows [m*bm,
- * (m+1)*bm) sees (variants/window.tile's kv_blocks; (m+1)*bm is not clipped
- * to L there either, and need not be: the last key is).  Not a window: the
- * first block is 0. */
-static inline int64_t win_first(const jctx *c, int64_t m) {
-  if (!c->win || c->wl < 0) return 0;
-  int64_t q = m * c->bm - c->wl;
-  return q > 0 ? bd(c->dn, q) : 0;
-}
-
-static inline int64_t win_end(const jctx *c, int64_t L, int64_t m) {
-  int64_t q1 = (m + 1) * c->bm, last = L - 1; /* no overflow: q1 - 1 + wr only when below L - 1 */
-  if (c->wr >= 0 && c->wr < L - q1) last = q1 - 1 + c->wr;
-  return bd(c->dn, last) + 1;
-}
-
-/* The backward's: the query blocks of bm rows holding a row that sees a
- * key of KV block n (keys [n*bn, (n+1)*bn) of a sequence of L > n * bn
- * rows): rows q with n*bn - wr <= q <= (n+1)*bn - 1 + wl, inside [0, L):
- * [win_q_first, win_q_end), variants/window.tile's q_blocks (which does
- * not clip (n+1)*bn to L either, and need not: the last row is clipped).
- * At least one block: row n*bn sees key n*bn. */
-static inline int64_t win_q_first(const jctx *c, int64_t n) {
-  if (c->wr < 0) return 0;
-  int64_t q = n * c->bn - c->wr;
-  return q > 0 ? bd(c->dm, q) : 0;
-}
-
-static inline int64_t win_q_end(const jctx *c, int64_t L, int64_t n) {
-  int64_t k1 = (n + 1) * c->bn, last = L - 1; /* no overflow: k1 - 1 + wl only when below L - 1 */
-  if (c->wl >= 0 && c->wl < L - k1) last = k1 - 1 + c->wl;
-  return bd(c->dm, last) + 1;
-}
-
-/* Tiles of a sequence of L rows (0: none): its query blocks (forward), or
- * its KV blocks (backward). */
-static inline int64_t seq_blocks(const jctx *c, int64_t L) {
-  if (c->bwd) return bcdiv(c->dn, L);
-  return c->nqb ? c->nqb : bcdiv(c->dm, L);
-}
-
-/* Forward: KV blocks visited by query block m of a sequence of L rows.
- * Backward: query blocks met by KV block m. */
-static inline int64_t tile_cost(const jctx *c, int64_t L, int64_t m) {
-  if (c->bwd) {
-    if (c->nqb) return c->nqb;
-    if (c->win) return win_q_end(c, L, m) - win_q_first(c, m);
-    int64_t q = bcdiv(c->dm, L);
-    return c->causal ? q - bd(c->dm, m * c->bn) : q;
-  }
-  if (c->win) return win_end(c, L, m) - win_first(c, m);
-  if (!c->causal) return bcdiv(c->dn, L);
-  int64_t e = (m + 1) * c->bm;
-  if (e > L) e = L;
-  return bd(c->dn, e - 1) + 1;
-}
-
-/* Block sizes: multiples of 16 from 16 to 256 (a KV block of 160 or 176
- * rows is a wgmma N or K that is not a power of two). */
-static int good_block(int v) { return v >= 16 && v <= 256 && v % 16 == 0; }
+#include "jagged_int.h"
 
 /* ---- dealing in passes (zigzag or round robin) ---- */
 
@@ -569,151 +390,6 @@ static void *carve(char **at, size_t bytes) {
 
 /* ---- building ---- */
 
-typedef struct seq_counts {
-  int64_t ntiles, ng;       /* tiles, sequences with tiles */
-  int64_t maxcost, mincost; /* the largest and smallest tile costs */
-  int64_t minmax;           /* the smallest heaviest tile of a sequence */
-  int64_t work_ub;          /* tiles x their sequence's heaviest: a bound on the total cost */
-  int bad;                  /* past a limit: count_slow says which */
-} seq_counts;
-
-/* Per sequence b: nbv[b] tiles, of costs up to cmx[b].  Branch-free, the
- * limits checked at the end. */
-static void count_seqs(const jctx *c, const int64_t *len, int64_t B, int H, int small, int32_t *nbv, int32_t *cmx,
-                       seq_counts *o) {
-  const int64_t MT = TILE_JAGGED_MAX_TILES, bm = c->bm, bn = c->bn, nqb = c->nqb;
-  const bdiv dm = c->dm, dn = c->dn;
-  /* every length below 2^27: x / d = (x * M) >> 36, M = ceil(2^36 / d), for
-   * 0 <= x < 2^28 (x * (M * d - 2^36) < 2^36: the error stays below 1 / d):
-   * a multiply into any register and a constant shift */
-  const uint64_t Mm = ((uint64_t)1 << 36) / (uint64_t)bm + 1, Mn = ((uint64_t)1 << 36) / (uint64_t)bn + 1;
-  const int causal = c->causal;
-  int64_t blocks = 0, ng = 0, maxcost = 0, mincost = INT64_MAX, minmax = INT64_MAX;
-  uint64_t wsum = 0; /* < 2^60 when nothing is past the limits, else not used */
-  int bad = 0;
-#define COUNT_ONE(NB, CMAX, CMIN)                                         \
-  for (int64_t b = 0; b < B; b++) {                                       \
-    const int64_t L = len[b], nb = (NB), cmax = (CMAX);                   \
-    const int64_t nbc = nb <= MT ? nb : MT + 1, some = nb != 0;           \
-    const int64_t cmin = (CMIN);                                          \
-    nbv[b] = (int32_t)nbc, cmx[b] = (int32_t)cmax;                        \
-    blocks += nbc;                                                        \
-    wsum += (uint64_t)nbc * (uint64_t)cmax;                               \
-    bad |= (nb > MT) | (some & (cmax > INT32_MAX));                       \
-    ng += some;                                                           \
-    maxcost = some && cmax > maxcost ? cmax : maxcost;                    \
-    mincost = some && cmin < mincost ? cmin : mincost;                    \
-    minmax = some && cmax < minmax ? cmax : minmax;                       \
-  }
-#define COUNT_ALL                                                                          \
-  if (!c->bwd && !causal) /* every tile cdiv(L, bn) */                                     \
-    COUNT_ONE(nqb ? nqb : CDIVM(L), CDIVN(L), cmax)                                         \
-  else if (!c->bwd) /* costs rise with m: cost(0) .. cost(nb - 1) = cdiv(L, bn) */         \
-    COUNT_ONE(CDIVM(L), CDIVN(L), DIVN((L < bm ? L : bm) - some) + some)                     \
-  else if (!causal) /* every tile cdiv(L, bm) (broadcast-Q: the query blocks) */           \
-    COUNT_ONE(CDIVN(L), nqb ? nqb : CDIVM(L), cmax)                                         \
-  else /* costs fall with n: cost(0) = cdiv(L, bm) .. cost(nb - 1) */                      \
-    COUNT_ONE(CDIVN(L), CDIVM(L), cmax - DIVM((nbc - some) * bn))
-  if (small) {
-#define DIVM(x) ((int64_t)(((uint64_t)(x) * Mm) >> 36))
-#define DIVN(x) ((int64_t)(((uint64_t)(x) * Mn) >> 36))
-#define CDIVM(x) DIVM((x) + bm - 1)
-#define CDIVN(x) DIVN((x) + bn - 1)
-    COUNT_ALL
-#undef DIVM
-#undef DIVN
-#undef CDIVM
-#undef CDIVN
-  } else {
-#define DIVM(x) bd(dm, x)
-#define DIVN(x) bd(dn, x)
-#define CDIVM(x) bcdiv(dm, x)
-#define CDIVN(x) bcdiv(dn, x)
-    COUNT_ALL
-#undef DIVM
-#undef DIVN
-#undef CDIVM
-#undef CDIVN
-  }
-#undef COUNT_ALL
-#undef COUNT_ONE
-  o->bad = bad || blocks > MT / H; /* blocks < 2^53: no overflow */
-  o->ntiles = o->bad ? 0 : blocks * H;
-  o->ng = ng, o->maxcost = maxcost, o->mincost = mincost, o->minmax = minmax;
-  o->work_ub = o->bad ? 0 : (int64_t)wsum * H;
-}
-
-/* count_seqs for a window: costs rise and fall with m (the window's left
- * edge enters the sequence, its right edge leaves it), so each sequence's
- * tiles are costed one by one: as many steps as the tiles, which the
- * dealing walks anyway.  Past the limits when there are too many tiles, or
- * a sequence's blocks of the other kind (forward: KV blocks, the range the
- * work items index; backward: query blocks, the range JFA's items index)
- * pass int32, which bounds every cost too. */
-static void count_window(const jctx *c, const int64_t *len, int64_t B, int H, int32_t *nbv, int32_t *cmx,
-                         seq_counts *o) {
-  const int64_t MT = TILE_JAGGED_MAX_TILES;
-  int64_t blocks = 0, ng = 0, maxcost = 0, mincost = INT64_MAX, minmax = INT64_MAX, wsum = 0;
-  int bad = 0;
-  for (int64_t b = 0; b < B && !bad; b++) { /* the limits first: the walk below is then bounded */
-    int64_t nb = seq_blocks(c, len[b]);
-    bad = nb > MT || (blocks += nb) > MT / H || bcdiv(c->bwd ? c->dm : c->dn, len[b]) > INT32_MAX;
-  }
-  for (int64_t b = 0; b < B && !bad; b++) {
-    const int64_t L = len[b], nb = seq_blocks(c, L);
-    int64_t cmax = 0, cmin = INT64_MAX;
-    for (int64_t m = 0; m < nb; m++) {
-      int64_t cost = tile_cost(c, L, m);
-      cmax = cost > cmax ? cost : cmax;
-      cmin = cost < cmin ? cost : cmin;
-    }
-    nbv[b] = (int32_t)nb, cmx[b] = (int32_t)cmax;
-    if (!nb) continue;
-    ng++;
-    wsum += nb * cmax;
-    maxcost = cmax > maxcost ? cmax : maxcost;
-    mincost = cmin < mincost ? cmin : mincost;
-    minmax = cmax < minmax ? cmax : minmax;
-  }
-  o->bad = bad;
-  o->ntiles = bad ? 0 : blocks * H;
-  o->ng = ng, o->maxcost = maxcost, o->mincost = mincost, o->minmax = minmax;
-  o->work_ub = bad ? 0 : wsum * H; /* < 2^29 tiles of < 2^31 */
-}
-
-/* The error of the first sequence past the limits (the count is not used). */
-static tile_status count_slow(const jctx *c, const tile_jagged_params *p, const int64_t *len) {
-  int64_t ntiles = 0;
-  const int H = p->heads;
-  for (int64_t b = 0; b < p->batch; b++) {
-    int64_t L = len[b];
-    int64_t nb = seq_blocks(c, L);
-    if (nb == 0) continue;
-    if (nb > TILE_JAGGED_MAX_TILES || (ntiles += nb * H) > TILE_JAGGED_MAX_TILES)
-      return rt_fail(TILE_ERR_INVALID,
-                     "jagged schedule: more than %d tiles (reached at sequence %lld of %lld rows, %lld query blocks "
-                     "x %d heads): tile indices would overflow int32; use larger blocks or split the batch",
-                     TILE_JAGGED_MAX_TILES, (long long)b, (long long)L, (long long)nb, H);
-    if (c->win && !c->bwd && bcdiv(c->dn, L) > INT32_MAX)
-      return rt_fail(TILE_ERR_INVALID,
-                     "jagged schedule: sequence %lld has %lld KV rows, %lld blocks of %d: the window's KV block "
-                     "indices overflow int32", (long long)b, (long long)L, (long long)bcdiv(c->dn, L), p->block_n);
-    if (c->win && c->bwd && bcdiv(c->dm, L) > INT32_MAX)
-      return rt_fail(TILE_ERR_INVALID,
-                     "jagged schedule: sequence %lld has %lld query rows, %lld blocks of %d: the window's query "
-                     "block indices overflow int32", (long long)b, (long long)L, (long long)bcdiv(c->dm, L),
-                     p->block_m);
-    /* costs never decrease with m (forward) or never increase (backward); a window's are bounded by the
-     * check above */
-    int64_t c0 = tile_cost(c, L, 0), c1 = tile_cost(c, L, nb - 1), cmax = c0 > c1 ? c0 : c1;
-    if (cmax > INT32_MAX)
-      return rt_fail(TILE_ERR_INVALID,
-                     "jagged schedule: sequence %lld has %lld KV rows, %lld blocks of %d: the tile cost overflows int32",
-                     (long long)b, (long long)L, (long long)cmax, p->block_n);
-  }
-  return rt_fail(TILE_ERR_INVALID, "jagged schedule: the batch is past the limits"); /* not reached */
-}
-
 /* The window fields of p (ignored when p->window is 0). */
 static tile_status check_window(const tile_jagged_params *p) {
   if (!p->window) return TILE_OK;
@@ -768,7 +444,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
   int64_t *len = carve(&at, (size_t)B * 8);
   int32_t *nbv = carve(&at, (size_t)B * 4), *cmx = carve(&at, (size_t)B * 4);
   int64_t rows = 0;
-  st = read_lengths(p, len, &rows);
+  st = jc_read_lengths(p, len, &rows);
   if (st != TILE_OK) return st;
 
   jctx c = {bdiv_of(p->block_m), bdiv_of(p->block_n), p->block_m, p->block_n, p->causal != 0, 0, p->backward != 0,
@@ -784,10 +460,10 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
   /* 1. Count tiles and sequences with tiles, find the largest cost. */
   seq_counts k1;
   if (c.win)
-    count_window(&c, len, B, H, nbv, cmx, &k1);
+    jc_count_window(&c, len, B, H, nbv, cmx, &k1);
   else
-    count_seqs(&c, len, B, H, rows < ((int64_t)1 << 27), nbv, cmx, &k1);
-  if (k1.bad) return count_slow(&c, p, len);
+    jc_count_seqs(&c, len, B, H, rows < ((int64_t)1 << 27), nbv, cmx, &k1);
+  if (k1.bad) return jc_count_slow(&c, p, len);
   const int64_t ntiles = k1.ntiles, ng = k1.ng, maxcost = k1.maxcost, mincost = k1.mincost, minmax = k1.minmax;
 
   if (!out->cta_start || out->cta_cap < n + 1) {

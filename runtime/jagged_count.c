@@ -1,0 +1,224 @@
+/* jagged_count.c - step 1 of the jagged tile scheduler (jagged.c's header
+ * comment says the steps): the B lengths read from offsets or lengths and
+ * checked (tile_jagged_check_offsets, jc_read_lengths), then per sequence
+ * its tile count and heaviest tile, branch-free (jc_count_seqs; a sliding
+ * window's costed tile by tile, jc_count_window), and the error of the
+ * first sequence past the limits (jc_count_slow).  The cost model is in
+ * jagged_int.h.
+ */
+#include "jagged_int.h"
+
+/* ---- offsets and lengths ---- */
+
+static inline int64_t off_at(const void *o, int is64, int64_t i) {
+  return is64 ? ((const int64_t *)o)[i] : (int64_t)((const int32_t *)o)[i];
+}
+
+tile_status tile_jagged_check_offsets(const void *offsets, int64_t batch, int is64, int64_t total_rows) {
+  if (!offsets) return rt_fail(TILE_ERR_INVALID, "jagged offsets: the offsets pointer is NULL");
+  if (batch < 1 || batch > TILE_JAGGED_MAX_BATCH)
+    return rt_fail(TILE_ERR_INVALID, "jagged offsets: batch %lld is out of range (1 to %d sequences)",
+                   (long long)batch, TILE_JAGGED_MAX_BATCH);
+  int64_t first = off_at(offsets, is64, 0);
+  if (first != 0)
+    return rt_fail(TILE_ERR_INVALID, "jagged offsets: offsets[0] is %lld, must be 0", (long long)first);
+  int64_t prev = 0;
+  for (int64_t i = 1; i <= batch; i++) {
+    int64_t v = off_at(offsets, is64, i);
+    if (v < prev)
+      return rt_fail(TILE_ERR_INVALID,
+                     "jagged offsets decrease at index %lld: offsets[%lld] = %lld > offsets[%lld] = %lld "
+                     "(sequence %lld would have a negative length)",
+                     (long long)i, (long long)(i - 1), (long long)prev, (long long)i, (long long)v,
+                     (long long)(i - 1));
+    prev = v;
+  }
+  if (total_rows >= 0 && prev != total_rows)
+    return rt_fail(TILE_ERR_INVALID,
+                   "jagged offsets: offsets[%lld] (the end of the last sequence) is %lld, but the tensor has %lld rows",
+                   (long long)batch, (long long)prev, (long long)total_rows);
+  return TILE_OK;
+}
+
+/* The B lengths of p (offsets or lengths, int32 or int64) into len[], checked
+ * (the messages of tile_jagged_check_offsets), and their sum into *rows.
+ * Branch-free loops: the bad cases are found afterwards. */
+tile_status jc_read_lengths(const tile_jagged_params *p, int64_t *len, int64_t *rows) {
+  const int64_t B = p->batch;
+  int bad = 0;
+  if (p->lengths) {
+    if (p->offsets)
+      return rt_fail(TILE_ERR_INVALID, "jagged schedule: give offsets or lengths, not both");
+    if (p->offsets_are_64bit) {
+      const int64_t *l = p->lengths;
+      for (int64_t b = 0; b < B; b++) len[b] = l[b], bad |= l[b] < 0;
+    } else {
+      const int32_t *l = p->lengths;
+      for (int64_t b = 0; b < B; b++) len[b] = l[b], bad |= l[b] < 0;
+    }
+    uint64_t sum = 0;
+    for (int64_t b = 0; b < B && !bad; b++) bad |= (sum += (uint64_t)len[b]) > (uint64_t)INT64_MAX;
+    *rows = (int64_t)sum;
+    if (!bad) return TILE_OK;
+    int64_t s = 0;
+    for (int64_t b = 0; b < B; b++) {
+      if (len[b] < 0)
+        return rt_fail(TILE_ERR_INVALID, "jagged lengths: lengths[%lld] is %lld, must be >= 0", (long long)b,
+                       (long long)len[b]);
+      if (len[b] > INT64_MAX - s)
+        return rt_fail(TILE_ERR_INVALID, "jagged lengths: the lengths up to lengths[%lld] add up to more than "
+                                         "2^63 - 1 rows", (long long)b);
+      s += len[b];
+    }
+    return TILE_OK;
+  }
+  if (!p->offsets) return tile_jagged_check_offsets(NULL, B, p->offsets_are_64bit, -1);
+  if (p->offsets_are_64bit) {
+    const int64_t *o = p->offsets;
+    bad = o[0] != 0;
+    for (int64_t b = 0; b < B; b++) len[b] = (int64_t)((uint64_t)o[b + 1] - (uint64_t)o[b]), bad |= o[b + 1] < o[b];
+  } else {
+    const int32_t *o = p->offsets;
+    bad = o[0] != 0;
+    for (int64_t b = 0; b < B; b++) len[b] = (int64_t)o[b + 1] - o[b], bad |= o[b + 1] < o[b];
+  }
+  *rows = off_at(p->offsets, p->offsets_are_64bit, B);
+  return bad ? tile_jagged_check_offsets(p->offsets, B, p->offsets_are_64bit, -1) : TILE_OK;
+}
+
+/* Per sequence b: nbv[b] tiles, of costs up to cmx[b].  Branch-free, the
+ * limits checked at the end. */
+void jc_count_seqs(const jctx *c, const int64_t *len, int64_t B, int H, int small, int32_t *nbv, int32_t *cmx,
+                   seq_counts *o) {
+  const int64_t MT = TILE_JAGGED_MAX_TILES, bm = c->bm, bn = c->bn, nqb = c->nqb;
+  const bdiv dm = c->dm, dn = c->dn;
+  /* every length below 2^27: x / d = (x * M) >> 36, M = ceil(2^36 / d), for
+   * 0 <= x < 2^28 (x * (M * d - 2^36) < 2^36: the error stays below 1 / d):
+   * a multiply into any register and a constant shift */
+  const uint64_t Mm = ((uint64_t)1 << 36) / (uint64_t)bm + 1, Mn = ((uint64_t)1 << 36) / (uint64_t)bn + 1;
+  const int causal = c->causal;
+  int64_t blocks = 0, ng = 0, maxcost = 0, mincost = INT64_MAX, minmax = INT64_MAX;
+  uint64_t wsum = 0; /* < 2^60 when nothing is past the limits, else not used */
+  int bad = 0;
+#define COUNT_ONE(NB, CMAX, CMIN)                                         \
+  for (int64_t b = 0; b < B; b++) {                                       \
+    const int64_t L = len[b], nb = (NB), cmax = (CMAX);                   \
+    const int64_t nbc = nb <= MT ? nb : MT + 1, some = nb != 0;           \
+    const int64_t cmin = (CMIN);                                          \
+    nbv[b] = (int32_t)nbc, cmx[b] = (int32_t)cmax;                        \
+    blocks += nbc;                                                        \
+    wsum += (uint64_t)nbc * (uint64_t)cmax;                               \
+    bad |= (nb > MT) | (some & (cmax > INT32_MAX));                       \
+    ng += some;                                                           \
+    maxcost = some && cmax > maxcost ? cmax : maxcost;                    \
+    mincost = some && cmin < mincost ? cmin : mincost;                    \
+    minmax = some && cmax < minmax ? cmax : minmax;                       \
+  }
+#define COUNT_ALL                                                                          \
+  if (!c->bwd && !causal) /* every tile cdiv(L, bn) */                                     \
+    COUNT_ONE(nqb ? nqb : CDIVM(L), CDIVN(L), cmax)                                         \
+  else if (!c->bwd) /* costs rise with m: cost(0) .. cost(nb - 1) = cdiv(L, bn) */         \
+    COUNT_ONE(CDIVM(L), CDIVN(L), DIVN((L < bm ? L : bm) - some) + some)                     \
+  else if (!causal) /* every tile cdiv(L, bm) (broadcast-Q: the query blocks) */           \
+    COUNT_ONE(CDIVN(L), nqb ? nqb : CDIVM(L), cmax)                                         \
+  else /* costs fall with n: cost(0) = cdiv(L, bm) .. cost(nb - 1) */                      \
+    COUNT_ONE(CDIVN(L), CDIVM(L), cmax - DIVM((nbc - some) * bn))
+  if (small) {
+#define DIVM(x) ((int64_t)(((uint64_t)(x) * Mm) >> 36))
+#define DIVN(x) ((int64_t)(((uint64_t)(x) * Mn) >> 36))
+#define CDIVM(x) DIVM((x) + bm - 1)
+#define CDIVN(x) DIVN((x) + bn - 1)
+    COUNT_ALL
+#undef DIVM
+#undef DIVN
+#undef CDIVM
+#undef CDIVN
+  } else {
+#define DIVM(x) bd(dm, x)
+#define DIVN(x) bd(dn, x)
+#define CDIVM(x) bcdiv(dm, x)
+#define CDIVN(x) bcdiv(dn, x)
+    COUNT_ALL
+#undef DIVM
+#undef DIVN
+#undef CDIVM
+#undef CDIVN
+  }
+#undef COUNT_ALL
+#undef COUNT_ONE
+  o->bad = bad || blocks > MT / H; /* blocks < 2^53: no overflow */
+  o->ntiles = o->bad ? 0 : blocks * H;
+  o->ng = ng, o->maxcost = maxcost, o->mincost = mincost, o->minmax = minmax;
+  o->work_ub = o->bad ? 0 : (int64_t)wsum * H;
+}
+
+/* jc_count_seqs for a window: costs rise and fall with m (the window's left
+ * edge enters the sequence, its right edge leaves it), so each sequence's
+ * tiles are costed one by one: as many steps as the tiles, which the
+ * dealing walks anyway.  Past the limits when there are too many tiles, or
+ * a sequence's blocks of the other kind (forward: KV blocks, the range the
+ * work items index; backward: query blocks, the range JFA's items index)
+ * pass int32, which bounds every cost too. */
+void jc_count_window(const jctx *c, const int64_t *len, int64_t B, int H, int32_t *nbv, int32_t *cmx,
+                     seq_counts *o) {
+  const int64_t MT = TILE_JAGGED_MAX_TILES;
+  int64_t blocks = 0, ng = 0, maxcost = 0, mincost = INT64_MAX, minmax = INT64_MAX, wsum = 0;
+  int bad = 0;
+  for (int64_t b = 0; b < B && !bad; b++) { /* the limits first: the walk below is then bounded */
+    int64_t nb = seq_blocks(c, len[b]);
+    bad = nb > MT || (blocks += nb) > MT / H || bcdiv(c->bwd ? c->dm : c->dn, len[b]) > INT32_MAX;
+  }
+  for (int64_t b = 0; b < B && !bad; b++) {
+    const int64_t L = len[b], nb = seq_blocks(c, L);
+    int64_t cmax = 0, cmin = INT64_MAX;
+    for (int64_t m = 0; m < nb; m++) {
+      int64_t cost = tile_cost(c, L, m);
+      cmax = cost > cmax ? cost : cmax;
+      cmin = cost < cmin ? cost : cmin;
+    }
+    nbv[b] = (int32_t)nb, cmx[b] = (int32_t)cmax;
+    if (!nb) continue;
+    ng++;
+    wsum += nb * cmax;
+    maxcost = cmax > maxcost ? cmax : maxcost;
+    mincost = cmin < mincost ? cmin : mincost;
+    minmax = cmax < minmax ? cmax : minmax;
+  }
+  o->bad = bad;
+  o->ntiles = bad ? 0 : blocks * H;
+  o->ng = ng, o->maxcost = maxcost, o->mincost = mincost, o->minmax = minmax;
+  o->work_ub = bad ? 0 : wsum * H; /* < 2^29 tiles of < 2^31 */
+}
+
+/* The error of the first sequence past the limits (the count is not used). */
+tile_status jc_count_slow(const jctx *c, const tile_jagged_params *p, const int64_t *len) {
+  int64_t ntiles = 0;
+  const int H = p->heads;
+  for (int64_t b = 0; b < p->batch; b++) {
+    int64_t L = len[b];
+    int64_t nb = seq_blocks(c, L);
+    if (nb == 0) continue;
+    if (nb > TILE_JAGGED_MAX_TILES || (ntiles += nb * H) > TILE_JAGGED_MAX_TILES)
+      return rt_fail(TILE_ERR_INVALID,
+                     "jagged schedule: more than %d tiles (reached at sequence %lld of %lld rows, %lld query blocks "
+                     "x %d heads): tile indices would overflow int32; use larger blocks or split the batch",
+                     TILE_JAGGED_MAX_TILES, (long long)b, (long long)L, (long long)nb, H);
+    if (c->win && !c->bwd && bcdiv(c->dn, L) > INT32_MAX)
+      return rt_fail(TILE_ERR_INVALID,
+                     "jagged schedule: sequence %lld has %lld KV rows, %lld blocks of %d: the window's KV block "
+                     "indices overflow int32", (long long)b, (long long)L, (long long)bcdiv(c->dn, L), p->block_n);
+    if (c->win && c->bwd && bcdiv(c->dm, L) > INT32_MAX)
+      return rt_fail(TILE_ERR_INVALID,
+                     "jagged schedule: sequence %lld has %lld query rows, %lld blocks of %d: the window's query "
+                     "block indices overflow int32", (long long)b, (long long)L, (long long)bcdiv(c->dm, L),
+                     p->block_m);
+    /* costs never decrease with m (forward) or never increase (backward); a window's are bounded by the
+     * check above */
+    int64_t c0 = tile_cost(c, L, 0), c1 = tile_cost(c, L, nb - 1), cmax = c0 > c1 ? c0 : c1;
+    if (cmax > INT32_MAX)
+      return rt_fail(TILE_ERR_INVALID,
+                     "jagged schedule: sequence %lld has %lld KV rows, %lld blocks of %d: the tile cost overflows int32",
+                     (long long)b, (long long)L, (long long)cmax, p->block_n);
+  }
+  return rt_fail(TILE_ERR_INVALID, "jagged schedule: the batch is past the limits"); /* not reached */
+}
