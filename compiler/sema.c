@@ -9,8 +9,9 @@
  * is SSA from the start.  Every error names the source location and the
  * types or shapes involved.
  * Here: values, expressions, types written in the source, calls, kernels.
- * Beside it: sema_ops.c (constant folding, operators), sema_stmt.c
- * (statements), sema_env.c (names and scopes), builtins*.c (builtins). */
+ * Beside it: sema_ops.c (promotion and broadcasting, constant folding,
+ * operators), sema_stmt.c (statements), sema_env.c (names and scopes),
+ * builtins*.c (builtins). */
 #include "sema.h"
 #include <errno.h>
 #include <math.h>
@@ -27,7 +28,7 @@ SVal sv_bool(bool b) { return (SVal){.k = V_BOOL, .i = b, .dt = DT_BOOL}; }
 SVal sv_rt(TValue *v) { return v ? (SVal){.k = V_RT, .v = v} : sv_err(); }
 bool sv_is_const(SVal v) { return v.k == V_INT || v.k == V_FLOAT || v.k == V_BOOL; }
 
-static DType const_dtype(SVal v) {
+DType sm_const_dtype(SVal v) {
   if (v.k == V_BOOL) return DT_BOOL;
   if (v.dt != DT_VOID) return v.dt;
   if (v.k == V_FLOAT) return DT_F32;
@@ -36,7 +37,7 @@ static DType const_dtype(SVal v) {
 
 Type *sv_type(S *s, SVal v) {
   if (v.k == V_RT) return v.v->type;
-  if (sv_is_const(v)) return ty_dt(s->c, const_dtype(v));
+  if (sv_is_const(v)) return ty_dt(s->c, sm_const_dtype(v));
   return NULL;
 }
 
@@ -130,7 +131,7 @@ TValue *sm_rt(S *s, SVal v, Loc loc) {
     if (v.k != V_ERR) dg_error(s->c, loc, "expected a value, found %s", sv_desc(s, v));
     return NULL;
   }
-  return sm_rt_as(s, v, (Elem){(uint8_t)const_dtype(v), 0}, loc);
+  return sm_rt_as(s, v, (Elem){(uint8_t)sm_const_dtype(v), 0}, loc);
 }
 
 TValue *sm_cast(S *s, TValue *v, Elem to, Loc loc) {
@@ -155,144 +156,7 @@ TValue *sm_splat(S *s, TValue *v, int rank, const int *shape, Loc loc) {
   return sm_emit1(s, OP_SPLAT, loc, 1, &v, ty_tile(s->c, v->type->elem, rank, shape));
 }
 
-static const char *shape_str(S *s, int rank, const int *shape) {
-  Buf b = {0};
-  buf_puts(&b, "[");
-  for (int i = 0; i < rank; i++) buf_printf(&b, i ? ", %d" : "%d", shape[i]);
-  buf_puts(&b, "]");
-  char *r = ar_strdup(&s->c->arena, b.data);
-  buf_free(&b);
-  return r;
-}
-
-/* Broadcast a value to a shape (numpy rules: align right, 1 stretches). */
-TValue *sm_broadcast_to(S *s, TValue *v, int rank, const int *shape, Loc loc) {
-  Type *t = v->type;
-  if (t->kind == TY_SCALAR) return sm_splat(s, v, rank, shape, loc);
-  if (t->rank > rank) {
-    dg_error(s->c, loc, "cannot broadcast %s to the smaller shape %s", ty_str(s->c, t), shape_str(s, rank, shape));
-    return NULL;
-  }
-  while (v->type->rank < rank) {
-    int ns[TC_MAX_RANK];
-    ns[0] = 1;
-    for (int i = 0; i < v->type->rank; i++) ns[i + 1] = v->type->shape[i];
-    TOp *op = sm_emit_op(s, OP_EXPAND_DIMS, loc, 1, &v, 1, (Type *[]){ty_tile(s->c, t->elem, v->type->rank + 1, ns)});
-    op->axis = 0;
-    v = op->res[0];
-  }
-  bool same = true;
-  for (int i = 0; i < rank; i++) {
-    if (v->type->shape[i] == shape[i]) continue;
-    if (v->type->shape[i] != 1) {
-      dg_error(s->c, loc, "cannot broadcast %s to %s: dimension %d is %d, not 1 or %d", ty_str(s->c, t),
-               shape_str(s, rank, shape), i, v->type->shape[i], shape[i]);
-      return NULL;
-    }
-    same = false;
-  }
-  if (same) return v;
-  TOp *op = sm_emit_op(s, OP_BROADCAST, loc, 1, &v, 1, (Type *[]){ty_tile(s->c, t->elem, rank, shape)});
-  for (int i = 0; i < rank; i++) op->shape[i] = shape[i];
-  return op->res[0];
-}
-
-/* The common dtype of two run-time element types, or false with a message. */
-bool sm_promote(S *s, Elem a, Elem b, Elem *out, Loc loc, const char *opname) {
-  if (ty_elem_eq(a, b)) {
-    *out = a;
-    return true;
-  }
-  DType x = (DType)a.dt, y = (DType)b.dt;
-  if (x == DT_PTR || y == DT_PTR) {
-    dg_error(s->c, loc, "'%s' cannot combine %s and %s", opname, ty_elem_str(s->c, a), ty_elem_str(s->c, b));
-    return false;
-  }
-  if (x == DT_BOOL) {
-    *out = b;
-    return true;
-  }
-  if (y == DT_BOOL) {
-    *out = a;
-    return true;
-  }
-  if (ty_is_float(x) && ty_is_float(y)) {
-    DType r = (x == DT_F64 || y == DT_F64) ? DT_F64 : DT_F32;
-    *out = (Elem){(uint8_t)r, 0};
-    return true;
-  }
-  if (ty_is_float(x) != ty_is_float(y)) {
-    *out = ty_is_float(x) ? a : b;
-    return true;
-  }
-  int bx = ty_dtype_bits(x), by = ty_dtype_bits(y);
-  if (bx == by) {
-    dg_error(s->c, loc, "'%s' mixes %s and %s; cast one of them explicitly with 'as'", opname, ty_dtype_name(x),
-             ty_dtype_name(y));
-    return false;
-  }
-  *out = bx > by ? a : b;
-  return true;
-}
-
-bool sm_unify(S *s, SVal *a, SVal *b, Loc loc, const char *opname) {
-  if (a->k == V_ERR || b->k == V_ERR) return false;
-  for (int i = 0; i < 2; i++) {
-    SVal *v = i ? b : a;
-    if ((v->k != V_RT && !sv_is_const(*v)) ||
-        (v->k == V_RT && v->v->type->kind != TY_SCALAR && v->v->type->kind != TY_TILE)) {
-      dg_error(s->c, loc, "'%s' needs a number or a tile, not %s", opname, sv_desc(s, *v));
-      return false;
-    }
-  }
-  Elem e;
-  if (a->k != V_RT && b->k != V_RT) {
-    /* two constants (e.g. where(mask, 1.0, 0.0)): their common dtype */
-    DType da = const_dtype(*a), db = const_dtype(*b);
-    if (a->k == V_FLOAT || b->k == V_FLOAT) e = (Elem){(uint8_t)(ty_is_float(da) ? da : db), 0};
-    else if (a->dt != DT_VOID || b->dt != DT_VOID) e = (Elem){(uint8_t)(a->dt != DT_VOID ? a->dt : b->dt), 0};
-    else e = (Elem){(uint8_t)(ty_dtype_bits(da) >= ty_dtype_bits(db) ? da : db), 0};
-  } else if (a->k == V_RT && b->k == V_RT) {
-    if (!sm_promote(s, a->v->type->elem, b->v->type->elem, &e, loc, opname)) return false;
-  } else {
-    SVal *r = a->k == V_RT ? a : b, *k = a->k == V_RT ? b : a;
-    e = r->v->type->elem;
-    if (k->k == V_FLOAT && !ty_is_float((DType)e.dt)) {
-      if (e.dt == DT_PTR) {
-        dg_error(s->c, loc, "'%s' cannot combine a pointer with a float", opname);
-        return false;
-      }
-      e = (Elem){DT_F32, 0};
-    }
-    if (k->dt != DT_VOID && k->dt != (DType)e.dt && e.dt != DT_PTR) {
-      /* a typed constant (a const parameter): promote like a run-time value */
-      if (!sm_promote(s, e, (Elem){(uint8_t)k->dt, 0}, &e, loc, opname)) return false;
-    }
-  }
-  TValue *va = sm_rt_as(s, *a, e, loc), *vb = va ? sm_rt_as(s, *b, e, loc) : NULL;
-  if (!va || !vb) return false;
-  /* shapes */
-  int ra = va->type->kind == TY_TILE ? va->type->rank : 0, rb = vb->type->kind == TY_TILE ? vb->type->rank : 0;
-  int r = ra > rb ? ra : rb, shape[TC_MAX_RANK];
-  for (int i = 0; i < r; i++) {
-    int da = i - (r - ra) >= 0 ? va->type->shape[i - (r - ra)] : 1;
-    int db = i - (r - rb) >= 0 ? vb->type->shape[i - (r - rb)] : 1;
-    if (da != db && da != 1 && db != 1) {
-      dg_error(s->c, loc, "'%s' cannot broadcast %s and %s: dimension %d is %d vs %d", opname, ty_str(s->c, va->type),
-               ty_str(s->c, vb->type), i, da, db);
-      return false;
-    }
-    shape[i] = da > db ? da : db;
-  }
-  va = sm_broadcast_to(s, va, r, shape, loc);
-  vb = va ? sm_broadcast_to(s, vb, r, shape, loc) : NULL;
-  if (!va || !vb) return false;
-  *a = sv_rt(va);
-  *b = sv_rt(vb);
-  return true;
-}
-
-/* ---- constant folding and binary operators: compiler/sema_ops.c ---- */
+/* ---- promotion, broadcasting, constant folding, binary operators: compiler/sema_ops.c ---- */
 
 /* ---- environment: compiler/sema_env.c ---- */
 
@@ -1071,7 +935,7 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
     if (v.k != V_ERR) {
       TConstInfo *ci = ar_alloc(&c->arena, sizeof *ci);
       ci->name = p->name;
-      ci->dt = v.k == V_DTYPE ? DT_VOID : const_dtype(v);
+      ci->dt = v.k == V_DTYPE ? DT_VOID : sm_const_dtype(v);
       ci->text = (char *)const_text(s, v);
       vec_push(&c->arena, &consts, ci);
     }

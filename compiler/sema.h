@@ -158,13 +158,14 @@ bool sm_builtin_sm100(S *s, Node *call, const char *name, Node *self, SVal *out)
 bool sm_builtin_debug(S *s, Node *call, const char *name, Node *self, SVal *out);
 
 /* ---- sema.c, used by sema_ops.c and sema_stmt.c ---- */
-bool sm_promote(S *s, Elem a, Elem b, Elem *out, Loc loc, const char *opname);
+DType sm_const_dtype(SVal v); /* a constant's dtype (untyped literals: bool, f32, i32 or i64) */
 TOp *sm_emit_op(S *s, Opcode opc, Loc loc, int n, TValue **opnds, int nres, Type **rts);
 bool sm_int_fits(int64_t v, DType dt);
 bool sm_budget(S *s, Loc loc); /* one evaluation step: false (with an error) past the step or depth limit */
 SVal sm_check_type(S *s, SVal v, TypeExpr *te, Loc loc, const char *what);
 
-/* ---- sema_ops.c: constant folding, binary operators ---- */
+/* ---- sema_ops.c: promotion, constant folding, binary operators ---- */
+bool sm_promote(S *s, Elem a, Elem b, Elem *out, Loc loc, const char *opname);
 SVal sm_fold_typed(S *s, SVal r, DType dt, Loc loc); /* r checked against (and typed as) dt */
 bool sm_is_pow2(int64_t x);
 
