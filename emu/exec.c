@@ -1,6 +1,7 @@
 /* exec.c - one instruction of a decoded PTX kernel on the CPU (issue 16):
  * the core instruction set; the asynchronous engines are in async.c and
- * matrix.c, the scheduler (CTAs, rounds, deadlocks, em_launch) in sched.c.
+ * matrix.c (which also computes the warp collectives), the scheduler
+ * (CTAs, rounds, deadlocks, em_launch) in sched.c.
  *
  * Each thread has its own registers and program counter (PTX's model since
  * Volta: independent thread scheduling). A thread blocks at a barrier
@@ -495,154 +496,6 @@ static uint64_t unary_f(const EmIns *in, uint64_t a) {
   }
   if (in->mod & EMM_FTZ) r = ftz(r);
   return em_bits_of_f32(r);
-}
-
-/* ---- collectives: shfl.sync, redux.sync, vote.sync, mma.sync ---- */
-
-/* Every thread of the member mask (in t's warp) waits at this pc: compute. */
-static bool coll_ready(Cta *c, Thr *t) {
-  unsigned w0 = t->warp * 32;
-  if (t->cwg) { /* the warpgroup's 128 threads */
-    unsigned t0 = t->warp / 4 * 128;
-    if (t0 + 128 > (unsigned)c->n) return false;
-    for (unsigned k = 0; k < 128; k++)
-      if (c->t[t0 + k].state != T_COLL || c->t[t0 + k].pc != t->pc) return false;
-    return true;
-  }
-  for (unsigned l = 0; l < 32; l++) {
-    if (!(t->cmask >> l & 1)) continue;
-    if (w0 + l >= (unsigned)c->n) return false;
-    Thr *o = &c->t[w0 + l];
-    if (o->state != T_COLL || o->pc != t->pc) return false;
-  }
-  return true;
-}
-
-/* mma.sync.aligned.m16n8k16.row.col.f32.X.X.f32 (X = in->type2, bf16 or
- * f16) for the warp at w0: D (16x8) = A (16x16) * B (16x8) + C, each lane
- * holding the pieces that the PTX ISA's "Matrix Fragments for mma.m16n8k16
- * with floating point type" gives it (groupID g = lane >> 2,
- * threadID_in_group q = lane % 4; element i of a vector is its register
- * i / 2 for A and B, low half first, register i for C and D):
- *   A a0..a7: row g for i in {0, 1, 4, 5}, else g + 8;  col 2q + (i & 1), + 8 for i >= 4
- *   B b0..b3: row (k) 2q + (i & 1), + 8 for i >= 2;     col (n) g
- *   C, D c0..c3: row g for i < 2, else g + 8;           col 2q + (i & 1)
- * The lanes' registers are read here, at completion, rather than stashed
- * on arrival: a lane blocked at the collective runs nothing, so they still
- * hold what it brought. Every product of two bf16 or f16 values is exact in
- * a double, and each D element is their sum plus C's, computed in double
- * and rounded once to f32 -- the GPU's summation order and intermediate
- * rounding are unspecified, so a result may differ from it in the last
- * bits of an f32. d gets the lanes' D registers (written by the caller,
- * after everything is read, since D may share registers with A, B or C). */
-static void mma_m16n8k16(const Cta *c, unsigned w0, const EmIns *in, uint32_t d[32][4]) {
-  double A[16][16], B[16][8], C[16][8];
-  bool f16 = in->type2 == ET_F16;
-  for (unsigned l = 0; l < 32; l++) {
-    const Thr *o = &c->t[w0 + l];
-    int g = (int)l >> 2, q = (int)l % 4;
-    for (int i = 0; i < 8; i++) {
-      uint16_t h = (uint16_t)(o->r[in->a[1].vec[i / 2]] >> (16 * (i & 1)));
-      A[(i < 2 || (i >= 4 && i < 6)) ? g : g + 8][2 * q + (i & 1) + (i >= 4 ? 8 : 0)] = f16 ? em_f32_of_f16(h) : em_f32_of_bf16(h);
-    }
-    for (int i = 0; i < 4; i++) {
-      uint16_t h = (uint16_t)(o->r[in->a[2].vec[i / 2]] >> (16 * (i & 1)));
-      B[2 * q + (i & 1) + (i >= 2 ? 8 : 0)][g] = f16 ? em_f32_of_f16(h) : em_f32_of_bf16(h);
-    }
-    for (int i = 0; i < 4; i++) C[i < 2 ? g : g + 8][2 * q + (i & 1)] = em_f32_of(o->r[in->a[3].vec[i]]);
-  }
-  for (unsigned l = 0; l < 32; l++) {
-    int g = (int)l >> 2, q = (int)l % 4;
-    for (int i = 0; i < 4; i++) {
-      int row = i < 2 ? g : g + 8, col = 2 * q + (i & 1);
-      double s = C[row][col];
-      for (int k = 0; k < 16; k++) s += A[row][k] * B[k][col];
-      d[l][i] = (uint32_t)em_bits_of_f32((float)s);
-    }
-  }
-}
-
-static void coll_finish(Cta *c, Thr *t, const EmIns *in) {
-  unsigned w0 = t->warp * 32;
-  uint32_t mask = t->cmask;
-  for (unsigned l = 0; l < 32; l++) {
-    if (!(mask >> l & 1)) continue;
-    Thr *o = &c->t[w0 + l];
-    if (o->cmask != mask) {
-      em_fail(c, o, in, "warp collective with member masks that disagree (0x%08x and 0x%08x)", mask, o->cmask);
-      return;
-    }
-  }
-  if (in->opc == EM_STMATRIX || in->opc == EM_LDMATRIX || in->opc == EM_WGMMA) {
-    em_matrix_finish(c, t, in);
-    return;
-  }
-  if (in->opc >= EM_TC_ALLOC && in->opc <= EM_TC_FENCE) {
-    em_tc_finish(c, t, in);
-    return;
-  }
-  uint64_t red = 0;
-  uint32_t d[32][4];
-  if (in->opc == EM_MMA) mma_m16n8k16(c, w0, in, d);
-  if (in->opc == EM_REDUX && in->type != ET_U32 && in->type != ET_S32 && in->type != ET_B32) {
-    em_fail(c, t, in, "the emulator cannot run this reduction's type yet");
-    return;
-  }
-  if (in->opc == EM_REDUX || in->opc == EM_VOTE) {
-    bool first = true, v0 = false, uni = true; /* vote.uni: every lane's value equals the first's */
-    for (unsigned l = 0; l < 32; l++) {
-      if (!(mask >> l & 1)) continue;
-      uint64_t v = c->t[w0 + l].cval;
-      bool s = in->type == ET_S32;
-      if (in->opc == EM_VOTE) {
-        if (in->sub == ESB_BALLOT) red |= (uint64_t)(v != 0) << l;
-        else if (in->sub == ESB_VUNI) {
-          if (first) v0 = v != 0;
-          uni = uni && (v != 0) == v0;
-          red = uni;
-        } else if (first) red = v != 0;
-        else if (in->sub == ESB_ALL) red = red && v;
-        else if (in->sub == ESB_ANY) red = red || v;
-      } else if (first) red = v & 0xffffffffu;
-      else switch (in->sub) {
-        case ESB_ADD: red = (red + v) & 0xffffffffu; break;
-        case ESB_MIN: red = s ? ((int32_t)v < (int32_t)red ? v : red) : (v < red ? v : red); break;
-        case ESB_MAX: red = s ? ((int32_t)v > (int32_t)red ? v : red) : (v > red ? v : red); break;
-        case ESB_AND: red &= v; break;
-        case ESB_OR: red |= v; break;
-        case ESB_XOR: red ^= v; break;
-        default: break;
-        }
-      first = false;
-    }
-  }
-  for (unsigned l = 0; l < 32; l++) {
-    if (!(mask >> l & 1)) continue;
-    Thr *o = &c->t[w0 + l];
-    if (in->opc == EM_SHFL) {
-      /* shfl.sync.mode.b32 d[|p], a, b, c, membermask: c packs the clamp (bits 0-4) and segment mask (8-12) */
-      uint32_t b = (uint32_t)o->cval2 & 31, cc = (uint32_t)(o->cval2 >> 32);
-      uint32_t clamp = cc & 31, segmask = (cc >> 8) & 31;
-      uint32_t maxl = (l & segmask) | (clamp & ~segmask), minl = l & segmask, j = l;
-      bool ok = true;
-      switch (in->sub) {
-      case ESB_UP: j = l - b; ok = (int)j >= (int)maxl; break;
-      case ESB_DOWN: j = l + b; ok = j <= maxl; break;
-      case ESB_BFLY: j = l ^ b; ok = j <= maxl; break;
-      default: j = minl | (b & ~segmask); ok = j <= maxl; break;
-      }
-      if (!ok || j > 31 || !(mask >> j & 1)) j = l;
-      em_dst(o, &in->a[0], ET_B32, c->t[w0 + j].cval);
-      if (in->a[1].kind == EA_REG && in->nargs == 6) em_dst(o, &in->a[1], ET_PRED, ok);
-    } else if (in->opc == EM_MMA) {
-      for (int i = 0; i < 4; i++)
-        if (in->a[0].vec[i] >= 0) o->r[in->a[0].vec[i]] = d[l][i];
-    } else {
-      em_dst(o, &in->a[0], in->opc == EM_VOTE && in->sub != ESB_BALLOT ? ET_PRED : ET_B32, red);
-    }
-    o->state = T_RUN;
-    o->pc++;
-  }
 }
 
 /* ---- barriers ---- */
@@ -1167,7 +1020,7 @@ void em_step(Cta *c, Thr *t) {
       t->cval = em_src(c, t, &a[1], in->opc == EM_VOTE ? ET_PRED : ET_B32);
     }
     t->state = T_COLL;
-    if (coll_ready(c, t)) coll_finish(c, t, in);
+    if (em_matrix_coll_ready(c, t)) em_matrix_coll_finish(c, t, in);
     return;
   }
   case EM_MMA: /* the whole warp, like a collective over a full mask (.aligned: every lane at this mma) */
@@ -1177,7 +1030,7 @@ void em_step(Cta *c, Thr *t) {
     t->cmask = 0xffffffffu;
     t->cwg = in->opc == EM_WGMMA;
     t->state = T_COLL;
-    if (coll_ready(c, t)) coll_finish(c, t, in);
+    if (em_matrix_coll_ready(c, t)) em_matrix_coll_finish(c, t, in);
     return;
   case EM_MBAR_INIT: case EM_MBAR_ARRIVE: case EM_MBAR_EXPECT_TX: case EM_MBAR_WAIT: case EM_TMA_LOAD:
   case EM_TMA_STORE: case EM_BULK_COMMIT: case EM_BULK_WAIT: case EM_SETMAXNREG:
@@ -1191,7 +1044,7 @@ void em_step(Cta *c, Thr *t) {
     t->cmask = 0xffffffffu; /* warp collectives (.sync.aligned): every lane */
     t->cwg = false;
     t->state = T_COLL;
-    if (coll_ready(c, t)) coll_finish(c, t, in);
+    if (em_matrix_coll_ready(c, t)) em_matrix_coll_finish(c, t, in);
     return;
   case EM_TC_MMA: case EM_TC_COMMIT: case EM_TC_WAIT: case EM_TC_FENCE:
     em_tc_step(c, t, in);

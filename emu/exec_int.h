@@ -1,6 +1,6 @@
 /* exec_int.h - what the executor's files share (exec.c: threads, the core
  * instructions, the scheduler; async.c: mbarriers, TMA, bulk groups;
- * matrix.c: stmatrix/ldmatrix and wgmma). Internal to emu/: the CTA and
+ * matrix.c: the warp collectives, stmatrix/ldmatrix and wgmma). Internal to emu/: the CTA and
  * thread state, the report and operand helpers, the 16-bit float
  * conversions. */
 #ifndef TILE_EMU_EXEC_INT_H
@@ -171,6 +171,12 @@ void em_matrix_step(Cta *c, Thr *t, const EmIns *in);
 void em_matrix_finish(Cta *c, Thr *t, const EmIns *in);
 bool em_matrix_end(Cta *c);
 void em_matrix_reset(Cta *c);
+/* The core set's warp collectives (shfl.sync, redux.sync, vote.sync,
+ * mma.sync), for em_step: em_matrix_coll_ready, true when every thread of
+ * t's member mask stands at this pc; em_matrix_coll_finish computes the
+ * collective (and em_matrix_finish's and em_tc_finish's) for all of them. */
+bool em_matrix_coll_ready(Cta *c, Thr *t);
+void em_matrix_coll_finish(Cta *c, Thr *t, const EmIns *in);
 
 /* ---- check.c: the checks of shared memory and barriers (NULL c->chk: off) ----
  * Addresses are offsets in the CTA's window. Each returns false after a
