@@ -150,14 +150,50 @@ static bool stmatrix_store(Lw *L, const LinLayout *lin, TValue *view, LV *val) {
   return true;
 }
 
+/* A thread's addresses into a view, register group by register group
+ * (smem_move, the cp.async copies): when the offset is linear
+ * (smem_offset_linear), the thread's part is computed once and each group
+ * adds its constant -- the bits the thread part can never set as an
+ * immediate, the rest (the swizzled 16-byte chunk) XORed in; else from
+ * (r, c) each time. */
+typedef struct SmemAddr {
+  const Type *t;
+  MlirValue base, toff, tc[TC_MAX_RANK];
+  int64_t tmask; /* the offset bits the thread part can set */
+  bool linear;
+} SmemAddr;
+
+static void smem_addr_init(Lw *L, SmemAddr *a, TValue *view, const LinLayout *lin) {
+  a->t = view->type;
+  a->base = addr_of(L, view);
+  lw_thread_coord(L, lin, a->tc);
+  a->linear = smem_offset_linear(a->t);
+  a->tmask = 0;
+  if (a->linear) {
+    a->toff = elem_offset(L, a->t, a->tc[0], a->tc[1]);
+    a->tmask = smem_thread_bits(a->t, lin);
+  }
+}
+
+static MlirValue smem_addr(Lw *L, const SmemAddr *a, const LinLayout *lin, int g) {
+  int rc[TC_MAX_RANK];
+  ly_reg_coord(lin, g, rc);
+  if (a->linear) {
+    int64_t kc = smem_elem_offset(a->t, rc[0], rc[1]);
+    MlirValue o = a->toff;
+    if (kc & a->tmask) o = lw_bin(L, "arith.xori", o, lw_i32(L, (int)(kc & a->tmask)));
+    return byte_gep(L, byte_gep(L, a->base, o), lw_i32(L, (int)(kc & ~a->tmask)));
+  }
+  MlirValue r = lw_bin(L, "arith.xori", a->tc[0], lw_i32(L, rc[0]));
+  MlirValue c = lw_bin(L, "arith.xori", a->tc[1], lw_i32(L, rc[1]));
+  return byte_gep(L, a->base, elem_offset(L, a->t, r, c));
+}
+
 /* smem_load / smem_store: each thread moves its registers, vectorized over
- * registers that are consecutive along the row inside one 16-byte chunk.
- * Addresses: when the offset is linear (smem_offset_linear), the thread's part
- * is computed once and each register group adds its constant: the bits the
- * thread part can never set are added (an immediate offset of the access),
- * only the rest XORed in (the swizzled 16-byte chunk: at most 8 distinct
- * values). An address per register group, recomputed from (r, c) each time,
- * cost ptxas 32 live registers for the accumulator of a 64 x 128 tile. */
+ * registers that are consecutive along the row inside one 16-byte chunk,
+ * addressed by smem_addr (an address per register group recomputed from
+ * (r, c) each time cost ptxas 32 live registers for the accumulator of a
+ * 64 x 128 tile). */
 static bool smem_move(Lw *L, TOp *op, bool store) {
   TValue *view = op->opnds[0], *tile = store ? op->opnds[1] : op->res[0];
   const Type *t = view->type;
@@ -173,35 +209,16 @@ static bool smem_move(Lw *L, TOp *op, bool store) {
   if (store && stmatrix_store(L, &lin, view, lw_get(L, tile))) return true;
   int eb = elem_bytes(t);
   MlirType et = lw_elem_type(L, t->elem);
-  MlirValue base = addr_of(L, view), tc[TC_MAX_RANK];
-  lw_thread_coord(L, &lin, tc);
+  SmemAddr ad;
+  smem_addr_init(L, &ad, view, &lin);
   int k = 0;
   while (k < lin.nreg && lin.reg[k][1] == (1 << k) && lin.reg[k][0] == 0) k++;
   int vec = 1 << k;
   while (vec > 1 && (vec * eb > 16)) vec /= 2;
   int n = ly_nregs(&lin);
   LV *val = store ? lw_get(L, tile) : lw_new(L, n);
-  bool linear = smem_offset_linear(t);
-  MlirValue toff = {0};
-  int64_t tmask = 0; /* the offset bits the thread part can set */
-  if (linear) {
-    toff = elem_offset(L, t, tc[0], tc[1]);
-    tmask = smem_thread_bits(t, &lin);
-  }
   for (int g = 0; g < n; g += vec) {
-    int rc[TC_MAX_RANK];
-    ly_reg_coord(&lin, g, rc);
-    MlirValue p;
-    if (linear) {
-      int64_t kc = smem_elem_offset(t, rc[0], rc[1]);
-      MlirValue o = toff;
-      if (kc & tmask) o = lw_bin(L, "arith.xori", o, lw_i32(L, (int)(kc & tmask)));
-      p = byte_gep(L, byte_gep(L, base, o), lw_i32(L, (int)(kc & ~tmask)));
-    } else {
-      MlirValue r = lw_bin(L, "arith.xori", tc[0], lw_i32(L, rc[0]));
-      MlirValue c = lw_bin(L, "arith.xori", tc[1], lw_i32(L, rc[1]));
-      p = byte_gep(L, base, elem_offset(L, t, r, c));
-    }
+    MlirValue p = smem_addr(L, &ad, &lin, g);
     if (vec == 1) {
       if (store) lw_store(L, val->v[g], p, eb);
       else val->v[g] = lw_load(L, p, et, eb);
@@ -244,30 +261,11 @@ static bool lower_async_copy(Lw *L, TOp *op) {
       return false;
     }
   LV *P = lw_get(L, ptr), *Cn = mask ? lw_get(L, mask) : NULL;
-  MlirValue ok = lw_get(L, valid)->v[0], base = addr_of(L, view), tc[TC_MAX_RANK];
-  lw_thread_coord(L, &lin, tc);
-  bool linear = smem_offset_linear(t);
-  MlirValue toff = {0};
-  int64_t tmask = 0;
-  if (linear) {
-    toff = elem_offset(L, t, tc[0], tc[1]);
-    tmask = smem_thread_bits(t, &lin);
-  }
-  MlirValue none = lw_i32(L, 0);
+  MlirValue ok = lw_get(L, valid)->v[0], none = lw_i32(L, 0);
+  SmemAddr ad;
+  smem_addr_init(L, &ad, view, &lin);
   for (int g = 0; g < ly_nregs(&lin); g += vec) {
-    int rc[TC_MAX_RANK];
-    ly_reg_coord(&lin, g, rc);
-    MlirValue p;
-    if (linear) {
-      int64_t kc = smem_elem_offset(t, rc[0], rc[1]);
-      MlirValue o = toff;
-      if (kc & tmask) o = lw_bin(L, "arith.xori", o, lw_i32(L, (int)(kc & tmask)));
-      p = byte_gep(L, byte_gep(L, base, o), lw_i32(L, (int)(kc & ~tmask)));
-    } else {
-      MlirValue r = lw_bin(L, "arith.xori", tc[0], lw_i32(L, rc[0]));
-      MlirValue c = lw_bin(L, "arith.xori", tc[1], lw_i32(L, rc[1]));
-      p = byte_gep(L, base, elem_offset(L, t, r, c));
-    }
+    MlirValue p = smem_addr(L, &ad, &lin, g);
     if (!mask || (op->flags & OPF_OTHER)) { /* all or nothing: the ignore-src form, zeros where not kept */
       MlirValue keep = mask ? lw_bin(L, "arith.andi", Cn->v[g], ok) : ok;
       lw_asm(L, "{ .reg .pred z; setp.eq.b32 z, $2, 0; cp.async.cg.shared.global [$0], [$1], 16, z; }", "l,l,r", 3,
