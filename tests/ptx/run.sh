@@ -115,7 +115,10 @@ for arch in sm_90a sm_100a; do
     t0=$(date +%s%N)
     "$TILEC" --arch=$arch $defs -o "$tmp/t.cubin" "$src"
     ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-    if [ "$ms" -ge 1000 ]; then echo "FAIL $e/$arch: compile took ${ms} ms (>= 1 s)"; fail=$((fail+1)); fi
+    # 1 s for the release build; the sanitizer build's compiler (ASan, -O1)
+    # runs 2-3 times slower (the pipelined matmul: 0.34 s here, 1.0-1.1 s there)
+    lim=1000; [ -n "${TILE_SAN:-}" ] && lim=3000
+    if [ "$ms" -ge $lim ]; then echo "FAIL $e/$arch: compile took ${ms} ms (>= $lim ms)"; fail=$((fail+1)); fi
   done
 done
 # The Blackwell GEMM (examples/gemm/gemm_sm100.tile, issue 18): tensor
