@@ -259,6 +259,17 @@ const char *em_opc_name(EmOpc o); /* (ptx_op.c) */
  * handed to ptx_async.c and ptx_tc.c; em_ptx_op_mma_operands: whether an mma's operands are the one form exec
  * runs; em_ptx_op_type_names: EmType's PTX words, indexed by EmType. */
 extern const char *const em_ptx_op_type_names[ET_F32X2 + 1];
+/* The parsers' word lookups (ptx.c, ptx_op.c): the word s[0..len) is w;
+ * its index in tab[0..n) (NULL entries skipped), or -1. */
+static inline bool em_word_eq(const char *s, int len, const char *w) {
+  size_t n = strlen(w);
+  return (size_t)len == n && !memcmp(s, w, n);
+}
+static inline int em_word_find(const char *const *tab, int n, const char *s, int len) {
+  for (int i = 0; i < n; i++)
+    if (tab[i] && em_word_eq(s, len, tab[i])) return i;
+  return -1;
+}
 void em_ptx_op_decode_opcode(const char *s, int len, EmIns *in);
 bool em_ptx_op_mma_operands(const EmIns *in);
 

@@ -96,16 +96,6 @@ static const char *const other_sregs[] = {
     "%cluster", "%nclusterid", "%clusterid", "%is_explicit_cluster", "%globaltimer", "%clock_hi",
     "%pm", "%envreg", "%gridid", "%aggr_smem_size", "%reserved_smem", "%current_graph_exec"};
 
-static bool teq(const char *s, int len, const char *w) {
-  size_t n = strlen(w);
-  return (size_t)len == n && !memcmp(s, w, n);
-}
-
-static int find_name(const char *const *tab, int n, const char *s, int len) {
-  for (int i = 0; i < n; i++)
-    if (tab[i] && teq(s, len, tab[i])) return i;
-  return -1;
-}
 
 static bool has_prefix(const char *const *tab, int n, const char *s, int len) {
   for (int i = 0; i < n; i++)
@@ -339,7 +329,7 @@ static const char *tdesc(Px *P) {
 }
 
 static bool is_p(const Px *P, char c) { return P->t.kind == T_PUNCT && P->t.s[0] == c; }
-static bool is_w(const Px *P, const char *w) { return P->t.kind == T_WORD && teq(P->t.s, P->t.len, w); }
+static bool is_w(const Px *P, const char *w) { return P->t.kind == T_WORD && em_word_eq(P->t.s, P->t.len, w); }
 static bool is_dir(const Px *P) { return P->t.kind == T_WORD && P->t.s[0] == '.'; }
 static bool is_ident(const Px *P) { return P->t.kind == T_WORD && P->t.s[0] != '.' && !is_digit(P->t.s[0]); }
 
@@ -359,7 +349,7 @@ static void skip_to_semi(Px *P) {
 
 /* The EmType of a `.b32`-style word, or 0. */
 static int type_of(const Px *P) {
-  int k = is_dir(P) ? find_name(em_ptx_op_type_names, COUNT(em_ptx_op_type_names), P->t.s + 1, P->t.len - 1) : -1;
+  int k = is_dir(P) ? em_word_find(em_ptx_op_type_names, COUNT(em_ptx_op_type_names), P->t.s + 1, P->t.len - 1) : -1;
   return k > 0 ? k : 0;
 }
 
@@ -640,7 +630,7 @@ static bool reg_decl(Px *P) {
 static int value_name(Px *P, Tok t, EmArg *a) {
   int k, n = t.len > 40 ? 40 : t.len;
   Sym *e;
-  if (t.s[0] == '%' && (k = find_name(sreg_names, COUNT(sreg_names), t.s, t.len)) >= 0) *a = (EmArg){.kind = EA_SREG, .reg = k, .sym = -1};
+  if (t.s[0] == '%' && (k = em_word_find(sreg_names, COUNT(sreg_names), t.s, t.len)) >= 0) *a = (EmArg){.kind = EA_SREG, .reg = k, .sym = -1};
   else if ((k = find_reg(P, t.s, t.len)) >= 0) *a = (EmArg){.kind = EA_REG, .reg = k, .sym = -1};
   else if (in_scope(P, K_LPARAM, P->scope, t.s, t.len)) return oerr(P, OP_LIMIT, "call parameter '%.*s'", n, t.s);
   else if ((e = map_find(&P->fmap, K_PARAM, -1, t.s, t.len))) *a = (EmArg){.kind = EA_SYM, .param = true, .reg = -1, .sym = e->val};
@@ -733,7 +723,7 @@ static int operand(Px *P, EmIns *in) {
     return sign != '!' && parse_number(t.s, t.len, sign == '-', a) ? OP_OK
            : oerr(P, OP_BAD, "bad number '%.*s'", t.len > 40 ? 40 : t.len, t.s);
   if (sign == '-' || (sign && in->opc == EM_BRA)) return oerr(P, OP_BAD, "'%c' before '%.*s'", sign, t.len > 40 ? 40 : t.len, t.s);
-  if (teq(t.s, t.len, "_")) return a->kind = EA_SINK, OP_OK;
+  if (em_word_eq(t.s, t.len, "_")) return a->kind = EA_SINK, OP_OK;
   if (in->opc == EM_BRA) { /* resolved at the end of the function */
     if (!grow(P, &P->fix, &P->capfix, P->nfix + 1, sizeof *P->fix)) return OP_BAD;
     P->fix[P->nfix++] = (Fix){t.s, t.len, P->nins, in->nargs - 1, P->scope, t.line};
@@ -877,7 +867,7 @@ static int call_operands(Px *P, EmIns *in) {
   char text[80];
   snprintf(text, sizeof text, "call %.*s", callee.len > 60 ? 60 : callee.len, callee.s);
   if (!(in->text = dup_str(P, text, (int)strlen(text)))) return OP_BAD;
-  in->rank = teq(callee.s, callee.len, "vprintf");
+  in->rank = em_word_eq(callee.s, callee.len, "vprintf");
   next(P);
   if (!is_p(P, ',')) return OP_OK;
   next(P);

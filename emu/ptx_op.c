@@ -51,50 +51,40 @@ static const char *const unmodeled_mods[] = {
     "e4m3", "e5m2", "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2"};
 static const char *const prmt_modes[] = {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
 
-static bool teq(const char *s, int len, const char *w) {
-  size_t n = strlen(w);
-  return (size_t)len == n && !memcmp(s, w, n);
-}
-
-static int find_name(const char *const *tab, int n, const char *s, int len) {
-  for (int i = 0; i < n; i++)
-    if (tab[i] && teq(s, len, tab[i])) return i;
-  return -1;
-}
 
 /* One modifier of an opcode.  types: the first two and the last;
  * modifiers EmIns cannot represent make the instruction unsupported. */
 static void modifier(EmIns *in, const char *m, int n, int types[3], int *ntypes, bool *unsup) {
-  int k = find_name(em_ptx_op_type_names, COUNT(em_ptx_op_type_names), m, n), op = in->opc;
+  int k = em_word_find(em_ptx_op_type_names, COUNT(em_ptx_op_type_names), m, n), op = in->opc;
   if (k > 0) {
     if (*ntypes < 2) types[*ntypes] = k;
     types[2] = k;
     ++*ntypes;
-  } else if ((k = find_name(space_names, COUNT(space_names), m, n)) > 0) {
+  } else if ((k = em_word_find(space_names, COUNT(space_names), m, n)) > 0) {
     in->space = (uint8_t)k;
-  } else if (teq(m, n, "shared::cta") || teq(m, n, "shared::cluster")) {
+  } else if (em_word_eq(m, n, "shared::cta") || em_word_eq(m, n, "shared::cluster")) {
     in->space = ES_SHARED;
-  } else if (teq(m, n, "acquire") || teq(m, n, "relaxed") || teq(m, n, "volatile")) {
+  } else if (em_word_eq(m, n, "acquire") || em_word_eq(m, n, "relaxed") || em_word_eq(m, n, "volatile")) {
     in->mod |= EMM_SYNCLD;
   } else if (n == 2 && m[0] == 'v' && (m[1] == '2' || m[1] == '4' || m[1] == '8')) {
     in->vec = (uint8_t)(m[1] - '0');
-  } else if (op == EM_SETP && (k = find_name(cmp_names, COUNT(cmp_names), m, n)) > 0) {
+  } else if (op == EM_SETP && (k = em_word_find(cmp_names, COUNT(cmp_names), m, n)) > 0) {
     in->cmp = (uint8_t)k; /* ahead of the mod table: setp.lo compares, mul.lo does not */
-  } else if (op == EM_SETP && (k = find_name(sub_names + ESB_AND, 3, m, n)) >= 0) {
+  } else if (op == EM_SETP && (k = em_word_find(sub_names + ESB_AND, 3, m, n)) >= 0) {
     in->bop = (uint8_t)(EB_AND + k);
-  } else if (op == EM_SHFL && (k = find_name(sub_names + ESB_UP, 4, m, n)) >= 0) {
+  } else if (op == EM_SHFL && (k = em_word_find(sub_names + ESB_UP, 4, m, n)) >= 0) {
     in->sub = (uint8_t)(ESB_UP + k);
   } else if ((op == EM_REDUX || op == EM_ATOM || op == EM_RED) &&
-             (k = find_name(sub_names + ESB_ADD, ESB_DEC - ESB_ADD + 1, m, n)) >= 0) {
+             (k = em_word_find(sub_names + ESB_ADD, ESB_DEC - ESB_ADD + 1, m, n)) >= 0) {
     in->sub = (uint8_t)(ESB_ADD + k);
-  } else if (op == EM_VOTE && (k = find_name(sub_names + ESB_ALL, 4, m, n)) >= 0) {
+  } else if (op == EM_VOTE && (k = em_word_find(sub_names + ESB_ALL, 4, m, n)) >= 0) {
     in->sub = (uint8_t)(ESB_ALL + k); /* vote.uni: ESB_VUNI, not EMM_UNI */
-  } else if ((k = find_name(mod_names, COUNT(mod_names), m, n)) >= 0) {
+  } else if ((k = em_word_find(mod_names, COUNT(mod_names), m, n)) >= 0) {
     in->mod |= 1u << k;
-  } else if (find_name(unmodeled_mods, COUNT(unmodeled_mods), m, n) >= 0 ||
-             (op == EM_PRMT && find_name(prmt_modes, COUNT(prmt_modes), m, n) >= 0) ||
+  } else if (em_word_find(unmodeled_mods, COUNT(unmodeled_mods), m, n) >= 0 ||
+             (op == EM_PRMT && em_word_find(prmt_modes, COUNT(prmt_modes), m, n) >= 0) ||
              /* bar.red reduces; bar.warp.sync and barrier.cluster are other barriers */
-             (op == EM_BAR && (teq(m, n, "red") || teq(m, n, "warp") || teq(m, n, "cluster")))) {
+             (op == EM_BAR && (em_word_eq(m, n, "red") || em_word_eq(m, n, "warp") || em_word_eq(m, n, "cluster")))) {
     *unsup = true;
   } /* else it does not change the result here (.sync .aligned .gpu .L1::no_allocate ...) */
 }
@@ -105,12 +95,12 @@ void em_ptx_op_decode_opcode(const char *s, int len, EmIns *in) {
   bool unsup = false, sync = false;
   if (em_ptx_async_opcode(s, len, in) || em_ptx_tc_opcode(s, len, in)) return;
   while (i < len && s[i] != '.') i++;
-  int k = find_name(opc_names + 1, EM_UNSUPPORTED - 1, s, i);
-  in->opc = k >= 0 ? (uint16_t)(k + 1) : teq(s, i, "barrier") ? EM_BAR : teq(s, i, "fence") ? EM_MEMBAR : EM_UNSUPPORTED;
+  int k = em_word_find(opc_names + 1, EM_UNSUPPORTED - 1, s, i);
+  in->opc = k >= 0 ? (uint16_t)(k + 1) : em_word_eq(s, i, "barrier") ? EM_BAR : em_word_eq(s, i, "fence") ? EM_MEMBAR : EM_UNSUPPORTED;
   for (int j; i < len;) {
     for (j = ++i; i < len && s[i] != '.';) i++;
     modifier(in, s + j, i - j, types, &ntypes, &unsup);
-    sync |= teq(s + j, i - j, "sync");
+    sync |= em_word_eq(s + j, i - j, "sync");
   }
   in->type = (uint8_t)types[2];
   if (in->opc == EM_CVT) { /* cvt.DST.SRC */
@@ -126,8 +116,8 @@ void em_ptx_op_decode_opcode(const char *s, int len, EmIns *in) {
     unsup = true; /* another two-type arithmetic form: not run as the last type's */
   }
   if (in->opc == EM_MMA) { /* only the forms exec runs, word for word (the ISA fixes the modifiers' order) */
-    in->type2 = teq(s, len, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") ? ET_BF16
-                : teq(s, len, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") ? ET_F16 : ET_NONE;
+    in->type2 = em_word_eq(s, len, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") ? ET_BF16
+                : em_word_eq(s, len, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") ? ET_F16 : ET_NONE;
     unsup |= in->type2 == ET_NONE;
   }
   if ((in->opc == EM_BAR && !sync && !(in->mod & EMM_ARRIVE)) || unsup) in->opc = EM_UNSUPPORTED;

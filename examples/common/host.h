@@ -162,19 +162,28 @@ static inline tile_module *load_module(const HostArgs *a) {
 #endif
 }
 
-/* Median time of one launch in milliseconds (CUDA events, after warm-up). */
-static inline double bench_ms(tile_kernel *k, unsigned gx, unsigned gy, void **args, int nargs) {
+/* Median time in milliseconds of one run of n launches in a row (CUDA
+ * events around each run, after warm-up runs): a kernel, or a pass made
+ * of several (attention's backward: preprocess, dK/dV, dQ). */
+typedef struct HostLaunch {
+  tile_kernel *k;
+  unsigned gx, gy;
+  void **args;
+  int nargs;
+} HostLaunch;
+static inline double bench_seq_ms(const HostLaunch *l, int n) {
   enum { WARM = 5, REPS = 50 };
   tile_event e0, e1;
   CHECK(tile_event_create(&e0));
   CHECK(tile_event_create(&e1));
-  for (int i = 0; i < WARM; i++) CHECK(tile_launch(k, gx, gy, 1, args, nargs, NULL));
+  for (int w = 0; w < WARM; w++)
+    for (int i = 0; i < n; i++) CHECK(tile_launch(l[i].k, l[i].gx, l[i].gy, 1, l[i].args, l[i].nargs, NULL));
   float t[REPS];
-  for (int i = 0; i < REPS; i++) {
+  for (int r = 0; r < REPS; r++) {
     CHECK(tile_event_record(e0, NULL));
-    CHECK(tile_launch(k, gx, gy, 1, args, nargs, NULL));
+    for (int i = 0; i < n; i++) CHECK(tile_launch(l[i].k, l[i].gx, l[i].gy, 1, l[i].args, l[i].nargs, NULL));
     CHECK(tile_event_record(e1, NULL));
-    CHECK(tile_event_elapsed_ms(&t[i], e0, e1));
+    CHECK(tile_event_elapsed_ms(&t[r], e0, e1));
   }
   for (int i = 1; i < REPS; i++)
     for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
@@ -185,6 +194,12 @@ static inline double bench_ms(tile_kernel *k, unsigned gx, unsigned gy, void **a
   tile_event_destroy(e0);
   tile_event_destroy(e1);
   return t[REPS / 2];
+}
+
+/* Median time of one launch in milliseconds. */
+static inline double bench_ms(tile_kernel *k, unsigned gx, unsigned gy, void **args, int nargs) {
+  HostLaunch l = {k, gx, gy, args, nargs};
+  return bench_seq_ms(&l, 1);
 }
 
 /* bf16 <-> float (round to nearest even) */

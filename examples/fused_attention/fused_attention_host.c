@@ -58,37 +58,6 @@ static int const_int(const tile_kernel_info *ki, const char *name, int dflt) {
   return v ? atoi(v) : dflt;
 }
 
-/* median time of one run of `n` launches (CUDA events, after warm-up) */
-typedef struct Launch {
-  tile_kernel *k;
-  unsigned gx, gy;
-  void **args;
-  int nargs;
-} Launch;
-static double bench_seq_ms(const Launch *l, int n) {
-  enum { WARM = 3, REPS = 21 };
-  tile_event e0, e1;
-  CHECK(tile_event_create(&e0));
-  CHECK(tile_event_create(&e1));
-  for (int w = 0; w < WARM; w++)
-    for (int i = 0; i < n; i++) CHECK(tile_launch(l[i].k, l[i].gx, l[i].gy, 1, l[i].args, l[i].nargs, NULL));
-  float t[REPS];
-  for (int r = 0; r < REPS; r++) {
-    CHECK(tile_event_record(e0, NULL));
-    for (int i = 0; i < n; i++) CHECK(tile_launch(l[i].k, l[i].gx, l[i].gy, 1, l[i].args, l[i].nargs, NULL));
-    CHECK(tile_event_record(e1, NULL));
-    CHECK(tile_event_elapsed_ms(&t[r], e0, e1));
-  }
-  for (int i = 1; i < REPS; i++)
-    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-      float x = t[j];
-      t[j] = t[j - 1];
-      t[j - 1] = x;
-    }
-  tile_event_destroy(e0);
-  tile_event_destroy(e1);
-  return t[REPS / 2];
-}
 
 static void err_add16(ErrStat *e, uint16_t out, double ref) { err_add(e, from16(out), ref); }
 /* every element finite (NaN poison overwritten): counted into e->bad */
@@ -154,19 +123,19 @@ int main(int argc, char **argv) {
     CHECK(tile_memset_d32(ddl, 0x7fc00000u, nr));
     int ni = (int)N;
     void *fargs[] = {&dq_, &dk_, &dv_, &dout, &dm, &sm_scale, &ni};
-    Launch lf = {kf, (unsigned)((N + BM - 1) / BM), (unsigned)ZH, fargs, 7};
+    HostLaunch lf = {kf, (unsigned)((N + BM - 1) / BM), (unsigned)ZH, fargs, 7};
     CHECK(tile_launch(lf.k, lf.gx, lf.gy, 1, lf.args, lf.nargs, NULL));
     void *pargs[] = {&dout, &ddo, &ddl, &ni};
-    Launch lp = {kpre, (unsigned)((N + PRE_BM - 1) / PRE_BM), (unsigned)ZH, pargs, 4};
+    HostLaunch lp = {kpre, (unsigned)((N + PRE_BM - 1) / PRE_BM), (unsigned)ZH, pargs, 4};
     CHECK(tile_launch(lp.k, lp.gx, lp.gy, 1, lp.args, lp.nargs, NULL));
     CHECK(tile_memset_d8(ddq, 0xff, ne * 2));
     CHECK(tile_memset_d8(ddk, 0xff, ne * 2));
     CHECK(tile_memset_d8(ddv, 0xff, ne * 2));
     void *kvargs[] = {&dq_, &dk_, &dv_, &ddo, &dm, &ddl, &ddk, &ddv, &sm_scale, &ni};
-    Launch lkv = {kdkdv, (unsigned)((N + BN1 - 1) / BN1), (unsigned)ZH, kvargs, 10};
+    HostLaunch lkv = {kdkdv, (unsigned)((N + BN1 - 1) / BN1), (unsigned)ZH, kvargs, 10};
     CHECK(tile_launch(lkv.k, lkv.gx, lkv.gy, 1, lkv.args, lkv.nargs, NULL));
     void *qargs[] = {&dq_, &dk_, &dv_, &ddo, &dm, &ddl, &ddq, &sm_scale, &ni};
-    Launch lq = {kdq, (unsigned)((N + BM2 - 1) / BM2), (unsigned)ZH, qargs, 9};
+    HostLaunch lq = {kdq, (unsigned)((N + BM2 - 1) / BM2), (unsigned)ZH, qargs, 9};
     CHECK(tile_launch(lq.k, lq.gx, lq.gy, 1, lq.args, lq.nargs, NULL));
     CHECK(tile_synchronize());
     CHECK(tile_memcpy_dtoh(O, dout, ne * 2));
@@ -189,7 +158,7 @@ int main(int argc, char **argv) {
     CHECK(tile_memset_d8(ddk, 0xff, ne * 2));
     CHECK(tile_memset_d8(ddv, 0xff, ne * 2));
     void *bargs[] = {&dq_, &dk_, &dv_, &ddo, &dm, &ddl, &ddq, &ddk, &ddv, &sm_scale, &ni};
-    Launch lb = {kbwd, (unsigned)((N + FBN1 - 1) / FBN1), (unsigned)ZH, bargs, 11};
+    HostLaunch lb = {kbwd, (unsigned)((N + FBN1 - 1) / FBN1), (unsigned)ZH, bargs, 11};
     CHECK(tile_launch(lb.k, lb.gx, lb.gy, 1, lb.args, lb.nargs, NULL));
     CHECK(tile_synchronize());
     CHECK(tile_memcpy_dtoh(fdQ, ddq, ne * 2));
@@ -289,7 +258,7 @@ int main(int argc, char **argv) {
       double fl = 4.0 * ZH * N * N * D * (causal ? 0.5 : 1.0);
       double ms = bench_seq_ms(&lf, 1);
       printf("bench attn_fwd %s: %.4f ms, %.1f TFLOP/s\n", shape, ms, fl / ms / 1e9);
-      Launch three[] = {lp, lkv, lq}, two[] = {lp, lb};
+      HostLaunch three[] = {lp, lkv, lq}, two[] = {lp, lb};
       ms = bench_seq_ms(three, 3);
       printf("bench attn_bwd (pre + dkdv + dq) %s: %.4f ms, %.1f TFLOP/s\n", shape, ms, 2.5 * fl / ms / 1e9);
       ms = bench_seq_ms(two, 2);

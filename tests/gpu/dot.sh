@@ -45,7 +45,7 @@ if command -v cuobjdump > /dev/null; then
 fi
 
 # speed: Tile, Triton's tutorial, cuBLAS in one process; then the explicit GEMM
-L=$(mktemp -d "${TMPDIR:-/tmp}/tile_pylib.XXXXXX")
+L=$(mktemp -d "${TMPDIR:-/tmp}/tile_pylib.XXXXXX") || exit 1
 cp "$B/lib/libtilert.so.0" "$L/" 2>/dev/null
 export TILE_LIB_DIR="$L" PYTHONPATH="$(pwd)/python${PYTHONPATH:+:$PYTHONPATH}"
 DOT_CUBIN2=${DOT_CUBIN2:-$B/examples/matmul.k16.sm_90a.cubin} timeout 400 python3 -W ignore tests/gpu/bench_dot.py "$B/examples/matmul.sm_90a.cubin" \
