@@ -11,7 +11,15 @@ void md_write(Ctx *c, TModule *m, Buf *out) {
     if (f->tmem_cols) buf_printf(out, "tmem %d\n", ir_tmem_alloc_cols(f)); /* sm_100a: TMEM columns it allocates */
     for (int i = 0; i < f->nparams; i++) {
       TParam *p = &f->params[i];
-      if (p->tma)
+      if (p->derived) { /* built by the runtime at launch (pipeline.c): after every parameter the caller passes */
+        buf_printf(out, "derive %s tma %s %d %d swizzle %d from", p->name, ty_dtype_name((DType)p->elem.dt), p->box[0],
+                   p->box[1], p->swizzle);
+        for (int j = 0; j < 4; j++) {
+          if (p->from[j] >= 0) buf_printf(out, " %s", f->params[p->from[j]].name);
+          else buf_printf(out, " %lld", (long long)p->lit[j]);
+        }
+        buf_puts(out, "\n");
+      } else if (p->tma)
         buf_printf(out, "param %s tma %s 128\ntmabox %s %d %d swizzle %d\n", p->name,
                    ty_dtype_name((DType)p->elem.dt), p->name, p->box[0], p->box[1], p->swizzle);
       else if (p->elem.dt == DT_PTR)

@@ -25,6 +25,14 @@
  * (a mask constant over the chunk, `offs < n`, or an `&` of such): the
  * copy then reads as many bytes as the mask keeps and zero-fills the rest.
  *
+ * When both tiles are boxes of 2-D tensors the host can describe (the
+ * TMA section below), the copies are TMA instead: one thread issues each
+ * tile's copy into slot (i + D) % S after the barrier, with the bytes
+ * expected on the slot's mbarrier, and everyone waits on that mbarrier
+ * (phase (i / S) % 2) instead of cp.async.wait_group and the proxy fence;
+ * nothing is issued past the end. The descriptors are derived kernel
+ * parameters the runtime builds at launch.
+ *
  * Anything else keeps the plain lowering (dot on mma.sync), and
  * f->notes says why: --emit=tir prints the notes at the top of the kernel.
  */
@@ -275,7 +283,174 @@ typedef struct Operand {
   bool copy_trans; /* the loaded tile is stored transposed in the slot (its contiguous dimension is 0) */
   bool trans;    /* the dot's operand is the slot seen transposed (copy_trans, unless trans(load)) */
   int64_t bytes; /* of one slot */
+  /* TMA (tma_match): the tile is the box at (start[0], start[1]) of a 2-D
+   * tensor the host can describe from the kernel's parameters */
+  bool tma;
+  const char *no_tma; /* why not */
+  TValue *start[2];   /* per tile dimension: x of x + off (NULL: 0) */
+  int64_t off[2];
+  TValue *src[4];     /* the tensor: pointer, columns, rows, row stride (parameters or constants) */
 } Operand;
+
+/* ---- TMA: a tile that is a box of a 2-D tensor ----
+ *
+ * A load of `base + rows[:, None] * stride + cols[None, :]` masked with
+ * `(rows[:, None] < R) & (cols[None, :] < C)`, where base, stride, R and C
+ * are kernel parameters (or constants) and rows and cols are runs
+ * `x + arange(0, n)`, reads the box at (rows[0], cols[0]) of the R x C
+ * tensor at base, and zero where the mask is false: what a TMA copy does
+ * (out-of-bounds elements are zero-filled, none is read). The runtime
+ * builds the descriptor at launch from the parameters (a derived kernel
+ * parameter, docs/metadata.md), so the loop issues one copy a tile from
+ * one thread instead of each thread computing addresses and masks. */
+typedef struct Run {
+  TValue *x; /* NULL: 0 */
+  int64_t off;
+  int n;
+} Run;
+
+static TValue *thru(TValue *v) {
+  while (v->def && v->def->opc == OP_CONVERT) v = v->def->opnds[0];
+  return v;
+}
+
+/* The scalar a tile is a splat of (through broadcasts and expand_dims). */
+static TValue *scalar_of(TValue *v) {
+  if (v->type->kind == TY_SCALAR) return v;
+  for (TOp *d = thru(v)->def; d; d = thru(d->opnds[0])->def) {
+    if (d->opc == OP_SPLAT) return d->opnds[0]->type->kind == TY_SCALAR ? d->opnds[0] : NULL;
+    if (d->opc != OP_BROADCAST && d->opc != OP_EXPAND_DIMS) return NULL;
+  }
+  return NULL;
+}
+
+/* A 1-D i32 run: arange(lo, hi), or splat(x) + one. */
+static bool run_of(TValue *v, Run *r) {
+  v = thru(v);
+  TOp *d = v->def;
+  if (!d || v->type->kind != TY_TILE || v->type->rank != 1 || v->type->elem.dt != DT_I32) return false;
+  if (d->opc == OP_ARANGE) {
+    *r = (Run){NULL, (int64_t)d->ival, v->type->shape[0]};
+    return true;
+  }
+  if (d->opc != OP_ADD) return false;
+  for (int i = 0; i < 2; i++) {
+    TValue *x = scalar_of(d->opnds[i]);
+    if (x && x->type->elem.dt == DT_I32 && run_of(d->opnds[1 - i], r) && !r->x) {
+      r->x = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* A 2-D tile that varies along dimension *d only: a run, or a run times a
+ * scalar (*coef), expanded (and broadcast) along the other dimension. */
+static bool term_of(TValue *v, int *d, Run *r, TValue **coef) {
+  v = thru(v);
+  TOp *op = v->def;
+  *coef = NULL;
+  if (!op || v->type->kind != TY_TILE) return false;
+  if (op->opc == OP_BROADCAST) return term_of(op->opnds[0], d, r, coef);
+  if (op->opc == OP_MUL)
+    for (int i = 0; i < 2; i++) {
+      TValue *s = scalar_of(op->opnds[i]);
+      if (s && term_of(op->opnds[1 - i], d, r, coef) && !*coef) return *coef = s, true;
+    }
+  if (op->opc != OP_EXPAND_DIMS || v->type->rank != 2) return false;
+  *d = 1 - op->axis;
+  TValue *x = thru(op->opnds[0]);
+  if (x->def && x->def->opc == OP_MUL)
+    for (int i = 0; i < 2; i++) {
+      TValue *s = scalar_of(x->def->opnds[i]);
+      if (s && run_of(x->def->opnds[1 - i], r)) return *coef = s, true;
+    }
+  return run_of(x, r);
+}
+
+typedef struct Box {
+  TValue *base;
+  bool seen[2];
+  Run run[2];
+  TValue *coef[2], *bound[2];
+} Box;
+
+static bool off_terms(TValue *v, Box *b) {
+  TValue *u = thru(v);
+  TOp *op = u->def;
+  if (op && op->opc == OP_BROADCAST) return off_terms(op->opnds[0], b);
+  if (op && op->opc == OP_ADD && u->type->kind == TY_TILE && u->type->rank == 2)
+    return off_terms(op->opnds[0], b) && off_terms(op->opnds[1], b);
+  int d;
+  Run r;
+  TValue *coef;
+  if (!term_of(u, &d, &r, &coef) || b->seen[d]) return false;
+  b->seen[d] = true, b->run[d] = r, b->coef[d] = coef;
+  return true;
+}
+
+static bool ptr_terms(TValue *v, Box *b) {
+  v = thru(v);
+  TOp *op = v->def;
+  if (!op) return false;
+  if (op->opc == OP_BROADCAST) return ptr_terms(op->opnds[0], b);
+  if (op->opc == OP_SPLAT) return !b->base && (b->base = op->opnds[0], true);
+  if (op->opc == OP_PTR_ADD) return ptr_terms(op->opnds[0], b) && off_terms(op->opnds[1], b);
+  return false;
+}
+
+static bool same_run(const Run *a, const Run *b) { return a->x == b->x && a->off == b->off && a->n == b->n; }
+
+static bool mask_terms(TValue *v, Box *b) {
+  v = thru(v);
+  TOp *op = v->def;
+  if (!op) return false;
+  if (op->opc == OP_BROADCAST) return mask_terms(op->opnds[0], b);
+  if (op->opc == OP_AND) return mask_terms(op->opnds[0], b) && mask_terms(op->opnds[1], b);
+  if (op->opc != OP_CMP || (op->pred != CMP_LT && op->pred != CMP_GT)) return false;
+  TValue *x = op->opnds[0], *y = op->opnds[1];
+  if (op->pred == CMP_GT) x = op->opnds[1], y = op->opnds[0];
+  int d;
+  Run r;
+  TValue *coef, *s = scalar_of(y);
+  if (!s || !term_of(x, &d, &r, &coef) || coef || b->bound[d] || !b->seen[d] || !same_run(&r, &b->run[d]))
+    return false;
+  b->bound[d] = s;
+  return true;
+}
+
+/* A kernel parameter (not a descriptor) or a constant: what the runtime can read at launch. */
+static bool host_known(Pl *p, TValue *v, bool ptr) {
+  if (!v->def) return v->block == p->f->body && v->index < p->f->nparams && !p->f->params[v->index].tma &&
+                      (p->f->params[v->index].elem.dt == DT_PTR) == ptr;
+  return !ptr && v->def->opc == OP_CONST && ty_is_int((DType)v->type->elem.dt);
+}
+
+static bool tma_match(Pl *p, TOp *fop, TValue *v, Operand *o) {
+  TOp *ld = o->load;
+  for (TOp *up = fop->block->parent; up; up = up->block->parent)
+    if (up->opc == OP_FOR || up->opc == OP_WHILE)
+      return o->no_tma = "the loop is inside another loop", false;
+  if (!(ld->flags & OPF_MASK)) return o->no_tma = "the load has no mask to give the tensor's extent", false;
+  int rows = v->type->shape[1 - o->cd];
+  if (rows > 256) return o->no_tma = "a TMA box is at most 256 rows", false;
+  Box b = {0};
+  if (!ptr_terms(ld->opnds[0], &b) || !b.seen[0] || !b.seen[1])
+    return o->no_tma = "its addresses are not base + rows * stride + columns", false;
+  if (!host_known(p, b.base, true)) return o->no_tma = "its base is not a pointer parameter", false;
+  if (b.coef[o->cd] || !b.coef[1 - o->cd] || !host_known(p, b.coef[1 - o->cd], false))
+    return o->no_tma = "its row stride is not a parameter or a constant", false;
+  if (!mask_terms(ld->opnds[1], &b) || !b.bound[0] || !b.bound[1])
+    return o->no_tma = "its mask is not (rows < R) & (columns < C)", false;
+  if (!host_known(p, b.bound[0], false) || !host_known(p, b.bound[1], false))
+    return o->no_tma = "its mask's bounds are not parameters or constants", false;
+  for (int d = 0; d < 2; d++) {
+    if (b.run[d].n != v->type->shape[d]) return o->no_tma = "its runs do not span the tile", false;
+    o->start[d] = b.run[d].x, o->off[d] = b.run[d].off;
+  }
+  o->src[0] = b.base, o->src[1] = b.bound[o->cd], o->src[2] = b.bound[1 - o->cd], o->src[3] = b.coef[1 - o->cd];
+  return o->tma = true;
+}
 
 static bool check_operand(Pl *p, TValue *v, TBlock *body, Operand *o, const char **why) {
   Ctx *c = p->c;
@@ -317,6 +492,7 @@ static bool check_operand(Pl *p, TValue *v, TBlock *body, Operand *o, const char
     if (i == 2) break; /* 'other' is zero: the copy zero-fills */
     if (!collect(p, &o->s, body, ld->opnds[i], 0)) return *why = o->s.why, false;
   }
+  tma_match(p, body->parent, v, o);
   return true;
 }
 
@@ -411,6 +587,80 @@ static void copies(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *iv,
   mk(p, before, OP_ASYNC_COMMIT, loc, 0, NULL, NULL);
 }
 
+/* ---- the TMA form ---- */
+
+/* A derived kernel parameter: the descriptor of operand o's tensor, which
+ * the runtime builds at launch (TParam.derived). */
+static TValue *add_desc(Pl *p, Operand *o, const char *name) {
+  Ctx *c = p->c;
+  TFunc *f = p->f;
+  TParam *np = ar_alloc(&c->arena, sizeof(TParam) * (size_t)(f->nparams + 2));
+  memcpy(np, f->params, sizeof(TParam) * (size_t)f->nparams);
+  TParam *q = &np[f->nparams];
+  memset(q, 0, sizeof *q);
+  int eb = ty_dtype_bytes((DType)o->buf->elem.dt);
+  q->name = name;
+  q->elem = o->buf->elem;
+  q->tma = q->derived = true;
+  q->rank = 2;
+  q->box[0] = o->buf->shape[0];
+  q->box[1] = 128 / eb;
+  q->swizzle = 128;
+  q->align = 64;
+  for (int i = 0; i < 4; i++) {
+    TValue *v = o->src[i];
+    q->from[i] = v->def ? -1 : v->index;
+    q->lit[i] = v->def ? (int64_t)v->def->ival : 0;
+  }
+  Type *t = ty_tile(c, q->elem, 2, q->box);
+  t->kind = TY_TMA;
+  t->swizzle = 128;
+  q->value = ir_add_arg(c, f->body, t);
+  f->params = np;
+  f->nparams++;
+  return q->value;
+}
+
+static TValue *bar_slot(Pl *p, TOp *before, TValue *bars, TValue *i, Loc loc) {
+  Type *t = ty_void(p->c);
+  t->kind = TY_BAR;
+  return mk1(p, before, OP_SLOT, loc, 2, (TValue *[]){bars, i}, t);
+}
+
+/* The coordinate x + off of a run, in the clone. */
+static TValue *coord(Pl *p, TOp *before, Clone *cl, TValue *x, int64_t off, Loc loc) {
+  Type *ti = ty_dt(p->c, DT_I32);
+  if (!x) return iconst(p, before, ti, off, loc);
+  TValue *v = mapped(cl, x);
+  return off ? bin(p, before, OP_ADD, v, iconst(p, before, ti, off, loc), loc) : v;
+}
+
+/* if (valid) { expect both tiles' bytes on full[si]; TMA both into slot si } */
+static void tma_issue(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue **descs, TValue *full, TValue *iv,
+                      TValue *k, TValue *valid, TValue *si, TOp *fop, bool prologue, int steps, Loc loc) {
+  Ctx *c = p->c;
+  TBlock *then = ir_block(c, 0, NULL), *els = ir_block(c, 0, NULL);
+  TOp *yt = ir_op(c, OP_YIELD, loc, 0, NULL, 0, NULL);
+  ir_append(then, yt);
+  ir_append(els, ir_op(c, OP_YIELD, loc, 0, NULL, 0, NULL));
+  TOp *iff = ir_op(c, OP_IF, loc, 1, &valid, 0, NULL);
+  ir_add_region(c, iff, then);
+  ir_add_region(c, iff, els);
+  ir_insert_before(before, iff);
+  TValue *bar = bar_slot(p, yt, full, si, loc);
+  mk(p, yt, OP_BAR_EXPECT, loc, 2, (TValue *[]){bar, iconst(p, yt, ty_dt(c, DT_I32), ops[0].bytes + ops[1].bytes, loc)},
+     NULL);
+  for (int j = 0; j < 2; j++) {
+    Operand *o = &ops[j];
+    Clone cl = {.s = &o->s, .iv = iv, .k = k, .fop = fop, .prologue = prologue, .steps = steps};
+    clone_slice(p, &cl, yt);
+    TValue *row = coord(p, yt, &cl, o->start[1 - o->cd], o->off[1 - o->cd], loc);
+    TValue *col = coord(p, yt, &cl, o->start[o->cd], o->off[o->cd], loc);
+    TValue *view = slot(p, yt, rings[j], si, loc);
+    mk(p, yt, OP_TMA_LOAD, o->load->loc, 5, (TValue *[]){descs[j], row, col, view, bar}, NULL);
+  }
+}
+
 static int64_t smem_in_use(TBlock *b) {
   int64_t n = 0;
   for (TOp *op = b->first; op; op = op->next) {
@@ -450,8 +700,14 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   Operand ops[2];
   if (!check_operand(p, a, body, &ops[0], &why)) return note(p, loc, "not pipelined: a %s", why);
   if (!check_operand(p, b, body, &ops[1], &why)) return note(p, loc, "not pipelined: b %s", why);
+  /* TMA when both tiles are boxes of tensors the host can describe (else cp.async) */
+  bool tma = ops[0].tma && ops[1].tma;
+  for (int i = 0; i < f->nparams && tma; i++)
+    if (!strcmp(f->params[i].name, "__dot_a") || !strcmp(f->params[i].name, "__dot_b"))
+      tma = false, ops[0].tma = false, ops[0].no_tma = "a parameter is named like the descriptors (__dot_a, __dot_b)";
   /* stages: S slots, copies D = S - 2 iterations ahead */
-  int64_t stage = ((ops[0].bytes + 1023) & ~1023) + ((ops[1].bytes + 1023) & ~1023), used = smem_in_use(f->body);
+  int64_t stage = ((ops[0].bytes + 1023) & ~1023) + ((ops[1].bytes + 1023) & ~1023);
+  int64_t used = smem_in_use(f->body) + (tma ? 1024 : 0); /* the mbarriers, before the first 1024-byte boundary */
   int S = f->stages;
   if (S < 0) {
     for (S = 4; S > 3 && used + S * stage > PL_SMEM_BUDGET; S--) {
@@ -468,8 +724,8 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   Type *ti = ty_dt(c, DT_I32);
   TValue *lo = fop->opnds[0], *hi = fop->opnds[1], *step = fop->opnds[2];
 
-  /* the rings, at the kernel's entry */
-  TValue *rings[2];
+  /* the rings (and for TMA their mbarriers and descriptors), at the kernel's entry */
+  TValue *rings[2], *descs[2] = {0}, *full = NULL;
   for (int j = 0; j < 2; j++) {
     Type *t = ty_tile(c, ops[j].buf->elem, 2, ops[j].buf->shape);
     t->kind = TY_SMEM, t->swizzle = 128, t->brows = ops[j].buf->brows, t->nbuf = S;
@@ -479,6 +735,16 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
     if (f->body->first) ir_insert_before(f->body->first, al);
     else ir_append(f->body, al);
     rings[j] = al->res[0];
+    if (tma) descs[j] = add_desc(p, &ops[j], j ? "__dot_b" : "__dot_a");
+  }
+  if (tma) {
+    Type *t = ty_void(c);
+    t->kind = TY_BAR, t->nbuf = S;
+    TOp *al = ir_op(c, OP_BAR_ALLOC, loc, 0, NULL, 1, (Type *[]){t});
+    al->ival2 = 1; /* the issuing thread's arrive.expect_tx; the copies' bytes complete the phase */
+    al->res[0]->name = "<dot full>";
+    ir_insert_before(f->body->first, al);
+    full = al->res[0];
   }
   /* in a loop, the rings were used by the last run of this one: every
    * warpgroup's last wgmma must be done with them before they are refilled
@@ -492,19 +758,36 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   /* the prologue: iterations 0 .. D-1 */
   for (int j = 0; j < D; j++) {
     TValue *k = j ? bin(p, fop, OP_ADD, lo, bin(p, fop, OP_MUL, iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
-    copies(p, fop, ops, rings, iv, k, cmp_lt(p, fop, k, hi, loc), iconst(p, fop, ti, j, loc), fop, true, j, loc);
+    if (tma)
+      tma_issue(p, fop, ops, rings, descs, full, iv, k, cmp_lt(p, fop, k, hi, loc), iconst(p, fop, ti, j, loc), fop,
+                true, j, loc);
+    else
+      copies(p, fop, ops, rings, iv, k, cmp_lt(p, fop, k, hi, loc), iconst(p, fop, ti, j, loc), fop, true, j, loc);
   }
   /* the body, where the dot was */
   TValue *it = bin(p, dot, OP_DIV, bin(p, dot, OP_SUB, iv, lo, loc), step, loc);
   TValue *cur = bin(p, dot, OP_REM, it, iconst(p, dot, ti, S, loc), loc);
   TValue *nxt = bin(p, dot, OP_REM, bin(p, dot, OP_ADD, it, iconst(p, dot, ti, D, loc), loc), iconst(p, dot, ti, S, loc), loc);
-  TOp *w = mk(p, dot, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
-  w->ival = D - 1;
-  mk(p, dot, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
-  TOp *bar = mk(p, dot, OP_NAMED_BAR, loc, 0, NULL, NULL);
-  bar->ival = 0, bar->ival2 = 32 * warps;
-  TValue *kn = bin(p, dot, OP_ADD, iv, bin(p, dot, OP_MUL, iconst(p, dot, ti, D, loc), step, loc), loc);
-  copies(p, dot, ops, rings, iv, kn, cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
+  TValue *kn = NULL;
+  if (tma) {
+    /* every warpgroup is past the wgmma of it - 2 (slot nxt is free); the
+     * copies of it + D go first, then this iteration's tiles are awaited */
+    TOp *bar = mk(p, dot, OP_NAMED_BAR, loc, 0, NULL, NULL);
+    bar->ival = 0, bar->ival2 = 32 * warps;
+    kn = bin(p, dot, OP_ADD, iv, bin(p, dot, OP_MUL, iconst(p, dot, ti, D, loc), step, loc), loc);
+    tma_issue(p, dot, ops, rings, descs, full, iv, kn, cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
+    TValue *phase = bin(p, dot, OP_REM, bin(p, dot, OP_DIV, it, iconst(p, dot, ti, S, loc), loc),
+                        iconst(p, dot, ti, 2, loc), loc);
+    mk(p, dot, OP_BAR_WAIT, loc, 2, (TValue *[]){bar_slot(p, dot, full, cur, loc), phase}, NULL);
+  } else {
+    TOp *w = mk(p, dot, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
+    w->ival = D - 1;
+    mk(p, dot, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
+    TOp *bar = mk(p, dot, OP_NAMED_BAR, loc, 0, NULL, NULL);
+    bar->ival = 0, bar->ival2 = 32 * warps;
+    kn = bin(p, dot, OP_ADD, iv, bin(p, dot, OP_MUL, iconst(p, dot, ti, D, loc), step, loc), loc);
+    copies(p, dot, ops, rings, iv, kn, cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
+  }
   TValue *va = as_operand(p, dot, slot(p, dot, rings[0], cur, loc), ops[0].trans, loc);
   TValue *vb = as_operand(p, dot, slot(p, dot, rings[1], cur, loc), ops[1].trans, loc);
   TValue *r = mk1(p, dot, OP_MMA_ASYNC, loc, 3, (TValue *[]){va, vb, acc}, acc->type);
@@ -513,19 +796,28 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   mw->ival = 1;
   ir_replace_uses(body, dot->res[0], mw->res[0]);
   ir_remove(dot);
-  /* after the loop: the last wgmma, and the copies past the end (none read memory) */
+  /* after the loop: the last wgmma, and (cp.async) the copies past the end
+   * (none read memory); TMA issues none past the end */
   TValue *res = fop->res[ai - 1];
   TOp *fin = ir_op(c, OP_MMA_WAIT, loc, 1, &res, 1, (Type *[]){acc->type});
-  TOp *aw = ir_op(c, OP_ASYNC_WAIT, loc, 0, NULL, 0, NULL);
-  ir_insert_after(fop, aw);
+  if (!tma) ir_insert_after(fop, ir_op(c, OP_ASYNC_WAIT, loc, 0, NULL, 0, NULL));
   ir_insert_after(fop, fin);
   ir_replace_uses(fop->block, res, fin->res[0]);
   fin->opnds[0] = res; /* (replace_uses reached the wait's own operand) */
-  note(p, loc,
-       "pipelined: %d stages (copies %d iterations ahead), a [%d, %d] %s-major and b [%d, %d] %s-major through "
-       "cp.async into 128-byte swizzled shared memory (%lld bytes), wgmma m64n%dk16 on %d warpgroup%s, one in flight",
-       S, D, M, K, ops[0].trans ? "M" : "K", K, N, ops[1].trans ? "K" : "N", (long long)(S * stage), N, warps / 4,
-       warps > 4 ? "s" : "");
+  if (tma)
+    note(p, loc,
+         "pipelined: %d stages (TMA %d iterations ahead), a [%d, %d] %s-major and b [%d, %d] %s-major into 128-byte "
+         "swizzled shared memory (%lld bytes) from descriptors the runtime builds at launch (__dot_a, __dot_b), "
+         "wgmma m64n%dk16 on %d warpgroup%s, one in flight",
+         S, D, M, K, ops[0].trans ? "M" : "K", K, N, ops[1].trans ? "K" : "N", (long long)(S * stage), N, warps / 4,
+         warps > 4 ? "s" : "");
+  else
+    note(p, loc,
+         "pipelined: %d stages (copies %d iterations ahead), a [%d, %d] %s-major and b [%d, %d] %s-major through "
+         "cp.async into 128-byte swizzled shared memory (%lld bytes), wgmma m64n%dk16 on %d warpgroup%s, one in "
+         "flight (not TMA: %s %s)",
+         S, D, M, K, ops[0].trans ? "M" : "K", K, N, ops[1].trans ? "K" : "N", (long long)(S * stage), N, warps / 4,
+         warps > 4 ? "s" : "", ops[0].tma ? "b" : "a", ops[0].tma ? ops[1].no_tma : ops[0].no_tma);
 }
 
 typedef struct Found {

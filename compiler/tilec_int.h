@@ -560,6 +560,13 @@ typedef struct TParam {
   bool tma;           /* a TMA descriptor: box shape and swizzle below */
   int rank, box[TC_MAX_RANK], swizzle;
   TValue *value;      /* the block argument */
+  /* derived (pipeline.c): a TMA descriptor the runtime builds at launch
+   * from other parameters, not an argument the caller passes: the tensor
+   * at pointer parameter from[0], from[1] columns, from[2] rows, rows
+   * from[3] elements apart; from[i] < 0 means the constant lit[i] */
+  bool derived;
+  int from[4];
+  int64_t lit[4];
 } TParam;
 
 typedef struct TConstInfo {
@@ -616,6 +623,7 @@ void ir_insert_before(TOp *before, TOp *op);
 void ir_insert_after(TOp *after, TOp *op);
 void ir_remove(TOp *op);
 void ir_add_region(Ctx *c, TOp *op, TBlock *b);
+TValue *ir_add_arg(Ctx *c, TBlock *b, Type *t); /* a new last argument of block b */
 void ir_replace_uses(TBlock *scope, TValue *from, TValue *to);
 void ir_print_module(Ctx *c, TModule *m, Buf *out);
 const char *ir_opname(Opcode o);

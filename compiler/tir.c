@@ -101,6 +101,17 @@ void ir_add_region(Ctx *c, TOp *op, TBlock *b) {
   b->parent = op;
 }
 
+TValue *ir_add_arg(Ctx *c, TBlock *b, Type *t) {
+  TValue **a = ar_alloc(&c->arena, sizeof(TValue *) * (size_t)(b->nargs + 2));
+  for (int i = 0; i < b->nargs; i++) a[i] = b->args[i];
+  TValue *v = new_value(c, t);
+  v->block = b;
+  v->index = b->nargs;
+  a[b->nargs++] = v;
+  b->args = a;
+  return v;
+}
+
 void ir_append(TBlock *b, TOp *op) {
   op->block = b;
   op->prev = b->last;

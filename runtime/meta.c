@@ -19,7 +19,7 @@
 
 enum {
   RT_META_LINE_MAX = 1024,   /* longest line, bytes */
-  RT_META_MAX_TOKS = 8,      /* tokens kept per line (more are counted) */
+  RT_META_MAX_TOKS = 16,     /* tokens kept per line (more are counted) */
   RT_META_MAX_PARAMS = 1024, /* per kernel */
   RT_META_MAX_KERNELS = 65536,
   RT_META_MAX_THREADS = 1024,
@@ -56,6 +56,9 @@ typedef struct rt_parser {
   int *first_const;    /* per kernel: index of its first constant in consts */
   tile_const_info *consts;
   int nconsts, capconsts;
+  int *first_derived; /* per kernel: index of its first derived parameter */
+  tile_derived_info *derived;
+  int nderived, capderived;
   tile_kernel_info *cur; /* the open kernel block, or NULL */
   int cur_index;
   bool seen_threads, seen_smem, seen_cluster;
@@ -182,12 +185,16 @@ static bool rt_add_kernel(rt_parser *P) {
   int *fc = realloc(P->first_const, (size_t)cap * sizeof *fc);
   if (!fc) return rt_perr(P, "out of memory");
   P->first_const = fc;
+  int *fd = realloc(P->first_derived, (size_t)cap * sizeof *fd);
+  if (!fd) return rt_perr(P, "out of memory");
+  P->first_derived = fd;
   P->capkernels = cap;
   P->cur_index = P->nkernels++;
   P->cur = &P->kernels[P->cur_index];
   memset(P->cur, 0, sizeof *P->cur);
   P->first_param[P->cur_index] = P->nparams;
   P->first_const[P->cur_index] = P->nconsts;
+  P->first_derived[P->cur_index] = P->nderived;
   return true;
 }
 
@@ -322,6 +329,56 @@ static bool rt_line_tmabox(rt_parser *P) {
   return true;
 }
 
+/* "derive NAME tma DTYPE ROWS COLS swizzle S from PTR COLS ROWS STRIDE": a
+ * TMA descriptor the runtime builds at launch; the last four are parameter
+ * names declared before (a pointer, then integers) or positive constants. */
+static bool rt_line_derive(rt_parser *P) {
+  if (!rt_want_fields(P, 13, "derive NAME tma DTYPE ROWS COLS swizzle S from PTR COLS ROWS STRIDE")) return false;
+  tile_derived_info q;
+  memset(&q, 0, sizeof q);
+  if (!rt_name(P, P->tok[1], sizeof q.name, "parameter name") || !rt_param_unique(P, P->tok[1])) return false;
+  for (int i = P->first_derived[P->cur_index]; i < P->nderived; i++)
+    if (strcmp(P->derived[i].name, P->tok[1]) == 0)
+      return rt_perr(P, "parameter '%s' of kernel '%s' is declared twice", P->tok[1], P->cur->name);
+  if (strcmp(P->tok[2], "tma") != 0) return rt_perr(P, "a derived parameter is a tma descriptor, not '%s'", P->tok[2]);
+  const rt_dtype *dt = rt_find_dtype(P, P->tok[3]);
+  if (!dt) return false;
+  if (!rt_number(P, P->tok[4], 1, 256, "box rows", &q.box[0]) || !rt_number(P, P->tok[5], 1, 256, "box columns", &q.box[1]))
+    return false;
+  if (strcmp(P->tok[6], "swizzle") != 0) return rt_perr(P, "expected 'swizzle', got '%s'", P->tok[6]);
+  if (!rt_number(P, P->tok[7], 0, 128, "swizzle", &q.swizzle)) return false;
+  if (q.swizzle != 0 && q.swizzle != 32 && q.swizzle != 64 && q.swizzle != 128)
+    return rt_perr(P, "swizzle %d is not 0, 32, 64 or 128", q.swizzle);
+  if (strcmp(P->tok[8], "from") != 0) return rt_perr(P, "expected 'from', got '%s'", P->tok[8]);
+  for (int j = 0; j < 4; j++) {
+    const char *t = P->tok[9 + j];
+    q.from[j] = -1;
+    if (*t >= '0' && *t <= '9') {
+      char *e;
+      long long v = strtoll(t, &e, 10);
+      if (*e || j == 0 || v < 1 || v > (1ll << 40)) return rt_perr(P, "'%s' is not a parameter or a positive extent", t);
+      q.lit[j] = v;
+      continue;
+    }
+    int first = P->first_param[P->cur_index];
+    for (int i = first; i < P->nparams; i++)
+      if (strcmp(P->params[i].name, t) == 0) q.from[j] = i - first;
+    if (q.from[j] < 0) return rt_perr(P, "no parameter '%s' declared before this line", t);
+    const tile_param_info *src = &P->params[first + q.from[j]];
+    if (j == 0 ? src->kind != TILE_PARAM_PTR
+               : src->kind != TILE_PARAM_SCALAR || src->dtype[0] == 'f' || src->dtype[0] == 'b')
+      return rt_perr(P, "parameter '%s' is not %s", t, j == 0 ? "a pointer" : "an integer scalar");
+  }
+  snprintf(q.name, sizeof q.name, "%s", P->tok[1]);
+  snprintf(q.dtype, sizeof q.dtype, "%s", dt->name);
+  tile_derived_info *arr = rt_grow(P, P->derived, &P->capderived, P->nderived + 1, sizeof *arr);
+  if (!arr) return false;
+  P->derived = arr;
+  P->derived[P->nderived++] = q;
+  P->cur->nderived++;
+  return true;
+}
+
 /* "multiple NAME N": an integer parameter the kernel assumes a multiple of N. */
 static bool rt_line_multiple(rt_parser *P) {
   if (!rt_want_fields(P, 3, "multiple NAME N")) return false;
@@ -381,6 +438,7 @@ static bool rt_line_in_kernel(rt_parser *P) {
   if (strcmp(kw, "const") == 0) return rt_line_const(P);
   if (strcmp(kw, "tmabox") == 0) return rt_line_tmabox(P);
   if (strcmp(kw, "multiple") == 0) return rt_line_multiple(P);
+  if (strcmp(kw, "derive") == 0) return rt_line_derive(P);
   if (strcmp(kw, "end") == 0) return rt_line_end(P);
   if (strcmp(kw, "kernel") == 0 || strcmp(kw, "arch") == 0 || strcmp(kw, "tile-meta") == 0)
     return rt_perr(P, "'%s' inside kernel '%s' (missing 'end'?)", kw, P->cur->name);
@@ -413,7 +471,8 @@ static tile_meta *rt_pack(rt_parser *P) {
   size_t koff = rt_align8(sizeof(tile_meta));
   size_t poff = koff + rt_align8((size_t)P->nkernels * sizeof(tile_kernel_info));
   size_t coff = poff + rt_align8((size_t)P->nparams * sizeof(tile_param_info));
-  size_t total = coff + (size_t)P->nconsts * sizeof(tile_const_info);
+  size_t doff = coff + rt_align8((size_t)P->nconsts * sizeof(tile_const_info));
+  size_t total = doff + (size_t)P->nderived * sizeof(tile_derived_info);
   char *block = calloc(1, total);
   if (!block) {
     rt_perr(P, "out of memory");
@@ -423,15 +482,18 @@ static tile_meta *rt_pack(rt_parser *P) {
   tile_kernel_info *ks = (tile_kernel_info *)(block + koff);
   tile_param_info *ps = (tile_param_info *)(block + poff);
   tile_const_info *cs = (tile_const_info *)(block + coff);
+  tile_derived_info *ds = (tile_derived_info *)(block + doff);
   snprintf(m->arch, sizeof m->arch, "%s", P->arch);
   m->nkernels = P->nkernels;
   m->kernels = ks;
   if (P->nparams) memcpy(ps, P->params, (size_t)P->nparams * sizeof *ps);
   if (P->nconsts) memcpy(cs, P->consts, (size_t)P->nconsts * sizeof *cs);
+  if (P->nderived) memcpy(ds, P->derived, (size_t)P->nderived * sizeof *ds);
   for (int i = 0; i < P->nkernels; i++) {
     ks[i] = P->kernels[i];
     ks[i].params = ks[i].nparams ? ps + P->first_param[i] : NULL;
     ks[i].consts = ks[i].nconsts ? cs + P->first_const[i] : NULL;
+    ks[i].derived = ks[i].nderived ? ds + P->first_derived[i] : NULL;
   }
   return m;
 }
@@ -453,6 +515,8 @@ tile_meta *tile_meta_parse(const char *text, size_t len, char *err, size_t errca
   free(P->params);
   free(P->first_const);
   free(P->consts);
+  free(P->first_derived);
+  free(P->derived);
   free(P);
   return m;
 }

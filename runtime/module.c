@@ -377,6 +377,21 @@ tile_status tile_launch(tile_kernel *k, unsigned gx, unsigned gy, unsigned gz, v
   if (s == TILE_OK) s = rt_check_grid(ki, gx, gy, gz);
   if (s == TILE_OK) s = rt_make_current(k->module->ctx);
   if (s != TILE_OK) return s;
+  /* derived parameters (TMA descriptors of a pipelined dot): built from
+   * the arguments, passed after them */
+  enum { RT_MAX_DERIVED = 8, RT_MAX_ARGS = 256 };
+  tile_tma_desc derived[RT_MAX_DERIVED];
+  void *all[RT_MAX_ARGS + RT_MAX_DERIVED];
+  if (ki->nderived) {
+    if (ki->nderived > RT_MAX_DERIVED || nargs > RT_MAX_ARGS)
+      return rt_fail(TILE_ERR_INVALID, "kernel '%s' has %d arguments and %d derived parameters (at most %d and %d)",
+                     ki->name, nargs, ki->nderived, RT_MAX_ARGS, RT_MAX_DERIVED);
+    s = rt_build_derived(ki, args, derived);
+    if (s != TILE_OK) return s;
+    for (int i = 0; i < nargs; i++) all[i] = args[i];
+    for (int i = 0; i < ki->nderived; i++) all[nargs + i] = &derived[i];
+    args = all;
+  }
   bool cluster = rt_has_cluster(ki);
   if (cluster && !rt_cu.cuLaunchKernelEx)
     return rt_fail(TILE_ERR_CUDA,

@@ -46,6 +46,9 @@ typedef struct rt_device {
 /* Open libcuda and cuInit, once per process.  TILE_OK, or TILE_ERR_NO_DRIVER /
  * TILE_ERR_NO_DEVICE with the message set (every time it is called). */
 tile_status rt_driver_load(void);
+/* The derived parameters of ki (TMA descriptors, tma.c), built from the
+ * caller's args into out[0 .. ki->nderived-1]. */
+tile_status rt_build_derived(const tile_kernel_info *ki, void **args, tile_tma_desc *out);
 /* rt_driver_load, then find this thread's device (the one it passed to
  * tile_init, else the first one any thread initialised) and make its
  * context current.  TILE_ERR_INVALID "call tile_init first" before any. */

@@ -20,6 +20,48 @@ static int tma_dtype(const char *d, int *bytes) {
   return -1;
 }
 
+/* Encode the descriptor of a rows x cols tensor of dtype at base, rows
+ * row_stride elements apart, copied in boxes of box[0] rows x box[1]
+ * columns; what is named in messages: parameter pname of kernel kname. */
+static tile_status rt_tma_encode(tile_tma_desc *d, const char *kname, const char *pname, const char *dtype,
+                                 const int box[2], int swizzle, tile_devptr base, uint64_t rows, uint64_t cols,
+                                 uint64_t row_stride) {
+  int eb;
+  int code = tma_dtype(dtype, &eb);
+  if (code < 0) return rt_fail(TILE_ERR_INVALID, "TMA cannot move %s elements", dtype);
+  if (base % 16)
+    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s' of kernel '%s' starts at 0x%llx, not 16-byte aligned",
+                   pname, kname, (unsigned long long)base);
+  if (!rows || !cols || rows >= (1ull << 32) || cols >= (1ull << 32))
+    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s' is %llu x %llu: each extent must be 1 to 2^32-1", pname,
+                   (unsigned long long)rows, (unsigned long long)cols);
+  if (row_stride < cols)
+    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s': the row stride %llu is smaller than the %llu columns",
+                   pname, (unsigned long long)row_stride, (unsigned long long)cols);
+  uint64_t pitch = row_stride * (uint64_t)eb;
+  if (rows > 1 && (pitch % 16 || pitch >= (1ull << 40)))
+    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s': rows are %llu bytes apart; TMA needs a multiple of 16 "
+                                     "(pad the rows, e.g. a row stride that is a multiple of %d elements)",
+                   pname, (unsigned long long)pitch, 16 / eb);
+  tile_status st = rt_driver_load();
+  if (st != TILE_OK) return st;
+  if (!rt_cu.cuTensorMapEncodeTiled)
+    return rt_fail(TILE_ERR_CUDA, "this driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)");
+  uint64_t dims[2] = {cols, rows};
+  uint64_t strides[1] = {pitch};
+  uint32_t boxd[2] = {(uint32_t)box[1], (uint32_t)box[0]};
+  uint32_t estr[2] = {1, 1};
+  int sw = swizzle == 128 ? 3 : swizzle == 64 ? 2 : swizzle == 32 ? 1 : 0;
+  memset(d, 0, sizeof *d);
+  CUresult r = rt_cu.cuTensorMapEncodeTiled((CUtensorMap *)d->bytes, code, 2, (void *)(uintptr_t)base, dims, strides,
+                                            boxd, estr, 0 /* no interleave */, sw, 2 /* L2 promotion 128B */,
+                                            0 /* out of bounds: zero */);
+  if (r != 0)
+    return rt_cuda_fail(r, "cuTensorMapEncodeTiled for '%s' (%llu x %llu %s, box %d x %d, swizzle %d)", pname,
+                        (unsigned long long)rows, (unsigned long long)cols, dtype, box[0], box[1], swizzle);
+  return TILE_OK;
+}
+
 tile_status tile_tma_desc_2d(tile_tma_desc *d, const tile_kernel *k, int param, tile_devptr base, uint64_t rows,
                              uint64_t cols, uint64_t row_stride) {
   if (!d || !k) return rt_fail(TILE_ERR_INVALID, "tile_tma_desc_2d: NULL descriptor or kernel");
@@ -33,39 +75,50 @@ tile_status tile_tma_desc_2d(tile_tma_desc *d, const tile_kernel *k, int param, 
   if (!p->box[0] || !p->box[1])
     return rt_fail(TILE_ERR_BAD_MODULE, "parameter '%s' of kernel '%s' has no box in the metadata", p->name,
                    ki->name);
-  int eb;
-  int code = tma_dtype(p->dtype, &eb);
-  if (code < 0) return rt_fail(TILE_ERR_INVALID, "TMA cannot move %s elements", p->dtype);
-  if (base % 16)
-    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s' of kernel '%s' starts at 0x%llx, not 16-byte aligned",
-                   p->name, ki->name, (unsigned long long)base);
-  if (!rows || !cols || rows >= (1ull << 32) || cols >= (1ull << 32))
-    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s' is %llu x %llu: each extent must be 1 to 2^32-1", p->name,
-                   (unsigned long long)rows, (unsigned long long)cols);
-  if (row_stride < cols)
-    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s': the row stride %llu is smaller than the %llu columns",
-                   p->name, (unsigned long long)row_stride, (unsigned long long)cols);
-  uint64_t pitch = row_stride * (uint64_t)eb;
-  if (rows > 1 && (pitch % 16 || pitch >= (1ull << 40)))
-    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s': rows are %llu bytes apart; TMA needs a multiple of 16 "
-                                     "(pad the rows, e.g. a row stride that is a multiple of %d elements)",
-                   p->name, (unsigned long long)pitch, 16 / eb);
-  tile_status st = rt_driver_load();
-  if (st != TILE_OK) return st;
-  if (!rt_cu.cuTensorMapEncodeTiled)
-    return rt_fail(TILE_ERR_CUDA, "this driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)");
-  uint64_t dims[2] = {cols, rows};
-  uint64_t strides[1] = {pitch};
-  uint32_t box[2] = {(uint32_t)p->box[1], (uint32_t)p->box[0]};
-  uint32_t estr[2] = {1, 1};
-  int sw = p->swizzle == 128 ? 3 : p->swizzle == 64 ? 2 : p->swizzle == 32 ? 1 : 0;
-  memset(d, 0, sizeof *d);
-  CUresult r = rt_cu.cuTensorMapEncodeTiled((CUtensorMap *)d->bytes, code, 2, (void *)(uintptr_t)base, dims, strides,
-                                            box, estr, 0 /* no interleave */, sw, 2 /* L2 promotion 128B */,
-                                            0 /* out of bounds: zero */);
-  if (r != 0)
-    return rt_cuda_fail(r, "cuTensorMapEncodeTiled for '%s' (%llu x %llu %s, box %d x %d, swizzle %d)", p->name,
-                        (unsigned long long)rows, (unsigned long long)cols, p->dtype, p->box[0], p->box[1],
-                        p->swizzle);
+  return rt_tma_encode(d, ki->name, p->name, p->dtype, p->box, p->swizzle, base, rows, cols, row_stride);
+}
+
+/* An integer argument (or the constant) a derived parameter names. */
+static long long rt_derive_value(const tile_kernel_info *ki, void **args, int from, long long lit) {
+  if (from < 0) return lit;
+  const tile_param_info *p = &ki->params[from];
+  if (p->size == 8) {
+    int64_t v;
+    memcpy(&v, args[from], 8);
+    return v;
+  }
+  if (p->size == 4) {
+    int32_t v;
+    memcpy(&v, args[from], 4);
+    return p->dtype[0] == 'u' ? (long long)(uint32_t)v : v;
+  }
+  if (p->size == 2) {
+    int16_t v;
+    memcpy(&v, args[from], 2);
+    return p->dtype[0] == 'u' ? (long long)(uint16_t)v : v;
+  }
+  int8_t v;
+  memcpy(&v, args[from], 1);
+  return p->dtype[0] == 'u' ? (long long)(uint8_t)v : v;
+}
+
+tile_status rt_build_derived(const tile_kernel_info *ki, void **args, tile_tma_desc *out) {
+  for (int i = 0; i < ki->nderived; i++) {
+    const tile_derived_info *q = &ki->derived[i];
+    tile_devptr base;
+    memcpy(&base, args[q->from[0]], sizeof base);
+    long long cols = rt_derive_value(ki, args, q->from[1], q->lit[1]);
+    long long rows = rt_derive_value(ki, args, q->from[2], q->lit[2]);
+    long long stride = rt_derive_value(ki, args, q->from[3], q->lit[3]);
+    const char *pn = q->from[0] >= 0 ? ki->params[q->from[0]].name : "?";
+    if (rows < 1 || cols < 1 || stride < 1)
+      return rt_fail(TILE_ERR_INVALID,
+                     "kernel '%s' reads '%s' as a %lld x %lld tensor with rows %lld elements apart (from its "
+                     "arguments, for the TMA copies of its pipelined dot): each must be at least 1",
+                     ki->name, pn, rows, cols, stride);
+    tile_status s = rt_tma_encode(&out[i], ki->name, pn, q->dtype, q->box, q->swizzle, base, (uint64_t)rows,
+                                  (uint64_t)cols, (uint64_t)stride);
+    if (s != TILE_OK) return s;
+  }
   return TILE_OK;
 }

@@ -135,6 +135,21 @@ typedef struct tile_const_info {
   char value[40];
 } tile_const_info;
 
+/* A parameter the runtime builds at launch from the caller's arguments
+ * ("derive" in the metadata): the TMA descriptor of the 2-D tensor at
+ * pointer parameter from[0], with from[1] columns and from[2] rows, rows
+ * from[3] elements apart (from[i] is a parameter index, or -1 for the
+ * constant lit[i]). tilec adds them when it pipelines a `dot` onto TMA; the
+ * caller never passes them: tile_launch appends them after args. */
+typedef struct tile_derived_info {
+  char name[64];
+  char dtype[8];
+  int box[2];      /* rows, columns */
+  int swizzle;
+  int from[4];
+  long long lit[4];
+} tile_derived_info;
+
 typedef struct tile_kernel_info {
   char name[128];
   int threads;          /* threads per block */
@@ -144,6 +159,8 @@ typedef struct tile_kernel_info {
   const tile_param_info *params;
   int nconsts;
   const tile_const_info *consts;
+  int nderived;         /* built by tile_launch, after the nparams arguments */
+  const tile_derived_info *derived;
 } tile_kernel_info;
 
 /* The value of constant `name` of kernel k as built, or NULL. */
@@ -174,7 +191,10 @@ const tile_kernel_info *tile_kernel_get_info(const tile_kernel *k);
 /* Launch on grid (gx, gy, gz) with threads/smem/cluster from the metadata.
  * args[i] points at the value of parameter i (as cuLaunchKernel).  Checks the
  * argument count, and that pointer arguments are aligned as the kernel
- * assumes; returns TILE_ERR_INVALID with a message naming the parameter. */
+ * assumes; returns TILE_ERR_INVALID with a message naming the parameter.
+ * The kernel's derived parameters (tile_kernel_info.derived: TMA
+ * descriptors of a pipelined dot) are built from args here and passed after
+ * them; nargs counts only the caller's. */
 tile_status tile_launch(tile_kernel *k, unsigned gx, unsigned gy, unsigned gz,
                         void **args, int nargs, tile_stream stream);
 

@@ -92,10 +92,12 @@ for arch in sm_90a sm_100a; do
         check "$e/$arch" "fast rsqrt" "$ptx" "rsqrt\.approx"
         check "$e/$arch" "loops" "$ptx" "bra\.uni|@%p[0-9]+ bra"
         check "$e/$arch" "warp butterfly reductions" "$ptx" "shfl\.sync\.bfly\.b32" ;;
-      matmul/sm_90a) # the compiler's pipeline (pipeline.c): cp.async rings, async wgmma
-        check "$e/$arch" "16-byte cp.async copies" "$ptx" "cp\.async\.cg\.shared\.global"
-        check "$e/$arch" "copies waited for, one group in flight" "$ptx" "cp\.async\.wait_group 1;"
-        check "$e/$arch" "proxy fence before wgmma reads them" "$ptx" "fence\.proxy\.async\.shared::cta"
+      matmul/sm_90a) # the compiler's pipeline (pipeline.c): TMA into rings, async wgmma
+        check "$e/$arch" "TMA copies of the tiles" "$ptx" "cp\.async\.bulk\.tensor\.2d\.shared::cta\.global\.tile\.mbarrier::complete_tx::bytes"
+        check "$e/$arch" "the bytes expected on the ring's mbarrier" "$ptx" "mbarrier\.arrive\.expect_tx"
+        check "$e/$arch" "the tiles awaited on it" "$ptx" "mbarrier\.try_wait\.parity"
+        check "$e/$arch" "the descriptors are grid constants" "$ptx" "\.param \.align 64 \.b8 matmul_param_10\[128\]"
+        check_not "$e/$arch" "no per-thread copies" "$ptx" "cp\.async\.cg\.shared\.global"
         check "$e/$arch" "async wgmma 64x256x16 bf16" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.bf16\.bf16"
         check "$e/$arch" "one wgmma group kept in flight" "$ptx" "wgmma\.wait_group\.sync\.aligned[[:space:]]+1;"
         check_not "$e/$arch" "no mma.sync" "$ptx" "mma\.sync\.aligned\.m16n8k16" ;;

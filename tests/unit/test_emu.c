@@ -154,8 +154,8 @@ static double double_of_bf16(uint16_t h) {
 }
 
 /* matmul(a, b, c, M, N, K, lda, ldb, ldc): a 128x256 tile of C per program
- * (a 1-D grid), 8 warps, the compiler's pipeline: cp.async copies into
- * shared memory and async wgmma with f32 accumulators, bf16 out. Shapes
+ * (a 1-D grid), 8 warps, the compiler's pipeline: TMA copies into shared
+ * memory and async wgmma with f32 accumulators, bf16 out. Shapes
  * around the 128x256x64 blocks; padded rows everywhere (strides multiples
  * of 8, as the kernel declares): A's and B's padding holds NaN (a copy the
  * masks leave out would spread it), C's a sentinel that must survive.
@@ -168,10 +168,10 @@ static void test_matmul(void **state) {
   assert_true(smem > 0); /* the tiles staged in shared memory */
   const EmFunc *f = em_find_func(m, "matmul");
   assert_non_null(f);
-  assert_int_equal(f->nparams, 9);
-  int nwg = 0, ncp = 0;
-  for (int i = 0; i < f->nins; i++) nwg += f->ins[i].opc == EM_WGMMA, ncp += f->ins[i].opc == EM_CPA;
-  assert_true(nwg > 0 && ncp > 0); /* the dot runs pipelined, not on the mma.sync fallback */
+  assert_int_equal(f->nparams, 11); /* and the two descriptors the runtime derives (__dot_a, __dot_b) */
+  int nwg = 0, ntma = 0;
+  for (int i = 0; i < f->nins; i++) nwg += f->ins[i].opc == EM_WGMMA, ntma += f->ins[i].opc == EM_TMA_LOAD;
+  assert_true(nwg > 0 && ntma > 0); /* the dot runs pipelined on TMA, not on the mma.sync fallback */
   int shapes[][3] = {{128, 256, 64}, {70, 50, 40}, {1, 1, 1}, {130, 265, 200}};
   const uint16_t nan = 0x7fc0, sentinel = 0xdead;
   uint64_t seed = 5;
@@ -183,8 +183,10 @@ static void test_matmul(void **state) {
     for (int i = 0; i < M * lda; i++) a[i] = i % lda < K ? bf16_of(frand(&seed)) : nan;
     for (int i = 0; i < K * ldb; i++) b[i] = i % ldb < N ? bf16_of(frand(&seed)) : nan;
     for (int i = 0; i < M * ldc; i++) c[i] = sentinel;
-    /* the parameter buffer as the kernel declares it: 3 pointers, 6 i32 */
-    uint8_t params[64] = {0};
+    /* the parameter buffer as the kernel declares it: 3 pointers, 6 i32,
+     * then the tensor maps of A (M x K) and B (K x N) as tile_launch builds
+     * them from those (metadata "derive": boxes 128 x 64 and 64 x 64) */
+    _Alignas(64) uint8_t params[512] = {0};
     uint64_t ptrs[3] = {(uint64_t)(uintptr_t)a, (uint64_t)(uintptr_t)b, (uint64_t)(uintptr_t)c};
     int32_t ints[6] = {M, N, K, lda, ldb, ldc};
     assert_true(f->param_bytes <= sizeof params);
@@ -192,6 +194,19 @@ static void test_matmul(void **state) {
       assert_int_equal(f->params[i].size, i < 3 ? 8 : 4);
       memcpy(params + f->params[i].offset, i < 3 ? (const void *)&ptrs[i] : (const void *)&ints[i - 3],
              f->params[i].size);
+    }
+    for (int j = 0; j < 2; j++) {
+      _Alignas(64) EmTensorMap map;
+      uint64_t dims[2] = {(uint64_t)(j ? N : K), (uint64_t)(j ? K : M)}, strides[1] = {2u * (uint64_t)(j ? ldb : lda)};
+      uint32_t box[2] = {64, j ? 64 : 128}, estr[2] = {1, 1};
+      bool unsup = false;
+      char why[256];
+      bool ok = em_tmap_encode(&map, 9 /* bf16 */, 2, j ? (void *)b : (void *)a, dims, strides, box, estr, 0, 3, 2, 0,
+                               &unsup, why, sizeof why);
+      if (!ok) print_error("%s\n", why);
+      assert_true(ok);
+      assert_int_equal(f->params[9 + j].size, 128);
+      memcpy(params + f->params[9 + j].offset, &map, 128);
     }
     EmRange rg[3] = {{a, sizeof(uint16_t) * M * lda}, {b, sizeof(uint16_t) * K * ldb}, {c, sizeof(uint16_t) * M * ldc}};
     EmLaunch l = {.kernel = "matmul", .grid = {(unsigned)((M + 127) / 128 * ((N + 255) / 256)), 1, 1},

@@ -157,7 +157,8 @@ static void every_tile_has_layout(const char *text) {
     char line[2048];
     snprintf(line, sizeof line, "%.*s", (int)(n < 2047 ? n : 2047), p);
     const char *c = strstr(line, " : ");
-    if (c && strchr(c, '[') && !strstr(c, " #") && !strstr(line, "kernel @") && !strstr(c, "smem<")) {
+    if (c && strchr(c, '[') && !strstr(c, " #") && !strstr(line, "kernel @") && !strstr(c, "smem<") &&
+        !strstr(c, ": mbarrier[")) {
       print_error("tile without a layout: %s\n", line);
       fail();
     }
@@ -400,40 +401,61 @@ static void test_pipelined_dot(void **state) {
   (void)state;
   char *t = tir_file("examples/matmul/matmul.tile");
   has(t, "// pipeline: dot at ", "the note");
-  has(t, "pipelined: 4 stages (copies 2 iterations ahead), a [128, 64] K-major and b [64, 256] N-major", "the note");
+  has(t, "pipelined: 4 stages (TMA 2 iterations ahead), a [128, 64] K-major and b [64, 256] N-major", "the note");
   has(t, "smem<bf16, [128, 64] x 4, swizzle 128>", "A's ring");
   has(t, "smem<bf16, [64, 256] x 4, swizzle 128>", "B's ring");
+  has(t, "mbarrier_alloc offset=0 arrive=1 : mbarrier[4]", "the rings' mbarriers");
+  /* the descriptors, derived parameters after the caller's */
+  has(t, "%8 ldc: i32, %", "the caller's parameters first");
+  has(t, "__dot_a: tma<bf16, [128, 64], swizzle 128>", "A's descriptor");
+  has(t, "__dot_b: tma<bf16, [64, 64], swizzle 128>", "B's descriptor (four boxes a tile)");
   assert_int_equal(op_count(t, "dot"), 0);
-  assert_int_equal(op_count(t, "load"), 0); /* every load became a copy */
+  assert_int_equal(op_count(t, "load"), 0);
+  assert_int_equal(op_count(t, "async_copy"), 0);
   /* prologue: 2 iterations x 2 operands; loop: 2 */
-  assert_int_equal(op_count(t, "async_copy"), 6);
-  assert_int_equal(op_count(t, "async_commit"), 3);
+  assert_int_equal(op_count(t, "tma_load"), 6);
+  assert_int_equal(op_count(t, "barrier_expect"), 3);
   assert_int_equal(op_count(t, "mma_async"), 1);
-  /* in the loop: wait for this iteration's copies (1 group may stay in
-   * flight), fence, barrier, then the wgmma; one wgmma left in flight */
+  /* in the loop: the barrier (every warpgroup past the wgmma that read the
+   * slot refilled), the copies ahead, then this iteration's tiles awaited,
+   * the wgmma; one left in flight; nothing waits on copies after the loop */
   const char *body = strstr(t, "  do (");
   assert_non_null(body);
-  const char *w = strstr(body, "async_wait 1"), *f = strstr(body, "fence_async_shared"),
-             *bar = strstr(body, "named_barrier id=0 threads=256"), *mma = strstr(body, "mma_async"),
-             *w1 = strstr(body, "mma_wait 1");
+  const char *bar = strstr(body, "named_barrier id=0 threads=256"), *tl = strstr(body, "tma_load"),
+             *bw = strstr(body, "barrier_wait"), *mma = strstr(body, "mma_async"), *w1 = strstr(body, "mma_wait 1");
+  assert_true(bar && tl && bw && mma && w1);
+  assert_true(bar < tl && tl < bw && bw < mma && mma < w1);
+  assert_non_null(strstr(w1, "mma_wait 0"));
+  assert_null(strstr(w1, "async_wait"));
+  every_tile_has_layout(t);
+  free(t);
+  /* Triton's form: pointers the loop advances by a uniform step, masks
+   * against K - k: cp.async. axisinfo keeps them aligned, the copies
+   * issued ahead use them advanced, and they are carried in the copies'
+   * layout (no conversion through shared memory in the loop) */
+  t = tir_file("tests/emu/matmul_ptrinc.tile");
+  has(t, "pipelined: 4 stages (copies 2 iterations ahead)", "the note (pointer increments)");
+  has(t, "(not TMA: a its addresses are not base + rows * stride + columns)", "why not TMA");
+  assert_int_equal(op_count(t, "load"), 0);
+  assert_int_equal(op_count(t, "async_copy"), 6);
+  assert_int_equal(op_count(t, "async_commit"), 3);
+  for (int i = 0; *op_line(t, "convert_layout", i); i++) /* no pointer tile converted */
+    lacks(op_line(t, "convert_layout", i), ": *bf16[", "a conversion");
+  /* in the loop: wait for this iteration's copies (1 group may stay in
+   * flight), fence, barrier, then the wgmma; one wgmma left in flight */
+  body = strstr(t, "  do (");
+  assert_non_null(body);
+  const char *w = strstr(body, "async_wait 1"), *f = strstr(body, "fence_async_shared");
+  bar = strstr(body, "named_barrier id=0 threads=256"), mma = strstr(body, "mma_async"), w1 = strstr(body, "mma_wait 1");
   assert_true(w && f && bar && mma && w1);
   assert_true(w < f && f < bar && bar < mma && mma < w1);
   /* after the loop: the last wgmma, then the copies past the end */
   const char *end = strstr(w1, "mma_wait 0");
   assert_non_null(end);
   assert_non_null(strstr(end, "async_wait 0"));
-  every_tile_has_layout(t);
   free(t);
-  /* Triton's form: pointers the loop advances by a uniform step, masks
-   * against K - k; axisinfo keeps them aligned, the copies issued ahead
-   * use them advanced, and they are carried in the copies' layout (no
-   * conversion through shared memory in the loop) */
-  t = tir_file("tests/emu/matmul_ptrinc.tile");
-  has(t, "pipelined: 4 stages (copies 2 iterations ahead)", "the note (pointer increments)");
-  assert_int_equal(op_count(t, "load"), 0);
-  assert_int_equal(op_count(t, "async_copy"), 6);
-  for (int i = 0; *op_line(t, "convert_layout", i); i++) /* no pointer tile converted */
-    lacks(op_line(t, "convert_layout", i), ": *bf16[", "a conversion");
+  t = tir_file("tests/emu/matmul_nested.tile");
+  has(t, "(not TMA: a the loop is inside another loop)", "why not TMA (nested)");
   free(t);
   /* what keeps the plain lowering, each with its reason */
   static const struct {
@@ -460,6 +482,33 @@ static void test_pipelined_dot(void **state) {
     has(t, no[i].why, no[i].from);
     assert_int_equal(op_count(t, "mma_async"), 0);
     assert_int_equal(op_count(t, "dot"), 1);
+    free(t);
+    free(m);
+  }
+  /* what is pipelined on cp.async instead of TMA, each with its reason */
+  static const struct {
+    const char *from, *to, *why;
+  } copy[] = {
+      {"(rm[:, None] < M) & (ka[None, :] < K), 0.0)", "(ka[None, :] < K), 0.0)",
+       "(not TMA: a its mask is not (rows < R) & (columns < C))"},
+      {"(rm[:, None] < M) & (ka", "(rm[:, None] < M - 1) & (ka", "(not TMA: a its mask's bounds are not parameters"},
+      {"load(a + rm[:, None] * lda", "load(a + rm[:, None] * (lda + 8)", "(not TMA: a its row stride is not a parameter"},
+      {"load(b + ka[:, None] * ldb", "load(b + 64 + ka[:, None] * ldb", "(not TMA: b its base is not a pointer parameter)"},
+      {"(ka[:, None] < K) & (rn[None, :] < N)", "(ka[:, None] < K) & (ka[:, None] < N)",
+       "(not TMA: b its mask is not (rows < R) & (columns < C))"},
+      {"b: *bf16,", "b: *bf16, __dot_b: i32,", "(not TMA: a a parameter is named like the descriptors"},
+  };
+  for (size_t i = 0; i < sizeof copy / sizeof copy[0]; i++) {
+    const char *at = strstr(src, copy[i].from);
+    assert_non_null(at);
+    size_t n = strlen(src) + strlen(copy[i].to) + 1;
+    char *m = malloc(n);
+    snprintf(m, n, "%.*s%s%s", (int)(at - src), src, copy[i].to, at + strlen(copy[i].from));
+    t = tir(m);
+    has(t, copy[i].why, copy[i].from);
+    assert_int_equal(op_count(t, "mma_async"), 1);
+    assert_int_equal(op_count(t, "tma_load"), 0);
+    assert_int_equal(op_count(t, "async_copy"), 6);
     free(t);
     free(m);
   }

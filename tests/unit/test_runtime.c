@@ -291,6 +291,20 @@ static void test_meta_errors(void **state) {
       {"tile-meta 1\narch sm_90a\narch sm_100a\n", "line 3:", "second 'arch'"},
       {"tile-meta 1\nkernel k\nthreads 32\narch sm_90a\nend\n", "line 4:", "'arch' inside"},
       {"tile-meta 1\nkernel k\nthreads \x01 32\nend\n", "line 3:", "invalid byte 0x01"},
+      /* derived descriptors (a pipelined dot's TMA) */
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 from a n n\nend\n", "line 7:", "derive NAME tma"},
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d ptr bf16 128 64 swizzle 128 from a n n n\nend\n", "line 7:", "not 'ptr'"},
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 300 64 swizzle 128 from a n n n\nend\n", "line 7:", "box rows"},
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 100 from a n n n\nend\n", "line 7:", "not 0, 32, 64 or 128"},
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 of a n n n\nend\n", "line 7:", "expected 'from'"},
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 from n n n n\nend\n", "line 7:", "'n' is not a pointer"},
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 from a f n n\nend\n", "line 7:", "'f' is not an integer"},
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 from a m n n\nend\n", "line 7:", "no parameter 'm'"},
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 from a 0 n n\nend\n", "line 7:", "positive extent"},
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 from 7 n n n\nend\n", "line 7:", "positive extent"},
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive n tma bf16 128 64 swizzle 128 from a n n n\nend\n", "line 7:", "declared twice"},
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 from a n n n\nderive d tma bf16 128 64 swizzle 128 from a n n n\nend\n",
+       "line 8:", "declared twice"},
       {"tile-meta 1\nkernel k\xc3\xa9\nthreads 32\nend\n", "line 2:", "invalid byte 0xc3"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -310,6 +324,39 @@ static void test_meta_errors(void **state) {
   char small[8];
   assert_null(parse("tile-meta 2\n", small, sizeof small));
   assert_true(strlen(small) < sizeof small);
+}
+
+/* "derive": the descriptors tilec adds for a pipelined dot, built by
+ * tile_launch from the other arguments; not launch arguments themselves. */
+static void test_meta_derived(void **state) {
+  (void)state;
+  static const char text[] = "tile-meta 1\nkernel mm\nthreads 256\nparam a ptr bf16 16\nparam M scalar i32 4\n"
+                             "param K scalar i64 8\nparam lda scalar i32 4\n"
+                             "derive __dot_a tma bf16 128 64 swizzle 128 from a K M lda\n"
+                             "derive __dot_c tma f16 64 32 swizzle 64 from a 4096 M 4096\nend\n";
+  char err[256];
+  tile_meta *m = parse(text, err, sizeof err);
+  if (!m) print_error("%s\n", err);
+  assert_non_null(m);
+  const tile_kernel_info *k = tile_meta_kernel(m, 0);
+  assert_int_equal(k->nparams, 4); /* the caller passes four */
+  assert_int_equal(k->nderived, 2);
+  const tile_derived_info *d = &k->derived[0];
+  assert_string_equal(d->name, "__dot_a");
+  assert_string_equal(d->dtype, "bf16");
+  assert_int_equal(d->box[0], 128);
+  assert_int_equal(d->box[1], 64);
+  assert_int_equal(d->swizzle, 128);
+  assert_int_equal(d->from[0], 0);
+  assert_int_equal(d->from[1], 2);
+  assert_int_equal(d->from[2], 1);
+  assert_int_equal(d->from[3], 3);
+  d = &k->derived[1];
+  assert_string_equal(d->dtype, "f16");
+  assert_int_equal(d->from[1], -1);
+  assert_true(d->lit[1] == 4096 && d->lit[3] == 4096);
+  assert_int_equal(d->from[2], 1);
+  tile_meta_free(m);
 }
 
 /* Many kernels and params: the one-block result stays consistent. */
@@ -886,6 +933,7 @@ int main(void) {
       cmocka_unit_test(test_meta_text_forms),
       cmocka_unit_test(test_meta_version),
       cmocka_unit_test(test_meta_errors),
+      cmocka_unit_test(test_meta_derived),
       cmocka_unit_test(test_meta_many),
       cmocka_unit_test(test_status_names),
       cmocka_unit_test(test_invalid_args),
