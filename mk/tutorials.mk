@@ -28,7 +28,7 @@ TUT_KERNELS := \
 
 tut_name = $(word 1,$(subst |, ,$(1)))
 tut_src = $(word 2,$(subst |, ,$(1)))
-tut_flags_of = $(foreach d,$(subst +, ,$(word 3,$(subst |, ,$(1)))),-D $(d))
+tut_flags_of = $(foreach d,$(subst +, ,$(word 3,$(subst |, ,$(1)))),-D '$(d)')
 
 define tut_rules
 $(B)/examples/$(call tut_name,$(1)).$(2).cubin: $(call tut_src,$(1)) $(B)/bin/tilec mk/tutorials.mk
@@ -51,13 +51,18 @@ examples: tutorials
 # each power-of-two row length of the tutorial's sweep (N = 1024 .. 15872),
 # f16 as in the tutorial and f32 as tests/gpu/run.sh's layernorm; matmul at
 # 128 x 128 x 64 blocks (beside the default 128 x 256 x 64), with and without
-# the epilogue.
+# the epilogue, each also built as tile.Kernel's JIT builds it for arguments
+# divisible by 16 (.s16: every integer parameter multiple_of(16), Triton's
+# specialization; the benchmark uses them only on such shapes).
+TUT_S16 := M=multiple_of(16)+N=multiple_of(16)+K=multiple_of(16)+lda=multiple_of(16)+ldb=multiple_of(16)+ldc=multiple_of(16)
 tut_lnb_warps = $(if $(filter 16384,$(1)),16,$(if $(filter 1024,$(1)),4,8))
 TUT_BENCH := \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
     layernorm_bwd.$(t).b$(b)|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b)))) \
   matmul.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=64 \
-  matmul_lrelu.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=64+LEAKY_RELU=true
+  matmul_lrelu.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=64+LEAKY_RELU=true \
+  $(foreach v,matmul|BM=128 matmul.b128|BN=128 matmul_lrelu|LEAKY_RELU=true matmul_lrelu.b128|BN=128+LEAKY_RELU=true,\
+    $(word 1,$(subst |, ,$(v))).s16|examples/matmul/matmul.tile|$(word 2,$(subst |, ,$(v)))+$(TUT_S16))
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024% layernorm_bwd.f32.b1024%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
 tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so

@@ -123,9 +123,29 @@ def main():
             torch.cuda.synchronize()
             e2 = ((c.float() - ref).norm() / ref.norm()).item()
             t2 = do_bench(lambda: k2[grid](a, b, c, M, N, K, K, N, N), warmup=50, rep=300)
-            spec = "; K, N multiple_of(16): %.0f (%.2fx Triton, err %.1e)" % (flops / t2 / 1e9, t_tri / t2, e2)
+            spec = "; %s: %.0f (%.2fx Triton, err %.1e)" % (os.environ.get("DOT_CUBIN2_LABEL", "K, N multiple_of(16)"),
+                                                        flops / t2 / 1e9, t_tri / t2, e2)
             if not e2 < 1e-2:
                 worst = 0
+        # DOT_TUNE: "CUBIN:BM:BN ...", cubins of other configurations, each
+        # timed: the best per shape is what tile.autotune picks from source
+        # (as Triton's autotune over its configs)
+        for item in os.environ.get("DOT_TUNE", "").split():
+            path, bm, bn = item.split(":")
+            bm, bn = int(bm), int(bn)
+            kt = tile.Kernel.from_cubin(path, "matmul")
+            gt = (((M + bm - 1) // bm) * ((N + bn - 1) // bn),)
+            c.fill_(float("nan"))
+            kt[gt](a, b, c, M, N, K, K, N, N)
+            torch.cuda.synchronize()
+            et = ((c.float() - ref).norm() / ref.norm()).item()
+            if not et < 1e-2:
+                print("FAIL %s %dx%dx%d: rel_err %g" % (path, M, N, K, et))
+                worst = 0
+                continue
+            tt = do_bench(lambda: kt[gt](a, b, c, M, N, K, K, N, N), warmup=50, rep=300)
+            name = os.path.basename(path).replace(".sm_90a.cubin", "")
+            print("  tune %dx%dx%d %-28s %.0f TFLOP/s (%.2fx Triton)" % (M, N, K, name, flops / tt / 1e9, t_tri / tt))
         tf = lambda t: flops / t / 1e9
         g = ["", "", "", "", ""]
         if do_bench_cudagraph is not None:

@@ -418,8 +418,11 @@ def _matmul_case(E, act):
     if E.dry:
         shapes = [(100, 72, 56)]  # row strides a multiple of 8 (matmul.tile's multiple_of(8))
     base = "matmul_lrelu" if act else "matmul"
-    variants = [base, base + ".b128"]
     for M, N, K in shapes:
+        # .s16: built as tile.Kernel's JIT builds it for integer arguments
+        # divisible by 16 (Triton's specialization), only on such shapes
+        s16 = all(x % 16 == 0 for x in (M, N, K))
+        variants = [base, base + ".b128"] + ([base + ".s16", base + ".b128.s16"] if s16 else [])
         shape = "%dx%dx%d bf16" % (M, N, K)
         try:
             a = torch.randn(M, K, device=E.dev).to(torch.bfloat16)
