@@ -104,6 +104,18 @@ class Env:
             raise FileNotFoundError("%s is missing (make tutorials-bench, or make gpu-bundle)" % p)
         return p
 
+    def spec(self, name, *ints):
+        """name.s16 when every one of ints is divisible by 16 and that cubin
+        exists: the build tile.Kernel's JIT makes for such arguments
+        (Triton's specialization: -D X=multiple_of(16)); else name."""
+        if ints and all(i % 16 == 0 for i in ints):
+            try:
+                self.cubin(name + ".s16")
+                return name + ".s16"
+            except FileNotFoundError:
+                pass
+        return name
+
     def kernel(self, cubin, name):
         key = (cubin, name)
         if key not in self.kernels:
@@ -284,9 +296,9 @@ def case_softmax(E):
     shapes = [(65536, 1024), (4096, 1024)] if not E.args.quick else [(65536, 1024)]
     if E.dry:
         shapes = [(37, 300)]
-    k = E.kernel("softmax", "softmax")
     block = int(E.consts("softmax", "softmax").get("BLOCK", 1024))
     for M, N in shapes:
+        k = E.kernel(E.spec("softmax", N), "softmax")
         shape = "%dx%d f32" % (M, N)
         try:
             if N > block:
@@ -315,9 +327,9 @@ def case_layernorm(E):
     shapes = [(32768, 4096), (4096, 8192)] if not E.args.quick else [(32768, 4096)]
     if E.dry:
         shapes = [(17, 1500)]
-    k = E.kernel("layernorm", "layernorm")
     eps = 1e-5
     for M, N in shapes:
+        k = E.kernel(E.spec("layernorm", N), "layernorm")
         shape = "%dx%d f32" % (M, N)
         try:
             x = -2.3 + 0.5 * torch.randn(M, N, device=E.dev)
@@ -355,7 +367,7 @@ def case_layernorm_bwd(E):
         shape = "%dx%d %s" % (M, N, tn)
         try:
             block = max(1024, 1 << (N - 1).bit_length())
-            name = "layernorm_bwd.%s.b%d" % (tn, block)
+            name = E.spec("layernorm_bwd.%s.b%d" % (tn, block), N)
             kdx = E.kernel(name, "layernorm_bwd_dx")
             kdw = E.kernel(name, "layernorm_bwd_dwdb")
             bn = int(E.consts(name, "layernorm_bwd_dwdb").get("BN", 128))
