@@ -3,8 +3,10 @@ without a GPU: import, library discovery, the ctypes mirror of jfa_params
 against jfa.h (through the C compiler), the JIT (compile, cache hit,
 the compile report, diagnostics as exceptions), kernel launches on the emulator with
 DeviceBuffer arguments, tile.autotune (the mechanism, with a scripted
-clock), JFA's C-level checks as exceptions, and a JFA
-forward pass on the emulator against a float64 reference in pure Python.
+clock), JFA's C-level checks as exceptions, a JFA
+forward pass on the emulator against a float64 reference in pure Python,
+and the compiler's pipelined dot over each operand layout, by TMA and by
+cp.async, against float64.
 
 Run by tests/python/run.sh (TILE_LIB_DIR, TILE_JFA_CUBIN_DIR, PYTHONPATH set).
 The emulator parts need TILE_INTERPRET=1 (run.sh sets it).
@@ -299,6 +301,96 @@ class FakeClock:
             raise AssertionError("the clock was read more often than the configs need")
         self.reads += 1
         return self.values[self.reads - 1]
+
+
+# The compiler's pipeline of a dot in a K loop (compiler/pipeline.c) over
+# each operand layout: A as M x K (row-major) or K x M, B as K x N or N x K
+# (a tile whose contiguous dimension is its first: stored transposed in its
+# ring), and A through trans(load(...)) of a K x M tile; each by TMA (the
+# tutorial's masks) and by cp.async (a row bound computed in the kernel,
+# which the runtime cannot read to build a descriptor). On the emulator,
+# against float64.
+DOT_LAYOUT = """
+kernel mm(a: *bf16, b: *bf16, c: *f32, M: i32, N: i32, K: i32, lda: i32 multiple_of(8), ldb: i32 multiple_of(8),
+          const TA: i32 = 0, const TB: bool = false, const CPA: bool = false) warps(4) stages(3) {
+    let rm = program_id(0) * 64 + arange(0, 64);
+    let rn = program_id(1) * 64 + arange(0, 64);
+    let rk = arange(0, 64);
+    let acc = zeros([64, 64], f32);
+    // the rows' bound: M itself (a parameter: TMA), or computed (cp.async)
+    let mb = M;
+    if CPA {
+        mb = min(M, 1 << 30);
+    }
+    for k in range(0, K, 64) {
+        let ka = k + rk;
+        let ta = zeros([64, 64], bf16);
+        if TA == 0 {
+            ta = load(a + rm[:, None] * lda + ka[None, :], (rm[:, None] < mb) & (ka[None, :] < K), 0.0);
+        } else if TA == 1 {
+            ta = load(a + ka[None, :] * lda + rm[:, None], (rm[:, None] < mb) & (ka[None, :] < K), 0.0);
+        } else {
+            ta = trans(load(a + ka[:, None] * lda + rm[None, :], (ka[:, None] < K) & (rm[None, :] < mb), 0.0));
+        }
+        let tb = zeros([64, 64], bf16);
+        if TB {
+            tb = load(b + rn[None, :] * ldb + ka[:, None], (ka[:, None] < K) & (rn[None, :] < N), 0.0);
+        } else {
+            tb = load(b + ka[:, None] * ldb + rn[None, :], (ka[:, None] < K) & (rn[None, :] < N), 0.0);
+        }
+        acc = dot(ta, tb, acc);
+    }
+    store(c + rm[:, None] * N + rn[None, :], acc, (rm[:, None] < M) & (rn[None, :] < N));
+}
+"""
+
+
+@unittest.skipUnless(EMU, "needs TILE_INTERPRET=1 (the emulator)")
+class PipelinedDotLayouts(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cache = tempfile.mkdtemp(prefix="tile_py_cache")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.cache, ignore_errors=True)
+
+    def run_case(self, ta, tb, cpa, M, N, K):
+        opts = {"cache_dir": self.cache, "stats": True}
+        k = tile.Kernel(DOT_LAYOUT, "mm", constants={"TA": ta, "TB": tb, "CPA": cpa}, options=opts, specialize=False)
+        rnd = random.Random(M * 7 + N * 3 + K + ta * 11 + tb * 13 + cpa)
+        # A is M x K (TA = 0) or K x M; B is K x N or N x K (TB); rows padded to 8
+        ar, ac = (M, K) if ta == 0 else (K, M)
+        br, bc = (N, K) if tb else (K, N)
+        lda, ldb = (ac + 7) // 8 * 8 + 8, (bc + 7) // 8 * 8 + 8
+        av = [[rnd.uniform(-1, 1) for _ in range(ac)] for _ in range(ar)]
+        bv = [[rnd.uniform(-1, 1) for _ in range(bc)] for _ in range(br)]
+        nan = 0x7fc0  # in the padding: a copy the masks leave out would spread it
+        abits = array.array("H", [bf16_bits(av[r][c]) if c < ac else nan for r in range(ar) for c in range(lda)])
+        bbits = array.array("H", [bf16_bits(bv[r][c]) if c < bc else nan for r in range(br) for c in range(ldb)])
+        ba, bb, bcb = tile.DeviceBuffer(2 * len(abits)), tile.DeviceBuffer(2 * len(bbits)), tile.DeviceBuffer(4 * M * N)
+        ba.upload(abits)
+        bb.upload(bbits)
+        k[((M + 63) // 64, (N + 63) // 64)](ba, bb, bcb, M, N, K, lda, ldb)
+        out = array.array("f", [0.0] * (M * N))
+        bcb.download(out)
+        A = lambda i, kk: bf16_value(abits[i * lda + kk] if ta == 0 else abits[kk * lda + i])
+        B = lambda kk, j: bf16_value(bbits[j * ldb + kk] if tb else bbits[kk * ldb + j])
+        for i in range(M):
+            for j in range(N):
+                want = sum(A(i, kk) * B(kk, j) for kk in range(K))
+                got = out[i * N + j]
+                if not abs(got - want) <= 1e-3 * (1 + abs(want)):
+                    self.fail("TA=%d TB=%s CPA=%s %dx%dx%d: C[%d][%d] = %g, want %g" %
+                              (ta, tb, cpa, M, N, K, i, j, got, want))
+        return k
+
+    def test_layouts(self):
+        for ta in (0, 1, 2):
+            for tb in (False, True):
+                for cpa in (False, True):
+                    self.run_case(ta, tb, cpa, 70, 66, 136)
+
 
 
 @unittest.skipUnless(EMU, "needs TILE_INTERPRET=1 (the emulator)")
