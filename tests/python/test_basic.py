@@ -135,8 +135,9 @@ class ParamsMirror(unittest.TestCase):
             print("note: tile._lib.JfaParams has fields after jfa.h's: %s" % ", ".join(extra))
 
 
-@unittest.skipUnless(EMU, "needs TILE_INTERPRET=1 (the emulator) or a GPU")
-class Jit(unittest.TestCase):
+class WithCache(unittest.TestCase):
+    """A JIT cache folder of the class's own."""
+
     @classmethod
     def setUpClass(cls):
         cls.cache = tempfile.mkdtemp(prefix="tile_py_cache")
@@ -144,6 +145,10 @@ class Jit(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.cache, ignore_errors=True)
+
+
+@unittest.skipUnless(EMU, "needs TILE_INTERPRET=1 (the emulator) or a GPU")
+class Jit(WithCache):
 
     def test_compile_and_cache(self):
         opts = {"cache_dir": self.cache}
@@ -346,15 +351,7 @@ kernel mm(a: *bf16, b: *bf16, c: *f32, M: i32, N: i32, K: i32, lda: i32 multiple
 
 
 @unittest.skipUnless(EMU, "needs TILE_INTERPRET=1 (the emulator)")
-class PipelinedDotLayouts(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.cache = tempfile.mkdtemp(prefix="tile_py_cache")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.cache, ignore_errors=True)
-
+class PipelinedDotLayouts(WithCache):
     def run_case(self, ta, tb, cpa, M, N, K):
         opts = {"cache_dir": self.cache, "stats": True}
         k = tile.Kernel(DOT_LAYOUT, "mm", constants={"TA": ta, "TB": tb, "CPA": cpa}, options=opts, specialize=False)

@@ -397,6 +397,16 @@ static void test_dot_layouts(void **state) {
 /* pipeline.c: the Triton-style matmul becomes copies into two rings issued
  * two iterations ahead (4 stages), one wgmma a step kept in flight, the
  * waits where the schedule needs them; what stops it is said in a note. */
+/* src with its first `from` replaced by `to` (malloc'd). */
+static char *spliced(const char *src, const char *from, const char *to) {
+  const char *at = strstr(src, from);
+  assert_non_null(at);
+  size_t n = strlen(src) + strlen(to) + 1;
+  char *m = malloc(n);
+  snprintf(m, n, "%.*s%s%s", (int)(at - src), src, to, at + strlen(from));
+  return m;
+}
+
 static void test_pipelined_dot(void **state) {
   (void)state;
   char *t = tir_file("examples/matmul/matmul.tile");
@@ -473,11 +483,7 @@ static void test_pipelined_dot(void **state) {
   char *src = tu_read_file(path, NULL);
   assert_non_null(src);
   for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
-    const char *at = strstr(src, no[i].from);
-    assert_non_null(at);
-    size_t n = strlen(src) + strlen(no[i].to) + 1;
-    char *m = malloc(n);
-    snprintf(m, n, "%.*s%s%s", (int)(at - src), src, no[i].to, at + strlen(no[i].from));
+    char *m = spliced(src, no[i].from, no[i].to);
     t = tir(m);
     has(t, no[i].why, no[i].from);
     assert_int_equal(op_count(t, "mma_async"), 0);
@@ -499,11 +505,7 @@ static void test_pipelined_dot(void **state) {
       {"b: *bf16,", "b: *bf16, __dot_b: i32,", "(not TMA: a a parameter is named like the descriptors"},
   };
   for (size_t i = 0; i < sizeof copy / sizeof copy[0]; i++) {
-    const char *at = strstr(src, copy[i].from);
-    assert_non_null(at);
-    size_t n = strlen(src) + strlen(copy[i].to) + 1;
-    char *m = malloc(n);
-    snprintf(m, n, "%.*s%s%s", (int)(at - src), src, copy[i].to, at + strlen(copy[i].from));
+    char *m = spliced(src, copy[i].from, copy[i].to);
     t = tir(m);
     has(t, copy[i].why, copy[i].from);
     assert_int_equal(op_count(t, "mma_async"), 1);
