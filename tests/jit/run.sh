@@ -21,7 +21,7 @@ done
 # the commands make would run, without running them (its own options, not
 # those of a make that called this script)
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -B B="$B" examples 2> "$T/make.err" |
-  grep "^$B/bin/tilec " | grep -v -- "--emit=" | grep "\.cubin " > "$T/cmds"
+  grep "^$B/bin/tilec " | grep -v -- "--emit=" | grep "\.cubin " | tr -d "'" > "$T/cmds"  # (make quotes -D values)
 n=$(wc -l < "$T/cmds")
 if [ "$n" -lt 40 ]; then
   echo "FAIL only $n tilec commands found in make -n examples:"; tail -n 3 "$T/make.err"; exit 1
