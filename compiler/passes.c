@@ -623,7 +623,7 @@ static void verify_op(TOp *op, void *ud) {
 typedef struct Plan {
   Ctx *c;
   int64_t off;
-  int phase; /* 0: mbarriers, 1: small unswizzled buffers, 2: the rest */
+  int phase; /* 0: mbarriers, 1: small unswizzled buffers, 2: the rest, 3: aliases (OPF_ALIAS) */
 } Plan;
 
 enum { OPF_PLACED = 1 << 20 }; /* plan_op: an smem_alloc already given its offset */
@@ -633,7 +633,7 @@ static void plan_op(TOp *op, void *ud) {
   if (pl->phase == 0 && op->opc == OP_BAR_ALLOC) {
     op->ival = pl->off;
     pl->off += 8 * op->res[0]->type->nbuf;
-  } else if (pl->phase == 1 && op->opc == OP_SMEM_ALLOC && !op->res[0]->type->swizzle) {
+  } else if (pl->phase == 1 && op->opc == OP_SMEM_ALLOC && !op->res[0]->type->swizzle && !(op->flags & OPF_ALIAS)) {
     /* a small unswizzled buffer (scalars a producer hands its consumers)
      * goes in the gap between the mbarriers and the first 1024-byte
      * boundary, where it costs nothing; 128-byte aligned slots, as a TMA
@@ -645,7 +645,9 @@ static void plan_op(TOp *op, void *ud) {
       op->flags |= OPF_PLACED;
       pl->off = at + bytes;
     }
-  } else if (pl->phase == 2 && op->opc == OP_SMEM_ALLOC && !(op->flags & OPF_PLACED)) {
+  } else if (pl->phase == 3 && op->opc == OP_SMEM_ALLOC && (op->flags & OPF_ALIAS)) {
+    op->ival = op->opnds[0]->def->ival; /* on another allocation's bytes (pipeline.c: C staged in a dead ring) */
+  } else if (pl->phase == 2 && op->opc == OP_SMEM_ALLOC && !(op->flags & (OPF_PLACED | OPF_ALIAS))) {
     pl->off = (pl->off + 1023) & ~(int64_t)1023;
     op->ival = pl->off;
     int64_t slot = op->res[0]->type->swizzle ? (op->ival2 + 1023) & ~(int64_t)1023 : (op->ival2 + 127) & ~(int64_t)127;
@@ -659,7 +661,7 @@ static void plan_smem(Ctx *c, TFunc *f) {
     f->tmem_slot = 0;
     pl.off = 8;
   }
-  for (pl.phase = 0; pl.phase < 3; pl.phase++) ir_walk(f->body, plan_op, &pl);
+  for (pl.phase = 0; pl.phase < 4; pl.phase++) ir_walk(f->body, plan_op, &pl);
   st_note_allocs(c, f); /* for the compile report: dce drops an unused buffer, not its bytes */
   f->smem_static = (int)((pl.off + 127) & ~(int64_t)127);
   if (pl.off > SMEM_LIMIT)

@@ -661,10 +661,104 @@ static void tma_issue(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *
   }
 }
 
+/* ---- the epilogue: C through the dead rings and TMA ----
+ *
+ * After the loop the rings hold nothing anyone reads. A store of the
+ * accumulator's tile (or of an elementwise function of it) that is a box of
+ * a 2-D tensor (as the loads: base + rows * stride + cols, masked rows < R
+ * & cols < C, all parameters), with rows known to be 16-byte aligned (the
+ * stride multiple_of(16 / element bytes)), is staged in shared memory on
+ * the B ring's bytes and written by TMA (its out-of-bounds part clipped):
+ * 16-byte coalesced writes, instead of each thread storing pairs (or single
+ * elements, when nothing says the rows are aligned) from the MMA layout. */
+static const char *store_box(Pl *p, TOp *st, int M, int N, Operand *o) {
+  TValue *v = st->opnds[1];
+  if (v->type->kind != TY_TILE || v->type->rank != 2 || v->type->shape[0] != M || v->type->shape[1] != N)
+    return "it is not the accumulator's tile";
+  DType dt = (DType)v->type->elem.dt;
+  if (dt != DT_BF16 && dt != DT_F16 && dt != DT_F32) return "it stores neither bf16, f16 nor f32";
+  if (!(st->flags & OPF_MASK) || (st->flags & ~OPF_MASK)) return "it has no plain mask to give the tensor's extent";
+  Box b = {0};
+  if (!ptr_terms(st->opnds[0], &b) || !b.seen[0] || !b.seen[1] || !host_known(p, b.base, true) || b.coef[1] ||
+      !b.coef[0] || !host_known(p, b.coef[0], false))
+    return "its addresses are not base + rows * stride + columns (parameters)";
+  if (!mask_terms(st->opnds[2], &b) || !b.bound[0] || !b.bound[1] || !host_known(p, b.bound[0], false) ||
+      !host_known(p, b.bound[1], false))
+    return "its mask is not (rows < R) & (columns < C) (parameters)";
+  int eb = ty_dtype_bytes(dt);
+  TValue *stride = b.coef[0];
+  int64_t mult = stride->def ? (int64_t)stride->def->ival : p->f->params[stride->index].align;
+  if ((mult * eb) % 16) return "its row stride is not known to be a multiple of 16 bytes (declare it multiple_of)";
+  for (int d = 0; d < 2; d++) {
+    if (b.run[d].n != v->type->shape[d]) return "its runs do not span the tile";
+    o->start[d] = b.run[d].x, o->off[d] = b.run[d].off;
+  }
+  o->src[0] = b.base, o->src[1] = b.bound[1], o->src[2] = b.bound[0], o->src[3] = stride;
+  int shape[2] = {M, N};
+  o->buf = ty_tile(p->c, v->type->elem, 2, shape);
+  o->bytes = (int64_t)M * N * eb;
+  return NULL;
+}
+
+/* The store after the loop (fin: the wait for the last wgmma), if one fits;
+ * else a note saying why not. */
+static void tma_epilogue(Pl *p, TOp *fin, TValue *ringb, int64_t ringb_bytes, int warps, Loc loc) {
+  Ctx *c = p->c;
+  int M = fin->res[0]->type->shape[0], N = fin->res[0]->type->shape[1];
+  TOp *st = NULL;
+  for (TOp *op = fin->next; op; op = op->next)
+    if (op->opc == OP_STORE && op->nopnds >= 2 && op->opnds[1]->type->kind == TY_TILE) {
+      st = op;
+      break;
+    }
+  if (!st) return;
+  Operand o;
+  memset(&o, 0, sizeof o);
+  const char *why = store_box(p, st, M, N, &o);
+  if (!why && o.bytes > ringb_bytes) why = "the tile is larger than the B ring it would be staged in";
+  for (int i = 0; i < p->f->nparams && !why; i++)
+    if (!strcmp(p->f->params[i].name, "__dot_c")) why = "a parameter is named like its descriptor (__dot_c)";
+  if (why) {
+    vec_push(&c->arena, &p->f->notes,
+             ar_printf(&c->arena, "pipeline: store at %d:%d written from registers (not by TMA: %s)", st->loc.line,
+                       st->loc.col, why));
+    return;
+  }
+  /* the staging tile: 128-byte swizzled column blocks, on the B ring's bytes */
+  Type *t = ty_tile(c, o.buf->elem, 2, o.buf->shape);
+  t->kind = TY_SMEM, t->swizzle = 128, t->brows = M;
+  TOp *al = ir_op(c, OP_SMEM_ALLOC, loc, 1, &ringb, 1, (Type *[]){t});
+  al->ival2 = o.bytes;
+  al->flags |= OPF_ALIAS;
+  al->res[0]->name = "<dot C>";
+  ir_insert_after(ringb->def, al);
+  TValue *desc = add_desc(p, &o, "__dot_c"); /* boxes of M rows, 128 bytes wide */
+  /* every warpgroup's wgmmas are done (each waited for its own) before the
+   * ring is overwritten; the stores are visible to the copy engine (fence)
+   * and all made (barrier) before one thread issues the copy */
+  TOp *b0 = mk(p, st, OP_NAMED_BAR, loc, 0, NULL, NULL);
+  b0->ival = 0, b0->ival2 = 32 * warps;
+  mk(p, st, OP_SMEM_STORE, st->loc, 2, (TValue *[]){al->res[0], st->opnds[1]}, NULL);
+  mk(p, st, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
+  TOp *b1 = mk(p, st, OP_NAMED_BAR, loc, 0, NULL, NULL);
+  b1->ival = 0, b1->ival2 = 32 * warps;
+  Slice none = {0};
+  Clone cl = {.s = &none};
+  TValue *row = coord(p, st, &cl, o.start[0], o.off[0], loc), *col = coord(p, st, &cl, o.start[1], o.off[1], loc);
+  mk(p, st, OP_TMA_STORE, st->loc, 4, (TValue *[]){desc, row, col, al->res[0]}, NULL);
+  TOp *w = mk(p, st, OP_TMA_STORE_WAIT, loc, 0, NULL, NULL);
+  w->ival = 0; /* .read: the staging tile is read before the kernel ends */
+  vec_push(&c->arena, &p->f->notes,
+           ar_printf(&c->arena, "pipeline: store at %d:%d staged in shared memory (on the B ring) and written by TMA "
+                                "(__dot_c)", st->loc.line, st->loc.col));
+  ir_remove(st);
+}
+
 static int64_t smem_in_use(TBlock *b) {
   int64_t n = 0;
   for (TOp *op = b->first; op; op = op->next) {
-    if (op->opc == OP_SMEM_ALLOC) n += ((op->ival2 + 1023) & ~(int64_t)1023) * (op->res[0]->type->nbuf ? op->res[0]->type->nbuf : 1);
+    if (op->opc == OP_SMEM_ALLOC && !(op->flags & OPF_ALIAS))
+      n += ((op->ival2 + 1023) & ~(int64_t)1023) * (op->res[0]->type->nbuf ? op->res[0]->type->nbuf : 1);
     if (op->opc == OP_BAR_ALLOC) n += 8 * op->res[0]->type->nbuf;
     for (int r = 0; r < op->nregions; r++) n += smem_in_use(op->regions[r]);
   }
@@ -818,6 +912,8 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
          "flight (not TMA: %s %s)",
          S, D, M, K, ops[0].trans ? "M" : "K", K, N, ops[1].trans ? "K" : "N", (long long)(S * stage), N, warps / 4,
          warps > 4 ? "s" : "", ops[0].tma ? "b" : "a", ops[0].tma ? ops[1].no_tma : ops[0].no_tma);
+  if (tma && fop->block == f->body)
+    tma_epilogue(p, fin, rings[1], S * ((ops[1].bytes + 1023) & ~(int64_t)1023), warps, loc);
 }
 
 typedef struct Found {

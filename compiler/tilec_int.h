@@ -549,7 +549,8 @@ struct TOp {
  * exactly 1 skips the multiplies */
 /* OPF_TRANS (smem_store of trans(x), fused by passes.c): x is stored
  * transposed, element (r, c) of x at (c, r) of the view. */
-/* OPF_ALIAS (tmem_alloc, builtins_sm100.c): on another allocation's columns, taking none of its own. */
+/* OPF_ALIAS (tmem_alloc, builtins_sm100.c): on another allocation's columns, taking none of its own;
+ * (smem_alloc, pipeline.c) on the bytes of opnds[0]'s allocation, which must be dead where it is used. */
 enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16, OPF_SKIP_ONES = 32,
        OPF_TRANS = 64, OPF_ALIAS = 1 << 21 };
 

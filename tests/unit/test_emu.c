@@ -155,7 +155,8 @@ static double double_of_bf16(uint16_t h) {
 
 /* matmul(a, b, c, M, N, K, lda, ldb, ldc): a 128x256 tile of C per program
  * (a 1-D grid), 8 warps, the compiler's pipeline: TMA copies into shared
- * memory and async wgmma with f32 accumulators, bf16 out. Shapes
+ * memory and async wgmma with f32 accumulators, bf16 out, C staged in
+ * shared memory and written by TMA. Shapes
  * around the 128x256x64 blocks; padded rows everywhere (strides multiples
  * of 8, as the kernel declares): A's and B's padding holds NaN (a copy the
  * masks leave out would spread it), C's a sentinel that must survive.
@@ -168,7 +169,7 @@ static void test_matmul(void **state) {
   assert_true(smem > 0); /* the tiles staged in shared memory */
   const EmFunc *f = em_find_func(m, "matmul");
   assert_non_null(f);
-  assert_int_equal(f->nparams, 11); /* and the two descriptors the runtime derives (__dot_a, __dot_b) */
+  assert_int_equal(f->nparams, 12); /* and the three descriptors the runtime derives (__dot_a, __dot_b, __dot_c) */
   int nwg = 0, ntma = 0;
   for (int i = 0; i < f->nins; i++) nwg += f->ins[i].opc == EM_WGMMA, ntma += f->ins[i].opc == EM_TMA_LOAD;
   assert_true(nwg > 0 && ntma > 0); /* the dot runs pipelined on TMA, not on the mma.sync fallback */
@@ -177,7 +178,7 @@ static void test_matmul(void **state) {
   uint64_t seed = 5;
   for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
     int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], lda = (K + 7) / 8 * 8 + 8, ldb = (N + 7) / 8 * 8 + 8,
-        ldc = N + 5;
+        ldc = (N + 7) / 8 * 8 + 8;
     uint16_t *a = malloc(sizeof(uint16_t) * M * lda), *b = malloc(sizeof(uint16_t) * K * ldb),
              *c = malloc(sizeof(uint16_t) * M * ldc);
     for (int i = 0; i < M * lda; i++) a[i] = i % lda < K ? bf16_of(frand(&seed)) : nan;
@@ -195,14 +196,22 @@ static void test_matmul(void **state) {
       memcpy(params + f->params[i].offset, i < 3 ? (const void *)&ptrs[i] : (const void *)&ints[i - 3],
              f->params[i].size);
     }
-    for (int j = 0; j < 2; j++) {
+    /* A (M x K), B (K x N), C (M x N): boxes 128 x 64, 64 x 64, 128 x 64 */
+    const struct {
+      void *base;
+      uint64_t cols, rows, ld;
+      uint32_t box_rows;
+    } maps[3] = {{a, (uint64_t)K, (uint64_t)M, (uint64_t)lda, 128},
+                 {b, (uint64_t)N, (uint64_t)K, (uint64_t)ldb, 64},
+                 {c, (uint64_t)N, (uint64_t)M, (uint64_t)ldc, 128}};
+    for (int j = 0; j < 3; j++) {
       _Alignas(64) EmTensorMap map;
-      uint64_t dims[2] = {(uint64_t)(j ? N : K), (uint64_t)(j ? K : M)}, strides[1] = {2u * (uint64_t)(j ? ldb : lda)};
-      uint32_t box[2] = {64, j ? 64 : 128}, estr[2] = {1, 1};
+      uint64_t dims[2] = {maps[j].cols, maps[j].rows}, strides[1] = {2u * maps[j].ld};
+      uint32_t box[2] = {64, maps[j].box_rows}, estr[2] = {1, 1};
       bool unsup = false;
       char why[256];
-      bool ok = em_tmap_encode(&map, 9 /* bf16 */, 2, j ? (void *)b : (void *)a, dims, strides, box, estr, 0, 3, 2, 0,
-                               &unsup, why, sizeof why);
+      bool ok = em_tmap_encode(&map, 9 /* bf16 */, 2, maps[j].base, dims, strides, box, estr, 0, 3, 2, 0, &unsup, why,
+                               sizeof why);
       if (!ok) print_error("%s\n", why);
       assert_true(ok);
       assert_int_equal(f->params[9 + j].size, 128);
