@@ -257,8 +257,15 @@ static int parse_alloc(const char *line, Alloc *a) {
   memset(a, 0, sizeof *a);
   if ((p = strstr(line, "smem_alloc offset="))) {
     char dt[16];
-    int rows, cols, nbuf = 1, sw = 0;
-    if (sscanf(p, "smem_alloc offset=%lld : smem<%15[^,], [%d, %d] x %d", &off, dt, &rows, &cols, &nbuf) != 5) {
+    int rows, cols, nbuf = 1, sw = 0, target, alias = 0;
+    int got = sscanf(p, "smem_alloc offset=%lld : smem<%15[^,], [%d, %d] x %d", &off, dt, &rows, &cols, &nbuf);
+    if (got < 4) { /* on another allocation's bytes (pipeline.c's staging of C): "offset=N %V : ..." */
+      got = sscanf(p, "smem_alloc offset=%lld %%%d : smem<%15[^,], [%d, %d] x %d", &off, &target, dt, &rows, &cols,
+                   &nbuf);
+      alias = 1;
+      got -= 1;
+    }
+    if (got < 4) {
       print_error("cannot parse: %s\n", line);
       fail();
     }
@@ -270,8 +277,9 @@ static int parse_alloc(const char *line, Alloc *a) {
     a->off = off;
     a->end = off + (nbuf - 1) * stride + bytes;
     a->align = sw ? 1024 : 128;
-    snprintf(a->what, sizeof a->what, "smem<%s, [%d, %d] x %d, swizzle %d> at %lld", dt, rows, cols, nbuf, sw, off);
-    return 1;
+    snprintf(a->what, sizeof a->what, "smem<%s, [%d, %d] x %d, swizzle %d> at %lld%s", dt, rows, cols, nbuf, sw, off,
+             alias ? " (alias)" : "");
+    return alias ? 2 : 1;
   }
   if ((p = strstr(line, "mbarrier_alloc offset="))) {
     int arrive, n = 1;
@@ -373,9 +381,18 @@ static int check_plan(const char *path, const tilec_define *defs, int ndefs) {
       continue;
     }
     Alloc x;
-    if (parse_alloc(line, &x)) {
+    int kind = parse_alloc(line, &x);
+    if (kind == 1) {
       assert_true(na < 64);
       a[na++] = x;
+      total++;
+    } else if (kind == 2) { /* an alias lies within an allocation of the same kernel (declared before it) */
+      int inside = 0;
+      for (int i = 0; i < na; i++) inside |= x.off >= a[i].off && x.end <= a[i].end && x.off % x.align == 0;
+      if (!inside) {
+        print_error("%s: %s is not within an allocation\n", cfg, x.what);
+        bad++;
+      }
       total++;
     }
   }
@@ -442,6 +459,10 @@ static void test_smem_plan_checker(void **state) {
   assert_int_equal(a[1].end, 32);
   assert_int_equal(parse_alloc("  %8 = smem_alloc offset=128 : smem<f32, [1, 64] x 2>  @1:1", &a[2]), 1);
   assert_int_equal(a[2].end, 128 + 256 + 256);
+  Alloc al;
+  assert_int_equal(parse_alloc("  %12 = smem_alloc offset=1024 %6 : smem<bf16, [128, 256], swizzle 128>  @1:1", &al), 2);
+  assert_int_equal(al.off, 1024);
+  assert_int_equal(al.end, 1024 + 65536);
   assert_int_equal(check_allocs("self-test", "k", a, 3, 100000), 0);
   a[2].off = 24; /* overlaps the mbarriers, and not 128-aligned */
   a[2].end = 24 + 512;
