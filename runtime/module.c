@@ -25,12 +25,6 @@ enum {
 #define RT_GRID_X_MAX 0x7fffffffu
 #define RT_GRID_YZ_MAX 65535u
 
-struct tile_kernel {
-  tile_module *module;
-  CUfunction fn;
-  const tile_kernel_info *info;
-};
-
 struct tile_module {
   CUmodule mod;
   CUcontext ctx;

@@ -46,6 +46,13 @@ typedef struct rt_device {
 /* Open libcuda and cuInit, once per process.  TILE_OK, or TILE_ERR_NO_DRIVER /
  * TILE_ERR_NO_DEVICE with the message set (every time it is called). */
 tile_status rt_driver_load(void);
+
+/* A kernel of a loaded module (module.c makes them; tma.c reads info). */
+struct tile_kernel {
+  tile_module *module;
+  CUfunction fn;
+  const tile_kernel_info *info;
+};
 /* The derived parameters of ki (TMA descriptors, tma.c), built from the
  * caller's args into out[0 .. ki->nderived-1]. */
 tile_status rt_build_derived(const tile_kernel_info *ki, void **args, tile_tma_desc *out);

@@ -65,7 +65,7 @@ static tile_status rt_tma_encode(tile_tma_desc *d, const char *kname, const char
 tile_status tile_tma_desc_2d(tile_tma_desc *d, const tile_kernel *k, int param, tile_devptr base, uint64_t rows,
                              uint64_t cols, uint64_t row_stride) {
   if (!d || !k) return rt_fail(TILE_ERR_INVALID, "tile_tma_desc_2d: NULL descriptor or kernel");
-  const tile_kernel_info *ki = tile_kernel_get_info(k);
+  const tile_kernel_info *ki = k->info;
   if (param < 0 || param >= ki->nparams)
     return rt_fail(TILE_ERR_INVALID, "kernel '%s' has no parameter %d", ki->name, param);
   const tile_param_info *p = &ki->params[param];
