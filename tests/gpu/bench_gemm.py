@@ -7,8 +7,9 @@ For each shape, ours and cuBLAS are timed alternately, ROUNDS times each
 Interleaving keeps clock and temperature drift from favouring either side.
 
 usage: python3 bench_gemm.py BUILD_DIR [SHAPE ...]   (SHAPE like 8192x8192x8192)
+GEMM_JSON=FILE also writes every row as JSON (bench/report.py reads it).
 """
-import math, re, subprocess, sys, time
+import json, math, os, re, subprocess, sys, time
 import torch
 
 B = sys.argv[1]
@@ -53,6 +54,7 @@ del x
 
 print("%-20s %10s %10s %7s" % ("M x N x K", "ours", "cuBLAS", "ratio"), flush=True)
 ratios = []
+rows = []
 for s in SHAPES:
     M, N, K = map(int, s.split("x"))
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
@@ -64,6 +66,7 @@ for s in SHAPES:
     ours.sort(); theirs.sort()
     o, t = ours[ROUNDS // 2], theirs[ROUNDS // 2]
     ratios.append(o / t)
+    rows.append({"shape": s, "ours_tflops": o, "cublas_tflops": t, "ours_rounds": ours, "cublas_rounds": theirs})
     print("%-20s %10.1f %10.1f %7.3f   (rounds ours %s, cuBLAS %s)" % (
         s, o, t, o / t, "/".join("%.0f" % v for v in ours), "/".join("%.0f" % v for v in theirs)), flush=True)
     del a, b
@@ -71,3 +74,5 @@ for s in SHAPES:
 gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
 print("geometric mean of ours/cuBLAS: %.3f over %d shapes (TFLOP/s; interleaved, median of %d rounds)"
       % (gm, len(ratios), ROUNDS))
+if os.environ.get("GEMM_JSON"):
+    json.dump({"rows": rows, "rounds": ROUNDS}, open(os.environ["GEMM_JSON"], "w"), indent=1)

@@ -378,7 +378,7 @@ def main_variant(a, jfa):
                       f"{ff / mp / 1e9:9.1f}   {mp / mo:6.3f}x  {err:.1e}{'  FAIL' if not err < 2e-2 else ''}",
                       flush=True)
                 row = {"suite": s["name"], "variant": spec, "peer": pname, "ours_ms": mo, "peer_ms": mp,
-                       "out_err": err}
+                       "out_err": err, "flops": ff}
                 if a.bwd_variants:                 # forward + backward, alternating; bwd = that - fwd
                     qp, kp, vp = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
                     def peer_fb(peer=peer, qp=qp, kp=kp, vp=vp):
@@ -461,29 +461,10 @@ def main():
         lse = torch.empty((B, H, nq) if bq else (H, tot), device=dev, dtype=torch.float32)
         plan = jfa.plan(L, H, D, causal, nq)
         ours = jfa.bind(plan, q, k, v, o, lse)
-        dense = not bq and min(L) == max(L)
-        if dense:                              # dense cuDNN, [B, H, L, D] contiguous as peers.py
-            t4 = lambda t: t.view(B, L[0], H, D).transpose(1, 2).contiguous()
-            q4, k4, v4 = t4(q), t4(k), t4(v)
-            def peer():
-                with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-                    return F.scaled_dot_product_attention(q4, k4, v4, is_causal=causal)
-            pname = "dense-cudnn"
-            ref = lambda: peer().transpose(1, 2).reshape(tot, H, D)
-        else:                                  # FA2 varlen, as peers.py
-            offk = torch.zeros(B + 1, dtype=torch.int32, device=dev)
-            offk[1:] = torch.cumsum(torch.tensor(L, device=dev), 0)
-            if bq:
-                offq = torch.arange(0, (B + 1) * nq, nq, dtype=torch.int32, device=dev)
-                qv = lambda: q.unsqueeze(0).expand(B, -1, -1, -1).reshape(B * nq, H, D)
-            else:
-                offq = offk
-                qv = lambda: q
-            mq, mk = (nq if bq else max(L)), max(L)
-            ws = (-1, 0) if causal else (-1, -1)
-            peer = lambda: varlen_attn(qv(), k, v, offq, offk, mq, mk, window_size=ws)
-            pname = "fa2-varlen"
-            ref = lambda: peer().reshape(o.shape)
+        peer_o = Peer(s, q, k, v, causal, a.peer)    # FA2 varlen / dense cuDNN, or FA4 (--peer fa4)
+        pname = peer_o.name
+        peer = peer_o.fwd
+        ref = lambda: peer_o.back(peer_o.f()).reshape(o.shape)
         with torch.no_grad():
             ours(); r = ref(); torch.cuda.synchronize()
             err = ((o.float() - r.float()).norm() / r.float().norm()).item()
@@ -504,7 +485,7 @@ def main():
               f"{mp / mo:6.3f}x   {spread:>16s}  {err:.1e}{'  FAIL' if not err < 2e-2 else ''}", flush=True)
         rows.append({"suite": s["name"], "peer": pname, "ours_ms": mo, "peer_ms": mp, "ours_rounds": to,
                      "peer_rounds": tp, "out_err": err})
-        del k, v, q, o, lse
+        del k, v, q, o, lse, peer_o
         torch.cuda.empty_cache()
     if a.json:
         json.dump(rows, open(a.json, "w"), indent=1)
