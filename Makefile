@@ -110,6 +110,20 @@ $(B)/bench/jagged_sched: bench/jagged_sched.c include/tile/jagged.h $(B)/lib/lib
 bench-sched: $(B)/bench/jagged_sched
 	$(B)/bench/jagged_sched --suites ../shared/bench/suites
 
+# make bench-report (on a GPU machine): every benchmark beside its peers
+# (bench/run_all.sh: JFA forward/backward/variants beside FlashAttention-4,
+# FA2 varlen, FlexAttention, nested SDPA and cuDNN; gemm.tile beside cuBLAS;
+# the Triton-style tutorials beside Triton), its raw JSON in docs/bench/raw,
+# then the tables and PNG plots into docs/bench/ and docs/perf.md
+# (bench/report.py). `make bench-render` redoes only the second half.
+BENCH_RAW ?= docs/bench/raw
+.PHONY: bench-report bench-render
+bench-report: gpu-bundle
+	B=$(GPU_B) OUT=$(BENCH_RAW) bash bench/run_all.sh $(BENCH_STEPS)
+	$(MAKE) --no-print-directory bench-render
+bench-render:
+	python3 bench/report.py $(BENCH_RAW) docs/bench --perf docs/perf.md
+
 include mk/examples.mk
 include mk/install.mk
 include mk/python.mk

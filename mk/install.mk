@@ -57,12 +57,13 @@ $(B)/lib/libjfa.so: $(JFA_OBJS) $(B)/lib/libtilert.so mk/install.mk
 #                tile/jfa/*.cubin (JFA's kernels); pkgconfig/*.pc
 #   INCLUDEDIR   tile/tilec.h tile/runtime.h tile/jagged.h tile/jfa.h
 #   DATADIR/tile the Tile standard library (std/*.tile; tilec embeds it too)
-#   DOCDIR       README.md and docs/*.md
+#   DOCDIR       README.md, docs/*.md, and the benchmark report (docs/bench: tables and plots)
+BENCH_DOCS := docs/bench/README.md $(wildcard docs/bench/*.png)
 JFA_INSTALL_CUBINS := $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_CUBINS) $(JFA_BWD_PRE)
 .PHONY: install uninstall
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/tile/jfa $(DESTDIR)$(INCLUDEDIR)/tile \
-	  $(DESTDIR)$(DATADIR)/tile/std $(DESTDIR)$(DOCDIR)/docs
+	  $(DESTDIR)$(DATADIR)/tile/std $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR)/docs/bench
 	install -m 755 $(B)/bin/tilec $(DESTDIR)$(BINDIR)/tilec
 	install -m 644 $(foreach l,tilec tilert tilejit jfa,$(B)/lib/lib$(l).a) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(foreach l,tilec tilert tilejit jfa,$(B)/lib/lib$(l).so.$(TILE_VERSION)) $(DESTDIR)$(LIBDIR)/
@@ -73,6 +74,7 @@ install: all
 	install -m 644 $(DSL_FILES) $(DESTDIR)$(DATADIR)/tile/std/
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 docs/*.md $(DESTDIR)$(DOCDIR)/docs/
+	install -m 644 $(BENCH_DOCS) $(DESTDIR)$(DOCDIR)/docs/bench/
 	PC_PREFIX='$(PREFIX)' PC_LIBDIR='$(LIBDIR)' PC_INCLUDEDIR='$(INCLUDEDIR)' PC_BINDIR='$(BINDIR)' \
 	  PC_DATADIR='$(DATADIR)' PC_VERSION='$(TILE_VERSION)' PC_MLIR_LIBS='$(MLIR_LIBS)' PC_LDLIBS='$(LDLIBS)' \
 	  sh scripts/pkgconfig.sh $(DESTDIR)$(LIBDIR)/pkgconfig
@@ -87,5 +89,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/tile/,$(notdir $(wildcard include/tile/*.h)) jfa.h)
 	rm -f $(addprefix $(DESTDIR)$(DATADIR)/tile/std/,$(notdir $(DSL_FILES)))
 	rm -f $(DESTDIR)$(DOCDIR)/README.md $(addprefix $(DESTDIR)$(DOCDIR)/docs/,$(notdir $(wildcard docs/*.md)))
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/docs/bench/,$(notdir $(BENCH_DOCS)))
+	rmdir $(DESTDIR)$(DOCDIR)/docs/bench 2> /dev/null || true
 	rmdir $(DESTDIR)$(LIBDIR)/tile/jfa $(DESTDIR)$(LIBDIR)/tile $(DESTDIR)$(INCLUDEDIR)/tile $(DESTDIR)$(DATADIR)/tile/std \
 	  $(DESTDIR)$(DATADIR)/tile $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2> /dev/null || true

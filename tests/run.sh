@@ -4,6 +4,7 @@
 # (tests/ptx/oracles.sh), the examples on the emulator (tests/emu/run.sh),
 # every shipped kernel through the JIT (tests/jit/run.sh), `make install`
 # and programs built against it with pkg-config (tests/install/run.sh),
+# the benchmark report's tooling on made-up figures (tests/bench/run.sh),
 # the fuzzers' reproducers and a short run of the
 # frontend fuzzer, and (when a GPU is present) nothing more: GPU tests are
 # tests/gpu/run.sh. A missing ptxas, nvdisasm or python3 fails the checks
@@ -17,7 +18,8 @@ for t in "$B"/tests/test_*; do
   if ! "$t"; then echo "FAILED: $t"; fail=1; fi
 done
 for s in tests/golden/run.sh tests/cli/run.sh tests/limits/run.sh tests/ptx/run.sh tests/ptx/gemm_props.sh tests/ptx/sass_props.sh \
-         tests/ptx/oracles.sh tests/emu/run.sh tests/emu/tutorials.sh tests/jit/run.sh tests/install/run.sh tests/python/run.sh; do
+         tests/ptx/oracles.sh tests/emu/run.sh tests/emu/tutorials.sh tests/jit/run.sh tests/install/run.sh tests/python/run.sh \
+         tests/bench/run.sh; do
   [ -f "$s" ] || continue
   echo "== $s"
   if ! B=$B sh "$s"; then echo "FAILED: $s"; fail=1; fi
