@@ -112,6 +112,7 @@ enum {
   EMM_RN = 1u << 10, EMM_RZ = 1u << 11, EMM_RM = 1u << 12, EMM_RP = 1u << 13,
   EMM_RNI = 1u << 14, EMM_RZI = 1u << 15, EMM_RMI = 1u << 16, EMM_RPI = 1u << 17,
   EMM_TO = 1u << 18,    /* cvta.to.<space> */
+  EMM_RELU = 1u << 19,  /* min/max.relu.s32: the result clamped below at 0 (the only .relu run) */
   /* set only by the decoder of the asynchronous instructions (no generic modifier word maps to them) */
   EMM_EXPECT_TX = 1u << 19, EMM_PARITY = 1u << 20, EMM_TEST = 1u << 21, EMM_READ = 1u << 22, EMM_TRANS = 1u << 23,
   EMM_SYNCLD = 1u << 24, /* ld.acquire / ld.relaxed / ld.volatile: may spin on another CTA's store */
@@ -157,13 +158,15 @@ typedef enum EmArgKind {
                converted to the instruction's type by exec) with fimm set */
   EA_SREG,  /* reg: EmSreg */
   EA_ADDR,  /* [reg + imm] (reg -1: none), or [sym + imm] (sym >= 0: EmModule.globals or the entry's params) */
-  EA_VEC,   /* {a, b, c, d}: nvec register indices in vec (-1: the sink `_`) */
+  EA_VEC,   /* {a, b, c, d}: nvec register indices in vec (-1: the sink `_`; EM_VEC_IMM: the immediate in imm) */
   EA_SYM,   /* sym: a global's address (mov.u64 %rd, tile_smem) */
   EA_LABEL, /* imm: the target instruction index */
   EA_SINK,  /* `_` */
   EA_TADDR, /* [reg + imm, {c0, ..}] (sym as in EA_ADDR): a tensor map and nvec coordinate registers in vec */
   EA_LVEC,  /* {r0, .., rN}: a long vector (wgmma's accumulators, up to 255 registers), lv[0..nvec) in the arena */
 } EmArgKind;
+
+#define EM_VEC_IMM (-3) /* an EA_VEC element that is the arg's immediate (imm, fimm, f32imm) */
 
 typedef struct EmArg {
   uint8_t kind;

@@ -73,6 +73,15 @@ static bool is_float(EmType t) { return t == ET_F16 || t == ET_BF16 || t == ET_F
 static bool scalar_type(EmType t) { return t >= ET_B8 && t <= ET_F64 && t != ET_F16X2 && t != ET_BF16X2; }
 
 static uint64_t mask_of(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+
+/* Element i (a register or the vector's immediate) of an EA_VEC of w-bit
+ * elements. */
+static uint64_t vec_elem(const Cta *c, const Thr *t, const EmArg *a, int i, int w) {
+  if (a->vec[i] >= 0) return t->r[a->vec[i]];
+  EmArg k = *a;
+  k.kind = EA_IMM;
+  return em_src(c, t, &k, w == 64 ? ET_B64 : w == 32 ? (a->fimm ? ET_F32 : ET_B32) : w == 16 ? ET_B16 : ET_B8);
+}
 static int64_t sext(uint64_t v, int bits) { return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits); }
 
 static double f64_of(uint64_t bits) {
@@ -723,7 +732,8 @@ void em_step(Cta *c, Thr *t) {
       int n = a[1].nvec, w = type_bits(ty) / (n ? n : 1);
       uint64_t v = 0;
       for (int i = 0; i < n; i++)
-        if (a[1].vec[i] >= 0) v |= (t->r[a[1].vec[i]] & mask_of(w)) << (w * i);
+        if (a[1].vec[i] >= 0 || a[1].vec[i] == EM_VEC_IMM)
+          v |= (vec_elem(c, t, &a[1], i, w) & mask_of(w)) << (w * i);
       em_dst(t, &a[0], ty, v);
     } else if (a[0].kind == EA_VEC) { /* unpack: mov.b32 {%h0, %h1}, %r */
       int n = a[0].nvec, w = type_bits(ty) / (n ? n : 1);
@@ -749,6 +759,7 @@ void em_step(Cta *c, Thr *t) {
     }
     uint64_t x = em_src(c, t, &a[1], ty), y = em_src(c, t, &a[2], sty);
     uint64_t r = is_float(ty) ? fbin((EmOpc)in->opc, ty, in->mod, x, y) : ibin(c, t, in, x, y);
+    if ((in->mod & EMM_RELU) && (int32_t)r < 0) r = 0; /* min/max.relu.s32 */
     if (three) r = fbin((EmOpc)in->opc, ty, in->mod, r, em_src(c, t, &a[3], ty));
     em_dst(t, &a[0], (in->mod & EMM_WIDE) ? wide_type(ty) : ty, r);
     break;
@@ -914,7 +925,14 @@ void em_step(Cta *c, Thr *t) {
       return;
     for (int i = 0; i < n; i++) {
       EmArg one = *v;
-      if (v->kind == EA_VEC) one.kind = v->vec[i] >= 0 ? EA_REG : EA_SINK, one.reg = v->vec[i];
+      if (v->kind == EA_VEC) {
+        one.kind = v->vec[i] >= 0 ? EA_REG : v->vec[i] == EM_VEC_IMM ? EA_IMM : EA_SINK;
+        one.reg = v->vec[i];
+        if (ld && one.kind == EA_IMM) {
+          em_fail(c, t, in, "loads into an immediate");
+          return;
+        }
+      }
       if (ld) {
         dst_wide(c, t, &one, ty == ET_PRED ? ET_B8 : ty, load_bits(p + i * eb, eb));
       } else {

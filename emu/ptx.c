@@ -679,16 +679,35 @@ static int addr_operand(Px *P, EmArg *a) {
   return OP_OK;
 }
 
-/* "{" reg-or-_ { "," reg-or-_ } "}": up to 4 in vec, or (`lng`: wgmma's
- * accumulators) up to 255 as an EA_LVEC in the arena. */
+/* "{" elem { "," elem } "}", elem a register, `_` or an immediate: up to 4
+ * in vec, or (`lng`: wgmma's accumulators) up to 255 as an EA_LVEC in the
+ * arena. Immediates (st.shared.v4.b32 [a], {0, 0, 0, 0}: LLVM's stores of a
+ * constant) are EM_VEC_IMM in vec, their value in a->imm: one value a
+ * vector, what LLVM writes; two different ones are refused, saying so. */
 static int vec_operand(Px *P, EmArg *a, bool lng) {
   int32_t v[255];
   int n = 0;
+  bool have_imm = false;
   a->kind = EA_VEC;
   do {
     next(P);
-    int r = is_w(P, "_") ? -1 : P->t.kind == T_WORD ? find_reg(P, P->t.s, P->t.len) : -2;
-    if (r < -1 || (r < 0 && !is_w(P, "_"))) return oerr(P, OP_BAD, "expected a register in a vector, found %s", tdesc(P));
+    int r;
+    bool neg = is_p(P, '-');
+    if (neg) next(P);
+    if (P->t.kind == T_WORD && is_digit(P->t.s[0]) && !lng) {
+      EmArg k = {0};
+      if (!parse_number(P->t.s, P->t.len, neg, &k))
+        return oerr(P, OP_BAD, "bad number '%.*s' in a vector", P->t.len > 40 ? 40 : P->t.len, P->t.s);
+      if (have_imm && (k.imm != a->imm || k.fimm != a->fimm || k.f32imm != a->f32imm))
+        return oerr(P, OP_LIMIT, "a vector with two different immediates");
+      have_imm = true;
+      a->imm = k.imm, a->fimm = k.fimm, a->f32imm = k.f32imm;
+      r = EM_VEC_IMM;
+    } else {
+      r = is_w(P, "_") ? -1 : P->t.kind == T_WORD ? find_reg(P, P->t.s, P->t.len) : -2;
+      if (neg || r < -1 || (r < 0 && !is_w(P, "_")))
+        return oerr(P, OP_BAD, "expected a register in a vector, found %s", tdesc(P));
+    }
     if (n == (lng ? 255 : 4)) return oerr(P, OP_LIMIT, "a vector of more than %d", lng ? 255 : 4);
     v[n++] = r;
     next(P);

@@ -37,17 +37,17 @@ static const char *const sub_names[] = {
     "exch", "cas", "inc", "dec", "all", "any", "uni", "ballot"};
 static const char *const mod_names[] = { /* bit i of EmIns.mod */
     "ftz", "sat", "approx", "wide", "hi", "lo", "uni", "NaN", "arrive", "full",
-    "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "to"};
+    "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "to", "relu"};
 _Static_assert(COUNT(opc_names) == EM_UNSUPPORTED + 1 && COUNT(em_ptx_op_type_names) == ET_F32X2 + 1 &&
                    COUNT(space_names) == ES_CONST + 1 && COUNT(cmp_names) == EC_NAN + 1 &&
-                   COUNT(sub_names) == ESB_BALLOT + 1 && 1u << (COUNT(mod_names) - 1) == EMM_TO,
+                   COUNT(sub_names) == ESB_BALLOT + 1 && 1u << (COUNT(mod_names) - 1) == EMM_RELU,
                "a table is out of step with emu.h");
 
 /* Modifiers that change what an otherwise supported opcode computes in a
  * way EmIns cannot say, and number formats it has no type for: ignoring
  * them would silently compute something else. */
 static const char *const unmodeled_mods[] = {
-    "cc", "relu", "xorsign", "shiftamt", "oob", "satfinite", "rs", "b128", "tf32", "s4", "u4",
+    "cc", "xorsign", "shiftamt", "oob", "satfinite", "rs", "b128", "tf32", "s4", "u4",
     "e4m3", "e5m2", "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2"};
 static const char *const prmt_modes[] = {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
 
@@ -120,6 +120,8 @@ void em_ptx_op_decode_opcode(const char *s, int len, EmIns *in) {
                 : em_word_eq(s, len, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") ? ET_F16 : ET_NONE;
     unsup |= in->type2 == ET_NONE;
   }
+  if ((in->mod & EMM_RELU) && !((in->opc == EM_MIN || in->opc == EM_MAX) && in->type == ET_S32))
+    unsup = true; /* .relu of cvt, fma, f16x2 min/max ...: not modelled */
   if ((in->opc == EM_BAR && !sync && !(in->mod & EMM_ARRIVE)) || unsup) in->opc = EM_UNSUPPORTED;
 }
 

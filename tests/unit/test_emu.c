@@ -534,6 +534,19 @@ static void test_isa_cases(void **state) {
   float fhi;
   memcpy(&fhi, &hi, 4);
   assert_true(isnan(fhi));
+  /* immediates in a vector operand (LLVM's stores of a constant tile: {0, 0, 0, 0}, 0f... floats),
+   * mixed with registers, and in a pack; min/max.relu.s32 clamp at 0 */
+  assert_true(run_k("mov.b32 %r1, 7;\nst.global.v4.b32 [%rd1], {0f3F800000, %r1, 0f3F800000, 0f3F800000};\n"
+                    "mov.b64 %rd2, {%r1, 5};\nst.global.v2.b32 [%rd1+16], {-2, -2};\nst.global.u64 [%rd1+24], %rd2;\n"
+                    "min.relu.s32 %r2, -5, 3;\nmax.relu.s32 %r3, -5, -3;\nmin.relu.s32 %r4, 9, 4;\n"
+                    "st.global.v4.b32 [%rd1+32], {%r2, %r3, %r4, 0};",
+                    1, out, err, sizeof err));
+  assert_int_equal(out[0], 0x000000073F800000ull);
+  assert_int_equal(out[1], 0x3F8000003F800000ull);
+  assert_int_equal(out[2], 0xFFFFFFFEFFFFFFFEull);
+  assert_int_equal(out[3], 0x0000000500000007ull);
+  assert_int_equal(out[4], 0); /* min.relu(-5, 3) = 0; max.relu(-5, -3) = 0 */
+  assert_int_equal(out[5], 4);
   /* refused with a report rather than run wrong (or out of bounds) */
   const char *bad[][2] = {
       {"ld.global.u32 %r1, %ntid.x;", "not a memory address"},
@@ -547,6 +560,8 @@ static void test_isa_cases(void **state) {
       {"mov.b16 %rs1, 0;\nmul.f32.f16 %r2, %rs1, %r1;", "cannot run this"},
       {"add.f32 %r1, 0f3F800000, 0f3F800000, 0f3F800000;", "add with 4 operands"},
       {"st.param.u64 [out], %rd1;", "parameters"},
+      {"st.global.v2.b32 [%rd1], {1, 2};", "cannot run this instruction yet"}, /* two different immediates */
+      {"ld.global.v2.b32 {%r1, 0}, [%rd1];", "into an immediate"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     bool ok = run_k(bad[i][0], 1, out, err, sizeof err);
