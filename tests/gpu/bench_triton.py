@@ -225,12 +225,21 @@ class Env:
 
     def row(self, kernel, shape, tile_ms, triton_ms, work, unit, checks, note=""):
         """checks: [(what, rel_err, tol)]: ok when every rel_err <= tol."""
-        ok = all(math.isfinite(e) and e <= tol for _, e, tol in checks)
+        # a row passes on Tile's checks (and Tile against Triton); a check of
+        # Triton's own output against the reference that fails is reported in
+        # the note, not counted against Tile (the tutorial's f32 layernorm
+        # dW, seen 3e-3 off on the H200 while its db and Tile's dW were
+        # within 3e-7; its lock-protected partial sums are the suspect)
+        peer_bad = [w for w, e, tol in checks if w.startswith("triton ") and not (math.isfinite(e) and e <= tol)]
+        if peer_bad:
+            note = (note + "; " if note else "") + "Triton's own output failed: " + ", ".join(peer_bad)
+        ok = all(math.isfinite(e) and e <= tol for w, e, tol in checks if w not in peer_bad)
         scale = 1e9 if unit == "TFLOP/s" else 1e6  # work per ms -> TFLOP/s or GB/s
         r = {"kernel": kernel, "shape": shape, "tile_ms": tile_ms, "triton_ms": triton_ms, "unit": unit,
              "tile": work / tile_ms / scale if tile_ms else None,
              "triton": work / triton_ms / scale if triton_ms else None,
-             "checks": [{"what": w, "rel_err": e, "tol": tol} for w, e, tol in checks], "ok": ok, "note": note}
+             "checks": [{"what": w, "rel_err": e, "tol": tol} for w, e, tol in checks], "ok": ok, "note": note,
+             "peer_failed": peer_bad}
         r["ratio"] = r["tile"] / r["triton"] if r["tile"] and r["triton"] else None
         self.rows.append(r)
         self.failed |= not ok
@@ -238,6 +247,8 @@ class Env:
         print("%-24s %-30s Tile %9s  Triton %9s  %s  %s%s" % (
             kernel, shape, _fmt(r["tile"]), _fmt(r["triton"]), unit,
             "ok" if ok else "CHECK FAILED", " (worst %s %.2e, tol %.0e)" % worst if worst else ""), flush=True)
+        if peer_bad:
+            print("    note: %s" % note, flush=True)
         if not ok:
             for w, e, tol in checks:
                 print("    %-28s rel_err %.3e tol %.0e%s" % (w, e, tol, "" if e <= tol else "  <-- FAIL"), flush=True)
@@ -660,11 +671,13 @@ def table(E, ceil):
         if "error" in r:
             lines.append("| %s | %s | - | - | - | - | ERROR: %s |" % (r["kernel"], r["shape"], r["error"][:80]))
             continue
-        worst = max((c["rel_err"] / c["tol"], c["rel_err"]) for c in r["checks"])[1] if r["checks"] else 0.0
+        own = [c for c in r["checks"] if c["what"] not in r.get("peer_failed", [])]
+        worst = max((c["rel_err"] / c["tol"], c["rel_err"]) for c in own)[1] if own else 0.0
         lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
             r["kernel"], r["shape"], _fmt(r["tile"]), _fmt(r["triton"]),
             "%.2f" % r["ratio"] if r["ratio"] else "-", r["unit"],
-            ("ok (max rel %.1e)" % worst) if r["ok"] else "FAIL"))
+            (("ok (max rel %.1e)" % worst) if r["ok"] else "FAIL") +
+            ("; Triton's own output failed" if r.get("peer_failed") else "")))
     if ceil:
         lines.append("")
         lines += ["ceiling: %s: %.0f" % (k, v) for k, v in ceil.items()]
