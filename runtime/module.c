@@ -290,21 +290,7 @@ static tile_status rt_check_args(const tile_kernel_info *ki, void **args, int na
                      "argument %d ('%s') of kernel '%s' is NULL: args[%d] must point at the value",
                      i, p->name, ki->name, i);
     if (p->kind == TILE_PARAM_SCALAR && p->multiple > 1) {
-      int64_t v = 0;
-      if (p->size == 8) memcpy(&v, args[i], 8);
-      else if (p->size == 4) {
-        int32_t x;
-        memcpy(&x, args[i], 4);
-        v = x;
-      } else if (p->size == 2) {
-        int16_t x;
-        memcpy(&x, args[i], 2);
-        v = x;
-      } else {
-        int8_t x;
-        memcpy(&x, args[i], 1);
-        v = x;
-      }
+      long long v = rt_int_arg(p, args[i]);
       if (v % p->multiple)
         return rt_fail(TILE_ERR_INVALID, "argument %d ('%s') of kernel '%s' is %lld, not a multiple of %d as the "
                                          "kernel assumes (multiple_of)",

@@ -13,6 +13,8 @@
 #define TILE_RT_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "cuda_api.h"
 #include "tile/runtime.h"
@@ -111,5 +113,30 @@ struct tile_meta {
   int nkernels;
   tile_kernel_info *kernels;    /* all in the one block tile_meta_free frees */
 };
+
+/* The value of integer scalar argument `arg` of parameter p, read by its
+ * size and signedness (dtype "u..." unsigned): what the multiple_of check
+ * (module.c) and the derived descriptors' extents (tma.c) read. */
+static inline long long rt_int_arg(const tile_param_info *p, const void *arg) {
+  bool u = p->dtype[0] == 'u';
+  if (p->size == 8) {
+    int64_t v;
+    memcpy(&v, arg, 8);
+    return v;
+  }
+  if (p->size == 4) {
+    int32_t v;
+    memcpy(&v, arg, 4);
+    return u ? (long long)(uint32_t)v : v;
+  }
+  if (p->size == 2) {
+    int16_t v;
+    memcpy(&v, arg, 2);
+    return u ? (long long)(uint16_t)v : v;
+  }
+  int8_t v;
+  memcpy(&v, arg, 1);
+  return u ? (long long)(uint8_t)v : v;
+}
 
 #endif

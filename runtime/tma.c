@@ -80,26 +80,7 @@ tile_status tile_tma_desc_2d(tile_tma_desc *d, const tile_kernel *k, int param, 
 
 /* An integer argument (or the constant) a derived parameter names. */
 static long long rt_derive_value(const tile_kernel_info *ki, void **args, int from, long long lit) {
-  if (from < 0) return lit;
-  const tile_param_info *p = &ki->params[from];
-  if (p->size == 8) {
-    int64_t v;
-    memcpy(&v, args[from], 8);
-    return v;
-  }
-  if (p->size == 4) {
-    int32_t v;
-    memcpy(&v, args[from], 4);
-    return p->dtype[0] == 'u' ? (long long)(uint32_t)v : v;
-  }
-  if (p->size == 2) {
-    int16_t v;
-    memcpy(&v, args[from], 2);
-    return p->dtype[0] == 'u' ? (long long)(uint16_t)v : v;
-  }
-  int8_t v;
-  memcpy(&v, args[from], 1);
-  return p->dtype[0] == 'u' ? (long long)(uint8_t)v : v;
+  return from < 0 ? lit : rt_int_arg(&ki->params[from], args[from]);
 }
 
 tile_status rt_build_derived(const tile_kernel_info *ki, void **args, tile_tma_desc *out) {

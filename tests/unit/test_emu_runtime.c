@@ -1,7 +1,8 @@
 /* test_emu_runtime.c - the runtime on the emulator without the environment
  * variable: tile_init_ex's backend option, the JIT's PTX carried in
  * process (no assembler, no cubin: reports name Tile lines),
- * tile_module_load_ptx's checks, and print / device_assert run by the
+ * tile_module_load_ptx's checks, multiple_of on an unsigned argument, and
+ * print / device_assert run by the
  * emulator against golden output (tests/emu/debug). One process, one
  * backend: the emulator, chosen by the first test. */
 #include "testutil.h"
@@ -106,6 +107,42 @@ static void test_jit_ptx(void **state) {
   has(tile_last_error(), "outside every allocation", "the report");
   assert_int_equal(tile_module_unload(m), TILE_OK);
   free(out);
+  tu_rmtree(dir);
+}
+
+/* multiple_of on an unsigned argument is checked on its unsigned value:
+ * 3,000,000,000 is a multiple of 3 (read as a signed 32-bit number it is
+ * -1,294,967,296, which is not), 3,000,000,001 is not. */
+static const char *const UMUL =
+    "kernel k(x: *u32, n: u32 multiple_of(3)) warps(1) {\n"
+    "    let offs = arange(0, 32);\n"
+    "    store(x + offs, offs as u32 + n);\n"
+    "}\n";
+
+static void test_multiple_of_unsigned(void **state) {
+  (void)state;
+  char dir[256];
+  assert_int_equal(tu_tmpdir(dir, sizeof dir), 0);
+  tile_jit_options o = {.ptxas = "/nonexistent/ptxas", .cache_dir = dir};
+  tile_module *m = NULL;
+  tile_jit_stats st;
+  assert_int_equal(tile_jit_load("umul.tile", UMUL, strlen(UMUL), &o, &m, &st), TILE_OK);
+  tile_kernel *k = NULL;
+  assert_int_equal(tile_module_get_kernel(m, "k", &k), TILE_OK);
+  tile_devptr dx = 0;
+  assert_int_equal(tile_malloc(&dx, 32 * sizeof(uint32_t)), TILE_OK);
+  uint32_t n = 3000000000u;
+  void *args[] = {&dx, &n};
+  assert_int_equal(tile_launch(k, 1, 1, 1, args, 2, NULL), TILE_OK);
+  assert_int_equal(tile_synchronize(), TILE_OK);
+  uint32_t out[32];
+  assert_int_equal(tile_memcpy_dtoh(out, dx, sizeof out), TILE_OK);
+  assert_int_equal(out[31], 3000000031u);
+  n = 3000000001u;
+  assert_int_equal(tile_launch(k, 1, 1, 1, args, 2, NULL), TILE_ERR_INVALID);
+  has(tile_last_error(), "3000000001, not a multiple of 3", "the refusal");
+  tile_free(dx);
+  assert_int_equal(tile_module_unload(m), TILE_OK);
   tu_rmtree(dir);
 }
 
@@ -258,6 +295,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_backend_option),
       cmocka_unit_test(test_jit_ptx),
+      cmocka_unit_test(test_multiple_of_unsigned),
       cmocka_unit_test(test_load_ptx_checks),
       cmocka_unit_test(test_print),
       cmocka_unit_test(test_device_assert),
