@@ -457,8 +457,10 @@ static bool mma_regs_a(Lw *L, TOp *op, LV *C) {
 static bool lower_mma_async(Lw *L, TOp *op) {
   TValue *a = op->opnds[0], *b = op->opnds[1];
   int M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1];
-  /* pipeline.c's: M = 16 x warps, warpgroup g computing rows 64g .. 64g + 63 */
-  bool split = M > 64 && M == 16 * L->warps && L->warps % 4 == 0 && a->type->kind != TY_TILE;
+  /* pipeline.c's: M = 16 x warps, warpgroup g computing rows 64g .. 64g + 63
+   * (A from registers: each warpgroup holds its own rows' fragments, the
+   * same registers of the layout in every warp, so nothing changes) */
+  bool split = M > 64 && M == 16 * L->warps && L->warps % 4 == 0;
   if (M != 64 && !split) {
     dg_error(L->c, op->loc, "mma_async with M = %d is not supported yet (one warpgroup computes 64 rows)", M);
     return false;

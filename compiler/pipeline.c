@@ -33,6 +33,11 @@
  * nothing is issued past the end. The descriptors are derived kernel
  * parameters the runtime builds at launch.
  *
+ * A loop with two dots (attention: S = Q K^T, softmax, O += P V) is the
+ * pair form below: cp.async rings for the tiles it loads, a tile from
+ * before the loop stored once, P as wgmma's A from registers, each dot
+ * waited for at once.
+ *
  * Anything else keeps the plain lowering (dot on mma.sync), and
  * f->notes says why: --emit=tir prints the notes at the top of the kernel.
  */
@@ -559,10 +564,10 @@ static TValue *as_operand(Pl *p, TOp *before, TValue *view, bool trans, Loc loc)
 }
 
 /* Copies of one iteration (induction variable value k, valid: it exists)
- * of both operands into slot index si. */
-static void copies(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *iv, TValue *k, TValue *valid, TValue *si,
-                   TOp *fop, bool prologue, int steps, Loc loc) {
-  for (int j = 0; j < 2; j++) {
+ * of the n loaded tiles into slot index si. */
+static void copies_n(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings, TValue *iv, TValue *k, TValue *valid,
+                     TValue *si, TOp *fop, bool prologue, int steps, Loc loc) {
+  for (int j = 0; j < nops; j++) {
     Operand *o = &ops[j];
     Clone cl = {.s = &o->s, .iv = iv, .k = k, .fop = fop, .prologue = prologue, .steps = steps};
     clone_slice(p, &cl, before);
@@ -585,6 +590,10 @@ static void copies(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *iv,
     cp->flags = flags;
   }
   mk(p, before, OP_ASYNC_COMMIT, loc, 0, NULL, NULL);
+}
+static void copies(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *iv, TValue *k, TValue *valid, TValue *si,
+                   TOp *fop, bool prologue, int steps, Loc loc) {
+  copies_n(p, before, ops, 2, rings, iv, k, valid, si, fop, prologue, steps, loc);
 }
 
 /* ---- the TMA form ---- */
@@ -916,6 +925,201 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
     tma_epilogue(p, fin, rings[1], S * ((ops[1].bytes + 1023) & ~(int64_t)1023), warps, loc);
 }
 
+/* ---- two dots in one loop: attention's S = Q K^T, then O += P V ----
+ *
+ * Each dot's operands are tiles the loop loads (rings, copied by cp.async
+ * D iterations ahead, one commit group an iteration for all of them), a
+ * tile from before the loop (stored once into swizzled shared memory
+ * before the first such loop), or, for a, a tile the body computes (wgmma
+ * with A from registers: P). Each dot becomes a wgmma waited for at once:
+ * the second needs the first's result through the softmax, and the next
+ * iteration's first the second's accumulator. A second loop with the same
+ * tiles (the masked tail of the keys) reuses the rings, after a barrier. */
+#define PL_PAIR_TILES 4
+typedef struct PairState {
+  int nrings, S;
+  Type *ring_t[PL_PAIR_TILES];
+  TValue *rings[PL_PAIR_TILES];
+  int nstaged;
+  TValue *staged_v[PL_PAIR_TILES], *staged[PL_PAIR_TILES];
+} PairState;
+
+static bool defined_outside(TBlock *body, TValue *v) { return v->def ? v->def->block != body : v->block != body; }
+
+/* A tile from before the loop, stored row-major with 128-byte swizzled
+ * column blocks (as the rings' slots); NULL and why if it cannot be. */
+static Type *staged_type(Pl *p, TValue *v, const char **why) {
+  Type *vt = v->type;
+  if (vt->kind != TY_TILE || vt->rank != 2) return *why = "is not a 2-D tile", NULL;
+  int eb = ty_dtype_bytes((DType)vt->elem.dt);
+  if ((vt->shape[1] * eb) % 128 || vt->shape[0] % 8) return *why = "is not whole 128-byte rows (wgmma's swizzle)", NULL;
+  Type *t = ty_tile(p->c, vt->elem, 2, vt->shape);
+  t->kind = TY_SMEM, t->swizzle = 128, t->brows = vt->shape[0], t->nbuf = 1;
+  return t;
+}
+
+static TOp *entry_alloc(Pl *p, Type *t, int64_t bytes, const char *name, Loc loc) {
+  TOp *al = ir_op(p->c, OP_SMEM_ALLOC, loc, 0, NULL, 1, (Type *[]){t});
+  al->ival2 = bytes;
+  al->res[0]->name = name;
+  if (p->f->body->first) ir_insert_before(p->f->body->first, al);
+  else ir_append(p->f->body, al);
+  return al;
+}
+
+static void pipeline_pair(Pl *p, PairState *ps, TOp *fop, TOp **dots) {
+  Ctx *c = p->c;
+  TFunc *f = p->f;
+  TBlock *body = fop->regions[0];
+  Loc loc = dots[0]->loc;
+  int warps = f->warps;
+  TValue *iv = body->args[0];
+  const char *why = NULL;
+  if (f->stages == 0) return note(p, loc, "and the one after it not pipelined: stages(0)");
+  if (c->sm != 90) return note(p, loc, "and the one after it not pipelined: sm_100a lowers dot on mma.sync for now");
+  if (f->has_tasks) return note(p, loc, "and the one after it not pipelined: the kernel has tasks");
+  if (iv->type->elem.dt != DT_I32) return note(p, loc, "and the one after it not pipelined: the loop counts in 64 bits");
+  TOp *sd = fop->opnds[2]->def;
+  if (!sd || sd->opc != OP_CONST || sd->ival <= 0)
+    return note(p, loc, "and the one after it not pipelined: the loop's step is not a positive constant");
+  /* what each operand is: 'L' loaded in the loop (ops[]), 'I' from before it, 'R' a register tile (a only) */
+  Operand ops[PL_PAIR_TILES];
+  int nops = 0, ring_of[2][2];
+  char kind[2][2];
+  for (int d = 0; d < 2; d++) {
+    TOp *dot = dots[d];
+    TValue *a = dot->opnds[0], *b = dot->opnds[1];
+    int M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1];
+    DType dt = (DType)a->type->elem.dt;
+    if (dt != DT_BF16 && dt != DT_F16)
+      return note(p, dot->loc, "not pipelined: wgmma here takes bf16 or f16 operands");
+    if (warps % 4 || M != 16 * warps)
+      return note(p, dot->loc, "not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps");
+    if (N % 8 || N > 256 || K % 16) return note(p, dot->loc, "not pipelined: wgmma needs N a multiple of 8 up to 256");
+    for (int j = 0; j < 2; j++) {
+      TValue *v = dot->opnds[j];
+      const char *lw = NULL;
+      ring_of[d][j] = -1;
+      if (nops < PL_PAIR_TILES && check_operand(p, v, body, &ops[nops], &lw)) {
+        kind[d][j] = 'L', ring_of[d][j] = nops++;
+      } else if (defined_outside(body, v) && staged_type(p, v, &why)) {
+        kind[d][j] = 'I';
+      } else if (j == 0 && v->type->kind == TY_TILE) {
+        kind[d][j] = 'R';
+      } else {
+        return note(p, dot->loc, "not pipelined: %s %s", j ? "b" : "a", lw ? lw : why ? why : "is neither loaded "
+                                                                                          "in the loop nor from before it");
+      }
+    }
+  }
+  if (!nops) return note(p, loc, "and the one after it not pipelined: neither loads a tile in the loop");
+  int64_t stage = 0, staged_bytes = 0;
+  for (int j = 0; j < nops; j++) stage += (ops[j].bytes + 1023) & ~1023;
+  bool reuse = ps->nrings == nops;
+  for (int j = 0; j < nops && reuse; j++)
+    reuse = ps->ring_t[j]->elem.dt == ops[j].buf->elem.dt && ps->ring_t[j]->shape[0] == ops[j].buf->shape[0] &&
+            ps->ring_t[j]->shape[1] == ops[j].buf->shape[1];
+  for (int d = 0; d < 2; d++)
+    for (int j = 0; j < 2; j++)
+      if (kind[d][j] == 'I') {
+        bool have = false;
+        for (int k = 0; k < ps->nstaged; k++) have |= ps->staged_v[k] == dots[d]->opnds[j];
+        if (!have) staged_bytes += (int64_t)dots[d]->opnds[j]->type->shape[0] * dots[d]->opnds[j]->type->shape[1] *
+                                   ty_dtype_bytes((DType)dots[d]->opnds[j]->type->elem.dt);
+      }
+  int S = reuse ? ps->S : f->stages;
+  if (!reuse) {
+    int64_t used = smem_in_use(f->body) + ((staged_bytes + 1023) & ~1023);
+    if (S < 0)
+      for (S = 4; S > 3 && used + S * stage > PL_SMEM_BUDGET; S--) {
+      }
+    if (used + S * stage > (f->stages < 0 ? PL_SMEM_BUDGET : PL_SMEM_LIMIT))
+      return note(p, loc, "and the one after it not pipelined: %d stages of %lld bytes do not fit in shared memory", S,
+                  (long long)stage);
+  }
+  int D = S - 2;
+  Type *ti = ty_dt(c, DT_I32);
+  TValue *lo = fop->opnds[0], *hi = fop->opnds[1], *step = fop->opnds[2];
+  if (reuse) { /* every warp is done with the rings' last slots (the previous loop's wgmmas were waited) */
+    TOp *b0 = mk(p, fop, OP_NAMED_BAR, loc, 0, NULL, NULL);
+    b0->ival = 0, b0->ival2 = 32 * warps;
+  } else {
+    for (int j = 0; j < nops; j++) {
+      Type *t = ty_tile(c, ops[j].buf->elem, 2, ops[j].buf->shape);
+      t->kind = TY_SMEM, t->swizzle = 128, t->brows = ops[j].buf->brows, t->nbuf = S;
+      ps->rings[j] = entry_alloc(p, t, ops[j].bytes, j ? "<dot ring 2>" : "<dot ring 1>", loc)->res[0];
+      ps->ring_t[j] = t;
+    }
+    ps->nrings = nops, ps->S = S;
+  }
+  /* the tiles from before the loop, stored once (before the first loop that needs them) */
+  TValue *opnd[2][2];
+  bool stored = false;
+  for (int d = 0; d < 2; d++)
+    for (int j = 0; j < 2; j++) {
+      TValue *v = dots[d]->opnds[j];
+      opnd[d][j] = v;
+      if (kind[d][j] != 'I') continue;
+      TValue *sm = NULL;
+      for (int k = 0; k < ps->nstaged; k++)
+        if (ps->staged_v[k] == v) sm = ps->staged[k];
+      if (!sm) {
+        if (ps->nstaged == PL_PAIR_TILES) return; /* (four dots' worth: not reached with two) */
+        Type *t = staged_type(p, v, &why);
+        int64_t bytes = (int64_t)t->shape[0] * t->shape[1] * ty_dtype_bytes((DType)t->elem.dt);
+        sm = entry_alloc(p, t, bytes, "<dot staged>", loc)->res[0];
+        mk(p, fop, OP_SMEM_STORE, loc, 2, (TValue *[]){sm, v}, NULL);
+        ps->staged_v[ps->nstaged] = v, ps->staged[ps->nstaged++] = sm;
+        stored = true;
+      }
+      opnd[d][j] = sm;
+    }
+  if (stored) { /* the stores visible to wgmma (async proxy) and all made */
+    mk(p, fop, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
+    TOp *b1 = mk(p, fop, OP_NAMED_BAR, loc, 0, NULL, NULL);
+    b1->ival = 0, b1->ival2 = 32 * warps;
+  }
+  /* the prologue: iterations 0 .. D-1 */
+  for (int j = 0; j < D; j++) {
+    TValue *k = j ? bin(p, fop, OP_ADD, lo, bin(p, fop, OP_MUL, iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
+    copies_n(p, fop, ops, nops, ps->rings, iv, k, cmp_lt(p, fop, k, hi, loc), iconst(p, fop, ti, j, loc), fop, true, j,
+             loc);
+  }
+  /* the body: this iteration's tiles landed and visible, the copies of it + D issued, then the two wgmmas */
+  TOp *d0 = dots[0];
+  TValue *it = bin(p, d0, OP_DIV, bin(p, d0, OP_SUB, iv, lo, loc), step, loc);
+  TValue *cur = bin(p, d0, OP_REM, it, iconst(p, d0, ti, S, loc), loc);
+  TValue *nxt = bin(p, d0, OP_REM, bin(p, d0, OP_ADD, it, iconst(p, d0, ti, D, loc), loc), iconst(p, d0, ti, S, loc), loc);
+  TOp *w = mk(p, d0, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
+  w->ival = D - 1;
+  mk(p, d0, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
+  TOp *bar = mk(p, d0, OP_NAMED_BAR, loc, 0, NULL, NULL);
+  bar->ival = 0, bar->ival2 = 32 * warps;
+  TValue *kn = bin(p, d0, OP_ADD, iv, bin(p, d0, OP_MUL, iconst(p, d0, ti, D, loc), step, loc), loc);
+  copies_n(p, d0, ops, nops, ps->rings, iv, kn, cmp_lt(p, d0, kn, hi, loc), nxt, fop, false, D, loc);
+  for (int d = 0; d < 2; d++) {
+    TOp *dot = dots[d];
+    TValue *acc = dot->opnds[2], *in[2];
+    for (int j = 0; j < 2; j++) {
+      int r = ring_of[d][j];
+      in[j] = r >= 0 ? as_operand(p, dot, slot(p, dot, ps->rings[r], cur, dot->loc), ops[r].trans, dot->loc)
+                     : opnd[d][j];
+    }
+    TValue *res = mk1(p, dot, OP_MMA_ASYNC, dot->loc, 3, (TValue *[]){in[0], in[1], acc}, acc->type);
+    mk(p, dot, OP_MMA_COMMIT, dot->loc, 0, NULL, NULL);
+    TOp *mw = mk(p, dot, OP_MMA_WAIT, dot->loc, 1, &res, acc->type);
+    mw->ival = 0;
+    ir_replace_uses(body, dot->res[0], mw->res[0]);
+    ir_remove(dot);
+  }
+  ir_insert_after(fop, ir_op(c, OP_ASYNC_WAIT, loc, 0, NULL, 0, NULL)); /* the copies past the end (none read) */
+  note(p, loc,
+       "and the one after it pipelined: %d stages (copies %d iterations ahead) of %d tile%s through cp.async into "
+       "128-byte swizzled shared memory (%lld bytes%s)%s, each dot a wgmma on %d warpgroup%s waited for at once",
+       S, D, nops, nops > 1 ? "s" : "", (long long)(S * stage), reuse ? ", the rings of the loop before" : "",
+       kind[1][0] == 'R' ? ", the second's a from registers" : "", warps / 4, warps > 4 ? "s" : "");
+}
+
 typedef struct Found {
   TOp *fop, *dot;
 } Found;
@@ -927,11 +1131,35 @@ static void find(TOp *op, void *ud) {
   fd->dot = op;
 }
 
+/* The loops of the kernel's body with exactly two dots in their body. */
+static int pair_loops(TBlock *b, TOp **loops, TOp *(*dots)[2], int max) {
+  int n = 0;
+  for (TOp *op = b->first; op && n < max; op = op->next) {
+    if (op->opc != OP_FOR) continue;
+    int nd = 0;
+    TOp *ds[2] = {0};
+    for (TOp *x = op->regions[0]->first; x; x = x->next)
+      if (x->opc == OP_DOT) {
+        if (nd < 2) ds[nd] = x;
+        nd++;
+      }
+    if (nd == 2) loops[n] = op, dots[n][0] = ds[0], dots[n][1] = ds[1], n++;
+  }
+  return n;
+}
+
 void pl_run(Ctx *c, TFunc *f) {
   Pl p = {c, f};
-  /* one dot per kernel for now: the first in a loop */
   ir_walk(f->body, zero_uses, NULL);
   ir_walk(f->body, count_uses, NULL);
+  /* loops with two dots (attention), each; else one dot per kernel: the first in a loop */
+  TOp *loops[8], *dots[8][2];
+  int nl = pair_loops(f->body, loops, dots, 8);
+  if (nl) {
+    PairState ps = {0};
+    for (int i = 0; i < nl && !c->nerrors; i++) pipeline_pair(&p, &ps, loops[i], dots[i]);
+    return;
+  }
   Found fd = {0};
   ir_walk(f->body, find, &fd);
   if (!fd.dot) return;

@@ -407,6 +407,63 @@ static char *spliced(const char *src, const char *from, const char *to) {
   return m;
 }
 
+/* pipeline.c's two dots in a loop (Triton's attention forward): K and V
+ * through rings of cp.async copies, Q stored once into shared memory
+ * before the first loop, P from registers; each dot a wgmma waited for at
+ * once; the masked loop after reuses the rings. */
+static char *attn_fwd_tir(const char *src, const tilec_define *defs, int nd) {
+  char *t = tir_d(src, defs, nd);
+  char *end = strstr(t, "kernel @attn_bwd_pre");
+  assert_non_null(end);
+  *end = 0; /* attn_fwd alone */
+  return t;
+}
+
+static void test_pipelined_pair(void **state) {
+  (void)state;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/examples/fused_attention/fused_attention.tile", TILE_SRC_DIR);
+  char *src = tu_read_file(path, NULL);
+  assert_non_null(src);
+  char *t = attn_fwd_tir(src, NULL, 0);
+  has(t, "// pipeline: dot at 52:14 and the one after it pipelined: 4 stages (copies 2 iterations ahead) of 2 tiles "
+         "through cp.async into 128-byte swizzled shared memory (65536 bytes), the second's a from registers",
+      "the first loop's note");
+  has(t, "(65536 bytes, the rings of the loop before)", "the second loop's note");
+  has(t, "smem<f16, [128, 64] x 1, swizzle 128>", "Q, staged");
+  assert_int_equal(op_count(t, "dot"), 0);
+  assert_int_equal(op_count(t, "mma_async"), 4);
+  assert_int_equal(op_count(t, "smem_store"), 1); /* Q once, for both loops */
+  assert_int_equal(op_count(t, "smem_alloc"), 3);
+  /* per loop: 2 prologue iterations and 1 in the body, of K and V */
+  assert_int_equal(op_count(t, "async_copy"), 12);
+  assert_int_equal(op_count(t, "async_commit"), 6);
+  assert_int_equal(op_count(t, "load"), 1); /* Q's own load, before the loops */
+  const char *ss = strstr(t, "smem_store"), *body = strstr(t, "  do (");
+  assert_true(ss && body && ss < body);
+  const char *aw = strstr(body, "async_wait"), *fe = strstr(body, "fence_async_shared"),
+             *bar = strstr(body, "named_barrier id=0 threads=256"), *cp = strstr(body, "async_copy"),
+             *m1 = strstr(body, "mma_async"), *w1 = m1 ? strstr(m1, "mma_wait 0") : NULL,
+             *m2 = w1 ? strstr(w1, "mma_async") : NULL, *w2 = m2 ? strstr(m2, "mma_wait 0") : NULL;
+  assert_true(aw && fe && bar && cp && m1 && w1 && m2 && w2);
+  assert_true(aw < fe && fe < bar && bar < cp && cp < m1);
+  every_tile_has_layout(t);
+  free(t);
+  /* what stops it, said */
+  char *s0 = spliced(src, "warps(WARPS) {", "warps(WARPS) stages(0) {");
+  t = attn_fwd_tir(s0, NULL, 0);
+  has(t, "dot at 52:14 and the one after it not pipelined: stages(0)", "stages(0)");
+  assert_int_equal(op_count(t, "mma_async"), 0);
+  free(t);
+  free(s0);
+  tilec_define w4 = {"WARPS", "4"};
+  t = attn_fwd_tir(src, &w4, 1);
+  has(t, "not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps", "M = 128 on 4 warps");
+  assert_int_equal(op_count(t, "dot"), 4);
+  free(t);
+  free(src);
+}
+
 static void test_pipelined_dot(void **state) {
   (void)state;
   char *t = tir_file("examples/matmul/matmul.tile");
@@ -1293,6 +1350,7 @@ int main(void) {
       cmocka_unit_test(test_dot_layouts),
       cmocka_unit_test(test_loop_carried_accumulator),
       cmocka_unit_test(test_pipelined_dot),
+      cmocka_unit_test(test_pipelined_pair),
       cmocka_unit_test(test_reduction_slices),
       cmocka_unit_test(test_arange_rematerialized),
       cmocka_unit_test(test_user_layouts),
