@@ -217,6 +217,8 @@ static bool rt_line_version(rt_parser *P) {
 static bool rt_line_kernel(rt_parser *P) {
   if (!rt_want_fields(P, 2, "kernel NAME")) return false;
   if (!rt_name(P, P->tok[1], sizeof P->cur->name, "kernel name")) return false;
+  if (strcmp(P->tok[1], "__tile_meta") == 0) /* the symbol this text lives in: no entry can have its name */
+    return rt_perr(P, "a kernel named '__tile_meta', the name of the metadata's own symbol");
   for (int i = 0; i < P->nkernels; i++)
     if (strcmp(P->kernels[i].name, P->tok[1]) == 0)
       return rt_perr(P, "kernel '%s' is defined twice", P->tok[1]);

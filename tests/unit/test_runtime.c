@@ -284,6 +284,8 @@ static void test_meta_errors(void **state) {
       {"tile-meta 1\nkernel k\nthreads 32\nend\nkernel k\nthreads 32\nend\n", "line 5:",
        "defined twice"},
       {"tile-meta 1\nkernel\n", "line 2:", "kernel NAME"},
+      /* found by fuzz_loader: the entry it names would be the metadata's own symbol */
+      {"tile-meta 1\nkernel __tile_meta\nthreads 32\nend\n", "line 2:", "named '__tile_meta'"},
       {"tile-meta 1\nkernel 1k\nthreads 32\nend\n", "line 2:", "not an identifier"},
       {"tile-meta 1\nthreads 32\n", "line 2:", "outside a kernel block"},
       {"tile-meta 1\nend\n", "line 2:", "outside a kernel block"},
