@@ -120,6 +120,9 @@ typedef struct rt_cuda_api {
   CUresult (*cuMemsetD8)(CUdeviceptr dst, unsigned char value, size_t n);
   CUresult (*cuMemsetD32)(CUdeviceptr dst, unsigned value, size_t n);
   CUresult (*cuMemsetD32Async)(CUdeviceptr dst, unsigned value, size_t n, CUstream s);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
+  CUresult (*cuMemAllocHost)(void **p, size_t bytes);
+  CUresult (*cuMemFreeHost)(void *p);
   CUresult (*cuStreamCreate)(CUstream *s, unsigned flags);
   CUresult (*cuStreamDestroy)(CUstream s);
   CUresult (*cuStreamSynchronize)(CUstream s);
@@ -127,6 +130,7 @@ typedef struct rt_cuda_api {
   CUresult (*cuEventDestroy)(CUevent e);
   CUresult (*cuEventRecord)(CUevent e, CUstream s);
   CUresult (*cuEventSynchronize)(CUevent e);
+  CUresult (*cuStreamWaitEvent)(CUstream s, CUevent e, unsigned flags);
   /* cuEventElapsedTime_v2 (CUDA >= 12.8), else cuEventElapsedTime. */
   CUresult (*cuEventElapsedTime)(float *ms, CUevent start, CUevent end);
   CUresult (*cuModuleLoadData)(CUmodule *m, const void *image);

@@ -123,6 +123,19 @@ static CUresult emu_set32_async(CUdeviceptr d, unsigned v, size_t n, CUstream s)
   (void)s;
   return emu_set32(d, v, n);
 }
+static CUresult emu_htod_async(CUdeviceptr d, const void *s, size_t n, CUstream st) {
+  (void)st;
+  return emu_htod(d, s, n);
+}
+/* page-locked host memory is plain host memory here (copies are synchronous) */
+static CUresult emu_host_alloc(void **p, size_t bytes) {
+  *p = malloc(bytes ? bytes : 1);
+  return *p ? CUDA_SUCCESS : emu_err(EMU_ERR_OOM, "out of host memory%s", NULL);
+}
+static CUresult emu_host_free(void *p) {
+  free(p);
+  return CUDA_SUCCESS;
+}
 
 /* ---- device, context, streams, events: one synchronous CPU device ---- */
 
@@ -172,6 +185,7 @@ static CUresult emu_event_create(CUevent *e, unsigned f) {
 static CUresult emu_event_destroy(CUevent e) { free(e); return CUDA_SUCCESS; }
 static CUresult emu_event_record(CUevent e, CUstream s) { (void)e, (void)s; return CUDA_SUCCESS; }
 static CUresult emu_event_sync(CUevent e) { (void)e; return CUDA_SUCCESS; }
+static CUresult emu_stream_wait(CUstream s, CUevent e, unsigned f) { (void)s, (void)e, (void)f; return CUDA_SUCCESS; }
 static CUresult emu_elapsed(float *ms, CUevent a, CUevent b) { (void)a, (void)b; *ms = 0; return CUDA_SUCCESS; }
 
 static CUresult emu_err_name(CUresult r, const char **s) {
@@ -429,7 +443,9 @@ void rt_emu_fill(rt_cuda_api *t) {
       .cuCtxSetCurrent = emu_ctx_set, .cuCtxGetCurrent = emu_ctx_get, .cuCtxPushCurrent = emu_ctx_set,
       .cuCtxPopCurrent = emu_ctx_pop, .cuCtxSynchronize = emu_ok0, .cuMemAlloc = emu_alloc, .cuMemFree = emu_free,
       .cuMemcpyHtoD = emu_htod, .cuMemcpyDtoH = emu_dtoh, .cuMemcpyDtoD = emu_dtod, .cuMemsetD8 = emu_set8,
-      .cuMemsetD32 = emu_set32, .cuMemsetD32Async = emu_set32_async, .cuStreamCreate = emu_stream_create,
+      .cuMemsetD32 = emu_set32, .cuMemsetD32Async = emu_set32_async,
+      .cuMemcpyHtoDAsync = emu_htod_async, .cuMemAllocHost = emu_host_alloc, .cuMemFreeHost = emu_host_free,
+      .cuStreamWaitEvent = emu_stream_wait, .cuStreamCreate = emu_stream_create,
       .cuStreamDestroy = emu_stream_destroy, .cuStreamSynchronize = emu_stream_sync,
       .cuEventCreate = emu_event_create, .cuEventDestroy = emu_event_destroy, .cuEventRecord = emu_event_record,
       .cuEventSynchronize = emu_event_sync, .cuEventElapsedTime = emu_elapsed, .cuModuleLoadData = emu_load,

@@ -86,6 +86,36 @@ tile_status tile_memset_d32_async(tile_devptr dst, uint32_t value, size_t count,
   return TILE_OK;
 }
 
+tile_status tile_memcpy_htod_async(tile_devptr dst, const void *src, size_t bytes, tile_stream stream) {
+  if (!src && bytes) return rt_fail(TILE_ERR_INVALID, "tile_memcpy_htod_async: src is NULL");
+  RT_ENTER();
+  if (bytes == 0) return TILE_OK;
+  CUresult r = rt_cu.cuMemcpyHtoDAsync(dst, src, bytes, (CUstream)stream);
+  if (r != CUDA_SUCCESS) return rt_cuda_fail(r, "cuMemcpyHtoDAsync(%zu bytes)", bytes);
+  return TILE_OK;
+}
+
+tile_status tile_host_alloc(void **p, size_t bytes) {
+  if (!p) return rt_fail(TILE_ERR_INVALID, "tile_host_alloc: p is NULL");
+  *p = NULL;
+  RT_ENTER();
+  if (bytes == 0) return TILE_OK;
+  CUresult r = rt_cu.cuMemAllocHost(p, bytes);
+  if (r != CUDA_SUCCESS) {
+    *p = NULL;
+    return rt_cuda_fail(r, "cuMemAllocHost(%zu bytes)", bytes);
+  }
+  return TILE_OK;
+}
+
+tile_status tile_host_free(void *p) {
+  if (!p) return TILE_OK;
+  RT_ENTER();
+  CUresult r = rt_cu.cuMemFreeHost(p);
+  if (r != CUDA_SUCCESS) return rt_cuda_fail(r, "cuMemFreeHost(%p)", p);
+  return TILE_OK;
+}
+
 tile_status tile_synchronize(void) {
   RT_ENTER();
   CUresult r = rt_cu.cuCtxSynchronize();
@@ -149,6 +179,22 @@ tile_status tile_event_record(tile_event e, tile_stream s) {
   RT_ENTER();
   CUresult r = rt_cu.cuEventRecord((CUevent)e, (CUstream)s);
   if (r != CUDA_SUCCESS) return rt_cuda_fail(r, "cuEventRecord");
+  return TILE_OK;
+}
+
+tile_status tile_event_synchronize(tile_event e) {
+  if (!e) return rt_fail(TILE_ERR_INVALID, "tile_event_synchronize: e is NULL");
+  RT_ENTER();
+  CUresult r = rt_cu.cuEventSynchronize((CUevent)e);
+  if (r != CUDA_SUCCESS) return rt_cuda_fail(r, "cuEventSynchronize");
+  return TILE_OK;
+}
+
+tile_status tile_stream_wait_event(tile_stream s, tile_event e) {
+  if (!e) return rt_fail(TILE_ERR_INVALID, "tile_stream_wait_event: e is NULL");
+  RT_ENTER();
+  CUresult r = rt_cu.cuStreamWaitEvent((CUstream)s, (CUevent)e, 0);
+  if (r != CUDA_SUCCESS) return rt_cuda_fail(r, "cuStreamWaitEvent");
   return TILE_OK;
 }
 

@@ -97,6 +97,16 @@ tile_status tile_memset_d8(tile_devptr dst, uint8_t value, size_t bytes);
 tile_status tile_memset_d32(tile_devptr dst, uint32_t value, size_t count);
 /* The same, ordered on a stream (NULL: the default stream). */
 tile_status tile_memset_d32_async(tile_devptr dst, uint32_t value, size_t count, tile_stream stream);
+/* A host-to-device copy ordered on a stream. From page-locked memory
+ * (tile_host_alloc) it returns at once and the copy runs when the stream
+ * reaches it: src must stay unchanged until then (record an event after
+ * it). From pageable memory the driver stages the bytes and may wait for
+ * the stream first. */
+tile_status tile_memcpy_htod_async(tile_devptr dst, const void *src, size_t bytes, tile_stream stream);
+/* Page-locked (pinned) host memory, for copies that do not wait; *p NULL
+ * for 0 bytes. tile_host_free(NULL) is fine. */
+tile_status tile_host_alloc(void **p, size_t bytes);
+tile_status tile_host_free(void *p);
 tile_status tile_synchronize(void);
 
 /* Streams and events (timing). */
@@ -108,6 +118,12 @@ tile_status tile_event_create(tile_event *e);
 tile_status tile_event_destroy(tile_event e);
 tile_status tile_event_record(tile_event e, tile_stream s);
 tile_status tile_event_elapsed_ms(float *ms, tile_event start, tile_event end);
+/* Wait on the host until the work before the event's last record is done
+ * (at once when it was never recorded). */
+tile_status tile_event_synchronize(tile_event e);
+/* Work queued on s after this call waits for e's last record (on any
+ * stream); the host does not wait. */
+tile_status tile_stream_wait_event(tile_stream s, tile_event e);
 
 /* Kernel metadata (what tilec embeds in every cubin, docs/metadata.md). */
 typedef enum tile_param_kind {

@@ -290,6 +290,43 @@ static void test_device_assert(void **state) {
   assert_int_equal(tile_module_unload(m), TILE_OK);
 }
 
+/* Pinned memory, the stream-ordered copy and the events (the JFA plan's
+ * update path) on the emulator: the bytes arrive, bad arguments are refused. */
+static void test_async_copy(void **state) {
+  (void)state;
+  void *h = NULL;
+  assert_int_equal(tile_host_alloc(&h, 256), TILE_OK);
+  assert_non_null(h);
+  for (int i = 0; i < 64; i++) ((int32_t *)h)[i] = 7 * i - 3;
+  tile_devptr d;
+  assert_int_equal(tile_malloc(&d, 256), TILE_OK);
+  tile_stream s;
+  tile_event e;
+  assert_int_equal(tile_stream_create(&s), TILE_OK);
+  assert_int_equal(tile_event_create(&e), TILE_OK);
+  assert_int_equal(tile_memcpy_htod_async(d, h, 256, s), TILE_OK);
+  assert_int_equal(tile_event_record(e, s), TILE_OK);
+  assert_int_equal(tile_stream_wait_event(NULL, e), TILE_OK);
+  assert_int_equal(tile_event_synchronize(e), TILE_OK);
+  int32_t back[64];
+  assert_int_equal(tile_memcpy_dtoh(back, d, 256), TILE_OK);
+  for (int i = 0; i < 64; i++) assert_int_equal(back[i], 7 * i - 3);
+  assert_int_equal(tile_memcpy_htod_async(d, NULL, 4, s), TILE_ERR_INVALID);
+  assert_int_equal(tile_memcpy_htod_async(d + 128, h, 256, s), TILE_ERR_CUDA); /* past the allocation */
+  has(tile_last_error(), "cuMemcpyHtoD", "the message");
+  assert_int_equal(tile_event_synchronize(NULL), TILE_ERR_INVALID);
+  assert_int_equal(tile_stream_wait_event(s, NULL), TILE_ERR_INVALID);
+  assert_int_equal(tile_host_alloc(NULL, 4), TILE_ERR_INVALID);
+  void *z = (void *)1;
+  assert_int_equal(tile_host_alloc(&z, 0), TILE_OK);
+  assert_null(z);
+  assert_int_equal(tile_host_free(NULL), TILE_OK);
+  assert_int_equal(tile_host_free(h), TILE_OK);
+  assert_int_equal(tile_event_destroy(e), TILE_OK);
+  assert_int_equal(tile_stream_destroy(s), TILE_OK);
+  assert_int_equal(tile_free(d), TILE_OK);
+}
+
 int main(void) {
   unsetenv("TILE_INTERPRET"); /* the option alone picks the emulator */
   const struct CMUnitTest tests[] = {
@@ -299,6 +336,7 @@ int main(void) {
       cmocka_unit_test(test_load_ptx_checks),
       cmocka_unit_test(test_print),
       cmocka_unit_test(test_device_assert),
+      cmocka_unit_test(test_async_copy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
