@@ -66,18 +66,97 @@ static tile_status get_combine(jfa_lib *lib, int head_dim, int bcast, tile_kerne
 
 void jfa_plan_destroy(jfa_plan *plan) {
   if (!plan) return;
-  if (plan->d_offsets) tile_free(plan->d_offsets);
-  if (plan->d_work) tile_free(plan->d_work);
-  if (plan->d_cta_start) tile_free(plan->d_cta_start);
-  if (plan->d_combine) tile_free(plan->d_combine);
-  if (plan->d_part_o) tile_free(plan->d_part_o);
-  if (plan->d_part_lse) tile_free(plan->d_part_lse);
-  if (plan->d_vparams) tile_free(plan->d_vparams);
+  jfa_stage_wait(&plan->stage); /* no copy or kernel of the plan still uses its buffers */
+  jfa_buf *bufs[] = {&plan->d_offsets, &plan->d_work,   &plan->d_cta_start, &plan->d_combine,
+                     &plan->d_part_o,  &plan->d_part_lse, &plan->d_vparams};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) jfa_buf_free(bufs[i]);
   if (plan->own_mod) tile_module_unload(plan->own_mod);
   tile_jagged_schedule_free(&plan->sched);
   tile_jagged_split_free(&plan->split);
   jfa_bwd_plan_destroy(plan);
+  jfa_stage_free(&plan->stage);
+  free(plan->off32);
   free(plan);
+}
+
+/* The forward's work lists for plan->p's offsets (plan->p.cu_seqlens, batch,
+ * plan->total), queued on plan->stage; *same = 1 when the lengths were the
+ * last fill's (nothing queued). */
+static tile_status fwd_fill(jfa_plan *plan, int *same) {
+  const jfa_params *p = &plan->p;
+  *same = 0;
+  if (p->batch == 0) { /* nothing to run: the kernel is not launched */
+    tile_jagged_schedule_free(&plan->sched);
+    tile_jagged_split_free(&plan->split);
+    return TILE_OK;
+  }
+  tile_jagged_params jp = {0};
+  jp.batch = p->batch;
+  jp.offsets = p->cu_seqlens;
+  jp.offsets_are_64bit = p->cu_seqlens_64bit;
+  jp.heads = p->heads;
+  jp.block_m = BLOCK_M;
+  jp.block_n = plan->block_n;
+  jp.causal = p->causal;
+  jp.window = p->window; /* the window's costs and KV ranges (tile_jagged_params.window) */
+  jp.window_left = p->window_left;
+  jp.window_right = p->window_right;
+  jp.num_q = p->num_q;
+  jp.num_ctas = plan->ctas;
+  jp.zigzag = !p->no_zigzag;
+  tile_status st = tile_jagged_schedule_rebuild(&jp, &plan->sched);
+  if (st != TILE_OK) return st;
+  if (plan->sched.reused && plan->split.work) return *same = 1, TILE_OK;
+  /* the last partial pass cut into pieces of at least 4 KV blocks (each
+   * costs about one block more: its Q load, pipeline fill and partial
+   * store); the R tiles of that pass get at most num_ctas / R pieces each,
+   * so at most one partial slot per CTA */
+  tile_jagged_split_free(&plan->split);
+  tile_jagged_split_params sp = {4, 1, jp.num_ctas};
+  st = tile_jagged_split_tail(&jp, &plan->sched, p->no_split ? NULL : &sp, &plan->split);
+  if (st != TILE_OK) return st;
+  jfa_stage *sg = &plan->stage;
+  if (plan->split.nitems > 0) {
+    jfa_stage_copy(sg, &plan->d_work, plan->split.work, (size_t)plan->split.nitems * 32);
+    jfa_stage_copy(sg, &plan->d_cta_start, plan->split.cta_start, (size_t)(plan->ctas + 1) * 4);
+  }
+  if (plan->split.ncombine > 0) {
+    size_t slots = (size_t)plan->split.nparts * BLOCK_M;
+    if ((st = get_combine(plan->lib, p->head_dim, p->num_q > 0, &plan->combine)) != TILE_OK) return st;
+    jfa_stage_copy(sg, &plan->d_combine, plan->split.combine, (size_t)plan->split.ncombine * 32);
+    /* every slot starts as "no key" (O = 0, LSE = -inf): rows a piece does
+     * not write (SKIP_IDLE's idle warpgroup) are then defined for jfa_combine */
+    jfa_stage_fill(sg, &plan->d_part_o, 0, slots * (size_t)p->head_dim * 4);
+    jfa_stage_fill(sg, &plan->d_part_lse, 0xff800000u, slots * 4);
+  }
+  return TILE_OK;
+}
+
+/* Everything that depends on the offsets, for p (checked; total its
+ * offsets[batch]), uploaded on stream. On failure the plan refuses to run
+ * until an update succeeds. */
+static tile_status plan_fill(jfa_plan *plan, const jfa_params *p, int64_t total, tile_stream stream) {
+  plan->p.batch = p->batch;
+  plan->p.cu_seqlens = p->cu_seqlens; /* the caller's, during the fill only */
+  plan->p.cu_seqlens_64bit = p->cu_seqlens_64bit;
+  plan->total = total;
+  int fsame = 1, bsame = 1;
+  tile_status st = TILE_OK;
+  if (plan->k) st = fwd_fill(plan, &fsame);
+  if (st == TILE_OK && plan->bwd) st = jfa_bwd_plan_fill(plan, &bsame);
+  if (st == TILE_OK && !(fsame && bsame && plan->off32)) {
+    /* offsets as int32 for the kernels */
+    int32_t *o = realloc(plan->off32, (size_t)(p->batch + 1) * sizeof *o);
+    if (!o) st = tile_set_error(TILE_ERR_NOMEM, "jfa: out of memory for %lld offsets", (long long)p->batch);
+    else plan->off32 = o;
+    for (int64_t i = 0; st == TILE_OK && i <= p->batch; i++) o[i] = (int32_t)jfa_offset_at(&plan->p, i);
+    if (st == TILE_OK) jfa_stage_copy(&plan->stage, &plan->d_offsets, o, (size_t)(p->batch + 1) * 4);
+  }
+  if (st == TILE_OK) st = jfa_stage_flush(&plan->stage, stream);
+  else plan->stage.n = 0;
+  plan->p.cu_seqlens = NULL; /* not kept: the caller's memory */
+  plan->failed = st;
+  return st;
 }
 
 tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
@@ -120,32 +199,7 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
                           "jfa: kernel %s has no TMA parameter k with a KV block of 16 to 256 rows", ki->name);
       goto fail;
     }
-
-    tile_jagged_params jp = {0};
-    jp.batch = p->batch;
-    jp.offsets = p->cu_seqlens;
-    jp.offsets_are_64bit = p->cu_seqlens_64bit;
-    jp.heads = p->heads;
-    jp.block_m = BLOCK_M;
-    jp.block_n = ki->params[K_PARAM].box[0];
-    jp.causal = p->causal;
-    jp.window = p->window; /* the window's costs and KV ranges (tile_jagged_params.window) */
-    jp.window_left = p->window_left;
-    jp.window_right = p->window_right;
-    jp.num_q = p->num_q;
-    jp.num_ctas = plan->ctas;
-    jp.zigzag = !p->no_zigzag;
-    if (p->batch > 0) {
-      st = tile_jagged_schedule_build(&jp, &plan->sched);
-      if (st != TILE_OK) goto fail;
-      /* the last partial pass cut into pieces of at least 4 KV blocks (each
-       * costs about one block more: its Q load, pipeline fill and partial
-       * store); the R tiles of that pass get at most num_ctas / R pieces each,
-       * so at most one partial slot per CTA */
-      tile_jagged_split_params sp = {4, 1, jp.num_ctas};
-      st = tile_jagged_split_tail(&jp, &plan->sched, p->no_split ? NULL : &sp, &plan->split);
-      if (st != TILE_OK) goto fail;
-    }
+    plan->block_n = (int)ki->params[K_PARAM].box[0];
   }
   /* the variant's arguments (variant_args in variants/NAME.tile) */
   size_t nvp = JFA_VPARAMS + (p->alibi_slopes ? (size_t)p->heads : 0) + (size_t)p->nvariant_args;
@@ -164,48 +218,32 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   } else if (p->nvariant_args) {
     memcpy(vp, p->variant_args, (size_t)p->nvariant_args * 4);
   }
-  st = jfa_upload(&plan->d_vparams, vp, nvp * 4);
+  jfa_stage_copy(&plan->stage, &plan->d_vparams, vp, nvp * 4);
+  if (p->passes & JFA_BWD) st = jfa_bwd_plan_create(plan);
+  /* the schedules and their uploads, on the default stream; waited for, so
+   * that the plan runs at once on any stream */
+  if (st == TILE_OK) st = plan_fill(plan, p, total, NULL);
   free(vp);
+  if (st == TILE_OK) st = jfa_stage_wait(&plan->stage);
   if (st != TILE_OK) goto fail;
-  /* offsets as int32 for the kernels */
-  int32_t *off32 = malloc((size_t)(p->batch + 1) * sizeof *off32);
-  if (!off32) {
-    st = tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
-    goto fail;
-  }
-  for (int64_t i = 0; i <= p->batch; i++) off32[i] = (int32_t)jfa_offset_at(p, i);
-  st = jfa_upload(&plan->d_offsets, off32, (size_t)(p->batch + 1) * 4);
-  free(off32);
-  if (st != TILE_OK) goto fail;
-  if (plan->split.nitems > 0) {
-    st = jfa_upload(&plan->d_work, plan->split.work, (size_t)plan->split.nitems * 32);
-    if (st == TILE_OK) st = jfa_upload(&plan->d_cta_start, plan->split.cta_start, (size_t)(plan->ctas + 1) * 4);
-    if (st != TILE_OK) goto fail;
-  }
-  if (plan->split.ncombine > 0) {
-    size_t slots = (size_t)plan->split.nparts * BLOCK_M;
-    st = get_combine(lib, p->head_dim, p->num_q > 0, &plan->combine);
-    if (st == TILE_OK) st = jfa_upload(&plan->d_combine, plan->split.combine, (size_t)plan->split.ncombine * 32);
-    if (st == TILE_OK) st = jfa_upload(&plan->d_part_o, NULL, slots * (size_t)p->head_dim * 4);
-    if (st == TILE_OK) st = jfa_upload(&plan->d_part_lse, NULL, slots * 4);
-    /* every slot starts as "no key" (O = 0, LSE = -inf): rows a piece does
-     * not write (SKIP_IDLE's idle warpgroup) are then defined for jfa_combine */
-    if (st == TILE_OK) st = tile_memset_d8(plan->d_part_o, 0, slots * (size_t)p->head_dim * 4);
-    if (st == TILE_OK) st = tile_memset_d32(plan->d_part_lse, 0xff800000u, slots);
-    if (st != TILE_OK) goto fail;
-  }
-  if (p->passes & JFA_BWD) {
-    /* the backward schedule is built from the caller's offsets, still here */
-    plan->p.cu_seqlens = p->cu_seqlens;
-    st = jfa_bwd_plan_create(plan);
-    plan->p.cu_seqlens = NULL;
-    if (st != TILE_OK) goto fail;
-  }
   *out = plan;
   return TILE_OK;
 fail:
   jfa_plan_destroy(plan);
   return st;
+}
+
+tile_status jfa_plan_update(jfa_plan *plan, const void *cu_seqlens, int cu_seqlens_64bit, int64_t batch,
+                            tile_stream stream) {
+  if (!plan) return tile_set_error(TILE_ERR_INVALID, "jfa_plan_update: plan is NULL");
+  jfa_params np = plan->p;
+  np.cu_seqlens = cu_seqlens;
+  np.cu_seqlens_64bit = cu_seqlens_64bit;
+  np.batch = batch;
+  int64_t total;
+  tile_status st = jfa_check_params(&np, &total); /* bad input: the plan as it was */
+  if (st != TILE_OK) return st;
+  return plan_fill(plan, &np, total, stream);
 }
 
 /* plan NULL: all zero */
@@ -231,6 +269,9 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
   if (!plan->k)
     return tile_set_error(TILE_ERR_INVALID, "jfa_plan_forward: the plan was made for the backward pass only "
                                             "(jfa_params.passes: add JFA_FWD)");
+  if (plan->failed != TILE_OK)
+    return tile_set_error(TILE_ERR_INVALID, "jfa_plan_forward: the plan's last update failed (%s); update it "
+                                            "again or destroy it", tile_status_name(plan->failed));
   tile_status st = jfa_check_tensors(p, T, q, k, v, o, lse);
   if (st != TILE_OK) return st;
   if (plan->split.nitems == 0) return TILE_OK; /* an empty batch, or only empty sequences */
@@ -253,15 +294,19 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
   int32_t total = (int32_t)T, heads = (int32_t)H, nq = (int32_t)NQ, o_stride = (int32_t)o_stride64;
   float scale = p->softmax_scale > 0 ? p->softmax_scale : (float)(1.0 / sqrt((double)D));
   float scale_log2 = scale * 1.4426950408889634f;
-  void *args[] = {&dq,    &dk,    &dv, &od,       &ld,         &plan->d_offsets,  &plan->d_work, &plan->d_cta_start,
-                  &plan->d_part_o, &plan->d_part_lse, &total, &heads, &nq, &o_stride, &scale_log2, &dout,
-                  &plan->d_vparams};
+  void *args[] = {&dq,    &dk,    &dv, &od,       &ld,         &plan->d_offsets.p,  &plan->d_work.p,
+                  &plan->d_cta_start.p, &plan->d_part_o.p, &plan->d_part_lse.p, &total, &heads, &nq, &o_stride,
+                  &scale_log2, &dout, &plan->d_vparams.p};
+  if ((st = jfa_stage_before_run(&plan->stage, stream)) != TILE_OK) return st;
   st = tile_launch(plan->k, (unsigned)plan->ctas, 1, 1, args, 17, stream);
-  if (st != TILE_OK || plan->split.ncombine == 0) return st;
-  /* the split tiles: merge their pieces (BLOCK_M / 64 programs each) */
-  void *cargs[] = {&od, &ld, &plan->d_part_o, &plan->d_part_lse, &plan->d_combine, &plan->d_offsets,
-                   &total, &heads, &nq, &o_stride};
-  return tile_launch(plan->combine, (unsigned)plan->split.ncombine, BLOCK_M / 64, 1, cargs, 10, stream);
+  if (st == TILE_OK && plan->split.ncombine > 0) {
+    /* the split tiles: merge their pieces (BLOCK_M / 64 programs each) */
+    void *cargs[] = {&od, &ld, &plan->d_part_o.p, &plan->d_part_lse.p, &plan->d_combine.p, &plan->d_offsets.p,
+                     &total, &heads, &nq, &o_stride};
+    st = tile_launch(plan->combine, (unsigned)plan->split.ncombine, BLOCK_M / 64, 1, cargs, 10, stream);
+  }
+  tile_status st2 = jfa_stage_after_run(&plan->stage, stream);
+  return st != TILE_OK ? st : st2;
 }
 
 /* The one-call wrappers' parameters from q and the offsets, all checked:

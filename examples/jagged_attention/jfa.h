@@ -20,9 +20,13 @@
  * tile_last_error() and launches nothing.
  *
  * The kernel is persistent: the work, (sequence, head, 128-row query block)
- * tiles, is scheduled on the host (tile/jagged.h) and needs the offsets on
- * the host. A training loop that runs several passes over one batch builds
- * a jfa_plan once (schedule + its upload) and calls jfa_plan_forward.
+ * tiles, is scheduled on the host (tile/jagged.h) from the offsets in host
+ * memory: a caller whose cu_seqlens lives on the GPU passes the lengths it
+ * packed (a data loader has them), not a device-to-host copy that would
+ * wait for the GPU. A training loop builds a jfa_plan once and, for each
+ * new batch, jfa_plan_update (schedule rebuilt, uploaded on the stream,
+ * no host wait) then jfa_plan_forward / jfa_plan_backward; the one-call
+ * jfa_varlen_fwd / jfa_varlen_bwd plan, run, and wait for the stream.
  */
 #ifndef JFA_H
 #define JFA_H
@@ -98,7 +102,26 @@ enum { JFA_FWD = 1, JFA_BWD = 2 };
 tile_status jfa_check_params(const jfa_params *p, int64_t *total_rows);
 
 typedef struct jfa_plan jfa_plan;
+/* Load the kernels, build the schedules for p's offsets and upload them;
+ * the uploads are waited for, so the plan runs at once on any stream. */
 tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out);
+/* The same plan for a new batch (a training loop: new lengths every step):
+ * cu_seqlens (host, batch + 1 entries, int64_t when cu_seqlens_64bit, else
+ * int32_t) replaces the offsets the plan was made or last updated with;
+ * every other field of its jfa_params stays. Checked as jfa_plan_create
+ * checks them: bad input returns TILE_ERR_INVALID and leaves the plan as
+ * it was. The schedules are rebuilt into the plan's arrays (the same
+ * lengths as last time cost a comparison, and nothing is uploaded) and
+ * copied to the device on `stream` through page-locked memory: the host
+ * does not wait for the GPU, and the plan's runs, on any stream, wait on
+ * the device for the copies; the copies wait for the plan's last run.
+ * Device buffers grow and never shrink; a batch larger than any before it
+ * makes the host wait once for the plan's last run (and its memory is
+ * reallocated, 1.5x at a time). Other failures (out of memory) leave the
+ * plan refusing to run until an update succeeds. */
+tile_status jfa_plan_update(jfa_plan *plan, const void *cu_seqlens, int cu_seqlens_64bit, int64_t batch,
+                            tile_stream stream);
+/* Waits for the plan's uploads and runs, then frees it. */
 void jfa_plan_destroy(jfa_plan *plan);
 /* Tiles, the largest per-CTA KV work (pieces of split tiles counted with
  * their overhead) and the total, for reports (all 0 for a NULL plan). */

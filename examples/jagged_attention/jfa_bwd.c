@@ -18,14 +18,15 @@ struct jfa_bwd_state {
   tile_kernel *k, *pre, *post;
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
-  tile_devptr d_work, d_cta_start;
+  jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
+  jfa_buf d_work, d_cta_start;
   int64_t q_rows;               /* rows of Q and dQ: total (self) or num_q (broadcast-Q) */
   int64_t o_rows;               /* rows of O and dO: total or B * num_q */
   int64_t nqb;                  /* query blocks per head: all sequences' (self) or num_q's (broadcast-Q) */
   int64_t ws_rows;              /* rows of 64 floats of LSE (log2) and Delta: one per (head, query block),
                                    and per sequence in broadcast-Q */
   int64_t nsem;                 /* deterministic: one counter per (head, query block) */
-  tile_devptr d_dq_acc, d_lse2, d_delta, d_sem, d_qbmap;
+  jfa_buf d_dq_acc, d_lse2, d_delta, d_sem, d_qbmap;
 };
 
 static const char *bwd_variant(int variant, int det) {
@@ -46,9 +47,9 @@ void jfa_bwd_lib_close(jfa_lib *lib) {
 void jfa_bwd_plan_destroy(jfa_plan *plan) {
   struct jfa_bwd_state *s = plan->bwd;
   if (!s) return;
-  tile_devptr *bufs[] = {&s->d_work, &s->d_cta_start, &s->d_dq_acc, &s->d_lse2, &s->d_delta, &s->d_sem, &s->d_qbmap};
-  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
-    if (*bufs[i]) tile_free(*bufs[i]);
+  jfa_buf *bufs[] = {&s->d_work, &s->d_cta_start, &s->d_dq_acc, &s->d_lse2, &s->d_delta, &s->d_sem, &s->d_qbmap};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) jfa_buf_free(bufs[i]);
+  jfa_bwd_items_free(&s->it);
   free(s);
   plan->bwd = NULL;
 }
@@ -72,9 +73,16 @@ void jfa_bwd_items_free(jfa_bwd_items *it) {
 
 tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, jfa_bwd_items *it) {
   memset(it, 0, sizeof *it);
+  return jfa_bwd_items_rebuild(p, ctas, it);
+}
+
+tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, jfa_bwd_items *it) {
   int64_t B = p->batch, H = p->heads, NQ = p->num_q;
   int bcast = NQ > 0, det = p->deterministic != 0;
-  if (B == 0) return TILE_OK;
+  if (B == 0) {
+    jfa_bwd_items_free(it);
+    return TILE_OK;
+  }
   /* the schedule: KV blocks of BWD_KB keys, each costing the BWD_QB-row
    * query blocks it meets, sorted and dealt like the forward's tiles */
   tile_jagged_params jp = {0};
@@ -92,8 +100,14 @@ tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, jfa_bwd_items *it
   jp.num_ctas = ctas;
   jp.zigzag = !p->no_zigzag;
   jp.backward = 1;
-  tile_status st = tile_jagged_schedule_build(&jp, &it->sched);
-  if (st != TILE_OK) return st;
+  tile_status st = tile_jagged_schedule_rebuild(&jp, &it->sched);
+  if (st != TILE_OK) {
+    jfa_bwd_items_free(it);
+    return st;
+  }
+  if (it->sched.reused && it->work) return TILE_OK; /* the same lengths: the same items */
+  free(it->work), free(it->qbmap);
+  it->work = NULL, it->qbmap = NULL, it->nitems = it->nqb = it->ws_rows = 0;
   int64_t n = it->sched.ntiles;
   if (n > TILE_JAGGED_MAX_ITEMS) {
     jfa_bwd_items_free(it);
@@ -172,7 +186,7 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   struct jfa_bwd_state *s = calloc(1, sizeof *s);
   if (!s) return tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
   plan->bwd = s;
-  int64_t B = p->batch, H = p->heads, D = p->head_dim, T = plan->total, NQ = p->num_q;
+  int64_t D = p->head_dim, NQ = p->num_q;
   int bcast = NQ > 0, d = D == 128, det = p->deterministic != 0;
   int variant = bcast ? V_BCAST : p->causal ? V_CAUSAL : V_SELF;
   tile_status st;
@@ -196,32 +210,46 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s has no TMA parameter k with a KV block of %d rows",
                           ki->name, BWD_KB);
 
-  s->q_rows = bcast ? NQ : T;
-  s->o_rows = bcast ? B * NQ : T;
   if (det && plan->ctas > lib->sm_count)
     return tile_set_error(TILE_ERR_INVALID, "jfa: the deterministic backward needs every CTA resident at once "
                                             "(its items wait for each other across CTAs): num_ctas %d is more than "
                                             "the %d SMs", plan->ctas, lib->sm_count);
-  if (B == 0) /* broadcast-Q: dq is still num_q rows, all zero (the accumulator, converted) */
-    return bcast ? jfa_upload(&s->d_dq_acc, NULL, (size_t)(s->q_rows * H * D) * 4) : TILE_OK;
-  jfa_bwd_items it;
-  if ((st = jfa_bwd_items_build(p, plan->ctas, &it)) != TILE_OK) return st;
-  s->nitems = it.nitems;
-  s->nqb = it.nqb;
-  s->ws_rows = it.ws_rows;
-  s->nsem = det ? H * it.nqb : 0;
-  s->max_cta_cost = it.sched.max_cta_cost;
-  s->total_cost = it.sched.total_cost;
-  st = jfa_upload(&s->d_work, it.work, (size_t)it.nitems * 32);
-  if (st == TILE_OK) st = jfa_upload(&s->d_cta_start, it.sched.cta_start, (size_t)(plan->ctas + 1) * 4);
-  if (st == TILE_OK && it.qbmap) st = jfa_upload(&s->d_qbmap, it.qbmap, (size_t)it.nqb * 8);
-  jfa_bwd_items_free(&it);
-  /* the workspace */
-  if (st == TILE_OK) st = jfa_upload(&s->d_dq_acc, NULL, (size_t)(s->q_rows * H * D) * 4);
-  if (st == TILE_OK) st = jfa_upload(&s->d_lse2, NULL, (size_t)s->ws_rows * 64 * 4);
-  if (st == TILE_OK) st = jfa_upload(&s->d_delta, NULL, (size_t)s->ws_rows * 64 * 4);
-  if (st == TILE_OK && det) st = jfa_upload(&s->d_sem, NULL, (size_t)s->nsem * 4);
-  return st;
+  return TILE_OK;
+}
+
+tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
+  const jfa_params *p = &plan->p;
+  struct jfa_bwd_state *s = plan->bwd;
+  int64_t B = p->batch, H = p->heads, D = p->head_dim, T = plan->total, NQ = p->num_q;
+  int bcast = NQ > 0, det = p->deterministic != 0;
+  *same = 0;
+  s->q_rows = bcast ? NQ : T;
+  s->o_rows = bcast ? B * NQ : T;
+  tile_status st = jfa_bwd_items_rebuild(p, plan->ctas, &s->it);
+  if (st != TILE_OK) return st;
+  const jfa_bwd_items *it = &s->it;
+  if (B > 0 && it->sched.reused) return *same = 1, TILE_OK;
+  s->nitems = it->nitems;
+  s->nqb = it->nqb;
+  s->ws_rows = it->ws_rows;
+  s->nsem = det ? H * it->nqb : 0;
+  s->max_cta_cost = it->sched.max_cta_cost;
+  s->total_cost = it->sched.total_cost;
+  jfa_stage *sg = &plan->stage;
+  if (it->nitems > 0) {
+    jfa_stage_copy(sg, &s->d_work, it->work, (size_t)it->nitems * 32);
+    jfa_stage_copy(sg, &s->d_cta_start, it->sched.cta_start, (size_t)(plan->ctas + 1) * 4);
+  }
+  if (it->qbmap) jfa_stage_copy(sg, &s->d_qbmap, it->qbmap, (size_t)it->nqb * 8);
+  /* the workspace (broadcast-Q over no sequences: dq is still num_q rows,
+   * all zero, the accumulator converted) */
+  jfa_stage_copy(sg, &s->d_dq_acc, NULL, (size_t)(s->q_rows * H * D) * 4);
+  if (B > 0) {
+    jfa_stage_copy(sg, &s->d_lse2, NULL, (size_t)s->ws_rows * 64 * 4);
+    jfa_stage_copy(sg, &s->d_delta, NULL, (size_t)s->ws_rows * 64 * 4);
+    if (det) jfa_stage_copy(sg, &s->d_sem, NULL, (size_t)s->nsem * 4);
+  }
+  return TILE_OK;
 }
 
 tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
@@ -286,6 +314,10 @@ static tile_status desc(tile_tma_desc *dsc, const tile_kernel *k, int param, til
   return tile_tma_desc_2d(dsc, k, param, base, (uint64_t)rows, (uint64_t)cols, (uint64_t)stride);
 }
 
+static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_tensor *q, const jfa_tensor *k,
+                           const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse, const jfa_tensor *dq,
+                           const jfa_tensor *dk, const jfa_tensor *dv, tile_stream stream);
+
 tile_status jfa_plan_backward(jfa_plan *plan, const jfa_tensor *dout, const jfa_tensor *q, const jfa_tensor *k,
                               const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse, const jfa_tensor *dq,
                               const jfa_tensor *dk, const jfa_tensor *dv, tile_stream stream) {
@@ -295,11 +327,28 @@ tile_status jfa_plan_backward(jfa_plan *plan, const jfa_tensor *dout, const jfa_
     return tile_set_error(TILE_ERR_INVALID, "jfa_plan_backward: the plan was made without the backward pass "
                                             "(jfa_params.passes: add JFA_BWD)");
   const jfa_params *p = &plan->p;
-  int64_t H = p->heads, D = p->head_dim, T = plan->total, NQ = p->num_q;
-  int bcast = NQ > 0;
+  int64_t T = plan->total;
+  if (plan->failed != TILE_OK)
+    return tile_set_error(TILE_ERR_INVALID, "jfa_plan_backward: the plan's last update failed (%s); update it "
+                                            "again or destroy it", tile_status_name(plan->failed));
   tile_status st = jfa_check_bwd_tensors(p, T, dout, q, k, v, o, lse, dq, dk, dv);
   if (st != TILE_OK) return st;
   if (s->q_rows == 0) return TILE_OK; /* nothing to compute */
+  if ((st = jfa_stage_before_run(&plan->stage, stream)) != TILE_OK) return st;
+  st = bwd_run(plan, dout, q, k, v, o, lse, dq, dk, dv, stream);
+  tile_status st2 = jfa_stage_after_run(&plan->stage, stream);
+  return st != TILE_OK ? st : st2;
+}
+
+/* The three launches of jfa_plan_backward (checked). */
+static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_tensor *q, const jfa_tensor *k,
+                           const jfa_tensor *v, const jfa_tensor *o, const jfa_tensor *lse, const jfa_tensor *dq,
+                           const jfa_tensor *dk, const jfa_tensor *dv, tile_stream stream) {
+  struct jfa_bwd_state *s = plan->bwd;
+  const jfa_params *p = &plan->p;
+  int64_t H = p->heads, D = p->head_dim, T = plan->total, NQ = p->num_q;
+  int bcast = NQ > 0;
+  tile_status st;
 
   float scale = p->softmax_scale > 0 ? p->softmax_scale : (float)(1.0 / sqrt((double)D));
   float scale_log2 = scale * 1.4426950408889634f;
@@ -311,14 +360,14 @@ tile_status jfa_plan_backward(jfa_plan *plan, const jfa_tensor *dout, const jfa_
 
   /* 1. Delta = rowsum(dO * O), LSE in log2 units, dQ accumulator = 0: one
    * program per query block (broadcast-Q: per sequence and query block) */
-  void *pre_args[] = {&od, &dod, &ld, &s->d_lse2, &s->d_delta, &s->d_dq_acc, &plan->d_offsets, &s->d_qbmap,
+  void *pre_args[] = {&od, &dod, &ld, &s->d_lse2.p, &s->d_delta.p, &s->d_dq_acc.p, &plan->d_offsets.p, &s->d_qbmap.p,
                       &nqb, &heads, &nq, &total, &o_stride, &do_stride};
   int64_t groups = bcast ? p->batch * s->nqb : s->nqb;
   if (groups > 0 && (st = tile_launch(s->pre, (unsigned)groups, (unsigned)H, 1, pre_args, 14, stream)) != TILE_OK)
     return st;
-  if (groups == 0 && (st = tile_memset_d32_async(s->d_dq_acc, 0, (size_t)(s->q_rows * H * D), stream)) != TILE_OK)
+  if (groups == 0 && (st = tile_memset_d32_async(s->d_dq_acc.p, 0, (size_t)(s->q_rows * H * D), stream)) != TILE_OK)
     return st; /* broadcast-Q over no sequences: dq = 0 */
-  if (s->nsem && (st = tile_memset_d32_async(s->d_sem, 0, (size_t)s->nsem, stream)) != TILE_OK) return st;
+  if (s->nsem && (st = tile_memset_d32_async(s->d_sem.p, 0, (size_t)s->nsem, stream)) != TILE_OK) return st;
 
   /* 2. the backward kernel, over the KV blocks */
   if (s->nitems > 0) {
@@ -328,14 +377,14 @@ tile_status jfa_plan_backward(jfa_plan *plan, const jfa_tensor *dout, const jfa_
         (st = desc(&dk_, s->k, P_K, k->data, T, (int64_t)cols, k->stride[0])) != TILE_OK ||
         (st = desc(&dv_, s->k, P_V, v->data, T, (int64_t)cols, v->stride[0])) != TILE_OK ||
         (st = desc(&ddo, s->k, P_DO, dout->data, s->o_rows, (int64_t)cols, do_stride)) != TILE_OK ||
-        (st = desc(&dl2, s->k, P_LSE2, s->d_lse2, s->ws_rows, 64, 64)) != TILE_OK ||
-        (st = desc(&ddl, s->k, P_DELTA, s->d_delta, s->ws_rows, 64, 64)) != TILE_OK ||
-        (st = desc(&dacc, s->k, P_DQ_ACC, s->d_dq_acc, s->q_rows, (int64_t)cols, (int64_t)cols)) != TILE_OK)
+        (st = desc(&dl2, s->k, P_LSE2, s->d_lse2.p, s->ws_rows, 64, 64)) != TILE_OK ||
+        (st = desc(&ddl, s->k, P_DELTA, s->d_delta.p, s->ws_rows, 64, 64)) != TILE_OK ||
+        (st = desc(&dacc, s->k, P_DQ_ACC, s->d_dq_acc.p, s->q_rows, (int64_t)cols, (int64_t)cols)) != TILE_OK)
       return st;
     tile_devptr dkd = dk->data, dvd = dv->data;
     int32_t dk_stride = (int32_t)dk->stride[0], dv_stride = (int32_t)dv->stride[0];
-    void *args[] = {&dq_, &dk_, &dv_, &ddo, &dl2, &ddl, &dacc, &dkd, &dvd, &plan->d_offsets, &s->d_work,
-                    &s->d_cta_start, &s->d_sem, &s->d_dq_acc, &heads, &nq, &dk_stride, &dv_stride, &scale_log2,
+    void *args[] = {&dq_, &dk_, &dv_, &ddo, &dl2, &ddl, &dacc, &dkd, &dvd, &plan->d_offsets.p, &s->d_work.p,
+                    &s->d_cta_start.p, &s->d_sem.p, &s->d_dq_acc.p, &heads, &nq, &dk_stride, &dv_stride, &scale_log2,
                     &scale, &plan->d_vparams};
     if ((st = tile_launch(s->k, (unsigned)plan->ctas, 1, 1, args, 21, stream)) != TILE_OK) return st;
   }
@@ -343,6 +392,6 @@ tile_status jfa_plan_backward(jfa_plan *plan, const jfa_tensor *dout, const jfa_
   /* 3. dQ = scale * the accumulator, in bf16 */
   tile_devptr dqd = dq->data;
   int32_t dq_stride = (int32_t)dq->stride[0];
-  void *post_args[] = {&s->d_dq_acc, &dqd, &q_rows, &heads, &dq_stride, &scale};
+  void *post_args[] = {&s->d_dq_acc.p, &dqd, &q_rows, &heads, &dq_stride, &scale};
   return tile_launch(s->post, (unsigned)((s->q_rows + 63) / 64), (unsigned)H, 1, post_args, 6, stream);
 }

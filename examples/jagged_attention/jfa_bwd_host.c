@@ -250,7 +250,7 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
   size_t row = (size_t)c->H * c->D;
   jfa_params p = params_of(c, &d, det);
   jfa_plan *plan;
-  CHECK(jfa_plan_create(lib, &p, &plan));
+  CHECK(plan_for(lib, &p, &plan));
   jfa_tensor t[9];
   tensors(c, &d, t);
   CHECK(jfa_plan_forward(plan, &t[0], &t[1], &t[2], &t[3], &t[4], NULL));
@@ -516,6 +516,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--cubins") && i + 1 < argc) cubins = argv[++i];
     else if (!strcmp(argv[i], "--check")) check = 1;
     else if (!strcmp(argv[i], "--small")) small = 1;
+    else if (!strcmp(argv[i], "--update")) plan_by_update = 1; /* plans made for another batch, then updated */
     else if (!strcmp(argv[i], "--det")) det_only = 1; /* only the deterministic mode */
     else if (!strcmp(argv[i], "--bench") && i + 1 < argc) suites = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
@@ -525,7 +526,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--ab") && i + 1 < argc) abdir = argv[++i];
     else {
       fprintf(stderr,
-              "usage: %s --cubins DIR (--check [--small] [--det] | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
+              "usage: %s --cubins DIR (--check [--small] [--det] [--update] | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
               "       [--ab DIR])\n"
               "       [--seed S]\n",
               argv[0]);

@@ -177,11 +177,124 @@ tile_status jfa_check_disjoint(const jfa_tensor *const *t, const char *const *na
   return TILE_OK;
 }
 
-tile_status jfa_upload(tile_devptr *d, const void *h, size_t bytes) {
-  if (bytes == 0) bytes = 4;
-  tile_status st = tile_malloc(d, bytes);
-  if (st == TILE_OK && h) st = tile_memcpy_htod(*d, h, bytes);
+/* ---- uploads (jfa_stage, see jfa_int.h) ---------------------------------- */
+
+void jfa_buf_free(jfa_buf *b) {
+  if (b->p) tile_free(b->p);
+  b->p = 0, b->cap = 0;
+}
+
+static void stage_add(jfa_stage *s, jfa_buf *dst, const void *src, size_t bytes, int fill, uint32_t value) {
+  /* a plan queues at most a dozen uploads an update (the bound is the
+   * plan's own code, not the caller's input) */
+  if (s->n >= JFA_MAX_UPLOADS) {
+    s->n = JFA_MAX_UPLOADS + 1; /* reported by the flush */
+    return;
+  }
+  s->up[s->n].dst = dst, s->up[s->n].src = src, s->up[s->n].bytes = bytes;
+  s->up[s->n].fill = fill, s->up[s->n].value = value;
+  s->n++;
+}
+
+void jfa_stage_copy(jfa_stage *s, jfa_buf *dst, const void *src, size_t bytes) { stage_add(s, dst, src, bytes, 0, 0); }
+void jfa_stage_fill(jfa_stage *s, jfa_buf *dst, uint32_t value, size_t bytes) { stage_add(s, dst, NULL, bytes, 1, value); }
+
+static tile_status event_lazy(tile_event *e) { return *e ? TILE_OK : tile_event_create(e); }
+
+tile_status jfa_stage_wait(jfa_stage *s) {
+  tile_status st = TILE_OK;
+  if (s->used && st == TILE_OK) st = tile_event_synchronize(s->last_use);
+  if (s->upd && st == TILE_OK) st = tile_event_synchronize(s->updated);
+  for (int i = 0; i < JFA_STAGE_SLOTS && st == TILE_OK; i++)
+    if (s->slot[i].pending) st = tile_event_synchronize(s->slot[i].done), s->slot[i].pending = st != TILE_OK;
   return st;
+}
+
+static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+tile_status jfa_stage_flush(jfa_stage *s, tile_stream stream) {
+  int n = s->n;
+  s->n = 0;
+  if (n > JFA_MAX_UPLOADS)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: internal error: more than %d uploads in one plan update",
+                          JFA_MAX_UPLOADS);
+  tile_status st = TILE_OK;
+  /* 1. room: a buffer that grows is freed only after everything that may
+   * still use it (the last run, the last update's copies) is done */
+  int grow = 0, waited = 0;
+  for (int i = 0; i < n; i++) grow |= s->up[i].bytes > s->up[i].dst->cap;
+  for (int i = 0; i < n && grow; i++) {
+    jfa_buf *b = s->up[i].dst;
+    size_t need = s->up[i].bytes ? s->up[i].bytes : 4;
+    if (need <= b->cap) continue;
+    if (!waited && (st = jfa_stage_wait(s)) != TILE_OK) return st;
+    waited = 1;
+    size_t cap = round_up(need > b->cap + b->cap / 2 ? need : b->cap + b->cap / 2, 256);
+    jfa_buf_free(b);
+    if ((st = tile_malloc(&b->p, cap)) != TILE_OK) return st;
+    b->cap = cap;
+  }
+  /* 2. the bytes, through the next page-locked slot (its copies from two
+   * updates ago have run by now, or the host waits for them here) */
+  size_t total = 0;
+  for (int i = 0; i < n; i++)
+    if (s->up[i].src) total += round_up(s->up[i].bytes, 16);
+  int k = s->next;
+  s->next = (k + 1) % JFA_STAGE_SLOTS;
+  if (s->slot[k].pending) {
+    if ((st = tile_event_synchronize(s->slot[k].done)) != TILE_OK) return st;
+    s->slot[k].pending = 0;
+  }
+  if (total > s->slot[k].cap) {
+    tile_host_free(s->slot[k].host);
+    s->slot[k].host = NULL, s->slot[k].cap = 0;
+    size_t cap = round_up(total + total / 2, 4096);
+    if ((st = tile_host_alloc(&s->slot[k].host, cap)) != TILE_OK) return st;
+    s->slot[k].cap = cap;
+  }
+  /* 3. on the stream, after the plan's last run and update, wherever they ran */
+  if (s->used && (st = tile_stream_wait_event(stream, s->last_use)) != TILE_OK) return st;
+  if (s->upd && (st = tile_stream_wait_event(stream, s->updated)) != TILE_OK) return st;
+  size_t off = 0;
+  for (int i = 0; i < n && st == TILE_OK; i++) {
+    if (s->up[i].fill) {
+      st = tile_memset_d32_async(s->up[i].dst->p, s->up[i].value, s->up[i].bytes / 4, stream);
+    } else if (s->up[i].src && s->up[i].bytes) {
+      char *h = (char *)s->slot[k].host + off;
+      memcpy(h, s->up[i].src, s->up[i].bytes);
+      off += round_up(s->up[i].bytes, 16);
+      st = tile_memcpy_htod_async(s->up[i].dst->p, h, s->up[i].bytes, stream);
+    }
+  }
+  if (st == TILE_OK) st = event_lazy(&s->slot[k].done);
+  if (st == TILE_OK) st = tile_event_record(s->slot[k].done, stream);
+  if (st == TILE_OK) s->slot[k].pending = 1;
+  if (st == TILE_OK) st = event_lazy(&s->updated);
+  if (st == TILE_OK) st = tile_event_record(s->updated, stream);
+  if (st == TILE_OK) s->upd = 1;
+  return st;
+}
+
+tile_status jfa_stage_before_run(jfa_stage *s, tile_stream stream) {
+  return s->upd ? tile_stream_wait_event(stream, s->updated) : TILE_OK;
+}
+
+tile_status jfa_stage_after_run(jfa_stage *s, tile_stream stream) {
+  tile_status st = event_lazy(&s->last_use);
+  if (st == TILE_OK) st = tile_event_record(s->last_use, stream);
+  if (st == TILE_OK) s->used = 1;
+  return st;
+}
+
+void jfa_stage_free(jfa_stage *s) {
+  jfa_stage_wait(s);
+  for (int i = 0; i < JFA_STAGE_SLOTS; i++) {
+    tile_host_free(s->slot[i].host);
+    if (s->slot[i].done) tile_event_destroy(s->slot[i].done);
+  }
+  if (s->last_use) tile_event_destroy(s->last_use);
+  if (s->updated) tile_event_destroy(s->updated);
+  memset(s, 0, sizeof *s);
 }
 
 tile_status jfa_check_ranges(const jfa_params *p) {

@@ -1,12 +1,14 @@
 /* jfa_host.c - checks and benchmarks Jagged Flash Attention (forward) on the
  * GPU through the host API (jfa.h).
  *
- *   jfa_host --cubins DIR --check [--seed S]
+ *   jfa_host --cubins DIR --check [--small] [--update] [--seed S]
  *       every correctness case (empty sequences, length 1, ragged lengths,
  *       one 32k sequence, B = 1, B = 20000, both head dims, causal or not,
  *       broadcast-Q with num_q not a multiple of 64) against a float64
  *       reference on sampled rows; outputs poisoned with NaN first and a
  *       guard band after O checked untouched; plus the API's bad-input errors.
+ *       --update: each plan made for another batch, then jfa_plan_update'd
+ *       (jfa_test.h, plan_for).
  *   jfa_host --cubins DIR --bench SUITES_DIR [--only J1,J4] [--reps N]
  *            [--allocs N | --ab DIR1[,DIR2,...]]
  *       TFLOP/s on ../shared/bench/suites (the shapes peers.py gives
@@ -205,7 +207,7 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
     p.causal = custom_causal;
   }
   jfa_plan *plan;
-  CHECK(jfa_plan_create(lib, &p, &plan));
+  CHECK(plan_for(lib, &p, &plan));
   jfa_tensor q, k, v, o, lse;
   tensors(c, &d, &q, &k, &v, &o, &lse);
   CHECK(jfa_plan_forward(plan, &q, &k, &v, &o, &lse, NULL));
@@ -546,6 +548,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--cubins") && i + 1 < argc) cubins = argv[++i];
     else if (!strcmp(argv[i], "--check")) check = 1;
     else if (!strcmp(argv[i], "--small")) small = 1; /* a few small cases (for compute-sanitizer) */
+    else if (!strcmp(argv[i], "--update")) plan_by_update = 1; /* plans made for another batch, then updated */
     else if (!strcmp(argv[i], "--bench") && i + 1 < argc) suites = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--case") && i + 1 < argc) case_filter = argv[++i];
@@ -573,7 +576,7 @@ int main(int argc, char **argv) {
   }
   if (usage) {
     fprintf(stderr,
-            "usage: %s --cubins DIR (--check [--small] [--case SUBSTR] [--variant NAME [--variant-args A,B,..] "
+            "usage: %s --cubins DIR (--check [--small] [--update] [--case SUBSTR] [--variant NAME [--variant-args A,B,..] "
             "[--variant-causal]]\n"
             "       | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
             "       [--allocs N | --ab DIR1[,DIR2,...]]) [--seed S]\n",

@@ -38,18 +38,72 @@ struct jfa_lib {
   int sm_count;
 };
 
+/* A device buffer that grows and never shrinks: a plan's update reuses it
+ * (jfa_check.c). */
+typedef struct jfa_buf {
+  tile_devptr p;
+  size_t cap;
+} jfa_buf;
+
+/* A plan's uploads (jfa_check.c). Each update queues its copies (and
+ * fills) and flushes them at once: the bytes go through one of two
+ * page-locked slots, copied on the caller's stream, so the host never
+ * waits for the GPU (a slot is reused two updates later, after its copies
+ * ran). The copies wait on the device for the plan's last run (last_use)
+ * and its runs for the last update (updated), on whatever streams. A
+ * buffer that must grow waits on the host for both, once: growth is
+ * geometric. */
+enum { JFA_STAGE_SLOTS = 2, JFA_MAX_UPLOADS = 16 };
+typedef struct jfa_stage {
+  struct {
+    void *host;
+    size_t cap;
+    tile_event done;
+    int pending;
+  } slot[JFA_STAGE_SLOTS];
+  int next;
+  tile_event last_use, updated;
+  int used, upd; /* recorded at least once */
+  int n;
+  struct {
+    jfa_buf *dst;
+    const void *src; /* NULL: capacity only (fill: a memset to value) */
+    size_t bytes;
+    int fill;
+    uint32_t value;
+  } up[JFA_MAX_UPLOADS];
+} jfa_stage;
+/* Queue a copy of bytes from src (NULL: only make room) into dst. src must
+ * stay until the flush. */
+void jfa_stage_copy(jfa_stage *s, jfa_buf *dst, const void *src, size_t bytes);
+/* Queue dst's first bytes (a multiple of 4) set to the 32-bit value. */
+void jfa_stage_fill(jfa_stage *s, jfa_buf *dst, uint32_t value, size_t bytes);
+tile_status jfa_stage_flush(jfa_stage *s, tile_stream stream);
+/* Around a run of the plan's kernels on stream: wait for the last update;
+ * mark the buffers in use. */
+tile_status jfa_stage_before_run(jfa_stage *s, tile_stream stream);
+tile_status jfa_stage_after_run(jfa_stage *s, tile_stream stream);
+/* Wait on the host for every copy and run (before the buffers are freed). */
+tile_status jfa_stage_wait(jfa_stage *s);
+void jfa_stage_free(jfa_stage *s);
+void jfa_buf_free(jfa_buf *b);
+
 struct jfa_plan {
   jfa_lib *lib;
   jfa_params p;
   tile_kernel *k;
   int64_t total;     /* rows of K/V (offsets[B]) */
   int ctas;
+  int block_n;       /* the forward kernel's KV block */
   tile_jagged_schedule sched;
   tile_jagged_split split; /* the work lists the kernel runs: sched, its tail maybe split */
   tile_kernel *combine;    /* when split.ncombine > 0 */
-  tile_devptr d_offsets, d_work, d_cta_start, d_combine; /* int32 copies on the device */
-  tile_devptr d_part_o, d_part_lse;                      /* the pieces' partial outputs */
-  tile_devptr d_vparams;                                 /* JFA_VPARAMS int32: the variant's arguments */
+  jfa_stage stage;         /* the uploads */
+  int32_t *off32;          /* the offsets as int32 (the source of d_offsets) */
+  tile_status failed;      /* not TILE_OK: the last update failed half-way; runs refuse */
+  jfa_buf d_offsets, d_work, d_cta_start, d_combine; /* int32 copies on the device */
+  jfa_buf d_part_o, d_part_lse;                      /* the pieces' partial outputs */
+  jfa_buf d_vparams;                                 /* JFA_VPARAMS int32: the variant's arguments */
   tile_module *own_mod;                                  /* a jfa_params.variant kernel's module */
   int vidx;                                              /* the built-in kernels' V_* */
   char vname[48];                                        /* jfa_params.variant, or "" */
@@ -82,8 +136,6 @@ tile_status jfa_check_fwd_shapes(const jfa_params *p, int64_t total_rows, const 
 /* The outputs t[0 .. nout-1] share no byte with any other of the n
  * (checked) tensors. */
 tile_status jfa_check_disjoint(const jfa_tensor *const *t, const char *const *names, int n, int nout);
-/* A device buffer of `bytes` (4 when 0), filled from h when h != NULL. */
-tile_status jfa_upload(tile_devptr *d, const void *h, size_t bytes);
 /* Kernel `name` of DIR/NAME.dD.VARIANT.sm_90a.cubin, loaded into *mod, *kern on first use. */
 tile_status jfa_load_kernel(const jfa_lib *lib, const char *name, int head_dim, const char *variant,
                             tile_module **mod, tile_kernel **kern);
@@ -100,11 +152,19 @@ typedef struct jfa_bwd_items {
   int64_t nitems, nqb, ws_rows;
 } jfa_bwd_items;
 tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, jfa_bwd_items *out);
+/* The same into *it from an earlier build (or zeroed), reusing its arrays;
+ * it->sched.reused = 1 when the lengths were those of the last build (the
+ * items are then unchanged). On failure *it is freed and zeroed. */
+tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, jfa_bwd_items *it);
 void jfa_bwd_items_free(jfa_bwd_items *it);
 
-/* jfa_bwd.c: the backward half of a plan (work list, workspace), built by
- * jfa_plan_create when p->passes asks for it; freed with the plan. */
+/* jfa_bwd.c: the backward half of a plan (work list, workspace), made by
+ * jfa_plan_create when p->passes asks for it (kernels, state); filled for
+ * the plan's offsets (plan->p.cu_seqlens, batch and total) by
+ * jfa_bwd_plan_fill, which queues its uploads on plan->stage; freed with
+ * the plan. *same is 1 when the lengths were the last fill's. */
 tile_status jfa_bwd_plan_create(jfa_plan *plan);
+tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same);
 void jfa_bwd_plan_destroy(jfa_plan *plan);
 void jfa_bwd_lib_close(jfa_lib *lib);
 

@@ -97,6 +97,47 @@ static inline int64_t *lens_of(int n, const int64_t *v) {
   return l;
 }
 
+/* --update (both programs): each case's plan is first made for another
+ * batch, in turn one sequence of one row (the update then grows every
+ * buffer) or 2B + 3 sequences up to twice as long (it then shrinks into
+ * them), and then jfa_plan_update'd to the case's int32 offsets on a stream
+ * of its own: twice (the second finds the same lengths), with a bad update
+ * between them that must be refused and leave the plan as it was. The
+ * checks then run on the updated plan, on the default stream. */
+static int plan_by_update;
+
+static inline tile_status plan_for(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
+  if (!plan_by_update) return jfa_plan_create(lib, p, out);
+  static tile_stream side;
+  static int flip;
+  tile_status st;
+  if (!side && (st = tile_stream_create(&side)) != TILE_OK) return st;
+  const int32_t *off = p->cu_seqlens;
+  int64_t maxlen = 1;
+  for (int64_t b = 0; b < p->batch; b++)
+    if (off[b + 1] - off[b] > maxlen) maxlen = off[b + 1] - off[b];
+  jfa_params d = *p;
+  d.batch = (flip ^= 1) ? 1 : 2 * p->batch + 3;
+  int32_t *doff = malloc((size_t)(d.batch + 1) * sizeof *doff);
+  if (!doff) return TILE_ERR_NOMEM;
+  doff[0] = 0;
+  for (int64_t b = 0; b < d.batch; b++) doff[b + 1] = doff[b] + (int32_t)(d.batch == 1 ? 1 : rng_int(0, 2 * maxlen));
+  d.cu_seqlens = doff;
+  st = jfa_plan_create(lib, &d, out);
+  free(doff);
+  if (st != TILE_OK) return st;
+  int32_t bad[2] = {1, 5};
+  if ((st = jfa_plan_update(*out, p->cu_seqlens, 0, p->batch, side)) != TILE_OK ||
+      (st = jfa_plan_update(*out, bad, 0, 1, side)) != TILE_ERR_INVALID ||
+      (st = jfa_plan_update(*out, p->cu_seqlens, 0, p->batch, side)) != TILE_OK) {
+    if (st == TILE_OK) st = tile_set_error(TILE_ERR_INVALID, "plan_for: a bad update was not refused");
+    jfa_plan_destroy(*out);
+    *out = NULL;
+    return st;
+  }
+  return TILE_OK;
+}
+
 /* Sort m[0..n) and return the median. */
 static inline double median_ms(float *m, int n) {
   for (int i = 1; i < n; i++)

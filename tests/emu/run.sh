@@ -44,7 +44,10 @@ else
 fi
 # Jagged Flash Attention, forward and backward, their own small checks
 # (both head dims, causal, broadcast-Q, split tiles, the deterministic
-# backward whose CTAs wait on each other through a semaphore)
+# backward whose CTAs wait on each other through a semaphore), each on a
+# plan made for another batch and then updated to the case's (--update:
+# jfa_plan_update's rebuild, growth, shrink, same-lengths and refusal paths;
+# the plan's creation runs the same fill)
 for e in jfa jfa_bwd; do
   log=${TMPDIR:-/tmp}/emu_$e.log
   # the sanitizer build's emulator takes the backward's 26 cases past the
@@ -53,7 +56,7 @@ for e in jfa jfa_bwd; do
   if [ $e = jfa_bwd ] && [ -n "${TILE_SAN:-}" ]; then
     echo "skip jfa_bwd on the emulator under the sanitizer build (the release run checks it)"; continue
   fi
-  if timeout 300 "$B/examples/${e}_host" --cubins "$B/examples" --check --small > "$log" 2>&1 &&
+  if timeout 300 "$B/examples/${e}_host" --cubins "$B/examples" --check --small --update > "$log" 2>&1 &&
      tail -n 1 "$log" | grep -q "^ALL OK$"; then
     echo "ok   $e on the emulator ($(grep -c ' OK$' "$log") checks)"
   else
