@@ -289,6 +289,7 @@ _JFA = {
     "jfa_check_params": (C.c_int, [_P(JfaParams), _P(C.c_int64)]),
     "jfa_plan_create": (C.c_int, [_VP, _P(JfaParams), _P(_VP)]),
     "jfa_plan_destroy": (None, [_VP]),
+    "jfa_plan_update": (C.c_int, [_VP, _VP, C.c_int, C.c_int64, tile_stream]),
     "jfa_plan_forward": (C.c_int, [_VP] + [_P(JfaTensor)] * 5 + [tile_stream]),
     "jfa_plan_backward": (C.c_int, [_VP] + [_P(JfaTensor)] * 9 + [tile_stream]),
     "jfa_check_tensors": (C.c_int, [_P(JfaParams), C.c_int64] + [_P(JfaTensor)] * 5),

@@ -6,7 +6,10 @@ torch.compile), over libjfa (examples/jagged_attention/jfa.h) through ctypes.
 The kernels are persistent and scheduled on the host: a plan (the schedule,
 uploaded, and the backward's workspace) is made from the sequence lengths,
 which therefore have to be on the host. Plans are cached by (device,
-stream, lengths, heads, head dim, flags).
+stream, lengths, heads, head dim, flags); a new set of lengths (a training
+loop's next batch) updates the least recently used plan of the same shape
+in place (jfa_plan_update: schedule rebuilt, uploaded on the stream, no
+wait for the GPU) once MAX_PLANS_PER_SHAPE of them exist.
 """
 import collections
 import ctypes as C
@@ -19,6 +22,7 @@ from ._lib import JFA_BWD, JFA_FWD, JfaTensor, check
 _BF16 = b"bf16"
 _F32 = b"f32"
 MAX_PLANS = 32  # plans kept per process (each holds device memory)
+MAX_PLANS_PER_SHAPE = 4  # plans of one shape (all but the lengths) before the oldest is updated in place
 
 
 # ---- the torch-free core: jfa_lib per device, plans, tensors as (ptr, shape, strides) ----
@@ -51,12 +55,16 @@ class PlanKey(collections.namedtuple("PlanKey", "device stream offsets heads hea
 PlanKey.__new__.__defaults__ = (None,)
 
 
+def _nbatch(offsets):
+    return (len(offsets) // 8 if isinstance(offsets, (bytes, bytearray)) else len(offsets)) - 1
+
+
 def _params(key, offsets_arr):
     """The jfa_params of a plan key (inside zeros: see JfaParamsPadded)."""
     padded = _lib.JfaParamsPadded()
     p = padded.p
     p._padded = padded
-    p.batch = len(key.offsets) - 1
+    p.batch = _nbatch(key.offsets)
     p.cu_seqlens = C.cast(offsets_arr, C.c_void_p)
     p.cu_seqlens_64bit = 1
     p.heads = key.heads
@@ -78,7 +86,11 @@ def _params(key, offsets_arr):
 
 
 def _offsets_array(offsets):
+    """offsets as C int64s: a sequence of ints, or their bytes (native int64)."""
+    if isinstance(offsets, (bytes, bytearray)):
+        return (C.c_int64 * (len(offsets) // 8)).from_buffer_copy(offsets)
     return (C.c_int64 * len(offsets))(*offsets)
+
 
 
 class _Plan:
@@ -88,8 +100,8 @@ class _Plan:
 
     def destroy(self):
         if self.handle:
-            if self.stream_sync:
-                self.stream_sync()  # no kernel of this plan may still run
+            # jfa_plan_destroy waits for the plan's own uploads and last run
+            # (events), not for the whole device
             _lib.jfa().jfa_plan_destroy(self.handle)
             self.handle = None
 
@@ -132,12 +144,29 @@ class Jfa:
         except _lib.TileInvalidArgument:
             return False
 
+    @staticmethod
+    def _shape(key):
+        return key._replace(offsets=None)
+
+    def _reusable(self, key):
+        """The least recently used plan of key's shape, taken out of the
+        cache, when MAX_PLANS_PER_SHAPE of them exist or the cache is full;
+        else None."""
+        shape = self._shape(key)
+        same = [k for k in self._plans if self._shape(k) == shape]
+        if same and (len(same) >= MAX_PLANS_PER_SHAPE or len(self._plans) >= self.max_plans):
+            return self._plans.pop(same[0])
+        return None
+
     def plan(self, key, stream_sync=None):
         with self._lock:
             pl = self._plans.get(key)
             if pl is not None:
                 self._plans.move_to_end(key)
                 return pl
+            old = self._reusable(key)
+        if old is not None:
+            return self._update(old, key)
         lib = self.lib(key.device)
         _lib.init(key.device)
         arr = _offsets_array(key.offsets)
@@ -168,8 +197,38 @@ class Jfa:
             e.destroy()
         return pl
 
+    def _update(self, pl, key):
+        """pl (out of the cache) re-planned for key's lengths on key's stream;
+        cached under key. A refused update leaves pl as it was, cached again."""
+        arr = _offsets_array(key.offsets)
+        _lib.init(key.device)
+        with pl.lock:
+            st = _lib.jfa().jfa_plan_update(pl.handle, C.cast(arr, C.c_void_p), 1, _nbatch(key.offsets),
+                                             C.c_void_p(key.stream))
+        if st != 0:
+            msg = _lib.last_error()
+            with self._lock:
+                if st == _lib.TILE_ERR_INVALID and pl.key not in self._plans:
+                    self._plans[pl.key] = pl
+                    pl = None
+            if pl is not None:
+                pl.destroy()
+            raise _lib._error_class(st)(st, msg, "jfa_plan_update")
+        pl.key, pl.offsets_arr = key, arr
+        evicted = []
+        with self._lock:
+            other = self._plans.get(key)
+            if other is not None:  # another thread made it meanwhile
+                evicted.append(pl)
+                pl = other
+            else:
+                self._plans[key] = pl
+        for e in evicted:
+            e.destroy()
+        return pl
+
     def clear(self):
-        """Destroy every cached plan (waiting for their streams first)."""
+        """Destroy every cached plan (each waits for its own work first)."""
         with self._lock:
             plans = list(self._plans.values())
             self._plans.clear()
@@ -278,10 +337,38 @@ def _stream_sync(t):
 
 
 def _host_offsets(cu_seqlens, offsets_host):
-    """The offsets as a list of ints: from offsets_host (a CPU int64 tensor)
-    or from cu_seqlens (a device-to-host copy when it is a CUDA tensor)."""
+    """The offsets as a contiguous CPU int64 tensor: offsets_host, or
+    cu_seqlens (a device-to-host copy, which waits for the GPU, when it is a
+    CUDA tensor)."""
     src = offsets_host if offsets_host is not None else cu_seqlens
-    return [int(x) for x in src.tolist()]
+    return src.to("cpu", torch.int64).contiguous()
+
+
+def _check_offsets_tensor(off, total, what="cu_seqlens"):
+    """check_offsets on a CPU int64 tensor, in a few vector operations (a
+    training loop calls it every step)."""
+    n = off.shape[0]
+    if n < 1:
+        raise ValueError("%s must have batch + 1 >= 1 entries" % what)
+    if int(off[0]) != 0:
+        raise ValueError("%s[0] is %d, must be 0" % (what, int(off[0])))
+    if n > 1:
+        down = off[1:] < off[:-1]
+        if bool(down.any()):
+            i = int(down.nonzero()[0, 0]) + 1
+            raise ValueError("%s must be non-decreasing: %s[%d] = %d < %s[%d] = %d" % (
+                what, what, i, int(off[i]), what, i - 1, int(off[i - 1])))
+    if total is not None and int(off[-1]) != total:
+        raise ValueError("%s[-1] is %d, but the tensors have %d rows" % (what, int(off[-1]), total))
+
+
+def _offsets_key(off):
+    """A CPU int64 tensor's bytes: the plan key's offsets (hashed in C)."""
+    return C.string_at(off.data_ptr(), off.shape[0] * 8)
+
+
+def _longest(off):
+    return int((off[1:] - off[:-1]).max()) if off.shape[0] > 1 else 0
 
 
 def _emulating(*ts):
@@ -328,7 +415,7 @@ def _key(q, offsets, num_q, causal, softmax_scale, window_left, window_right, so
          alibi_slopes=None):
     window = int(window_left != -1 or window_right != -1)
     slopes = None if alibi_slopes is None else tuple(float(x) for x in alibi_slopes.tolist())
-    return PlanKey(device=_device_index(q), stream=_stream(q), offsets=tuple(offsets), heads=int(q.shape[1]),
+    return PlanKey(device=_device_index(q), stream=_stream(q), offsets=_offsets_key(offsets), heads=int(q.shape[1]),
                    head_dim=int(q.shape[2]), causal=bool(causal), num_q=int(num_q),
                    softmax_scale=float(softmax_scale), window=window,
                    window_left=int(window_left) if window else 0, window_right=int(window_right) if window else 0,
@@ -349,7 +436,7 @@ def _fwd_impl(q, k, v, cu_seqlens, offsets_host, num_q, causal, softmax_scale, w
     o = torch.empty(o_shape, dtype=q.dtype, device=q.device)
     lse = torch.empty(lse_shape, dtype=torch.float32, device=q.device)
     offsets = _host_offsets(cu_seqlens, offsets_host)
-    check_offsets(offsets, k.shape[0])
+    _check_offsets_tensor(offsets, k.shape[0])
     j = default()
     key = _key(q, offsets, num_q, causal, softmax_scale, window_left, window_right, softcap, deterministic, JFA_FWD,
                alibi_slopes)
@@ -498,20 +585,24 @@ def _offsets_host_tensor(seqlens_host, cu, rows, what):
         if isinstance(seqlens_host, torch.Tensor):
             if seqlens_host.device.type != "cpu":
                 raise ValueError("seqlens_host must be on the CPU (it exists to avoid a device-to-host copy)")
-            seqlens_host = seqlens_host.tolist()
-        lengths = [int(x) for x in seqlens_host]
-        if len(lengths) != cu.shape[0] - 1:
-            raise ValueError("seqlens_host has %d lengths, %s has %d sequences" % (len(lengths), what,
+            if seqlens_host.dim() != 1 or seqlens_host.dtype.is_floating_point or seqlens_host.is_complex():
+                raise ValueError("seqlens_host must be a 1-D integer tensor (or a list) of lengths")
+            lengths = seqlens_host.to(torch.int64)
+        else:
+            lengths = torch.tensor([int(x) for x in seqlens_host], dtype=torch.int64)
+        if lengths.shape[0] != cu.shape[0] - 1:
+            raise ValueError("seqlens_host has %d lengths, %s has %d sequences" % (lengths.shape[0], what,
                                                                                     cu.shape[0] - 1))
-        if any(n < 0 for n in lengths):
+        if lengths.shape[0] and bool((lengths < 0).any()):
             raise ValueError("seqlens_host: lengths must be >= 0")
-        offsets = offsets_from_lengths(lengths)
+        offsets = torch.zeros(lengths.shape[0] + 1, dtype=torch.int64)
+        torch.cumsum(lengths, 0, out=offsets[1:])
     elif cu.device.type == "cpu" and not _tracing():
-        offsets = [int(x) for x in cu.tolist()]
+        offsets = cu.to(torch.int64).contiguous()
     else:
         return None
-    check_offsets(offsets, rows, what)
-    return torch.tensor(offsets, dtype=torch.int64)
+    _check_offsets_tensor(offsets, rows, what)
+    return offsets
 
 
 def _tracing():
@@ -597,9 +688,8 @@ def jfa_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
         if m is not None and int(m) < 0:
             raise ValueError("%s must be >= 0, not %d" % (n, int(m)))
     offsets_host = _offsets_host_tensor(seqlens_host, cu_k, total, "cu_seqlens_k")
-    if offsets_host is not None:
-        o = offsets_host.tolist()
-        longest = max([b - a for a, b in zip(o, o[1:])] or [0])
+    if offsets_host is not None and (max_seqlen_q is not None or max_seqlen_k is not None):
+        longest = _longest(offsets_host)
         for n, m in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
             if m is not None and int(m) < longest:
                 raise ValueError("%s is %d, but a sequence has %d rows" % (n, int(m), longest))
@@ -657,8 +747,7 @@ def jfa_broadcast_q(q, k, v, cu_seqlens_k, max_seqlen_k=None, *, softmax_scale=N
     cu = _cu_tensor(cu_seqlens_k, "cu_seqlens_k", k.shape[0])
     offsets_host = _offsets_host_tensor(seqlens_host, cu, k.shape[0], "cu_seqlens_k")
     if offsets_host is not None and max_seqlen_k is not None:
-        o = offsets_host.tolist()
-        longest = max([b - a for a, b in zip(o, o[1:])] or [0])
+        longest = _longest(offsets_host)
         if int(max_seqlen_k) < longest:
             raise ValueError("max_seqlen_k is %d, but a sequence has %d rows" % (int(max_seqlen_k), longest))
     scale = _scale(softmax_scale, q.shape[2])

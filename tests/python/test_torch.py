@@ -230,6 +230,36 @@ class Numerics(unittest.TestCase):
             self.check_close(k.grad, k64.grad, 0.03, what + " dk")
             self.check_close(v.grad, v64.grad, 0.03, what + " dv")
 
+    def test_training_loop_updates_plans(self):
+        # a new batch every step, one shape: after MAX_PLANS_PER_SHAPE plans
+        # the oldest is re-planned in place (jfa_plan_update), and every step
+        # stays right, forward and backward, the updated plans bigger and
+        # smaller than before
+        from tile import jfa as J
+        tile.clear_plans()
+        steps = [[5, 40], [1], [33, 0, 9, 60], [2, 2, 2], [70], [13, 31], [8], [50, 50, 1], [5, 40]]
+        handles = set()
+        for i, lengths in enumerate(steps):
+            q, k, v = qkv(lengths, 1, 64, seed=100 + i, grad=True)
+            cu = cu_of(lengths)
+            out = tile.jfa_varlen_func(q, k, v, cu, cu, max(lengths), max(lengths), causal=True,
+                                       seqlens_host=torch.tensor(lengths, dtype=torch.int32))
+            do = torch.randn_like(out)
+            out.backward(do)
+            q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+            ro, _ = ref_varlen(q64, k64, v64, lengths, True)
+            ro.backward(do.double())
+            what = "step %d lengths %s" % (i, lengths)
+            self.check_close(out, ro.detach(), 0.02, what + " out")
+            self.check_close(q.grad, q64.grad, 0.03, what + " dq")
+            self.check_close(k.grad, k64.grad, 0.03, what + " dk")
+            self.check_close(v.grad, v64.grad, 0.03, what + " dv")
+            plans = list(J.default()._plans.values())
+            self.assertLessEqual(len(plans), J.MAX_PLANS_PER_SHAPE, what)
+            handles.update(p.handle.value for p in plans)
+        # the same handles served all nine batches: updated, not re-created
+        self.assertLessEqual(len(handles), J.MAX_PLANS_PER_SHAPE)
+
     def test_scale_seqlens_host_int64(self):
         lengths = [9, 20]
         q, k, v = qkv(lengths, 1, 64, seed=3)
