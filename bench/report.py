@@ -220,6 +220,27 @@ class Report:
                           series, vals, "TFLOP/s", self.ceil.get("mm8192_bf16_TFs"), "torch bf16 matmul 8192^3")
         self.add("Attention variants", md, plot)
 
+    def train_step(self):
+        t = load(self.raw, "train_step.json")
+        if not t:
+            self.missing.append("training step (train_step.json)")
+            return
+        rows = t["rows"]
+        trows = [[r["suite"], str(r["batch"]), fmt(r["tile_ms"], 3), fmt(r["tile-same_ms"], 3),
+                  fmt(r["tile-dtoh_ms"], 3), fmt(r["fa2_ms"], 3), fmt(ratio(r["fa2_ms"], r["tile_ms"]), 2),
+                  fmt(r["tile_tflops"], 0), fmt(r["host_ms"], 3), r["check"]] for r in rows]
+        md = table(["suite", "B", "Tile ms/step (new batch)", "same batch", "offsets from the GPU", "FA2 varlen",
+                    "FA2 / Tile", "Tile TFLOP/s", "Tile host ms/step", "check"], trows)
+        md += ("\n\nA training loop's attention step, forward + backward, a new batch of lengths every step "
+               "(tests/gpu/train_step.py%s): wall clock from a synchronized start to a synchronized end, so "
+               "scheduling the GPU waits for counts. \"same batch\": one batch every step (the schedule reused); "
+               "\"offsets from the GPU\": no host lengths, a device-to-host copy each call." % (
+                   ", commit " + t["commit"] if t.get("commit") else ""))
+        plot = self.chart("train_step.png", "Attention training step, H200 (ms per step, lower is better)",
+                          [r["suite"] for r in rows], ["Tile", "FA2 varlen"],
+                          [[r["tile_ms"] for r in rows], [r["fa2_ms"] for r in rows]], "ms")
+        self.add("Training step, end to end (a new batch every step)", md, plot)
+
     # -- GEMM and tutorials ---------------------------------------------------
     def gemm(self):
         g = load(self.raw, "gemm.json")
@@ -347,6 +368,7 @@ def main(argv):
     R.jfa("forward")
     R.jfa("backward")
     R.variants()
+    R.train_step()
     R.gemm()
     R.tutorials()
     if not R.parts:

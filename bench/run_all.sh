@@ -21,6 +21,8 @@
 #   jfa-bwd-fa4  the same beside FlashAttention-4              jfa_bwd_fa4.json
 #   variants     windows and soft-cap, forward and backward, beside FA4
 #                and FA2                                      variants.json
+#   train-step   a training loop's attention step end to end, a new
+#                batch every step, beside FA2 varlen          train_step.json
 #   gemm         gemm.tile beside cuBLAS                        gemm.json
 #   tutorials    the Triton-style tutorials beside Triton       bench_triton.json
 # FlashAttention-4 is not part of PyTorch: its steps run when
@@ -35,7 +37,7 @@ B=${B:-build-gpu}
 OUT=${OUT:-docs/bench/raw}
 T_STEP=${T_STEP:-600}
 SB=$B/shared-bench
-ALL="meta peers jfa-fwd jfa-fwd-fa4 jfa-bwd jfa-bwd-fa4 variants gemm tutorials"
+ALL="meta peers jfa-fwd jfa-fwd-fa4 jfa-bwd jfa-bwd-fa4 variants train-step gemm tutorials"
 steps=${*:-$ALL}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}" PYTHONUNBUFFERED=1
@@ -97,6 +99,9 @@ EOF
     jfa-bwd-fa4) run $s $SBS --bwd --peer fa4 --json "$OUT/jfa_bwd_fa4.json" ;;
     variants)    run $s $SBS --variant window:256,softcap:30 --bwd-variants --only J1,J2 --json "$OUT/variants.json" ;;
     esac ;;
+  train-step)  TILE_LIB_DIR="$(cd "$B/lib" && pwd)" TILE_JFA_CUBIN_DIR="$(cd "$B/examples" && pwd)" \
+               PYTHONPATH="$(pwd)/python${PYTHONPATH:+:$PYTHONPATH}" \
+               run train-step $PY tests/gpu/train_step.py "$SB/suites" --json "$OUT/train_step.json" ;;
   gemm)        GEMM_JSON="$OUT/gemm.json" run gemm $PY tests/gpu/bench_gemm.py "$B" ${GEMM_SHAPES:-} ;;
   tutorials)   run tutorials $PY tests/gpu/bench_triton.py --build "$B" --out "$OUT" ;;
   *) echo "bench/run_all.sh: unknown step '$s' (steps: $ALL)"; rc=1 ;;

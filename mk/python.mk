@@ -31,6 +31,17 @@ gpu-bundle-python: $(B)/lib/libtilert.so $(B)/lib/libjfa.so $(PY_STANDALONE_JIT)
 	cp -L $(B)/lib/libtilert.so.0 $(B)/lib/libjfa.so.0 $(GPU_B)/lib/
 	cp $(PY_STANDALONE_JIT).xz $(GPU_B)/lib/libtilejit.so.0.xz
 
+# What tests/gpu/train_step.sh needs on the GPU machine (a few MB): the
+# two libraries, the JFA cubins and the benchmark suites. Carry build-step.
+STEP_B := build-step
+.PHONY: train-step-bundle
+train-step-bundle: $(B)/lib/libtilert.so $(B)/lib/libjfa.so $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_CUBINS) $(JFA_BWD_PRE)
+	rm -rf $(STEP_B) && mkdir -p $(STEP_B)/lib $(STEP_B)/examples
+	cp -L $(B)/lib/libtilert.so.0 $(B)/lib/libjfa.so.0 $(STEP_B)/lib/
+	cp $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_CUBINS) $(JFA_BWD_PRE) $(STEP_B)/examples/
+	cp -r $(or $(SUITES),../shared/bench/suites) $(STEP_B)/suites
+	@du -sh $(STEP_B)
+
 # make test-python: the package's tests alone (tests/python/run.sh)
 .PHONY: test-python
 test-python: shared-libs $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_CUBINS) $(JFA_BWD_PRE)

@@ -59,6 +59,9 @@ class ReportTest(unittest.TestCase):
                                      "out_err": 2e-3}])
         self.w("jfa_bwd_sbs.json", [{"suite": "J1", "peer": "fa2-varlen", "ours_bwd_ms": 0.05, "peer_bwd_ms": 0.1,
                                      "ours_step_ms": 0.06, "peer_step_ms": 0.12, "grad_err": [1e-3, 2e-3, 3e-3]}])
+        self.w("train_step.json", {"commit": "abc1234", "rows": [
+            {"suite": "J3", "batch": 2048, "tile_ms": 3.25, "tile-same_ms": 3.0, "tile-dtoh_ms": 4.5, "fa2_ms": 4.875,
+             "tile_tflops": 190.0, "host_ms": 2.0, "check": "ok"}]})
         self.w("gemm.json", {"rows": [{"shape": "4096x4096x4096", "ours_tflops": 700.0, "cublas_tflops": 650.0},
                                       {"shape": "8192x8192x8192", "ours_tflops": float("nan"),
                                        "cublas_tflops": 640.0}]})
@@ -100,13 +103,16 @@ class ReportTest(unittest.TestCase):
         # tutorials: a failed check and an error are said, not hidden
         self.assertIn("CHECK FAILED", md)
         self.assertIn("ERROR", md)
+        # the training step: FA2 / Tile = 4.875 / 3.25
+        row3 = next(l for l in md.splitlines() if l.startswith("| J3 | 2048 |"))
+        self.assertIn("| 3.250 | 3.000 | 4.500 | 4.875 | 1.50 | 190 | 2.000 | ok |", row3)
         self.assertIn("Not in this run: variants (variants.json).", md)
         self.assertIn("commit abc1234", md)
 
     def test_plots_are_pngs_with_ours_first(self):
         self.assertEqual(self.run_report(), 0)
         names = sorted(f for f in os.listdir(self.out) if f.endswith(".png"))
-        self.assertEqual(names, ["gemm.png", "jfa_bwd.png", "jfa_fwd.png", "tutorial_matmul.png",
+        self.assertEqual(names, ["gemm.png", "jfa_bwd.png", "jfa_fwd.png", "train_step.png", "tutorial_matmul.png",
                                  "tutorial_vector_add.png"])
         for n in names:
             w, h, rows = png.read_png(os.path.join(self.out, n))
