@@ -17,12 +17,14 @@ TUT_LNB_SRC := examples/layernorm_bwd/layernorm_bwd.tile
 # - layernorm_bwd.T.bBLOCK: element type T, rows up to BLOCK; warps as the
 #   tutorial's heuristic, min(max(BLOCK / 256, 1), 8)
 # - matmul_lrelu: matmul.tile with the activation epilogue
+# - layernorm.b1024.one: the whole row in one block, read once (ONE_BLOCK)
 # - fused_attention.dD.MASK.T: head dim D, causal or not (full), f16 or bf16;
 #   head dim 128 with 64-row dK/dV and dQ blocks (128 spills registers)
 TUT_KERNELS := \
   layernorm_bwd.f32.b1024|$(TUT_LNB_SRC)|T=f32 \
   layernorm_bwd.f16.b1024|$(TUT_LNB_SRC)|T=f16 \
   matmul_lrelu|examples/matmul/matmul.tile|LEAKY_RELU=true \
+  layernorm.b1024.one|examples/layernorm/layernorm.tile|BLOCK=1024+ONE_BLOCK=true \
   $(foreach d,64 128,$(foreach c,full causal,$(foreach t,f16 bf16,\
     fused_attention.d$(d).$(c).$(t)|$(TUT_FA_SRC)|HEAD_DIM=$(d)+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=$(t)$(if $(filter 128,$(d)),+BN1=64+BM2=64,))))
 
@@ -56,7 +58,8 @@ examples: tutorials
 # specialization; the benchmark uses them only on such shapes); softmax,
 # layernorm and layernorm_bwd likewise with the row length and stride;
 # layernorm also with the whole row in one block on 8 warps (BLOCK = the
-# row length rounded up to a power of two), as Triton's tutorial launches it.
+# row length rounded up to a power of two), read once (ONE_BLOCK), as
+# Triton's tutorial launches its fused forward.
 TUT_S16 := M=multiple_of(16)+N=multiple_of(16)+K=multiple_of(16)+lda=multiple_of(16)+ldb=multiple_of(16)+ldc=multiple_of(16)
 TUT_ROW16 := n_cols=multiple_of(16)+stride=multiple_of(16)
 tut_lnb_warps = $(if $(filter 16384,$(1)),16,$(if $(filter 1024,$(1)),4,8))
@@ -69,7 +72,7 @@ TUT_BENCH := \
     $(word 1,$(subst |, ,$(v))).s16|examples/matmul/matmul.tile|$(word 2,$(subst |, ,$(v)))+$(TUT_S16)) \
   softmax.s16|examples/softmax/softmax.tile|$(TUT_ROW16) \
   layernorm.s16|examples/layernorm/layernorm.tile|$(TUT_ROW16) \
-  $(foreach b,4096 8192,layernorm.b$(b).s16|examples/layernorm/layernorm.tile|BLOCK=$(b)+WARPS=8+$(TUT_ROW16)) \
+  $(foreach b,4096 8192,layernorm.b$(b).s16|examples/layernorm/layernorm.tile|BLOCK=$(b)+WARPS=8+ONE_BLOCK=true+$(TUT_ROW16)) \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
     layernorm_bwd.$(t).b$(b).s16|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))+$(TUT_ROW16)))
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))

@@ -24,6 +24,11 @@ run() {
 run layernorm_bwd.f32 layernorm_bwd_host layernorm_bwd.f32.b1024.sm_90a.cubin 9 --trials 3 --seed 7
 run layernorm_bwd.f16 layernorm_bwd_host layernorm_bwd.f16.b1024.sm_90a.cubin 9 --trials 3 --seed 8
 run matmul_lrelu matmul_host matmul_lrelu.sm_90a.cubin 2 --trials 2 --seed 7
+# layernorm with the row read once (ONE_BLOCK): rows shorter than the block,
+# one exactly as long, one of a single column
+for c in 1000 1024 1; do
+  run layernorm.b1024.one.$c layernorm_host layernorm.b1024.one.sm_90a.cubin 3 --size 57 --size $c --seed 7
+done
 # attention: 9 checks a trial (O, M, Delta; dQ, dK, dV from the three
 # backward kernels and from the fused one); the first trial's N_CTX is a
 # multiple of the blocks, the others are not
