@@ -15,6 +15,7 @@ arguments: they are `constants`, compiled in.
 """
 import ctypes as C
 import os
+import sys
 import threading
 
 from . import _lib
@@ -331,6 +332,10 @@ class Kernel:
         self.params = self.info.params
         self._modules = {}  # device ordinal -> (module handle, kernel handle)
         self._lock = threading.Lock()
+        self._fast = _fast_plan(self.params)
+        # the integer parameters a specialized build may promise multiple_of(16) (specialized())
+        self._spec_ints = tuple(p.index for p in self.params if p.kind == "scalar" and p.dtype in self._INT_DTYPES and
+                                p.multiple % 16 != 0)
 
     def __repr__(self):
         return "<tile.Kernel %s from %s: %d threads, %d bytes smem, params %s>" % (
@@ -420,6 +425,8 @@ class Kernel:
         return k
 
     def launch(self, grid, *args, stream=None, smem=None, cluster=None):
+        if smem is None and cluster is None and self._fast is not None and self._launch_fast(grid, args, stream):
+            return
         v = self.specialized(*args)
         if v is not self:
             return v.launch(grid, *args, stream=stream, smem=smem, cluster=cluster)
@@ -460,6 +467,102 @@ class Kernel:
 
     def _convert(self, p, a, k, staged):
         return convert_arg(self.name, p, a, k, staged)
+
+    def _launch_fast(self, grid, args, stream):
+        """The common launch (CUDA tensors, DeviceBuffers, int addresses,
+        in-range ints, floats; a tuple or int grid) with no per-argument
+        messages built and one pass over the arguments. False, having done
+        nothing, for anything else: launch() then takes the checked path,
+        which says what is wrong."""
+        if len(args) != len(self.params):
+            return False
+        if type(grid) is int and grid > 0:
+            grid = (grid, 1, 1)
+        elif type(grid) is tuple and 1 <= len(grid) <= 3 and all(type(g) is int and g > 0 for g in grid):
+            grid = grid + (1,) * (3 - len(grid))
+        else:
+            return False
+        torch = sys.modules.get("torch")
+        tensor = torch.Tensor if torch is not None else ()
+        vals = []
+        device = None
+        for (kind, ct, dt, mult, lo, hi), a in zip(self._fast, args):
+            ta = type(a)
+            if kind == _F_PTR:
+                if ta is int:
+                    vals.append(C.c_uint64(a))
+                elif ta is _lib.DeviceBuffer:
+                    vals.append(C.c_uint64(a.ptr))
+                elif isinstance(a, tensor):
+                    dev = a.device
+                    if dev.type != "cuda" or dev.index is None or (dt and _TORCH_TO_TILE.get(a.dtype) != dt):
+                        return False
+                    if device is None:
+                        device = dev.index
+                    elif device != dev.index:
+                        return False
+                    vals.append(C.c_uint64(a.data_ptr()))
+                else:
+                    return False
+            elif kind == _F_INT:
+                if ta is not int or not lo <= a <= hi or (mult > 1 and a % mult):
+                    return False
+                vals.append(ct(a))
+            elif kind == _F_FLOAT:
+                if ta is not float and ta is not int:
+                    return False
+                vals.append(ct(a))
+            else:
+                return False
+        spec = self._spec_ints if getattr(self, "_specialize", False) else ()
+        if spec and any(type(args[i]) is int and args[i] % 16 == 0 for i in spec):
+            return False  # a specialized build runs it (launch() finds it)
+        if device is None:
+            if stream is not None:
+                return False
+            device = _current_device()
+            s = None
+        elif stream is None:
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            s = C.c_void_p(raw(device) if raw else torch.cuda.current_stream(device).cuda_stream)
+        elif hasattr(stream, "cuda_stream"):
+            s = C.c_void_p(stream.cuda_stream)
+        else:
+            return False
+        mk = self._modules.get(device)
+        k = mk[1] if mk is not None else self._kernel_handle(device)
+        ptrs = (C.c_void_p * len(vals))(*[C.addressof(v) for v in vals])
+        st = _lib.rt().tile_launch(k, grid[0], grid[1], grid[2], ptrs, len(vals), s)
+        if st != 0:
+            check(st, "tile_launch(%s, grid %s)" % (self.name, grid))
+        return True
+
+
+_F_PTR, _F_INT, _F_FLOAT, _F_OTHER = range(4)
+_TORCH_TO_TILE = {}
+
+
+def _fast_plan(params):
+    """Per parameter, what _launch_fast needs: (kind, ctypes type, dtype,
+    multiple, lo, hi); None when the torch dtype table cannot be built."""
+    torch = sys.modules.get("torch")
+    if torch is not None and not _TORCH_TO_TILE:
+        for name, td in _TORCH_DTYPE.items():
+            d = getattr(torch, name, None)
+            if d is not None:
+                _TORCH_TO_TILE[d] = td
+    plan = []
+    for p in params:
+        if p.kind == "ptr":
+            plan.append((_F_PTR, None, p.dtype, 1, 0, 0))
+        elif p.kind == "scalar" and p.dtype in _INT_RANGE and C.sizeof(_SCALAR[p.dtype]) == p.size:
+            lo, hi = _INT_RANGE[p.dtype]
+            plan.append((_F_INT, _SCALAR[p.dtype], p.dtype, p.multiple, lo, hi))
+        elif p.kind == "scalar" and p.dtype in ("f32", "f64") and C.sizeof(_SCALAR[p.dtype]) == p.size:
+            plan.append((_F_FLOAT, _SCALAR[p.dtype], p.dtype, 1, 0, 0))
+        else:
+            plan.append((_F_OTHER, None, p.dtype, 1, 0, 0))
+    return plan
 
 
 def grid_of(grid, constants):

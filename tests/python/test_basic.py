@@ -211,6 +211,24 @@ class Jit(WithCache):
         k[lambda meta: ((3001 + meta.get("BLOCK", 1024) - 1) // meta.get("BLOCK", 1024),)](bx, by, bo, 3001)
         k[0](bx, by, bo, 0)
 
+    def test_launch_fast_path(self):
+        # the common launch goes through _launch_fast (no per-argument
+        # messages built); anything it does not handle falls back, unlaunched
+        k = tile.Kernel(VECTOR_ADD, "vector_add", options={"cache_dir": self.cache})
+        n = 1000  # not a multiple of 16: the unspecialized build runs it
+        x = array.array("f", [float(i) for i in range(n)])
+        bx, by, bo = tile.DeviceBuffer(4 * n), tile.DeviceBuffer(4 * n), tile.DeviceBuffer(4 * n)
+        bx.upload(x)
+        by.upload(x)
+        self.assertTrue(k._launch_fast((1,), (bx, by, bo, n), None))
+        o = array.array("f", [0.0] * n)
+        bo.download(o)
+        self.assertEqual(list(o), [2.0 * i for i in range(n)])
+        for grid, args in (((1,), (bx, by, bo, 2 ** 31)), ((1,), (bx, by, bo, 1.5)), ((1,), ("x", by, bo, n)),
+                           ((0,), (bx, by, bo, n)), ((1, 2, 3, 4), (bx, by, bo, n)), ((1,), (bx, by, bo)),
+                           ((1,), (bx, by, bo, 1024))):  # 1024: the multiple_of(16) build's
+            self.assertFalse(k._launch_fast(grid, args, None), (grid, args))
+
     def test_launch_argument_errors(self):
         k = tile.Kernel(VECTOR_ADD, "vector_add", options={"cache_dir": self.cache})
         b = tile.DeviceBuffer(64)
