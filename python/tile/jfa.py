@@ -182,11 +182,15 @@ class Jfa:
             msg = _lib.last_error()
             _lib.jfa().jfa_plan_destroy(h)
             raise _lib._error_class(st)(st, msg, "tile_synchronize (after jfa_plan_create)")
-        pl = _Plan(h, key, arr, stream_sync)
+        return self._insert(_Plan(h, key, arr, stream_sync), key)
+
+    def _insert(self, pl, key):
+        """Cache pl under key (the least recently used past max_plans
+        destroyed); the plan another thread cached meanwhile wins."""
         evicted = []
         with self._lock:
             old = self._plans.get(key)
-            if old is not None:  # another thread made it meanwhile
+            if old is not None:
                 evicted.append(pl)
                 pl = old
             else:
@@ -215,17 +219,7 @@ class Jfa:
                 pl.destroy()
             raise _lib._error_class(st)(st, msg, "jfa_plan_update")
         pl.key, pl.offsets_arr = key, arr
-        evicted = []
-        with self._lock:
-            other = self._plans.get(key)
-            if other is not None:  # another thread made it meanwhile
-                evicted.append(pl)
-                pl = other
-            else:
-                self._plans[key] = pl
-        for e in evicted:
-            e.destroy()
-        return pl
+        return self._insert(pl, key)
 
     def clear(self):
         """Destroy every cached plan (each waits for its own work first)."""
