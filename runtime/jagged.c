@@ -83,7 +83,7 @@ static void deal_lanes(lanes *d, int32_t b, int32_t nb, int H, int32_t cost, con
     v4i t = {b, h, 0, cost};
     for (int32_t m = 0; m < nb; m++, t += step_m) {
       int32_t cm = cost;
-      if (cost < 0) t[3] = cm = (int32_t)tile_cost(c, L, m);
+      if (cost < 0) t[3] = cm = (int32_t)tile_cost_b(c, b, L, m);
       put_tile(work + 4 * (ls[r] + p), t);
       lc[r] += cm;
       if (++r == n) r = 0, p++;
@@ -251,7 +251,7 @@ typedef struct causal_order {
       const int64_t L = (o)->len[b];                                        \
       for (int32_t mi = 0; mi < nb; mi++, k += H) {                         \
         const int32_t m = c_->bwd ? mi : nb - 1 - mi;                       \
-        const int32_t cost = (int32_t)tile_cost(c_, L, m);                  \
+        const int32_t cost = (int32_t)tile_cost_b(c_, b, L, m);             \
         __VA_ARGS__                                                         \
       }                                                                     \
     }                                                                       \
@@ -329,6 +329,8 @@ typedef struct jpriv {
   size_t nbytes, bytes_cap;
   void *seq, *tmp; /* scratch: per sequence, and for the dealing */
   size_t seq_cap, tmp_cap;
+  void *mask; /* block-sparse: every tile's cost (jc_count_mask) */
+  size_t mask_cap;
 } jpriv;
 
 static jkey key_of(const tile_jagged_params *p) {
@@ -349,7 +351,7 @@ static size_t key_bytes(const tile_jagged_params *p) {
 /* s was built from p and the same lengths (p is valid if so). */
 static int same_input(const tile_jagged_schedule *s, const tile_jagged_params *p) {
   const jpriv *v = s->priv;
-  if (!v || !v->has_key || !p || (p->lengths && p->offsets)) return 0;
+  if (!v || !v->has_key || !p || (p->lengths && p->offsets) || p->block_mask) return 0;
   jkey k = key_of(p);
   if (memcmp(&k, &v->key, sizeof k)) return 0;
   const void *src = p->lengths ? p->lengths : p->offsets;
@@ -369,7 +371,7 @@ static void *room(void **buf, size_t *cap, size_t need) {
 
 static void priv_free(jpriv *v) {
   if (!v) return;
-  free(v->bytes), free(v->seq), free(v->tmp);
+  free(v->bytes), free(v->seq), free(v->tmp), free(v->mask);
   free(v);
 }
 
@@ -433,6 +435,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
     return rt_fail(TILE_ERR_INVALID, "jagged schedule: causal masking is defined for self-attention only "
                                      "(num_q must be 0 when causal is set)");
   tile_status st = check_window(p);
+  if (st == TILE_OK) st = jc_check_mask(p);
   if (st != TILE_OK) return st;
   const int n = p->num_ctas, H = p->heads, zig = p->zigzag != 0;
   const int64_t B = p->batch;
@@ -459,7 +462,17 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
 
   /* 1. Count tiles and sequences with tiles, find the largest cost. */
   seq_counts k1;
-  if (c.win)
+  if (p->block_mask) { /* every tile's cost from the mask, into the schedule's scratch */
+    int64_t nt = jc_head_tiles(&c, len, B);
+    if (nt < 0 || nt > TILE_JAGGED_MAX_TILES / H) return jc_count_slow(&c, p, len);
+    if (!room(&v->mask, &v->mask_cap, (size_t)nt * 4 + (size_t)B * 8 + 128)) goto nomem0;
+    char *mat = v->mask;
+    int64_t *mbase = carve(&mat, (size_t)B * 8);
+    int32_t *mc = carve(&mat, (size_t)nt * 4);
+    st = jc_count_mask(&c, p, len, nbv, cmx, mc, mbase, &k1);
+    if (st != TILE_OK) return st;
+    c.mc = mc, c.mbase = mbase;
+  } else if (c.win)
     jc_count_window(&c, len, B, H, nbv, cmx, &k1);
   else
     jc_count_seqs(&c, len, B, H, rows < ((int64_t)1 << 27), nbv, cmx, &k1);
@@ -485,7 +498,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
   const int sort_count = maxcost <= ng + (1 << 16);
   /* causal and window schedules: costs vary within a sequence, dealt
    * sequence-major to the least-loaded CTA */
-  const int causal_zig = zig && (c.causal || c.win);
+  const int causal_zig = zig && (c.causal || c.win || c.mc);
   int Pt = 1;
   while (Pt < n) Pt <<= 1;
   int64_t W = 1;
@@ -607,7 +620,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
       for (int i = 0; i < n; i++) ls0[i] = out->cta_start[i];
       lanes d = {out->work, ls0, lc0, n, 0, 0};
       for (int64_t b = 0; b < B; b++)
-        if (nbv[b]) deal_lanes(&d, (int32_t)b, nbv[b], H, c.causal || c.win ? -1 : cmx[b], &c, len[b]);
+        if (nbv[b]) deal_lanes(&d, (int32_t)b, nbv[b], H, c.causal || c.win || c.mc ? -1 : cmx[b], &c, len[b]);
       for (int i = 0; i < n; i++) total += lc0[i];
     }
     for (int i = 0; i < n; i++) {
@@ -624,7 +637,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
   if (!room(&v->bytes, &v->bytes_cap, v->nbytes)) goto nomem;
   memcpy(v->bytes, p->lengths ? p->lengths : p->offsets, v->nbytes);
   v->key = key_of(p);
-  v->has_key = 1;
+  v->has_key = !p->block_mask; /* a mask's schedule is never reused (same_input) */
   return TILE_OK;
 
 nomem:
@@ -709,6 +722,24 @@ static tile_status split_none(const jctx *c, const tile_jagged_schedule *s, tile
   return TILE_OK;
 }
 
+/* A block-sparse schedule's lists, nothing split: each item's KV range is
+ * its tile's without the mask, [0, end) (the kernel skips the blocks the
+ * mask does not visit; the tile's cost counts only those it does). */
+static tile_status split_mask(const tile_jagged_params *p, const tile_jagged_schedule *s, tile_jagged_split *o) {
+  tile_status st = split_none(NULL, s, o);
+  if (st != TILE_OK) return st;
+  const jctx c = {bdiv_of(p->block_m), bdiv_of(p->block_n), p->block_m, p->block_n, p->causal != 0};
+  for (int64_t i = 0; i < o->nitems; i++) {
+    int32_t *w = o->work + 8 * i;
+    int64_t b = w[0], L;
+    if (p->lengths) L = p->offsets_are_64bit ? ((const int64_t *)p->lengths)[b] : ((const int32_t *)p->lengths)[b];
+    else if (p->offsets_are_64bit) L = ((const int64_t *)p->offsets)[b + 1] - ((const int64_t *)p->offsets)[b];
+    else L = (int64_t)((const int32_t *)p->offsets)[b + 1] - ((const int32_t *)p->offsets)[b];
+    w[4] = (int32_t)tile_cost(&c, L, w[2]);
+  }
+  return TILE_OK;
+}
+
 /* A piece of a tail tile: KV blocks [kb, ke) of tail tile t (its k-th). */
 typedef struct piece {
   int32_t size, t, k, cta;
@@ -736,7 +767,9 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
     return rt_fail(TILE_ERR_INVALID, "jagged split: min_piece must be >= 1, piece_overhead and max_parts >= 0 "
                                      "(got %d, %d, %d)", sp->min_piece, sp->piece_overhead, sp->max_parts);
   tile_status st = check_window(p);
+  if (st == TILE_OK) st = jc_check_mask(p);
   if (st != TILE_OK) return st;
+  if (p->block_mask) return split_mask(p, s, out);
   const int win = p->window != 0;
   if (win && (!good_block(p->block_m) || !good_block(p->block_n)))
     return rt_fail(TILE_ERR_INVALID, "jagged split: the schedule was not built with these parameters "
