@@ -12,7 +12,8 @@
 #include "jfa_int.h"
 
 static const char *variant_name[NVARIANT] = {"self",    "causal",         "bcast", "window",
-                                             "softcap", "softcap_causal", "alibi", "alibi_causal"};
+                                             "softcap", "softcap_causal", "alibi", "alibi_causal",
+                                             "blocksparse", "blocksparse_causal"};
 
 tile_status jfa_lib_open(const char *cubin_dir, jfa_lib **out) {
   if (!out) return tile_set_error(TILE_ERR_INVALID, "jfa_lib_open: out is NULL");
@@ -95,12 +96,14 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   plan->p.cu_seqlens = NULL;   /* not kept: the caller's memory */
   plan->p.alibi_slopes = NULL; /* (copied into the variant's arguments below) */
   plan->p.variant = NULL, plan->p.variant_args = NULL, plan->p.nvariant_args = 0;
+  plan->p.block_mask = NULL, plan->p.block_mask_mode = 0, plan->p.block_mask_bytes = 0; /* (uploaded below) */
   plan->total = total;
 
   plan->ctas = p->num_ctas > 0 ? p->num_ctas : lib->sm_count;
   plan->vidx = p->num_q > 0           ? V_BCAST
                : p->softcap > 0       ? (p->causal ? V_SOFTCAP_CAUSAL : V_SOFTCAP)
                : p->alibi_slopes      ? (p->causal ? V_ALIBI_CAUSAL : V_ALIBI)
+               : p->block_mask        ? (p->causal ? V_BLOCKSPARSE_CAUSAL : V_BLOCKSPARSE)
                : p->causal            ? V_CAUSAL
                : p->window            ? V_WINDOW
                                       : V_SELF;
@@ -133,6 +136,7 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     jp.window_left = p->window_left;
     jp.window_right = p->window_right;
     jp.num_q = p->num_q;
+    jfa_block_mask_sched(p, &jp); /* tiles cost the blocks the mask visits */
     jp.num_ctas = plan->ctas;
     jp.zigzag = !p->no_zigzag;
     if (p->batch > 0) {
@@ -148,7 +152,8 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     }
   }
   /* the variant's arguments (variant_args in variants/NAME.tile) */
-  size_t nvp = JFA_VPARAMS + (p->alibi_slopes ? (size_t)p->heads : 0) + (size_t)p->nvariant_args;
+  size_t nvp = JFA_VPARAMS + (p->alibi_slopes ? (size_t)p->heads : 0) + (size_t)p->nvariant_args +
+               jfa_block_mask_words(p);
   int32_t *vp = calloc(nvp, 4);
   if (!vp) {
     st = tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
@@ -163,6 +168,8 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     memcpy(&vp[JFA_VPARAMS], p->alibi_slopes, (size_t)p->heads * 4);
   } else if (p->nvariant_args) {
     memcpy(vp, p->variant_args, (size_t)p->nvariant_args * 4);
+  } else if (p->block_mask) {
+    jfa_block_mask_pack(p, vp);
   }
   st = jfa_upload(&plan->d_vparams, vp, nvp * 4);
   free(vp);
@@ -197,8 +204,11 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   if (p->passes & JFA_BWD) {
     /* the backward schedule is built from the caller's offsets, still here */
     plan->p.cu_seqlens = p->cu_seqlens;
+    plan->p.block_mask = p->block_mask, plan->p.block_mask_mode = p->block_mask_mode;
+    plan->p.block_mask_bytes = p->block_mask_bytes;
     st = jfa_bwd_plan_create(plan);
     plan->p.cu_seqlens = NULL;
+    plan->p.block_mask = NULL, plan->p.block_mask_mode = 0, plan->p.block_mask_bytes = 0;
     if (st != TILE_OK) goto fail;
   }
   *out = plan;

@@ -71,6 +71,16 @@ for P in 0 100 1000; do
     echo "FAIL the prefix_lm variant (P = $P) on the emulator:"; tail -n 3 "$log"; fail=1
   fi
 done
+# block-sparse attention (variants/blocksparse.tile, jfa_params.block_mask):
+# random 50% masks, none, all (= plain attention), per batch and per
+# sequence, causal and not, sequences under a block, both head dims
+log=${TMPDIR:-/tmp}/emu_blocksparse.log
+if timeout 300 "$B/examples/jfa_host" --cubins "$B/examples" --check --small --blocksparse > "$log" 2>&1 &&
+   tail -n 1 "$log" | grep -q "^ALL OK$"; then
+  echo "ok   the blocksparse variant on the emulator ($(grep -c ' OK$' "$log") checks)"
+else
+  echo "FAIL the blocksparse variant on the emulator:"; tail -n 3 "$log"; fail=1
+fi
 # a cubin with the whole PTX (tilec --embed-ptx, reports name Tile lines)
 # runs too; one with neither it nor line information is refused, saying why
 T=${TMPDIR:-/tmp}/emu_cubins.$$
