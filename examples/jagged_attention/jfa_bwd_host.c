@@ -11,6 +11,9 @@
  *       computed from the same q, k, v, dO and the forward's O and LSE (the
  *       backward's inputs); deterministic mode runs twice and must give
  *       bitwise the same dq; plus the API's bad-input errors.
+ *   jfa_bwd_host --cubins DIR --check [--small] --blocksparse [--ignore-mask]
+ *       block-sparse attention's cases only (as jfa_host's), the reference
+ *       with the mask; --ignore-mask: the kernels without it (must fail).
  *   jfa_bwd_host --cubins DIR --bench SUITES_DIR [--only J1,J4] [--reps N] [--ab DIR2]
  *       backward TFLOP/s (2.5 x the forward's FLOPs, FlashAttention's
  *       convention) on ../shared/bench/suites: zigzag, no zigzag and

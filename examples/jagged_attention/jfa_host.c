@@ -7,6 +7,11 @@
  *       broadcast-Q with num_q not a multiple of 64) against a float64
  *       reference on sampled rows; outputs poisoned with NaN first and a
  *       guard band after O checked untouched; plus the API's bad-input errors.
+ *   jfa_host --cubins DIR --check [--small] --blocksparse [--ignore-mask]
+ *       block-sparse attention's cases only (jfa_params.block_mask: random
+ *       masks, none, all, per batch and per sequence, causal or not);
+ *       --ignore-mask runs the kernel without the mask, the reference with
+ *       it: every case but the all-ones mask's must then fail.
  *   jfa_host --cubins DIR --bench SUITES_DIR [--only J1,J4] [--reps N]
  *            [--allocs N | --ab DIR1[,DIR2,...]]
  *       TFLOP/s on ../shared/bench/suites (the shapes peers.py gives
@@ -646,7 +651,7 @@ int main(int argc, char **argv) {
   if (usage) {
     fprintf(stderr,
             "usage: %s --cubins DIR (--check [--small] [--case SUBSTR] [--variant NAME [--variant-args A,B,..] "
-            "[--variant-causal]]\n"
+            "[--variant-causal] | --blocksparse [--ignore-mask]]\n"
             "       | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
             "       [--allocs N | --ab DIR1[,DIR2,...]]) [--seed S]\n",
             argv[0]);
