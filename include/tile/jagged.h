@@ -188,9 +188,11 @@ void tile_jagged_schedule_free(tile_jagged_schedule *s);
  * kv_begin + cost), else the partial slot 0 .. nparts-1.  Combine entries
  * are 8 int32: {b, h, m, first_part, count, 0, 0, 0}: the tile's parts are
  * slots first_part .. first_part+count-1, in KV order.  Block-sparse
- * schedules are not split: a tile's item is {b, h, m, 0, end, -1, 0, 0},
- * end its range's end without the mask (the kernel skips the blocks the
- * mask does not visit). */
+ * schedules (not causal) are split like window ones, their tail cut by the
+ * blocks the mask visits: a whole tile's item is {b, h, m, 0, end, -1, 0,
+ * 0}, end its range's end without the mask (the kernel skips the blocks
+ * the mask does not visit), a piece's KV range runs from its first visited
+ * block to the next piece's. */
 typedef struct tile_jagged_split_params {
   int min_piece;      /* fewest KV blocks in a piece, >= 1 */
   int piece_overhead; /* the cost of a piece's start and end, in KV blocks, >= 0 */

@@ -10,8 +10,8 @@
  *     Graham's bound (sequence-major, least-loaded CTA);
  *   - an all-ones mask costs what no mask costs, tile by tile; an all-zero
  *     mask costs nothing and still deals every tile;
- *   - the split's work items: never split, each KV range the tile's whole
- *     range without the mask;
+ *   - the split's work items: a whole tile's KV range is its range without
+ *     the mask; a split tile's pieces cover its visited blocks, each once;
  *   - hostile values: a bad mode, sizes that do not match the batch, a
  *     per-batch row shorter than a sequence, with num_q or a window, mask
  *     blocks that are not the kernel's;
@@ -190,20 +190,34 @@ static void test_full_and_empty(void **state) {
   }
 }
 
-/* the split: never cut; each item's range the tile's unmasked range */
+/* the split: a whole tile's item spans its unmasked range; a split tile's
+ * pieces cut its visited blocks, each exactly once (the blocks between
+ * them are unvisited), in KV order through its partial slots; causal
+ * schedules are not split */
 static void test_split(void **state) {
   (void)state;
-  for (int causal = 0; causal <= 1; causal++) {
-    mcase c = make_case(3, 5000, TILE_JAGGED_MASK_PER_SEQUENCE, 50); /* few tiles: a split would pay */
-    tile_jagged_params p = mparams(&c, 1, 0, causal, 132);
+  int nsplit = 0;
+  for (int t = 0; t < 24; t++) {
+    int causal = t % 4 == 3;
+    /* few long sequences: fewer tiles than CTAs, where the split pays */
+    mcase c = make_case(1 + t % 3, 6000, t & 1 ? TILE_JAGGED_MASK_PER_SEQUENCE : TILE_JAGGED_MASK_PER_BATCH,
+                        30 + 10 * (t % 5));
+    tile_jagged_params p = mparams(&c, 1 + t % 2, 0, causal, 132);
     tile_jagged_schedule s;
     assert_int_equal(tile_jagged_schedule_build(&p, &s), TILE_OK);
-    tile_jagged_split_params sp = {1, 0, 1000};
+    tile_jagged_split_params sp = {4, 1, 132};
     tile_jagged_split o;
     assert_int_equal(tile_jagged_split_tail(&p, &s, &sp, &o), TILE_OK);
-    assert_int_equal(o.nparts, 0);
-    assert_int_equal(o.ncombine, 0);
-    assert_int_equal(o.nitems, s.ntiles);
+    if (causal) assert_int_equal(o.nparts, 0);
+    nsplit += o.nparts > 0;
+    assert_true(o.max_cta_cost <= s.max_cta_cost);
+    /* visited blocks of each tile (b, h, m): covered once */
+    int64_t ntile = 0, *first = malloc((size_t)(c.B + 1) * 8);
+    for (int64_t b = 0; b < c.B; b++) first[b] = ntile, ntile += cdiv64(c.len[b], BLK) * p.heads;
+    int64_t maxnk = 0;
+    for (int64_t b = 0; b < c.B; b++) maxnk = cdiv64(c.len[b], BLK) > maxnk ? cdiv64(c.len[b], BLK) : maxnk;
+    char *cover = calloc((size_t)(ntile * maxnk + 1), 1);
+    int64_t parts_seen = 0;
     for (int64_t i = 0; i < o.nitems; i++) {
       const int32_t *w = o.work + 8 * i;
       int64_t L = c.len[w[0]], end = cdiv64(L, BLK);
@@ -211,14 +225,39 @@ static void test_split(void **state) {
         int64_t e = (w[2] + 1) * BLK < L ? (w[2] + 1) * BLK : L;
         end = (e - 1) / BLK + 1;
       }
-      assert_int_equal(w[3], 0);
-      assert_int_equal(w[4], end);
-      assert_int_equal(w[5], -1);
+      assert_true(w[3] >= 0 && w[3] <= w[4] && w[4] <= end);
+      if (w[5] < 0) assert_true(w[3] == 0 ? w[4] == end : 1);
+      else parts_seen++;
+      int64_t tix = first[w[0]] + (int64_t)w[1] * cdiv64(L, BLK) + w[2];
+      for (int32_t j = w[3]; j < w[4]; j++)
+        if (bit(&c, w[0], w[2], j)) {
+          assert_int_equal(cover[tix * maxnk + j], 0);
+          cover[tix * maxnk + j] = 1;
+        }
     }
+    assert_int_equal(parts_seen, o.nparts);
+    for (int64_t b = 0; b < c.B; b++) /* every visited block of every tile covered */
+      for (int h = 0; h < p.heads; h++)
+        for (int64_t m = 0; m < cdiv64(c.len[b], BLK); m++) {
+          int64_t tix = first[b] + (int64_t)h * cdiv64(c.len[b], BLK) + m;
+          int64_t e = cdiv64(c.len[b], BLK);
+          if (causal) {
+            int64_t q1 = (m + 1) * BLK < c.len[b] ? (m + 1) * BLK : c.len[b];
+            e = (q1 - 1) / BLK + 1;
+          }
+          for (int64_t j = 0; j < e; j++) assert_int_equal(cover[tix * maxnk + j], bit(&c, b, m, j));
+        }
+    /* combine entries: each split tile's parts, consecutive slots */
+    for (int64_t e = 0; e < o.ncombine; e++) {
+      const int32_t *ce = o.combine + 8 * e;
+      assert_true(ce[4] > 1 && ce[3] >= 0 && ce[3] + ce[4] <= o.nparts);
+    }
+    free(first), free(cover);
     tile_jagged_split_free(&o);
     tile_jagged_schedule_free(&s);
     free_case(&c);
   }
+  assert_true(nsplit > 0); /* some were split */
 }
 
 static void expect_bad(const tile_jagged_params *p, const char *want) {
