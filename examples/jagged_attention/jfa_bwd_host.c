@@ -254,7 +254,10 @@ static void fetch_grads(const Case *c, Data *d, long *unwritten, long *guard) {
 
 /* Run the case (forward, then backward) and check the gradients; det: in
  * deterministic mode, twice, dq bitwise equal. */
+static const char *case_filter; /* --case SUBSTR: only the cases whose name has it */
+
 static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
+  if (case_filter && !strstr(c->name, case_filter)) return true;
   Data d;
   data_make(c, &d);
   BlockMask bm;
@@ -566,6 +569,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--det")) det_only = 1; /* only the deterministic mode */
     else if (!strcmp(argv[i], "--blocksparse")) blocksparse_only = 1; /* only the block-sparse cases */
     else if (!strcmp(argv[i], "--ignore-mask")) ignore_mask = 1;      /* jfa_test.h: the checks must fail */
+    else if (!strcmp(argv[i], "--case") && i + 1 < argc) case_filter = argv[++i];
     else if (!strcmp(argv[i], "--bench") && i + 1 < argc) suites = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
@@ -574,8 +578,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--ab") && i + 1 < argc) abdir = argv[++i];
     else {
       fprintf(stderr,
-              "usage: %s --cubins DIR (--check [--small] [--det | --blocksparse [--ignore-mask]] | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
-              "       [--ab DIR])\n"
+              "usage: %s --cubins DIR (--check [--small] [--case SUBSTR] [--det | --blocksparse [--ignore-mask]]\n"
+              "       | --bench SUITES_DIR [--only J1,J2] [--reps N] [--ab DIR])\n"
               "       [--seed S]\n",
               argv[0]);
       return 2;
