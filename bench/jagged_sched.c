@@ -48,6 +48,20 @@
  *             backward is not split)
  *   gain      blind makespan / window-aware makespan
  *
+ * Then block-sparse masks (--masks, default 50: the per cent of 128 x 128
+ * blocks each sequence keeps, at random, as ../shared/bench/
+ * variant_peers.py's FlexAttention peer; --masks none skips them) on the
+ * self-attention suites, with their causal flag, forward and backward,
+ * scheduled mask-aware (tile_jagged_params.block_mask) and mask-blind
+ * (costed as unmasked tiles, split as JFA splits them):
+ *
+ *   new, ns/tile   a mask-aware build, best of --reps, and per tile
+ *   mk/LB     the mask-aware makespan (the forward's after its split)
+ *             over max(ceil(total / CTAs), largest tile), mask costs
+ *   blind     the mask-blind lists' makespan under the mask's costs (a
+ *             piece's overhead counted) over the same bound
+ *   gain      blind makespan / mask-aware makespan
+ *
  * Timings are wall clock (CLOCK_MONOTONIC) on whatever machine runs it; the
  * kernel times to compare them with are in docs/perf.md. */
 #include <stdint.h>
@@ -337,6 +351,79 @@ static void run_window(const bcase *c, int W, int reps, int ctas) {
   free(t), free(alt), free(off[0]), free(off[1]);
 }
 
+/* A random per-sequence block mask keeping pct % of the blocks (a fixed
+ * generator), packed as JFA's JFA_MASK_PER_SEQUENCE; first[b]: sequence b's
+ * first byte */
+static uint8_t *mask_of(const bcase *c, int pct, int64_t *bytes, int64_t *first) {
+  int64_t n = 0;
+  for (int64_t b = 0; b < c->B; b++) first[b] = n, n += ((c->len[b] + 127) / 128) * ((c->len[b] + 127) / 128);
+  uint8_t *m = malloc((size_t)(n ? n : 1));
+  uint64_t x = 0x2545f4914f6cdd1dull;
+  for (int64_t i = 0; i < n; i++) x ^= x << 13, x ^= x >> 7, x ^= x << 17, m[i] = (int)(x % 100) < pct;
+  *bytes = n;
+  return m;
+}
+
+/* one mask of one case, forward then backward: the mask-aware schedule
+ * timed and measured, the mask-blind one measured under the mask's costs */
+static void run_mask(const bcase *c, int pct, int reps, int ctas) {
+  int64_t bytes, *first = malloc((size_t)c->B * sizeof *first);
+  uint8_t *m = mask_of(c, pct, &bytes, first);
+  int32_t *off = offsets_of(c->len, c->B);
+  for (int bwd = 0; bwd <= 1; bwd++) {
+    tile_jagged_params p = {0};
+    p.batch = c->B, p.offsets = off, p.heads = c->heads, p.causal = c->causal;
+    p.block_m = bwd ? 64 : 128, p.block_n = 128, p.num_ctas = ctas, p.zigzag = 1, p.backward = bwd;
+    tile_jagged_params q = p; /* mask-blind */
+    p.block_mask = m, p.block_mask_mode = TILE_JAGGED_MASK_PER_SEQUENCE, p.block_mask_bytes = bytes;
+    p.mask_block = 128;
+    tile_jagged_schedule s = {0}, sb;
+    double best = 1e30;
+    for (int i = 0; i < reps; i++) {
+      double t0 = now_us();
+      if (tile_jagged_schedule_rebuild(&p, &s) != TILE_OK) die("mask build");
+      double dt = now_us() - t0;
+      if (dt < best) best = dt;
+    }
+    int64_t lb = (s.total_cost + ctas - 1) / ctas, mk = s.max_cta_cost;
+    if (s.max_tile_cost > lb) lb = s.max_tile_cost;
+    tile_jagged_split sp = {0};
+    tile_jagged_split_params spp = split_of(ctas);
+    if (!bwd) { /* the forward's after its split */
+      if (tile_jagged_split_tail(&p, &s, &spp, &sp) != TILE_OK) die("mask split");
+      mk = sp.max_cta_cost;
+      tile_jagged_split_free(&sp);
+    }
+    if (tile_jagged_schedule_build(&q, &sb) != TILE_OK) die("blind build");
+    if (!bwd && tile_jagged_split_tail(&q, &sb, &spp, &sp) != TILE_OK) die("blind split");
+    int64_t mkb = 0;
+    for (int k = 0; k < ctas; k++) { /* the blind lists under the mask's costs */
+      int64_t load = 0;
+      int32_t a = bwd ? sb.cta_start[k] : sp.cta_start[k], e = bwd ? sb.cta_start[k + 1] : sp.cta_start[k + 1];
+      for (int32_t i = a; i < e; i++) {
+        const int32_t *w = bwd ? sb.work + 4 * (int64_t)i : sp.work + 8 * (int64_t)i;
+        int64_t L = c->len[w[0]], nb = (L + 127) / 128;
+        const uint8_t *ms = m + first[w[0]];
+        if (!bwd) {
+          for (int32_t j = w[3]; j < w[4]; j++) load += ms[(int64_t)w[2] * nb + j];
+          load += w[5] >= 0 ? spp.piece_overhead : 0;
+        } else {
+          for (int64_t i0 = c->causal ? (int64_t)w[2] * 2 : 0, qi = i0; qi < (L + 63) / 64; qi++)
+            load += ms[(qi / 2) * nb + w[2]];
+        }
+      }
+      mkb = load > mkb ? load : mkb;
+    }
+    printf("%-6s %5d%% %9lld %9.1f %8.2f %8.4f %8.4f %7.3f  %s%s\n", c->name, pct, (long long)s.ntiles, best,
+           best * 1e3 / (double)(s.ntiles ? s.ntiles : 1), lb ? (double)mk / (double)lb : 1.0,
+           lb ? (double)mkb / (double)lb : 1.0, mk ? (double)mkb / (double)mk : 1.0,
+           bwd ? "bwd" : "fwd", c->causal ? " causal" : "");
+    fflush(stdout);
+    tile_jagged_schedule_free(&s), tile_jagged_schedule_free(&sb), tile_jagged_split_free(&sp);
+  }
+  free(m), free(first), free(off);
+}
+
 /* the suites: a minimal reader of suites.json's flat objects (the same as
  * examples/jagged_attention/jfa_test.h's) */
 static int read_suites(const char *dir, bcase *cs, int cap) {
@@ -401,7 +488,7 @@ static void short_causal(bcase *c, const char *name, int64_t B, int heads, int64
 }
 
 int main(int argc, char **argv) {
-  const char *dir = "../shared/bench/suites", *only = NULL, *windows = "256,1024";
+  const char *dir = "../shared/bench/suites", *only = NULL, *windows = "256,1024", *masks = "50";
   int reps = 20, ctas = 132;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--suites") && i + 1 < argc) dir = argv[++i];
@@ -409,9 +496,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--ctas") && i + 1 < argc) ctas = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--windows") && i + 1 < argc) windows = argv[++i];
+    else if (!strcmp(argv[i], "--masks") && i + 1 < argc) masks = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--suites DIR] [--only J1,C8k] [--reps N] [--ctas N] [--windows W,W | none]\n",
-              argv[0]);
+      fprintf(stderr, "usage: %s [--suites DIR] [--only J1,C8k] [--reps N] [--ctas N] [--windows W,W | none] "
+              "[--masks PCT,PCT | none]\n", argv[0]);
       return 2;
     }
   }
@@ -443,6 +531,21 @@ int main(int argc, char **argv) {
         w = strchr(w, ',');
         if (!w) break;
         w++;
+      }
+    }
+  }
+  if (strcmp(masks, "none")) {
+    printf("# block-sparse masks (random 128 x 128 blocks kept), forward and backward, mask-aware against "
+           "mask-blind (see the header)\n");
+    printf("%-6s %6s %9s %9s %8s %8s %8s %7s  %s\n", "suite", "kept", "tiles", "new", "ns/tile", "mk/LB", "blind",
+           "gain", "dir");
+    for (int i = 0; i < nc; i++) {
+      if ((only && !strstr(only, cs[i].name)) || cs[i].num_q > 0 || !strncmp(cs[i].name, "C", 1)) continue;
+      for (const char *k = masks; *k;) {
+        run_mask(&cs[i], atoi(k), reps, ctas);
+        k = strchr(k, ',');
+        if (!k) break;
+        k++;
       }
     }
   }

@@ -149,7 +149,7 @@ endef
 $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_rules,$(d),$(v)))))
 # attention variants (issue 17): a small file each under variants/ that
 # imports jfa_fwd.tile and overrides its hooks; the cubin is named after it
-JFA_FWD_VARIANTS := window softcap alibi prefix_lm
+JFA_FWD_VARIANTS := window softcap alibi prefix_lm blocksparse
 JFA_VAR_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
 define jfa_var_rules
 $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
@@ -160,7 +160,7 @@ $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/variants/$(2).tile $(JFA
 	$(B)/bin/tilec -D D=$(1) $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/variants/$(2).tile
 endef
 $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(eval $(call jfa_var_rules,$(d),$(v)))))
-# soft-capping and ALiBi over causal attention: the same files, CAUSAL on
+# soft-capping, ALiBi and block-sparse over causal attention: the same files, CAUSAL on
 define jfa_var_causal_rules
 $(B)/examples/jfa_fwd.d$(1).$(2)_causal.sm_90a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
@@ -169,8 +169,8 @@ $(B)/examples/jfa_fwd.d$(1).$(2)_causal.sm_90a.ptx: $(JFA_DIR)/variants/$(2).til
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(1) -D CAUSAL=true $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/variants/$(2).tile
 endef
-$(foreach d,64 128,$(foreach v,softcap alibi,$(eval $(call jfa_var_causal_rules,$(d),$(v)))))
-JFA_VAR_CUBINS += $(foreach d,64 128,$(foreach v,softcap alibi,$(B)/examples/jfa_fwd.d$(d).$(v)_causal.sm_90a.cubin))
+$(foreach d,64 128,$(foreach v,softcap alibi blocksparse,$(eval $(call jfa_var_causal_rules,$(d),$(v)))))
+JFA_VAR_CUBINS += $(foreach d,64 128,$(foreach v,softcap alibi blocksparse,$(B)/examples/jfa_fwd.d$(d).$(v)_causal.sm_90a.cubin))
 JFA_CUBINS += $(JFA_VAR_CUBINS)
 # the second kernel of a split forward pass (jfa_combine.tile): self and
 # broadcast-Q layouts (causal schedules are never split)

@@ -83,7 +83,7 @@ static void deal_lanes(lanes *d, int32_t b, int32_t nb, int H, int32_t cost, con
     v4i t = {b, h, 0, cost};
     for (int32_t m = 0; m < nb; m++, t += step_m) {
       int32_t cm = cost;
-      if (cost < 0) t[3] = cm = (int32_t)tile_cost(c, L, m);
+      if (cost < 0) t[3] = cm = (int32_t)tile_cost_b(c, b, L, m);
       put_tile(work + 4 * (ls[r] + p), t);
       lc[r] += cm;
       if (++r == n) r = 0, p++;
@@ -251,7 +251,7 @@ typedef struct causal_order {
       const int64_t L = (o)->len[b];                                        \
       for (int32_t mi = 0; mi < nb; mi++, k += H) {                         \
         const int32_t m = c_->bwd ? mi : nb - 1 - mi;                       \
-        const int32_t cost = (int32_t)tile_cost(c_, L, m);                  \
+        const int32_t cost = (int32_t)tile_cost_b(c_, b, L, m);             \
         __VA_ARGS__                                                         \
       }                                                                     \
     }                                                                       \
@@ -329,6 +329,8 @@ typedef struct jpriv {
   size_t nbytes, bytes_cap;
   void *seq, *tmp; /* scratch: per sequence, and for the dealing */
   size_t seq_cap, tmp_cap;
+  void *mask; /* block-sparse: every tile's cost (jc_count_mask) */
+  size_t mask_cap;
 } jpriv;
 
 static jkey key_of(const tile_jagged_params *p) {
@@ -349,7 +351,7 @@ static size_t key_bytes(const tile_jagged_params *p) {
 /* s was built from p and the same lengths (p is valid if so). */
 static int same_input(const tile_jagged_schedule *s, const tile_jagged_params *p) {
   const jpriv *v = s->priv;
-  if (!v || !v->has_key || !p || (p->lengths && p->offsets)) return 0;
+  if (!v || !v->has_key || !p || (p->lengths && p->offsets) || p->block_mask) return 0;
   jkey k = key_of(p);
   if (memcmp(&k, &v->key, sizeof k)) return 0;
   const void *src = p->lengths ? p->lengths : p->offsets;
@@ -369,7 +371,7 @@ static void *room(void **buf, size_t *cap, size_t need) {
 
 static void priv_free(jpriv *v) {
   if (!v) return;
-  free(v->bytes), free(v->seq), free(v->tmp);
+  free(v->bytes), free(v->seq), free(v->tmp), free(v->mask);
   free(v);
 }
 
@@ -433,6 +435,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
     return rt_fail(TILE_ERR_INVALID, "jagged schedule: causal masking is defined for self-attention only "
                                      "(num_q must be 0 when causal is set)");
   tile_status st = check_window(p);
+  if (st == TILE_OK) st = jc_check_mask(p);
   if (st != TILE_OK) return st;
   const int n = p->num_ctas, H = p->heads, zig = p->zigzag != 0;
   const int64_t B = p->batch;
@@ -459,7 +462,17 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
 
   /* 1. Count tiles and sequences with tiles, find the largest cost. */
   seq_counts k1;
-  if (c.win)
+  if (p->block_mask) { /* every tile's cost from the mask, into the schedule's scratch */
+    int64_t nt = jc_head_tiles(&c, len, B);
+    if (nt < 0 || nt > TILE_JAGGED_MAX_TILES / H) return jc_count_slow(&c, p, len);
+    if (!room(&v->mask, &v->mask_cap, (size_t)nt * 4 + (size_t)B * 8 + 128)) goto nomem0;
+    char *mat = v->mask;
+    int64_t *mbase = carve(&mat, (size_t)B * 8);
+    int32_t *mc = carve(&mat, (size_t)nt * 4);
+    st = jc_count_mask(&c, p, len, nbv, cmx, mc, mbase, &k1);
+    if (st != TILE_OK) return st;
+    c.mc = mc, c.mbase = mbase;
+  } else if (c.win)
     jc_count_window(&c, len, B, H, nbv, cmx, &k1);
   else
     jc_count_seqs(&c, len, B, H, rows < ((int64_t)1 << 27), nbv, cmx, &k1);
@@ -485,7 +498,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
   const int sort_count = maxcost <= ng + (1 << 16);
   /* causal and window schedules: costs vary within a sequence, dealt
    * sequence-major to the least-loaded CTA */
-  const int causal_zig = zig && (c.causal || c.win);
+  const int causal_zig = zig && (c.causal || c.win || c.mc);
   int Pt = 1;
   while (Pt < n) Pt <<= 1;
   int64_t W = 1;
@@ -607,7 +620,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
       for (int i = 0; i < n; i++) ls0[i] = out->cta_start[i];
       lanes d = {out->work, ls0, lc0, n, 0, 0};
       for (int64_t b = 0; b < B; b++)
-        if (nbv[b]) deal_lanes(&d, (int32_t)b, nbv[b], H, c.causal || c.win ? -1 : cmx[b], &c, len[b]);
+        if (nbv[b]) deal_lanes(&d, (int32_t)b, nbv[b], H, c.causal || c.win || c.mc ? -1 : cmx[b], &c, len[b]);
       for (int i = 0; i < n; i++) total += lc0[i];
     }
     for (int i = 0; i < n; i++) {
@@ -624,7 +637,7 @@ static tile_status build(const tile_jagged_params *p, tile_jagged_schedule *out)
   if (!room(&v->bytes, &v->bytes_cap, v->nbytes)) goto nomem;
   memcpy(v->bytes, p->lengths ? p->lengths : p->offsets, v->nbytes);
   v->key = key_of(p);
-  v->has_key = 1;
+  v->has_key = !p->block_mask; /* a mask's schedule is never reused (same_input) */
   return TILE_OK;
 
 nomem:
@@ -709,6 +722,59 @@ static tile_status split_none(const jctx *c, const tile_jagged_schedule *s, tile
   return TILE_OK;
 }
 
+/* A block-sparse schedule's tiles in the split: a tile's KV range without
+ * the mask, [0, end), and where its visited blocks lie (the kernel skips
+ * the others; a tile's cost counts only those it visits). */
+typedef struct mask_split {
+  const tile_jagged_params *p;
+  jctx c;          /* the unmasked cost model: the range's end */
+  int64_t *first;  /* per sequence: its mask's first byte (per sequence), or 0 */
+} mask_split;
+
+static int64_t seq_len(const tile_jagged_params *p, int64_t b) {
+  if (p->lengths) return p->offsets_are_64bit ? ((const int64_t *)p->lengths)[b] : ((const int32_t *)p->lengths)[b];
+  if (p->offsets_are_64bit) return ((const int64_t *)p->offsets)[b + 1] - ((const int64_t *)p->offsets)[b];
+  return (int64_t)((const int32_t *)p->offsets)[b + 1] - ((const int32_t *)p->offsets)[b];
+}
+
+static tile_status mask_split_init(mask_split *m, const tile_jagged_params *p) {
+  const jctx c = {bdiv_of(p->block_m), bdiv_of(p->block_n), p->block_m, p->block_n, p->causal != 0};
+  m->p = p, m->c = c;
+  m->first = malloc((size_t)p->batch * sizeof *m->first);
+  if (!m->first) return rt_fail(TILE_ERR_NOMEM, "jagged split: out of memory for %lld sequences", (long long)p->batch);
+  int64_t at = 0;
+  for (int64_t b = 0; b < p->batch; b++) {
+    int64_t nk = bcdiv(c.dn, seq_len(p, b));
+    m->first[b] = p->block_mask_mode == TILE_JAGGED_MASK_PER_SEQUENCE ? at : 0;
+    at += nk * nk;
+  }
+  return TILE_OK;
+}
+
+/* tile w's unmasked range's end */
+static int32_t mask_end(const mask_split *m, const int32_t *w) {
+  return (int32_t)tile_cost(&m->c, seq_len(m->p, w[0]), w[2]);
+}
+
+/* tile w's n-th visited KV block (from 0), or its range's end */
+static int32_t mask_pos(const mask_split *m, const int32_t *w, int64_t n) {
+  int64_t L = seq_len(m->p, w[0]), e = tile_cost(&m->c, L, w[2]);
+  int64_t row = m->p->block_mask_mode == TILE_JAGGED_MASK_PER_SEQUENCE ? bcdiv(m->c.dn, L) : m->p->block_mask_row;
+  const uint8_t *ms = m->p->block_mask + m->first[w[0]] + (int64_t)w[2] * row;
+  for (int64_t j = 0, seen = 0; j < e; j++)
+    if (ms[j] && seen++ == n) return (int32_t)j;
+  return (int32_t)e;
+}
+
+/* The schedule's lists, nothing split (a block-sparse one's with each
+ * item's unmasked range). */
+static tile_status no_split(const jctx *wcp, const mask_split *m, const tile_jagged_schedule *s,
+                            tile_jagged_split *o) {
+  tile_status st = split_none(wcp, s, o);
+  for (int64_t i = 0; st == TILE_OK && m && i < o->nitems; i++) o->work[8 * i + 4] = mask_end(m, o->work + 8 * i);
+  return st;
+}
+
 /* A piece of a tail tile: KV blocks [kb, ke) of tail tile t (its k-th). */
 typedef struct piece {
   int32_t size, t, k, cta;
@@ -736,8 +802,9 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
     return rt_fail(TILE_ERR_INVALID, "jagged split: min_piece must be >= 1, piece_overhead and max_parts >= 0 "
                                      "(got %d, %d, %d)", sp->min_piece, sp->piece_overhead, sp->max_parts);
   tile_status st = check_window(p);
+  if (st == TILE_OK) st = jc_check_mask(p);
   if (st != TILE_OK) return st;
-  const int win = p->window != 0;
+  const int win = p->window != 0, masked = p->block_mask != NULL;
   if (win && (!good_block(p->block_m) || !good_block(p->block_n)))
     return rt_fail(TILE_ERR_INVALID, "jagged split: the schedule was not built with these parameters "
                                      "(block_m %d, block_n %d)", p->block_m, p->block_n);
@@ -745,15 +812,23 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
   const jctx wc = {bdiv_of(win ? p->block_m : 16), bdiv_of(win ? p->block_n : 16), p->block_m, p->block_n, 0, 0, 0,
                    win, p->window_left, p->window_right};
   const jctx *wcp = win ? &wc : NULL;
+  /* a block-sparse tile's pieces cut its visited blocks, not its range */
+  mask_split ms = {0}, *msp = masked ? &ms : NULL;
+  if (masked && (st = mask_split_init(&ms, p)) != TILE_OK) return st;
+  const int lm = win || masked; /* dealt to the least-loaded CTA */
   const int n = s->num_ctas;
   const int64_t P = s->ntiles / n, R0 = s->ntiles % n;
   /* the tail: the zigzag, non-causal deal leaves its lightest tiles in one
    * last partial pass, at position P of R0 lists; a window's deal (to the
    * least-loaded CTA) has the last tile of each CTA above the ideal load */
-  if (!sp || sp->max_parts == 0 || !p->zigzag || p->causal || (!win && R0 == 0)) return split_none(wcp, s, out);
+  if (!sp || sp->max_parts == 0 || !p->zigzag || p->causal || (!lm && R0 == 0)) {
+    st = no_split(wcp, msp, s, out);
+    free(ms.first);
+    return st;
+  }
 
   int64_t *load = calloc((size_t)n, sizeof *load);
-  const int64_t Rcap = win ? n : R0;
+  const int64_t Rcap = lm ? n : R0;
   int32_t *tail = malloc((size_t)Rcap * sizeof *tail); /* work index of each tail tile, in rank (window: CTA) order */
   int32_t *kof = malloc((size_t)Rcap * sizeof *kof);   /* pieces of each */
   int32_t *first = malloc((size_t)Rcap * sizeof *first); /* its first partial slot, or -1 (not split) */
@@ -765,7 +840,7 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
   piece *pc = NULL;
   int64_t R = 0;
   if (!load || !tail || !kof || !first || !keep || !tl || !ti) goto nomem;
-  if (!win) {
+  if (!lm) {
     R = R0;
     for (int64_t r = 0; r < R; r++) {
       int c = (P & 1) ? n - 1 - (int)r : (int)r;
@@ -792,7 +867,7 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
       if (e > a && load[c] > ideal) tail[R++] = e - 1, keep[c]--, load[c] -= s->work[4 * (int64_t)(e - 1) + 3];
     }
     if (R == 0) { /* the makespan is the ideal already */
-      st = split_none(wcp, s, out);
+      st = no_split(wcp, msp, s, out);
       goto done;
     }
   }
@@ -812,7 +887,7 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
     if (parts <= sp->max_parts || k_each <= 1) break;
   }
   if (parts == 0) {
-    st = split_none(wcp, s, out);
+    st = no_split(wcp, msp, s, out);
     goto done;
   }
   pc = malloc((size_t)npieces * sizeof *pc);
@@ -837,14 +912,14 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
   for (int c = 0; c < n; c++)
     if (t.load[Pw + c] > m1) m1 = t.load[Pw + c];
   if (m1 > s->max_cta_cost - s->max_cta_cost / 100) { /* under 1% better: not worth a second kernel */
-    st = split_none(wcp, s, out);
+    st = no_split(wcp, msp, s, out);
     goto done;
   }
   int64_t ncomb = 0;
   for (int64_t r = 0; r < R; r++) ncomb += kof[r] > 1;
   int64_t nitems = s->ntiles - R + npieces;
   if (nitems > TILE_JAGGED_MAX_ITEMS) {
-    st = split_none(wcp, s, out);
+    st = no_split(wcp, msp, s, out);
     goto done;
   }
   if ((st = split_alloc(out, nitems, n, ncomb)) != TILE_OK) goto done;
@@ -857,7 +932,7 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
     for (int64_t i = 0; i < keep[c]; i++) {
       const int32_t *w = s->work + 4 * (s->cta_start[c] + i);
       int32_t f = (int32_t)win_first(&wc, w[2]);
-      put_item(out->work + 8 * ((int64_t)out->cta_start[c] + i), w, f, f + w[3], -1);
+      put_item(out->work + 8 * ((int64_t)out->cta_start[c] + i), w, f, masked ? mask_end(&ms, w) : f + w[3], -1);
     }
     load[c] = out->cta_start[c] + keep[c];
   }
@@ -878,6 +953,8 @@ tile_status tile_jagged_split_tail(const tile_jagged_params *p, const tile_jagge
     int64_t cost = w[3], k = kof[pc[i].t];
     int32_t f = (int32_t)win_first(&wc, w[2]);
     int32_t kb = f + (int32_t)(pc[i].k * cost / k), ke = f + (int32_t)((pc[i].k + 1) * cost / k);
+    if (masked) /* its visited blocks pc[i].k * cost / k .. (pc[i].k + 1) * cost / k - 1 */
+      kb = mask_pos(&ms, w, pc[i].k * cost / k), ke = mask_pos(&ms, w, (pc[i].k + 1) * cost / k);
     put_item(out->work + 8 * load[pc[i].cta]++, w, kb, ke, k > 1 ? first[pc[i].t] + pc[i].k : -1);
   }
   out->nitems = nitems;
@@ -892,6 +969,6 @@ bad_layout:
 nomem:
   st = rt_fail(TILE_ERR_NOMEM, "jagged split: out of memory for %lld tiles over %d CTAs", (long long)s->ntiles, n);
 done:
-  free(load), free(tail), free(kof), free(first), free(keep), free(tl), free(ti), free(pc);
+  free(load), free(tail), free(kof), free(first), free(keep), free(tl), free(ti), free(pc), free(ms.first);
   return st;
 }

@@ -222,3 +222,100 @@ tile_status jc_count_slow(const jctx *c, const tile_jagged_params *p, const int6
   }
   return rt_fail(TILE_ERR_INVALID, "jagged schedule: the batch is past the limits"); /* not reached */
 }
+
+/* ---- block-sparse masks ---- */
+
+tile_status jc_check_mask(const tile_jagged_params *p) {
+  if (!p->block_mask) return TILE_OK;
+  const int per_batch = p->block_mask_mode == TILE_JAGGED_MASK_PER_BATCH;
+  if (!per_batch && p->block_mask_mode != TILE_JAGGED_MASK_PER_SEQUENCE)
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: block_mask_mode is %d, must be %d (one mask per batch) or %d "
+                                     "(one per sequence)", p->block_mask_mode, TILE_JAGGED_MASK_PER_BATCH,
+                   TILE_JAGGED_MASK_PER_SEQUENCE);
+  if (p->num_q > 0 || p->window)
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: a block mask is for self-attention without a sliding window "
+                                     "(num_q %lld, window %d)", (long long)p->num_q, p->window);
+  const int blk = p->mask_block;
+  if (!good_block(blk) || (!p->backward && (p->block_m != blk || p->block_n != blk)) ||
+      (p->backward && (p->block_n != blk || blk % p->block_m)))
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: mask_block %d with block_m %d, block_n %d: the mask's blocks "
+                                     "must be the forward's query and KV blocks, or the backward's KV blocks and a "
+                                     "multiple of its query blocks (a multiple of 16 from 16 to 256)",
+                   blk, p->block_m, p->block_n);
+  if (p->block_mask_bytes < 0)
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: block_mask_bytes is %lld", (long long)p->block_mask_bytes);
+  if (per_batch && (p->block_mask_row < 0 || p->block_mask_row > INT32_MAX ||
+                    p->block_mask_row * p->block_mask_row != p->block_mask_bytes))
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: a per-batch block mask of rows of %lld blocks is %lld bytes, "
+                                     "not %lld", (long long)p->block_mask_row,
+                   (long long)(p->block_mask_row >= 0 && p->block_mask_row <= INT32_MAX
+                                   ? p->block_mask_row * p->block_mask_row : -1),
+                   (long long)p->block_mask_bytes);
+  return TILE_OK;
+}
+
+int64_t jc_head_tiles(const jctx *c, const int64_t *len, int64_t B) {
+  int64_t n = 0;
+  for (int64_t b = 0; b < B; b++) {
+    int64_t nb = seq_blocks(c, len[b]);
+    if (nb > TILE_JAGGED_MAX_TILES || (n += nb) > TILE_JAGGED_MAX_TILES) return -1;
+  }
+  return n;
+}
+
+tile_status jc_count_mask(const jctx *c, const tile_jagged_params *p, const int64_t *len, int32_t *nbv, int32_t *cmx,
+                          int32_t *mc, int64_t *mbase, seq_counts *o) {
+  const int64_t B = p->batch, blk = p->mask_block, qstep = c->bwd ? blk / c->bm : 1;
+  const int per_seq = p->block_mask_mode == TILE_JAGGED_MASK_PER_SEQUENCE;
+  const bdiv dk = bdiv_of(p->mask_block);
+  /* the mask's size against the lengths first: every index below is then inside it */
+  int64_t need = 0;
+  for (int64_t b = 0; b < B; b++) {
+    int64_t nk = bcdiv(dk, len[b]);
+    if (!per_seq && nk > p->block_mask_row)
+      return rt_fail(TILE_ERR_INVALID, "jagged schedule: sequence %lld has %lld blocks of %d, more than the per-batch "
+                                       "block mask's rows of %lld", (long long)b, (long long)nk, p->mask_block,
+                     (long long)p->block_mask_row);
+    if (per_seq && (need += nk * nk) > p->block_mask_bytes) break; /* nk < 2^28: no overflow */
+  }
+  if (per_seq && need != p->block_mask_bytes) {
+    int64_t want = 0;
+    for (int64_t b = 0; b < B && want <= INT64_MAX / 2; b++) want += bcdiv(dk, len[b]) * bcdiv(dk, len[b]);
+    return rt_fail(TILE_ERR_INVALID, "jagged schedule: the per-sequence block mask is %lld bytes; the batch's "
+                                     "sequences need %lld (cdiv(L, %d)^2 each)", (long long)p->block_mask_bytes,
+                   (long long)want, p->mask_block);
+  }
+  int64_t tiles = 0, at = 0, ng = 0, maxcost = 0, mincost = INT64_MAX, minmax = INT64_MAX, wsum = 0;
+  for (int64_t b = 0; b < B; b++) {
+    const int64_t L = len[b], nb = seq_blocks(c, L), nk = bcdiv(dk, L), row = per_seq ? nk : p->block_mask_row;
+    const uint8_t *ms = p->block_mask + at;
+    if (per_seq) at += nk * nk;
+    mbase[b] = tiles;
+    int64_t cmax = 0, cmin = INT64_MAX;
+    for (int64_t m = 0; m < nb; m++) {
+      int64_t cost = 0;
+      if (!c->bwd) { /* KV blocks [0, e) of query block m, those the mask visits */
+        for (int64_t j = 0, e = tile_cost(c, L, m); j < e; j++) cost += ms[m * row + j] != 0;
+      } else { /* query blocks [i0, i1) of KV block m */
+        int64_t i0 = c->causal ? bd(c->dm, m * c->bn) : 0, i1 = bcdiv(c->dm, L);
+        for (int64_t i = i0; i < i1; i++) cost += ms[(i / qstep) * row + m] != 0;
+      }
+      mc[tiles + m] = (int32_t)cost; /* at most the blocks of a sequence, < 2^31 */
+      cmax = cost > cmax ? cost : cmax;
+      cmin = cost < cmin ? cost : cmin;
+    }
+    tiles += nb;
+    nbv[b] = (int32_t)nb, cmx[b] = (int32_t)cmax;
+    if (!nb) continue;
+    ng++;
+    wsum += nb * cmax;
+    maxcost = cmax > maxcost ? cmax : maxcost;
+    mincost = cmin < mincost ? cmin : mincost;
+    minmax = cmax < minmax ? cmax : minmax;
+  }
+  o->bad = 0;
+  o->ntiles = tiles * p->heads;
+  o->ng = ng, o->maxcost = maxcost, o->mincost = mincost, o->minmax = minmax;
+  o->work_ub = wsum * p->heads;
+  return TILE_OK;
+}

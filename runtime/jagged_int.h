@@ -51,6 +51,8 @@ typedef struct jctx {
   int bwd;     /* backward tiles: KV blocks, costed by the query blocks they meet */
   int win;     /* a sliding window (self-attention): query q sees keys q - wl .. q + wr */
   int64_t wl, wr; /* its bounds, -1: none */
+  const int32_t *mc;   /* block-sparse: every tile's cost, sequence b's from mbase[b] on; NULL: none */
+  const int64_t *mbase;
 } jctx;
 
 /* A window's KV blocks for query block m of a sequence of L > m * bm rows:
@@ -111,6 +113,12 @@ static inline int64_t tile_cost(const jctx *c, int64_t L, int64_t m) {
   return bd(c->dn, e - 1) + 1;
 }
 
+/* tile_cost of sequence b's tile m, a block-sparse one's from the mask's
+ * counts (jc_count_mask) */
+static inline int64_t tile_cost_b(const jctx *c, int64_t b, int64_t L, int64_t m) {
+  return c->mc ? c->mc[c->mbase[b] + m] : tile_cost(c, L, m);
+}
+
 /* Block sizes: multiples of 16 from 16 to 256 (a KV block of 160 or 176
  * rows is a wgmma N or K that is not a power of two). */
 static inline int good_block(int v) { return v >= 16 && v <= 256 && v % 16 == 0; }
@@ -135,6 +143,18 @@ void jc_count_seqs(const jctx *c, const int64_t *len, int64_t B, int H, int smal
 /* jc_count_seqs for a sliding window (c->win). */
 void jc_count_window(const jctx *c, const int64_t *len, int64_t B, int H, int32_t *nbv, int32_t *cmx,
                      seq_counts *o);
+/* The block mask's fields of p, checked against the other fields (not the
+ * lengths); TILE_OK when there is none. */
+tile_status jc_check_mask(const tile_jagged_params *p);
+/* jc_count_seqs for a block-sparse batch: every tile costed from the mask
+ * into mc (sequence b's from mbase[b] on; mc has room for the tiles of one
+ * head, mbase for B entries); the mask's size checked against the
+ * lengths (TILE_ERR_INVALID, o untouched) */
+tile_status jc_count_mask(const jctx *c, const tile_jagged_params *p, const int64_t *len, int32_t *nbv, int32_t *cmx,
+                          int32_t *mc, int64_t *mbase, seq_counts *o);
+/* The tiles of one head: the room jc_count_mask needs in mc; -1 past the
+ * limits. */
+int64_t jc_head_tiles(const jctx *c, const int64_t *len, int64_t B);
 /* The error of the first sequence past the limits (after o->bad). */
 tile_status jc_count_slow(const jctx *c, const tile_jagged_params *p, const int64_t *len);
 

@@ -12,7 +12,8 @@
 #include "jfa_int.h"
 
 static const char *variant_name[NVARIANT] = {"self",    "causal",         "bcast", "window",
-                                             "softcap", "softcap_causal", "alibi", "alibi_causal"};
+                                             "softcap", "softcap_causal", "alibi", "alibi_causal",
+                                             "blocksparse", "blocksparse_causal"};
 
 tile_status jfa_lib_open(const char *cubin_dir, jfa_lib **out) {
   if (!out) return tile_set_error(TILE_ERR_INVALID, "jfa_lib_open: out is NULL");
@@ -102,6 +103,7 @@ static tile_status fwd_fill(jfa_plan *plan, int *same) {
   jp.window_left = p->window_left;
   jp.window_right = p->window_right;
   jp.num_q = p->num_q;
+  jfa_block_mask_sched(p, &jp); /* tiles cost the blocks the mask visits */
   jp.num_ctas = plan->ctas;
   jp.zigzag = !p->no_zigzag;
   tile_status st = tile_jagged_schedule_rebuild(&jp, &plan->sched);
@@ -139,6 +141,8 @@ static tile_status plan_fill(jfa_plan *plan, const jfa_params *p, int64_t total,
   plan->p.batch = p->batch;
   plan->p.cu_seqlens = p->cu_seqlens; /* the caller's, during the fill only */
   plan->p.cu_seqlens_64bit = p->cu_seqlens_64bit;
+  plan->p.block_mask = p->block_mask, plan->p.block_mask_mode = p->block_mask_mode; /* (the same) */
+  plan->p.block_mask_bytes = p->block_mask_bytes;
   plan->total = total;
   int fsame = 1, bsame = 1;
   tile_status st = TILE_OK;
@@ -155,6 +159,7 @@ static tile_status plan_fill(jfa_plan *plan, const jfa_params *p, int64_t total,
   if (st == TILE_OK) st = jfa_stage_flush(&plan->stage, stream);
   else plan->stage.n = 0;
   plan->p.cu_seqlens = NULL; /* not kept: the caller's memory */
+  plan->p.block_mask = NULL, plan->p.block_mask_mode = 0, plan->p.block_mask_bytes = 0;
   plan->failed = st;
   return st;
 }
@@ -174,12 +179,14 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   plan->p.cu_seqlens = NULL;   /* not kept: the caller's memory */
   plan->p.alibi_slopes = NULL; /* (copied into the variant's arguments below) */
   plan->p.variant = NULL, plan->p.variant_args = NULL, plan->p.nvariant_args = 0;
+  plan->p.block_mask = NULL, plan->p.block_mask_mode = 0, plan->p.block_mask_bytes = 0; /* (uploaded below) */
   plan->total = total;
 
   plan->ctas = p->num_ctas > 0 ? p->num_ctas : lib->sm_count;
   plan->vidx = p->num_q > 0           ? V_BCAST
                : p->softcap > 0       ? (p->causal ? V_SOFTCAP_CAUSAL : V_SOFTCAP)
                : p->alibi_slopes      ? (p->causal ? V_ALIBI_CAUSAL : V_ALIBI)
+               : p->block_mask        ? (p->causal ? V_BLOCKSPARSE_CAUSAL : V_BLOCKSPARSE)
                : p->causal            ? V_CAUSAL
                : p->window            ? V_WINDOW
                                       : V_SELF;
@@ -202,7 +209,8 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     plan->block_n = (int)ki->params[K_PARAM].box[0];
   }
   /* the variant's arguments (variant_args in variants/NAME.tile) */
-  size_t nvp = JFA_VPARAMS + (p->alibi_slopes ? (size_t)p->heads : 0) + (size_t)p->nvariant_args;
+  size_t nvp = JFA_VPARAMS + (p->alibi_slopes ? (size_t)p->heads : 0) + (size_t)p->nvariant_args +
+               jfa_block_mask_words(p);
   int32_t *vp = calloc(nvp, 4);
   if (!vp) {
     st = tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
@@ -217,6 +225,8 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     memcpy(&vp[JFA_VPARAMS], p->alibi_slopes, (size_t)p->heads * 4);
   } else if (p->nvariant_args) {
     memcpy(vp, p->variant_args, (size_t)p->nvariant_args * 4);
+  } else if (p->block_mask) {
+    jfa_block_mask_pack(p, vp);
   }
   jfa_stage_copy(&plan->stage, &plan->d_vparams, vp, nvp * 4);
   if (p->passes & JFA_BWD) st = jfa_bwd_plan_create(plan);
@@ -241,6 +251,9 @@ tile_status jfa_plan_update(jfa_plan *plan, const void *cu_seqlens, int cu_seqle
   np.cu_seqlens_64bit = cu_seqlens_64bit;
   np.batch = batch;
   int64_t total;
+  if (plan->vidx == V_BLOCKSPARSE || plan->vidx == V_BLOCKSPARSE_CAUSAL)
+    return tile_set_error(TILE_ERR_INVALID, "jfa_plan_update: a block-sparse plan's mask is laid out for the "
+                                            "batch it was made for; make a new plan for a new batch");
   tile_status st = jfa_check_params(&np, &total); /* bad input: the plan as it was */
   if (st != TILE_OK) return st;
   return plan_fill(plan, &np, total, stream);

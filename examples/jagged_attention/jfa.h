@@ -89,9 +89,33 @@ typedef struct jfa_params {
   const char *variant;
   const int32_t *variant_args; /* host */
   int nvariant_args;           /* 0 .. JFA_MAX_VARIANT_ARGS */
+  /* Block-sparse attention (variants/blocksparse.tile; self-attention,
+   * forward and backward, with or without causal, which it ANDs with; not
+   * with window, softcap, alibi_slopes or a variant of your own; not in
+   * deterministic mode). block_mask (host memory, read by jfa_plan_create
+   * only) holds one byte per pair of a query block of JFA_MASK_BLOCK rows
+   * and a KV block of JFA_MASK_BLOCK keys of a sequence: 1, the pair is
+   * visited; 0, skipped (its K and V never loaded, no work scheduled).
+   * Visited blocks are masked only where the sequence ends or the causal
+   * diagonal runs. A query row that sees no key gets O = 0, LSE = -inf and
+   * zero gradients. The layout, block_mask_mode:
+   *   JFA_MASK_PER_BATCH: one n x n mask for every sequence, row-major (row
+   *     qm: query block qm; column kn: KV block kn), n >= every sequence's
+   *     cdiv(L, JFA_MASK_BLOCK) (a sequence uses its top-left corner);
+   *     block_mask_bytes = n * n;
+   *   JFA_MASK_PER_SEQUENCE: sequence b's nb x nb mask, nb = cdiv(L_b,
+   *     JFA_MASK_BLOCK), row-major, right after sequence b-1's (an empty
+   *     sequence has none); block_mask_bytes = the sum of nb^2.
+   * block_mask_bytes is checked against the batch, each byte must be 0 or
+   * 1, and at most JFA_MAX_MASK_BYTES. NULL: no mask (mode and bytes 0). */
+  const uint8_t *block_mask;
+  int block_mask_mode;         /* JFA_MASK_PER_BATCH or JFA_MASK_PER_SEQUENCE */
+  int64_t block_mask_bytes;
 } jfa_params;
 
 enum { JFA_MAX_VARIANT_ARGS = 4096, JFA_WINDOW_MAX = 1 << 30 /* window extents and windowed sequences stay below */ };
+enum { JFA_MASK_PER_BATCH = 1, JFA_MASK_PER_SEQUENCE = 2, JFA_MASK_BLOCK = 128,
+       JFA_MAX_MASK_BYTES = (1 << 30) /* indexed in 32 bits by the kernels */ };
 
 enum { JFA_FWD = 1, JFA_BWD = 2 };
 
@@ -118,7 +142,8 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out);
  * Device buffers grow and never shrink; a batch larger than any before it
  * makes the host wait once for the plan's last run (and its memory is
  * reallocated, 1.5x at a time). Other failures (out of memory) leave the
- * plan refusing to run until an update succeeds. */
+ * plan refusing to run until an update succeeds. A block-sparse plan
+ * (block_mask) is refused: its mask is laid out for its own batch. */
 tile_status jfa_plan_update(jfa_plan *plan, const void *cu_seqlens, int cu_seqlens_64bit, int64_t batch,
                             tile_stream stream);
 /* Waits for the plan's uploads and runs, then frees it. */

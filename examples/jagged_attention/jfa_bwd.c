@@ -97,6 +97,7 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, jfa_bwd_items *
   jp.window_left = p->window_left;
   jp.window_right = p->window_right;
   jp.num_q = NQ;
+  jfa_block_mask_sched(p, &jp); /* items cost the query blocks the mask visits */
   jp.num_ctas = ctas;
   jp.zigzag = !p->no_zigzag;
   jp.backward = 1;
@@ -157,7 +158,9 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, jfa_bwd_items *
       if (last > qlen - 1) last = qlen - 1;
       if ((last + 1 + BWD_QB - 1) / BWD_QB < i1) i1 = (last + 1 + BWD_QB - 1) / BWD_QB;
     }
-    if (i1 - i0 != t[3]) { /* the scheduler's cost model is the kernel's loop */
+    /* the scheduler's cost model is the kernel's loop (a block mask's: the
+     * steps of it the mask visits) */
+    if (p->block_mask ? t[3] > i1 - i0 : i1 - i0 != t[3]) {
       st = tile_set_error(TILE_ERR_INVALID, "jfa: internal error: backward item (%d, %d, %d) costs %d, its loop %lld",
                           b, h, kb, t[3], (long long)(i1 - i0));
       break;

@@ -11,6 +11,9 @@
  *       computed from the same q, k, v, dO and the forward's O and LSE (the
  *       backward's inputs); deterministic mode runs twice and must give
  *       bitwise the same dq; plus the API's bad-input errors.
+ *   jfa_bwd_host --cubins DIR --check [--small] --blocksparse [--ignore-mask]
+ *       block-sparse attention's cases only (as jfa_host's), the reference
+ *       with the mask; --ignore-mask: the kernels without it (must fail).
  *   jfa_bwd_host --cubins DIR --bench SUITES_DIR [--only J1,J4] [--reps N] [--ab DIR2]
  *       backward TFLOP/s (2.5 x the forward's FLOPs, FlashAttention's
  *       convention) on ../shared/bench/suites: zigzag, no zigzag and
@@ -119,6 +122,7 @@ typedef struct Ref {
   const Case *c;
   const Data *d;
   double scale;
+  const BlockMask *bm; /* the case's block mask (none: bm->m NULL) */
 } Ref;
 
 static size_t orow_of(const Ref *r, int64_t b, int64_t i) {
@@ -138,9 +142,12 @@ static const uint16_t *q_row(const Ref *r, int64_t b, int64_t i, int h) {
   return r->d->q + (size_t)qr * row + (size_t)h * r->c->D;
 }
 
-/* Whether query row i sees key j (causal, or the case's window) */
-static bool sees(const Case *c, int64_t i, int64_t j) {
+/* Whether query row i sees key j of sequence b (causal, the case's window,
+ * its block mask) */
+static bool sees(const Ref *r, int64_t b, int64_t i, int64_t j) {
+  const Case *c = r->c;
   if (c->causal && j > i) return false;
+  if (!mask_sees(c, r->bm, b, i, j)) return false;
   if (c->window && ((c->wl >= 0 && j < i - c->wl) || (c->wr >= 0 && j > i + c->wr))) return false;
   return true;
 }
@@ -171,7 +178,7 @@ static void check_key(const Ref *r, int64_t b, int64_t j, int h, ErrStat *ek, Er
   int64_t L = r->d->off[b + 1] - r->d->off[b], nqr = c->num_q > 0 ? c->num_q : L;
   double dk[128] = {0}, dv[128] = {0};
   for (int64_t i = c->causal ? j : 0; i < nqr; i++) {
-    if (!sees(c, i, j)) continue;
+    if (!sees(r, b, i, j)) continue;
     double p, ds;
     p_ds(r, b, i, j, h, delta_of(r, b, i, h), lse_of(r, b, i, h), &p, &ds);
     const uint16_t *qr = q_row(r, b, i, h), *dor = r->d->dout + orow_of(r, b, i) * row + (size_t)h * D;
@@ -200,7 +207,7 @@ static void check_query(const Ref *r, int64_t b, int64_t i, int h, ErrStat *eq) 
     if (nk == 0) continue;
     double delta = delta_of(r, s, i, h), lse = lse_of(r, s, i, h);
     for (int64_t j = 0; j < nk; j++) {
-      if (!sees(c, i, j)) continue;
+      if (!sees(r, s, i, j)) continue;
       double p, ds;
       p_ds(r, s, i, j, h, delta, lse, &p, &ds);
       const uint16_t *kr = r->d->k + (size_t)(r->d->off[s] + j) * row + (size_t)h * D;
@@ -211,7 +218,9 @@ static void check_query(const Ref *r, int64_t b, int64_t i, int h, ErrStat *eq) 
   for (int x = 0; x < D; x++) err_add(eq, bf2f(r->d->dq[(size_t)qr * row + (size_t)h * D + x]), dq[x]);
 }
 
-static jfa_params params_of(const Case *c, const Data *d, int det) {
+static const BlockMask nomask; /* the cases without one */
+
+static jfa_params params_of(const Case *c, const Data *d, const BlockMask *bm, int det) {
   jfa_params p = {0};
   p.batch = c->B;
   p.cu_seqlens = d->off;
@@ -226,6 +235,7 @@ static jfa_params params_of(const Case *c, const Data *d, int det) {
   static float slopes[64];
   for (int h = 0; h < c->H && h < 64; h++) slopes[h] = alibi_slope(h, c->H);
   p.alibi_slopes = c->alibi ? slopes : NULL;
+  mask_params(c, bm, &p);
   return p;
 }
 
@@ -244,11 +254,16 @@ static void fetch_grads(const Case *c, Data *d, long *unwritten, long *guard) {
 
 /* Run the case (forward, then backward) and check the gradients; det: in
  * deterministic mode, twice, dq bitwise equal. */
+static const char *case_filter; /* --case SUBSTR: only the cases whose name has it */
+
 static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
+  if (case_filter && !strstr(c->name, case_filter)) return true;
   Data d;
   data_make(c, &d);
+  BlockMask bm;
+  mask_make(c, &bm);
   size_t row = (size_t)c->H * c->D;
-  jfa_params p = params_of(c, &d, det);
+  jfa_params p = params_of(c, &d, &bm, det);
   jfa_plan *plan;
   CHECK(plan_for(lib, &p, &plan));
   jfa_tensor t[9];
@@ -283,7 +298,7 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
     free(first);
   }
   /* the reference on sampled keys and query rows */
-  Ref r = {c, &d, 1.0 / sqrt((double)c->D)};
+  Ref r = {c, &d, 1.0 / sqrt((double)c->D), &bm};
   ErrStat ek = {0}, ev = {0}, eq = {0};
   long checked = 0;
   int64_t nseq = quick ? 6 : 24, edge = quick ? 8 : 24, nrand = quick ? 6 : 24;
@@ -319,12 +334,47 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
   if (c->window) snprintf(var, sizeof var, " window(%d,%d)", c->wl, c->wr);
   else if (c->softcap > 0) snprintf(var, sizeof var, " softcap %g", c->softcap);
   else if (c->alibi) snprintf(var, sizeof var, " alibi");
+  else if (c->mask_mode)
+    snprintf(var, sizeof var, " blocksparse %d%% %s%s", c->mask_pct,
+             c->mask_mode == JFA_MASK_PER_BATCH ? "per-batch" : "per-seq", ignore_mask ? " IGNORED" : "");
   printf("%-28s%s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s%s items=%-6lld checked=%-6ld dQ=%.2e dK=%.2e dV=%.2e "
          "unwritten=%ld guard=%ld nonfinite=%ld%s %s\n",
          c->name, det ? " det" : "", (long long)c->B, (long long)d.total, c->D, c->H, c->causal ? "causal" : "",
          c->num_q > 0 ? "bcast" : "", var, (long long)nitems, checked, rq, rk, rv, unwritten, guard, nonfinite,
          det ? (differ ? " RUN-TO-RUN-DIFFERS" : " bitwise-repeatable") : "", ok ? "OK" : "FAIL");
   data_free(&d);
+  mask_free(&bm);
+  return ok;
+}
+
+/* Block-sparse attention's backward (jfa_params.block_mask): random masks
+ * of half the blocks, none and all, per batch and per sequence, causal and
+ * not, sequences shorter than a block and empty, both head dims (make test
+ * runs the small set on the emulator). */
+static bool check_blocksparse(jfa_lib *lib, int small) {
+  static const int64_t mixed[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0, 159, 160, 161, 319, 321, 480};
+  static const int64_t b777[] = {777};
+  enum { PB = JFA_MASK_PER_BATCH, PS = JFA_MASK_PER_SEQUENCE };
+  bool ok = true;
+  for (int D = 64; D <= 128; D += 64) {
+    Case cs[] = {
+        {"bs 50% mixed", D, 2, 0, 0, 18, lens_of(18, mixed), .mask_mode = PS, .mask_pct = 50},
+        {"bs 50% causal mixed", D, 2, 1, 0, 18, lens_of(18, mixed), .mask_mode = PB, .mask_pct = 50},
+        {"bs none causal mixed", D, 2, 1, 0, 18, lens_of(18, mixed), .mask_mode = PS, .mask_pct = 0},
+        {"bs all mixed", D, 2, 0, 0, 18, lens_of(18, mixed), .mask_mode = PB, .mask_pct = 100},
+        {"bs 50% causal B=1 len=777", D, 2, 1, 0, 1, lens_of(1, b777), .mask_mode = PS, .mask_pct = 50},
+        {"bs all causal mixed", D, 2, 1, 0, 18, lens_of(18, mixed), .mask_mode = PS, .mask_pct = 100},
+        {"bs none mixed", D, 2, 0, 0, 18, lens_of(18, mixed), .mask_mode = PB, .mask_pct = 0},
+        {"bs 30% random B=40", D, 3, 0, 0, 40, lens_random(40, 0, 2000), .mask_mode = PS, .mask_pct = 30},
+        {"bs 70% causal random B=40", D, 2, 1, 0, 40, lens_random(40, 0, 2000), .mask_mode = PB, .mask_pct = 70},
+        {"bs 50% B=20000 len 0..300", D, 2, 1, 0, 20000, lens_random(20000, 0, 300), .mask_mode = PS, .mask_pct = 50},
+    };
+    size_t n = sizeof cs / sizeof cs[0];
+    for (size_t i = 0; i < n; i++) {
+      if (!small || i < 5) ok &= run_check(lib, &cs[i], small, 0);
+      free(cs[i].len);
+    }
+  }
   return ok;
 }
 
@@ -338,7 +388,7 @@ static bool check_errors(jfa_lib *lib) {
   d.total = 200, d.qrows = 200, d.orows = 200;
   d.gq = d.gk = d.gv = d.go = d.glse = d.gdout = 0x100000;
   d.gdq = 0x200000, d.gdk = 0x300000, d.gdv = 0x400000;
-  jfa_params p = params_of(&c, &d, 0);
+  jfa_params p = params_of(&c, &d, &nomask, 0);
   jfa_plan *plan;
   p.passes = JFA_FWD;
   CHECK(jfa_plan_create(lib, &p, &plan));
@@ -450,7 +500,7 @@ static void bench_suite(const Case *cs, void *ud) {
   data_make(&c, &d);
   jfa_tensor t[9];
   tensors(&c, &d, t);
-  jfa_params p = params_of(&c, &d, 0);
+  jfa_params p = params_of(&c, &d, &nomask, 0);
   jfa_plan *plans[4] = {NULL};
   CHECK(jfa_plan_create(lib, &p, &plans[0]));
   p.no_zigzag = 1;
@@ -510,7 +560,7 @@ static bool bench_suites(jfa_lib *lib, const char *dir, const char *only, int re
 
 int main(int argc, char **argv) {
   const char *cubins = NULL, *suites = NULL, *only = NULL, *abdir = NULL;
-  int check = 0, small = 0, reps = 20, det_only = 0;
+  int check = 0, small = 0, reps = 20, det_only = 0, blocksparse_only = 0;
   uint64_t seed = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--cubins") && i + 1 < argc) cubins = argv[++i];
@@ -518,6 +568,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--small")) small = 1;
     else if (!strcmp(argv[i], "--update")) plan_by_update = 1; /* plans made for another batch, then updated */
     else if (!strcmp(argv[i], "--det")) det_only = 1; /* only the deterministic mode */
+    else if (!strcmp(argv[i], "--blocksparse")) blocksparse_only = 1; /* only the block-sparse cases */
+    else if (!strcmp(argv[i], "--ignore-mask")) ignore_mask = 1;      /* jfa_test.h: the checks must fail */
+    else if (!strcmp(argv[i], "--case") && i + 1 < argc) case_filter = argv[++i];
     else if (!strcmp(argv[i], "--bench") && i + 1 < argc) suites = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
@@ -526,8 +579,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--ab") && i + 1 < argc) abdir = argv[++i];
     else {
       fprintf(stderr,
-              "usage: %s --cubins DIR (--check [--small] [--det] [--update] | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
-              "       [--ab DIR])\n"
+              "usage: %s --cubins DIR (--check [--small] [--update] [--case SUBSTR] [--det | --blocksparse [--ignore-mask]]\n"
+              "       | --bench SUITES_DIR [--only J1,J2] [--reps N] [--ab DIR])\n"
               "       [--seed S]\n",
               argv[0]);
       return 2;
@@ -551,6 +604,10 @@ int main(int argc, char **argv) {
   int variants = vf != NULL;
   if (vf) fclose(vf);
   if (check && !variants) printf("(no variant cubins in %s: the variants' checks are skipped)\n", cubins);
+  if (check && blocksparse_only) {
+    ok &= check_blocksparse(lib, small);
+    check = 0;
+  }
   if (check) {
     ok &= check_errors(lib);
     static const int64_t mixed[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0, 159, 160, 161, 319, 321, 480};

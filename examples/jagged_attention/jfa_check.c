@@ -31,7 +31,9 @@ tile_status jfa_load_kernel(const jfa_lib *lib, const char *name, int head_dim, 
 
 static const char *const builtin_variant[NVARIANT] = {[V_WINDOW] = "window", [V_SOFTCAP] = "softcap",
                                                       [V_SOFTCAP_CAUSAL] = "softcap_causal", [V_ALIBI] = "alibi",
-                                                      [V_ALIBI_CAUSAL] = "alibi_causal"};
+                                                      [V_ALIBI_CAUSAL] = "alibi_causal",
+                                                      [V_BLOCKSPARSE] = "blocksparse",
+                                                      [V_BLOCKSPARSE_CAUSAL] = "blocksparse_causal"};
 
 tile_status jfa_variant_kernel(jfa_plan *plan, const char *kernel, tile_kernel **out) {
   jfa_lib *lib = plan->lib;
@@ -344,9 +346,9 @@ tile_status jfa_check_ranges(const jfa_params *p) {
       return tile_set_error(TILE_ERR_INVALID, "jfa: variant '%.60s' must be 1 to 40 characters of [a-z0-9_] (it "
                                               "names the cubin jfa_fwd.d<head_dim>.<variant>.sm_90a.cubin)",
                             p->variant);
-    if (p->window || p->softcap > 0 || p->alibi_slopes)
-      return tile_set_error(TILE_ERR_INVALID, "jfa: a variant of your own goes without window, softcap and "
-                                              "alibi_slopes (build them into it)");
+    if (p->window || p->softcap > 0 || p->alibi_slopes || p->block_mask)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: a variant of your own goes without window, softcap, "
+                                              "alibi_slopes and block_mask (build them into it)");
     if (p->num_q > 0) return tile_set_error(TILE_ERR_INVALID, "jfa: a variant is for self-attention (num_q = 0)");
     if ((p->passes & JFA_BWD) && p->deterministic)
       return tile_set_error(TILE_ERR_INVALID, "jfa: the deterministic backward of a variant is not built yet");
@@ -360,11 +362,25 @@ tile_status jfa_check_ranges(const jfa_params *p) {
     for (int h = 0; h < p->heads; h++)
       if (!isfinite(p->alibi_slopes[h]))
         return tile_set_error(TILE_ERR_INVALID, "jfa: alibi_slopes[%d] is not finite", h);
-  if (p->window || p->softcap > 0 || p->alibi_slopes) {
-    const char *what = p->window ? "a sliding window" : p->softcap > 0 ? "softcap" : "ALiBi";
-    if ((p->window != 0) + (p->softcap > 0) + (p->alibi_slopes != NULL) > 1)
-      return tile_set_error(TILE_ERR_INVALID, "jfa: a sliding window, softcap and ALiBi: one at a time (two "
-                                              "together are not built yet)");
+  if (!p->block_mask && (p->block_mask_mode || p->block_mask_bytes))
+    return tile_set_error(TILE_ERR_INVALID, "jfa: block_mask_mode %d, block_mask_bytes %lld without a block_mask "
+                                            "(both 0 when there is none)", p->block_mask_mode,
+                          (long long)p->block_mask_bytes);
+  if (p->block_mask) {
+    if (p->block_mask_mode != JFA_MASK_PER_BATCH && p->block_mask_mode != JFA_MASK_PER_SEQUENCE)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: block_mask_mode %d is not JFA_MASK_PER_BATCH (%d) or "
+                                              "JFA_MASK_PER_SEQUENCE (%d)", p->block_mask_mode, JFA_MASK_PER_BATCH,
+                            JFA_MASK_PER_SEQUENCE);
+    if (p->block_mask_bytes < 0 || p->block_mask_bytes > JFA_MAX_MASK_BYTES)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: block_mask_bytes %lld out of range 0..%d",
+                            (long long)p->block_mask_bytes, JFA_MAX_MASK_BYTES);
+  }
+  if (p->window || p->softcap > 0 || p->alibi_slopes || p->block_mask) {
+    const char *what = p->window ? "a sliding window" : p->softcap > 0 ? "softcap" : p->alibi_slopes ? "ALiBi"
+                                                                                                     : "a block mask";
+    if ((p->window != 0) + (p->softcap > 0) + (p->alibi_slopes != NULL) + (p->block_mask != NULL) > 1)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: a sliding window, softcap, ALiBi and a block mask: one at a "
+                                              "time (two together are not built yet)");
     if (p->window && (p->window_left < -1 || p->window_right < -1 || p->window_left >= JFA_WINDOW_MAX ||
                       p->window_right >= JFA_WINDOW_MAX))
       return tile_set_error(TILE_ERR_INVALID, "jfa: window_left %d, window_right %d: each is 0 .. %d, or -1 for "
@@ -379,6 +395,78 @@ tile_status jfa_check_ranges(const jfa_params *p) {
   return TILE_OK;
 }
 
+/* ---- the block mask (jfa_params.block_mask) ---- */
+
+static int64_t mask_blocks(const jfa_params *p, int64_t b) {
+  return (jfa_offset_at(p, b + 1) - jfa_offset_at(p, b) + JFA_MASK_BLOCK - 1) / JFA_MASK_BLOCK;
+}
+
+/* the per-batch mask's row: its size's square root (-1: not a square) */
+static int64_t mask_row(const jfa_params *p) {
+  int64_t n = (int64_t)sqrt((double)p->block_mask_bytes);
+  while (n * n > p->block_mask_bytes) n--;
+  while ((n + 1) * (n + 1) <= p->block_mask_bytes) n++;
+  return n * n == p->block_mask_bytes ? n : -1;
+}
+
+/* The mask against the batch (its scalars checked, the offsets too): its
+ * size, then every byte 0 or 1. */
+static tile_status check_block_mask(const jfa_params *p) {
+  int64_t need = 0, most = 0, bytes = p->block_mask_bytes;
+  for (int64_t b = 0; b < p->batch; b++) { /* < 2^31 rows: no overflow */
+    int64_t nb = mask_blocks(p, b);
+    need += nb * nb;
+    most = nb > most ? nb : most;
+  }
+  if (p->block_mask_mode == JFA_MASK_PER_BATCH) {
+    int64_t n = mask_row(p);
+    if (n < 0)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: a per-batch block mask is n x n bytes; block_mask_bytes %lld is "
+                                              "not a square", (long long)bytes);
+    if (n < most)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: the per-batch block mask is %lld x %lld blocks; the longest "
+                                              "sequence has %lld blocks of %d", (long long)n, (long long)n,
+                            (long long)most, JFA_MASK_BLOCK);
+  } else if (need != bytes) {
+    return tile_set_error(TILE_ERR_INVALID, "jfa: the per-sequence block mask is %lld bytes; the batch's sequences "
+                                            "need %lld (cdiv(L, %d)^2 each, one after the other)", (long long)bytes,
+                          (long long)need, JFA_MASK_BLOCK);
+  }
+  for (int64_t i = 0; i < bytes; i++)
+    if (p->block_mask[i] > 1)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: block_mask[%lld] is %d; each byte is 0 (skip the block) or 1 "
+                                              "(visit it)", (long long)i, p->block_mask[i]);
+  return TILE_OK;
+}
+
+size_t jfa_block_mask_words(const jfa_params *p) {
+  if (!p->block_mask) return 0;
+  size_t seqs = p->block_mask_mode == JFA_MASK_PER_SEQUENCE ? (size_t)p->batch : 0;
+  return seqs + ((size_t)p->block_mask_bytes + 3) / 4;
+}
+
+void jfa_block_mask_pack(const jfa_params *p, int32_t *vp) {
+  int per_seq = p->block_mask_mode == JFA_MASK_PER_SEQUENCE;
+  vp[0] = per_seq ? 0 : (int32_t)mask_row(p);
+  vp[1] = (int32_t)(JFA_VPARAMS + (per_seq ? p->batch : 0));
+  int64_t at = 0;
+  for (int64_t b = 0; per_seq && b < p->batch; b++) {
+    vp[JFA_VPARAMS + b] = (int32_t)at;
+    at += mask_blocks(p, b) * mask_blocks(p, b);
+  }
+  if (p->block_mask_bytes) memcpy(vp + vp[1], p->block_mask, (size_t)p->block_mask_bytes);
+}
+
+void jfa_block_mask_sched(const jfa_params *p, tile_jagged_params *jp) {
+  if (!p->block_mask) return;
+  jp->block_mask = p->block_mask;
+  jp->block_mask_mode = p->block_mask_mode == JFA_MASK_PER_SEQUENCE ? TILE_JAGGED_MASK_PER_SEQUENCE
+                                                                    : TILE_JAGGED_MASK_PER_BATCH;
+  jp->block_mask_bytes = p->block_mask_bytes;
+  jp->block_mask_row = p->block_mask_mode == JFA_MASK_PER_BATCH ? mask_row(p) : 0;
+  jp->mask_block = JFA_MASK_BLOCK;
+}
+
 /* Every scalar first (the batch before an offset is read: the caller's
  * array has batch + 1 entries), then the offsets: offsets[0] = 0,
  * non-decreasing (so no sequence length overflows), offsets[batch] within
@@ -391,6 +479,9 @@ tile_status jfa_check_params(const jfa_params *p, int64_t *total_rows) {
     if (jfa_offset_at(p, 0) != 0)
       return tile_set_error(TILE_ERR_INVALID, "jagged offsets: offsets[0] is %lld, must be 0",
                             (long long)jfa_offset_at(p, 0));
+    if (p->block_mask && p->block_mask_bytes != 0)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: block_mask_bytes %lld, but an empty batch has no blocks",
+                            (long long)p->block_mask_bytes);
     if (total_rows) *total_rows = 0;
     return TILE_OK;
   }
@@ -409,6 +500,7 @@ tile_status jfa_check_params(const jfa_params *p, int64_t *total_rows) {
         return tile_set_error(TILE_ERR_INVALID, "jfa: sequence %lld has %lld tokens; a sliding window takes "
                                                 "sequences under %d", (long long)b,
                               (long long)(jfa_offset_at(p, b + 1) - jfa_offset_at(p, b)), JFA_WINDOW_MAX);
+  if (p->block_mask && (st = check_block_mask(p)) != TILE_OK) return st;
   if (total_rows) *total_rows = total;
   return TILE_OK;
 }

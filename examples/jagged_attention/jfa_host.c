@@ -9,6 +9,11 @@
  *       guard band after O checked untouched; plus the API's bad-input errors.
  *       --update: each plan made for another batch, then jfa_plan_update'd
  *       (jfa_test.h, plan_for).
+ *   jfa_host --cubins DIR --check [--small] --blocksparse [--ignore-mask]
+ *       block-sparse attention's cases only (jfa_params.block_mask: random
+ *       masks, none, all, per batch and per sequence, causal or not);
+ *       --ignore-mask runs the kernel without the mask, the reference with
+ *       it: every case but the all-ones mask's must then fail.
  *   jfa_host --cubins DIR --bench SUITES_DIR [--only J1,J4] [--reps N]
  *            [--allocs N | --ab DIR1[,DIR2,...]]
  *       TFLOP/s on ../shared/bench/suites (the shapes peers.py gives
@@ -121,8 +126,8 @@ static int custom_visible(int64_t i, int64_t j) {
 
 /* float64 reference of query row i (of sequence b in self-attention, of the
  * dense Q in broadcast-Q), head h; compares O and LSE. */
-static void check_row(const Case *c, const Data *d, int64_t b, int64_t i, int h, float scale, ErrStat *eo,
-                      ErrStat *el, long *lse_bad) {
+static void check_row(const Case *c, const Data *d, const BlockMask *bm, int64_t b, int64_t i, int h, float scale,
+                      ErrStat *eo, ErrStat *el, long *lse_bad) {
   int D = c->D;
   size_t row = (size_t)c->H * D;
   int64_t start = d->off[b], L = d->off[b + 1] - start;
@@ -143,7 +148,8 @@ static void check_row(const Case *c, const Data *d, int64_t b, int64_t i, int h,
   for (int x = 0; x < D; x++) qv[x] = bf2f(d->q[(size_t)qr * row + (size_t)h * D + x]);
   double *s = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *s), mx = -INFINITY;
   for (int64_t j = 0; j < nk; j++) {
-    if (custom_variant && (custom_visible(i, j0 + j) != 1 || (custom_causal && j0 + j > i))) {
+    if ((custom_variant && (custom_visible(i, j0 + j) != 1 || (custom_causal && j0 + j > i))) ||
+        !mask_sees(c, bm, b, i, j0 + j)) {
       s[j] = -INFINITY;
       continue;
     }
@@ -156,7 +162,7 @@ static void check_row(const Case *c, const Data *d, int64_t b, int64_t i, int h,
     if (c->alibi) s[j] -= (double)alibi_slope(h, c->H) * fabs((double)(i - (j0 + j)));
     if (s[j] > mx) mx = s[j];
   }
-  if (!custom_variant) seen = nk;
+  if (!custom_variant && !c->mask_mode) seen = nk;
   double sum = 0;
   for (int64_t j = 0; j < nk && seen > 0; j++) {
     if (s[j] == -INFINITY) continue;
@@ -179,12 +185,15 @@ static void check_row(const Case *c, const Data *d, int64_t b, int64_t i, int h,
 }
 
 static const char *case_filter; /* --case SUBSTR: only the cases whose name has it */
+static int blocksparse_only;     /* --blocksparse: the block-sparse cases only */
 
 /* Run the case once and check it; returns true when it passed. */
 static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   if (case_filter && !strstr(c->name, case_filter)) return true;
   Data d;
   data_make(c, &d);
+  BlockMask bm;
+  mask_make(c, &bm);
   size_t row = (size_t)c->H * c->D;
   poison(&d, row);
   jfa_params p = {0};
@@ -206,6 +215,7 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
     p.variant_args = custom_args, p.nvariant_args = ncustom_args;
     p.causal = custom_causal;
   }
+  mask_params(c, &bm, &p);
   jfa_plan *plan;
   CHECK(plan_for(lib, &p, &plan));
   jfa_tensor q, k, v, o, lse;
@@ -242,14 +252,14 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
     int all = work < (quick ? 2e6 : 2e7);
     for (int h = 0; h < c->H; h += (c->H > 2 ? c->H - 1 : 1)) {
       if (all) {
-        for (int64_t i = 0; i < nrows; i++, rows_checked++) check_row(c, &d, b, i, h, scale, &eo, &el, &lse_bad);
+        for (int64_t i = 0; i < nrows; i++, rows_checked++) check_row(c, &d, &bm, b, i, h, scale, &eo, &el, &lse_bad);
       } else {
         for (int64_t i = 0; i < edge && i < nrows; i++, rows_checked++)
-          check_row(c, &d, b, i, h, scale, &eo, &el, &lse_bad);
+          check_row(c, &d, &bm, b, i, h, scale, &eo, &el, &lse_bad);
         for (int64_t i = nrows - edge > edge ? nrows - edge : edge; i < nrows; i++, rows_checked++)
-          check_row(c, &d, b, i, h, scale, &eo, &el, &lse_bad);
+          check_row(c, &d, &bm, b, i, h, scale, &eo, &el, &lse_bad);
         for (int r = 0; r < nrand; r++, rows_checked++)
-          check_row(c, &d, b, rng_int(0, nrows - 1), h, scale, &eo, &el, &lse_bad);
+          check_row(c, &d, &bm, b, rng_int(0, nrows - 1), h, scale, &eo, &el, &lse_bad);
       }
     }
   }
@@ -269,12 +279,49 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   else if (c->softcap > 0) snprintf(var, sizeof var, "softcap %g", c->softcap);
   else if (c->alibi) snprintf(var, sizeof var, "alibi");
   else if (custom_variant) snprintf(var, sizeof var, "%s%s", custom_variant, custom_causal ? " causal" : "");
+  else if (c->mask_mode)
+    snprintf(var, sizeof var, "blocksparse %d%% %s%s", c->mask_pct,
+             c->mask_mode == JFA_MASK_PER_BATCH ? "per-batch" : "per-seq", ignore_mask ? " IGNORED" : "");
   printf("%-28s B=%-6lld rows=%-7lld D=%-3d H=%d %s%s %s tiles=%-6s checked=%-6ld O_err=%.2e LSE_err=%.2e "
          "unwritten=%ld guard=%ld nonfinite=%ld %s\n",
          c->name, (long long)c->B, (long long)d.total, c->D, c->H, c->causal ? "causal" : "",
          c->num_q > 0 ? "bcast" : "", var, tiles, rows_checked, ro, rl, unwritten, guard,
          eo.bad + el.bad + lse_bad, ok ? "OK" : "FAIL");
   data_free(&d);
+  mask_free(&bm);
+  return ok;
+}
+
+/* Block-sparse attention (jfa_params.block_mask): random masks of half the
+ * blocks, none and all (= plain attention), per batch and per sequence,
+ * causal and not, sequences shorter than a block and empty, both head dims
+ * (make test runs the small set on the emulator). */
+static bool check_blocksparse(jfa_lib *lib, int small) {
+  static const int64_t mixed[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0, 159, 160, 161, 319, 321, 480};
+  static const int64_t b1100[] = {1100}, b4096[] = {4096};
+  enum { PB = JFA_MASK_PER_BATCH, PS = JFA_MASK_PER_SEQUENCE };
+  bool ok = true;
+  for (int D = 64; D <= 128; D += 64) {
+    Case cs[] = {
+        {"bs 50% mixed", D, 2, 0, 0, 18, lens_of(18, mixed), .mask_mode = PS, .mask_pct = 50},
+        {"bs 50% causal mixed", D, 2, 1, 0, 18, lens_of(18, mixed), .mask_mode = PB, .mask_pct = 50},
+        {"bs none causal mixed", D, 2, 1, 0, 18, lens_of(18, mixed), .mask_mode = PS, .mask_pct = 0},
+        {"bs all mixed", D, 2, 0, 0, 18, lens_of(18, mixed), .mask_mode = PB, .mask_pct = 100},
+        {"bs 50% B=1 len=1100", D, 2, 0, 0, 1, lens_of(1, b1100), .mask_mode = PB, .mask_pct = 50},
+        {"bs 50% causal B=1 len=1100", D, 2, 1, 0, 1, lens_of(1, b1100), .mask_mode = PS, .mask_pct = 50},
+        {"bs none mixed", D, 2, 0, 0, 18, lens_of(18, mixed), .mask_mode = PB, .mask_pct = 0},
+        {"bs all causal mixed", D, 2, 1, 0, 18, lens_of(18, mixed), .mask_mode = PS, .mask_pct = 100},
+        {"bs 30% random B=40", D, 3, 0, 0, 40, lens_random(40, 0, 2000), .mask_mode = PS, .mask_pct = 30},
+        {"bs 70% causal random B=40", D, 2, 1, 0, 40, lens_random(40, 0, 2000), .mask_mode = PB, .mask_pct = 70},
+        {"bs 50% B=1 len=4096", D, 1, 0, 0, 1, lens_of(1, b4096), .mask_mode = PS, .mask_pct = 50},
+        {"bs 50% B=20000 len 0..300", D, 2, 1, 0, 20000, lens_random(20000, 0, 300), .mask_mode = PS, .mask_pct = 50},
+    };
+    size_t n = sizeof cs / sizeof cs[0];
+    for (size_t i = 0; i < n; i++) {
+      if (!small || i < 8) ok &= run_check(lib, &cs[i], small);
+      free(cs[i].len);
+    }
+  }
   return ok;
 }
 
@@ -306,6 +353,34 @@ static bool check_errors(jfa_lib *lib) {
     tile_status st = jfa_plan_create(lib, &bad[i].p, &plan);
     bool good_err = st == TILE_ERR_INVALID && strstr(tile_last_error(), bad[i].want) && !plan;
     printf("error: %-24s -> %s: %s %s\n", bad[i].what, tile_status_name(st), tile_last_error(), good_err ? "OK" : "FAIL");
+    ok &= good_err;
+  }
+  /* block masks (sequences of 100, 50, 50 rows: one block each) */
+  uint8_t m3[9] = {1, 0, 1, 1, 1, 1, 0, 0, 1}, m2[3] = {1, 2, 0};
+  struct {
+    const char *what, *want;
+    const uint8_t *m;
+    int mode, window, causal, det;
+    int64_t bytes, num_q;
+  } bm[] = {{"mask too short", "the batch's sequences need 3", m3, JFA_MASK_PER_SEQUENCE, 0, 0, 0, 2, 0},
+            {"mask byte 2", "block_mask[1] is 2", m2, JFA_MASK_PER_SEQUENCE, 0, 0, 0, 3, 0},
+            {"mask mode 3", "block_mask_mode 3", m3, 3, 0, 0, 0, 3, 0},
+            {"mask not square", "not a square", m3, JFA_MASK_PER_BATCH, 0, 0, 0, 3, 0},
+            {"mask per batch 0x0", "the longest sequence has 1", m3, JFA_MASK_PER_BATCH, 0, 0, 0, 0, 0},
+            {"mask mode, no mask", "without a block_mask", NULL, JFA_MASK_PER_BATCH, 0, 0, 0, 1, 0},
+            {"mask and window", "one at a time", m3, JFA_MASK_PER_BATCH, 1, 0, 0, 9, 0},
+            {"mask broadcast-Q", "self-attention", m3, JFA_MASK_PER_BATCH, 0, 0, 0, 9, 64},
+            {"mask deterministic", "deterministic backward of a block mask", m3, JFA_MASK_PER_BATCH, 0, 1, 1, 9, 0},
+            {"mask bytes -1", "block_mask_bytes -1", m3, JFA_MASK_PER_BATCH, 0, 0, 0, -1, 0}};
+  for (size_t i = 0; i < sizeof bm / sizeof bm[0]; i++) {
+    jfa_params q = p;
+    q.block_mask = bm[i].m, q.block_mask_mode = bm[i].mode, q.block_mask_bytes = bm[i].bytes;
+    q.window = bm[i].window, q.causal = bm[i].causal, q.num_q = bm[i].num_q;
+    if (bm[i].det) q.passes = JFA_FWD | JFA_BWD, q.deterministic = 1;
+    jfa_plan *plan = NULL;
+    tile_status st = jfa_plan_create(lib, &q, &plan);
+    bool good_err = st == TILE_ERR_INVALID && strstr(tile_last_error(), bm[i].want) && !plan;
+    printf("error: %-24s -> %s: %s %s\n", bm[i].what, tile_status_name(st), tile_last_error(), good_err ? "OK" : "FAIL");
     ok &= good_err;
   }
   /* tensor checks on a valid plan: nothing is launched, so fake addresses do */
@@ -554,6 +629,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--case") && i + 1 < argc) case_filter = argv[++i];
     else if (!strcmp(argv[i], "--variant") && i + 1 < argc) custom_variant = argv[++i];
     else if (!strcmp(argv[i], "--variant-causal")) custom_causal = 1;
+    else if (!strcmp(argv[i], "--ignore-mask")) ignore_mask = 1; /* jfa_test.h: the checks must fail */
+    else if (!strcmp(argv[i], "--blocksparse")) blocksparse_only = 1;
     else if (!strcmp(argv[i], "--variant-args") && i + 1 < argc) {
       for (char *t = strtok(argv[++i], ","); t && ncustom_args < 64; t = strtok(NULL, ","))
         custom_args[ncustom_args++] = (int32_t)strtol(t, NULL, 0);
@@ -577,7 +654,7 @@ int main(int argc, char **argv) {
   if (usage) {
     fprintf(stderr,
             "usage: %s --cubins DIR (--check [--small] [--update] [--case SUBSTR] [--variant NAME [--variant-args A,B,..] "
-            "[--variant-causal]]\n"
+            "[--variant-causal] | --blocksparse [--ignore-mask]]\n"
             "       | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
             "       [--allocs N | --ab DIR1[,DIR2,...]]) [--seed S]\n",
             argv[0]);
@@ -624,6 +701,10 @@ int main(int argc, char **argv) {
   int variants = vf != NULL;
   if (vf) fclose(vf);
   if (check && !variants) printf("(no variant cubins in %s: the window checks are skipped)\n", cubins);
+  if (check && blocksparse_only) {
+    ok &= check_blocksparse(lib, small);
+    check = 0;
+  }
   if (check && custom_variant) {
     /* a variant of your own: its cases only, against custom_visible */
     if (custom_visible(0, 0) < 0) {

@@ -14,7 +14,7 @@ enum { BLOCK_M = 128 };      /* forward: query rows per tile (jfa_fwd's BM) */
 enum { K_PARAM = 1, O_TMA_PARAM = 15 };
 enum { BWD_KB = 128, BWD_QB = 64 }; /* backward: keys per work item, query rows per step (jfa_bwd's KB, QB) */
 enum { V_SELF, V_CAUSAL, V_BCAST, NVARIANT_BWD, V_WINDOW = NVARIANT_BWD, V_SOFTCAP, V_SOFTCAP_CAUSAL, V_ALIBI,
-       V_ALIBI_CAUSAL, NVARIANT };
+       V_ALIBI_CAUSAL, V_BLOCKSPARSE, V_BLOCKSPARSE_CAUSAL, NVARIANT };
 /* jfa_fwd's vparams: the variant's arguments (the variant_args of variants/NAME.tile) */
 enum { JFA_VPARAMS = 8 }; /* words before ALiBi's slopes (one a head) */
 /* Limits the checks enforce (jfa_check.c): rows of any tensor (offsets[B],
@@ -121,6 +121,15 @@ int64_t jfa_offset_at(const jfa_params *p, int64_t i);
 /* p's scalar fields (modes, head_dim, heads, batch, num_q and the products
  * of sizes they make), without reading the offsets. */
 tile_status jfa_check_ranges(const jfa_params *p);
+/* The block mask (jfa_params.block_mask) in the variant's arguments:
+ * the words it adds after the JFA_VPARAMS header (0 without a mask), and
+ * the packing variants/blocksparse.tile reads: word 0, the per-batch mask's
+ * row (0: per sequence); word 1, the word its bytes start at; words
+ * JFA_VPARAMS + b, sequence b's first byte (per sequence). p checked. */
+size_t jfa_block_mask_words(const jfa_params *p);
+void jfa_block_mask_pack(const jfa_params *p, int32_t *vp);
+/* The mask's fields of the scheduler's parameters (none without one). */
+void jfa_block_mask_sched(const jfa_params *p, tile_jagged_params *jp);
 /* jfa_check_tensor's flags: the kernels read it with TMA and take its row
  * stride as an int32 (16-byte rows, row stride < 2^31); it is indexed
  * without strides (dense: the LSE). */

@@ -20,7 +20,63 @@ typedef struct Case {
   int window, wl, wr; /* a sliding window: keys i - wl .. i + wr (-1: unbounded) */
   float softcap;      /* > 0: soft-capped scores */
   int alibi;          /* ALiBi with the slopes alibi_slope(h, H) */
+  int mask_mode;      /* block-sparse: JFA_MASK_PER_BATCH or JFA_MASK_PER_SEQUENCE; 0: none */
+  int mask_pct;       /* its random blocks' density in % (100: every block, 0: none) */
 } Case;
+
+/* --ignore-mask (jfa_host, jfa_bwd_host): the kernels run without the
+ * block mask while the references keep it, which must fail every
+ * block-sparse check but the all-ones mask's (how the checks were shown to
+ * see the mask) */
+static int ignore_mask;
+
+/* A block-sparse case's mask (jfa_params.block_mask): each block visited
+ * with probability mask_pct %; per batch, n x n for the longest sequence's
+ * n blocks plus one (a mask wider than needed is fine); per sequence, one
+ * after the other. first[b]: sequence b's first byte (per sequence). */
+typedef struct BlockMask {
+  uint8_t *m;
+  int64_t bytes, row, *first;
+} BlockMask;
+
+static inline int64_t mask_nb(int64_t L) { return (L + JFA_MASK_BLOCK - 1) / JFA_MASK_BLOCK; }
+
+static inline void mask_make(const Case *c, BlockMask *bm) {
+  memset(bm, 0, sizeof *bm);
+  if (!c->mask_mode) return;
+  bm->first = malloc((size_t)(c->B + 1) * sizeof *bm->first);
+  for (int64_t b = 0; b < c->B; b++) {
+    int64_t nb = mask_nb(c->len[b]);
+    bm->first[b] = bm->bytes;
+    bm->bytes += nb * nb;
+    bm->row = nb > bm->row ? nb : bm->row;
+  }
+  if (c->mask_mode == JFA_MASK_PER_BATCH) bm->row += 1, bm->bytes = bm->row * bm->row;
+  bm->m = malloc((size_t)bm->bytes + 1);
+  for (int64_t i = 0; i < bm->bytes; i++) bm->m[i] = rng_int(0, 99) < c->mask_pct;
+}
+
+static inline void mask_free(BlockMask *bm) {
+  free(bm->m);
+  free(bm->first);
+}
+
+/* whether the mask lets query i see key j of sequence b (the causal mask and
+ * the sequence's end are the caller's) */
+static inline int mask_sees(const Case *c, const BlockMask *bm, int64_t b, int64_t i, int64_t j) {
+  if (!c->mask_mode) return 1;
+  int64_t qm = i / JFA_MASK_BLOCK, kn = j / JFA_MASK_BLOCK;
+  if (c->mask_mode == JFA_MASK_PER_BATCH) return bm->m[qm * bm->row + kn];
+  return bm->m[bm->first[b] + qm * mask_nb(c->len[b]) + kn];
+}
+
+/* the mask's fields of p (none under --ignore-mask) */
+static inline void mask_params(const Case *c, const BlockMask *bm, jfa_params *p) {
+  if (!c->mask_mode || ignore_mask) return;
+  p->block_mask = bm->m;
+  p->block_mask_mode = c->mask_mode;
+  p->block_mask_bytes = bm->bytes;
+}
 
 /* ALiBi's slopes as its paper sets them for H heads: 2^(-8 (h + 1) / H) */
 static inline float alibi_slope(int h, int H) { return (float)exp2(-8.0 * (h + 1) / H); }
@@ -103,11 +159,21 @@ static inline int64_t *lens_of(int n, const int64_t *v) {
  * them), and then jfa_plan_update'd to the case's int32 offsets on a stream
  * of its own: twice (the second finds the same lengths), with a bad update
  * between them that must be refused and leave the plan as it was. The
- * checks then run on the updated plan, on the default stream. */
+ * checks then run on the updated plan, on the default stream. A
+ * block-sparse plan's update must be refused (and the plan still run). */
 static int plan_by_update;
 
 static inline tile_status plan_for(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   if (!plan_by_update) return jfa_plan_create(lib, p, out);
+  if (p->block_mask) { /* its mask is laid out for its batch: an update must be refused, the plan kept */
+    tile_status st = jfa_plan_create(lib, p, out);
+    if (st == TILE_OK && jfa_plan_update(*out, p->cu_seqlens, 0, p->batch, NULL) != TILE_ERR_INVALID) {
+      jfa_plan_destroy(*out);
+      *out = NULL;
+      return tile_set_error(TILE_ERR_INVALID, "plan_for: a block-sparse plan's update was not refused");
+    }
+    return st;
+  }
   static tile_stream side;
   static int flip;
   tile_status st;

@@ -67,7 +67,27 @@ typedef struct tile_jagged_params {
                             (the two bounds are then ignored) */
   int window_left, window_right; /* >= 0, or -1: no bound on that side ((-1, 0) is causal, (-1, -1)
                             is no mask) */
+  /* Block-sparse attention (self-attention, forward or backward, causal or not, not with a window):
+     NULL, none; else one byte per pair of a query block and a KV block of mask_block positions each,
+     in host memory: non-zero, the pair is visited; 0, skipped (and costs nothing).  Its layout is
+     block_mask_mode's (below); block_mask_bytes is its size, checked against the batch.  A forward
+     tile then costs the KV blocks it visits, a backward tile the query blocks that visit it (a tile
+     that visits none costs 0, and is still dealt: it writes its zeros). */
+  const uint8_t *block_mask;
+  int block_mask_mode;      /* TILE_JAGGED_MASK_PER_BATCH or TILE_JAGGED_MASK_PER_SEQUENCE */
+  int64_t block_mask_row;   /* per batch: the blocks of a row, at least every sequence's cdiv(L, mask_block) */
+  int64_t block_mask_bytes; /* the mask's size in bytes */
+  int mask_block;           /* positions of a mask block: forward, block_m = block_n = mask_block;
+                               backward, block_n = mask_block, a multiple of block_m */
 } tile_jagged_params;
+
+/* tile_jagged_params.block_mask_mode.  Per batch: one mask of
+ * block_mask_row x block_mask_row bytes for every sequence, row-major (row
+ * qm: query block qm; column kn: KV block kn; a sequence of nb blocks uses
+ * its top-left nb x nb).  Per sequence: sequence b's nb_b x nb_b bytes,
+ * nb_b = cdiv(L_b, mask_block), row-major, right after sequence b-1's
+ * (empty sequences take none). */
+enum { TILE_JAGGED_MASK_PER_BATCH = 1, TILE_JAGGED_MASK_PER_SEQUENCE = 2 };
 
 /* Work lists, all CTAs in one array: CTA c runs tiles cta_start[c] ..
  * cta_start[c+1]-1, in that order; tile i is work[4*i .. 4*i+3] =
@@ -122,7 +142,14 @@ typedef struct tile_jagged_schedule {
  *     cost end - first (>= 1), dealt like causal's backward (sequence-major,
  *     KV blocks in ascending order, least-loaded CTA): (-1, 0) is causal's
  *     schedule, byte for byte.  A sequence's query blocks must fit int32.
- * Empty sequences have no tiles.  The work list holds {b, h, n, cost}. */
+ * Empty sequences have no tiles.  The work list holds {b, h, n, cost}.
+ *
+ * Block-sparse (p->block_mask): the costs above count only the blocks the
+ * mask visits (forward: KV blocks j of the range above with mask[m][j];
+ * backward: query blocks i of its range with mask[i * block_m /
+ * mask_block][n]), so they vary with m; dealt like causal schedules
+ * (sequence-major, least-loaded CTA).  Never reused by a rebuild (the
+ * mask is not part of what it compares). */
 tile_status tile_jagged_schedule_build(const tile_jagged_params *p, tile_jagged_schedule *out);
 /* The same into a schedule from an earlier build or rebuild (or a zeroed
  * one), reusing its arrays when they are large enough: a training loop that
@@ -160,7 +187,12 @@ void tile_jagged_schedule_free(tile_jagged_schedule *s);
  * 0, kv_end its cost; a window tile: kv_begin its first block, kv_end =
  * kv_begin + cost), else the partial slot 0 .. nparts-1.  Combine entries
  * are 8 int32: {b, h, m, first_part, count, 0, 0, 0}: the tile's parts are
- * slots first_part .. first_part+count-1, in KV order. */
+ * slots first_part .. first_part+count-1, in KV order.  Block-sparse
+ * schedules (not causal) are split like window ones, their tail cut by the
+ * blocks the mask visits: a whole tile's item is {b, h, m, 0, end, -1, 0,
+ * 0}, end its range's end without the mask (the kernel skips the blocks
+ * the mask does not visit), a piece's KV range runs from its first visited
+ * block to the next piece's. */
 typedef struct tile_jagged_split_params {
   int min_piece;      /* fewest KV blocks in a piece, >= 1 */
   int piece_overhead; /* the cost of a piece's start and end, in KV blocks, >= 0 */

@@ -183,7 +183,11 @@ class JfaParams(C.Structure):
                 ("num_ctas", C.c_int), ("passes", C.c_int), ("deterministic", C.c_int),
                 ("window", C.c_int), ("window_left", C.c_int), ("window_right", C.c_int),
                 ("softcap", C.c_float), ("alibi_slopes", C.POINTER(C.c_float)),
-                ("variant", C.c_char_p), ("variant_args", C.POINTER(C.c_int32)), ("nvariant_args", C.c_int)]
+                ("variant", C.c_char_p), ("variant_args", C.POINTER(C.c_int32)), ("nvariant_args", C.c_int),
+                ("block_mask", C.c_void_p), ("block_mask_mode", C.c_int), ("block_mask_bytes", C.c_int64)]
+
+
+JFA_MASK_PER_BATCH, JFA_MASK_PER_SEQUENCE = 1, 2
 
 
 class JfaParamsPadded(C.Structure):

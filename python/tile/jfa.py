@@ -46,13 +46,14 @@ class RawTensor:
 
 class PlanKey(collections.namedtuple("PlanKey", "device stream offsets heads head_dim causal num_q softmax_scale "
                                                 "window window_left window_right softcap deterministic passes "
-                                                "alibi_slopes")):
+                                                "alibi_slopes block_mask block_mask_mode")):
     """What a plan is made for (and cached by); alibi_slopes: None or a
-    tuple of per-head floats."""
+    tuple of per-head floats; block_mask: None or the mask's bytes (jfa.h's
+    block_mask), block_mask_mode its layout (1 per batch, 2 per sequence)."""
     __slots__ = ()
 
 
-PlanKey.__new__.__defaults__ = (None,)
+PlanKey.__new__.__defaults__ = (None, None, 0)
 
 
 def _nbatch(offsets):
@@ -82,6 +83,12 @@ def _params(key, offsets_arr):
         arr = (C.c_float * len(key.alibi_slopes))(*key.alibi_slopes)
         p.alibi_slopes = arr
         p._alibi = arr
+    if key.block_mask is not None:
+        buf = C.create_string_buffer(key.block_mask, max(1, len(key.block_mask)))
+        p.block_mask = C.cast(buf, C.c_void_p)
+        p._mask = buf
+        p.block_mask_mode = key.block_mask_mode
+        p.block_mask_bytes = len(key.block_mask)
     return p
 
 
@@ -152,6 +159,8 @@ class Jfa:
         """The least recently used plan of key's shape, taken out of the
         cache, when MAX_PLANS_PER_SHAPE of them exist or the cache is full;
         else None."""
+        if key.block_mask is not None:  # a block mask is laid out for its batch: never updated
+            return None
         shape = self._shape(key)
         same = [k for k in self._plans if self._shape(k) == shape]
         if same and (len(same) >= MAX_PLANS_PER_SHAPE or len(self._plans) >= self.max_plans):
@@ -406,14 +415,19 @@ class _Stage:
 
 
 def _key(q, offsets, num_q, causal, softmax_scale, window_left, window_right, softcap, deterministic, passes,
-         alibi_slopes=None):
+         alibi_slopes=None, block_mask=None):
     window = int(window_left != -1 or window_right != -1)
     slopes = None if alibi_slopes is None else tuple(float(x) for x in alibi_slopes.tolist())
+    mask, mode = None, 0
+    if block_mask is not None:  # a CPU uint8 tensor (_block_mask): 2-D per batch, 1-D per sequence
+        mask = bytes(block_mask.reshape(-1).tolist())
+        mode = _lib.JFA_MASK_PER_BATCH if block_mask.dim() == 2 else _lib.JFA_MASK_PER_SEQUENCE
     return PlanKey(device=_device_index(q), stream=_stream(q), offsets=_offsets_key(offsets), heads=int(q.shape[1]),
                    head_dim=int(q.shape[2]), causal=bool(causal), num_q=int(num_q),
                    softmax_scale=float(softmax_scale), window=window,
                    window_left=int(window_left) if window else 0, window_right=int(window_right) if window else 0,
-                   softcap=float(softcap), deterministic=bool(deterministic), passes=passes, alibi_slopes=slopes)
+                   softcap=float(softcap), deterministic=bool(deterministic), passes=passes, alibi_slopes=slopes,
+                   block_mask=mask, block_mask_mode=mode)
 
 
 def _out_shapes(q, k, batch, num_q):
@@ -424,7 +438,7 @@ def _out_shapes(q, k, batch, num_q):
 
 
 def _fwd_impl(q, k, v, cu_seqlens, offsets_host, num_q, causal, softmax_scale, window_left, window_right, softcap,
-              deterministic, for_backward, alibi_slopes):
+              deterministic, for_backward, alibi_slopes, block_mask=None):
     batch = cu_seqlens.shape[0] - 1
     o_shape, lse_shape = _out_shapes(q, k, batch, num_q)
     o = torch.empty(o_shape, dtype=q.dtype, device=q.device)
@@ -433,7 +447,7 @@ def _fwd_impl(q, k, v, cu_seqlens, offsets_host, num_q, causal, softmax_scale, w
     _check_offsets_tensor(offsets, k.shape[0])
     j = default()
     key = _key(q, offsets, num_q, causal, softmax_scale, window_left, window_right, softcap, deterministic, JFA_FWD,
-               alibi_slopes)
+               alibi_slopes, block_mask)
     if for_backward and Jfa.supports_backward(key):
         key = key._replace(passes=JFA_FWD | JFA_BWD)
     q, k, v = _fix_layout(q), _fix_layout(k), _fix_layout(v)
@@ -450,13 +464,13 @@ def _fwd_impl(q, k, v, cu_seqlens, offsets_host, num_q, causal, softmax_scale, w
 
 
 def _bwd_impl(dout, q, k, v, o, lse, cu_seqlens, offsets_host, num_q, causal, softmax_scale, window_left,
-              window_right, softcap, deterministic, alibi_slopes):
+              window_right, softcap, deterministic, alibi_slopes, block_mask=None):
     dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
     dk = torch.empty(k.shape, dtype=k.dtype, device=k.device)
     dv = torch.empty(v.shape, dtype=v.dtype, device=v.device)
     offsets = _host_offsets(cu_seqlens, offsets_host)
     key = _key(q, offsets, num_q, causal, softmax_scale, window_left, window_right, softcap, deterministic,
-               JFA_FWD | JFA_BWD, alibi_slopes)
+               JFA_FWD | JFA_BWD, alibi_slopes, block_mask)
     j = default()
     dout = dout.contiguous()  # autograd may hand an expanded (stride 0) or otherwise strided gradient
     q, k, v = _fix_layout(q), _fix_layout(k), _fix_layout(v)
@@ -482,32 +496,32 @@ if torch is not None:
     @torch.library.custom_op("tile::jfa_fwd", mutates_args=())
     def jfa_fwd_op(q: Tensor, k: Tensor, v: Tensor, cu_seqlens: Tensor, offsets_host: Optional[Tensor], num_q: int,
                    causal: bool, softmax_scale: float, window_left: int, window_right: int, softcap: float,
-                   deterministic: bool, for_backward: bool, alibi_slopes: Optional[Tensor] = None
-                   ) -> Tuple[Tensor, Tensor]:
+                   deterministic: bool, for_backward: bool, alibi_slopes: Optional[Tensor] = None,
+                   block_mask: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
         """JFA's forward: (o, lse). Self-attention (num_q = 0): q, k, v, o
         [total, H, D] bf16, lse [H, total] f32. Broadcast-Q (num_q > 0):
         q [num_q, H, D], o [B, num_q, H, D], lse [B, H, num_q]."""
         return _fwd_impl(q, k, v, cu_seqlens, offsets_host, num_q, causal, softmax_scale, window_left, window_right,
-                         softcap, deterministic, for_backward, alibi_slopes)
+                         softcap, deterministic, for_backward, alibi_slopes, block_mask)
 
     @jfa_fwd_op.register_fake
     def _jfa_fwd_fake(q, k, v, cu_seqlens, offsets_host, num_q, causal, softmax_scale, window_left, window_right,
-                      softcap, deterministic, for_backward, alibi_slopes=None):
+                      softcap, deterministic, for_backward, alibi_slopes=None, block_mask=None):
         o_shape, lse_shape = _out_shapes(q, k, cu_seqlens.shape[0] - 1, num_q)
         return q.new_empty(o_shape), q.new_empty(lse_shape, dtype=torch.float32)
 
     @torch.library.custom_op("tile::jfa_bwd", mutates_args=())
     def jfa_bwd_op(dout: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor, cu_seqlens: Tensor,
                    offsets_host: Optional[Tensor], num_q: int, causal: bool, softmax_scale: float, window_left: int,
-                   window_right: int, softcap: float, deterministic: bool, alibi_slopes: Optional[Tensor] = None
-                   ) -> Tuple[Tensor, Tensor, Tensor]:
+                   window_right: int, softcap: float, deterministic: bool, alibi_slopes: Optional[Tensor] = None,
+                   block_mask: Optional[Tensor] = None) -> Tuple[Tensor, Tensor, Tensor]:
         """JFA's backward: (dq, dk, dv) from dO and the forward's tensors."""
         return _bwd_impl(dout, q, k, v, o, lse, cu_seqlens, offsets_host, num_q, causal, softmax_scale, window_left,
-                         window_right, softcap, deterministic, alibi_slopes)
+                         window_right, softcap, deterministic, alibi_slopes, block_mask)
 
     @jfa_bwd_op.register_fake
     def _jfa_bwd_fake(dout, q, k, v, o, lse, cu_seqlens, offsets_host, num_q, causal, softmax_scale, window_left,
-                      window_right, softcap, deterministic, alibi_slopes=None):
+                      window_right, softcap, deterministic, alibi_slopes=None, block_mask=None):
         return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
     _FLAGS = ("num_q", "causal", "softmax_scale", "window_left", "window_right", "softcap", "deterministic")
@@ -516,13 +530,15 @@ if torch is not None:
         q, k, v, cu_seqlens, offsets_host = inputs[:5]
         o, lse = output
         ctx.flags = inputs[5:12]
-        ctx.save_for_backward(q, k, v, o, lse, cu_seqlens, offsets_host, inputs[13])
+        ctx.save_for_backward(q, k, v, o, lse, cu_seqlens, offsets_host, inputs[13],
+                              inputs[14] if len(inputs) > 14 else None)
         ctx.mark_non_differentiable(lse)
 
     def _backward(ctx, do, dlse):
-        q, k, v, o, lse, cu_seqlens, offsets_host, alibi_slopes = ctx.saved_tensors
-        dq, dk, dv = jfa_bwd_op(do, q, k, v, o, lse, cu_seqlens, offsets_host, *ctx.flags, alibi_slopes=alibi_slopes)
-        return (dq, dk, dv) + (None,) * 11
+        q, k, v, o, lse, cu_seqlens, offsets_host, alibi_slopes, block_mask = ctx.saved_tensors
+        dq, dk, dv = jfa_bwd_op(do, q, k, v, o, lse, cu_seqlens, offsets_host, *ctx.flags, alibi_slopes=alibi_slopes,
+                                block_mask=block_mask)
+        return (dq, dk, dv) + (None,) * 12
 
     torch.library.register_autograd("tile::jfa_fwd", _backward, setup_context=_setup_context)
 
@@ -622,7 +638,7 @@ def _needs_grad(*ts):
 
 def jfa_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, *, causal=False,
                     softmax_scale=None, window_size=(-1, -1), softcap=0.0, alibi_slopes=None, deterministic=False,
-                    dropout_p=0.0, seqlens_host=None, return_lse=False):
+                    dropout_p=0.0, seqlens_host=None, return_lse=False, block_mask=None):
     """Jagged self-attention, shaped like flash_attn_varlen_func.
 
     q, k, v: [total, heads, head_dim] torch.bfloat16 on a CUDA device (CPU
@@ -635,8 +651,15 @@ def jfa_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
     s -> softcap * tanh(s / softcap)), alibi_slopes (one float per head, a
     list or tensor: scores s - slope_h |i - j|; a CUDA tensor is copied to
     the host), deterministic (the backward's dq bitwise reproducible).
+    block_mask: block-sparse attention over blocks of 128 queries x 128
+    keys (True/1: the pair of blocks is visited, False/0: skipped; ANDed
+    with causal): a 2-D [n, n] tensor, one mask for every sequence (n at
+    least the longest sequence's cdiv(L, 128)), or a list of one
+    [cdiv(L_b, 128)]^2 mask per sequence (or those flattened and
+    concatenated into one 1-D tensor); copied to the host (a CUDA tensor
+    is read back). Rows that see no key get 0 and no gradient.
     Scores are scaled by softmax_scale before softcap and ALiBi apply, as
-    in FlashAttention. A window, softcap or ALiBi is one variant at a time;
+    in FlashAttention. A window, softcap, ALiBi or a block mask is one variant at a time;
     where the library has no backward pass for one, backward() raises
     TileInvalidArgument saying so.
 
@@ -689,9 +712,37 @@ def jfa_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqle
                 raise ValueError("%s is %d, but a sequence has %d rows" % (n, int(m), longest))
     scale = _scale(softmax_scale, q.shape[2])
     slopes = _slopes(alibi_slopes, q.shape[1])
+    mask = _block_mask(block_mask)
     o, lse = torch.ops.tile.jfa_fwd(q, k, v, cu_k, offsets_host, 0, bool(causal), scale, wl, wr, softcap,
-                                    bool(deterministic), _needs_grad(q, k, v), slopes)
+                                    bool(deterministic), _needs_grad(q, k, v), slopes, mask)
     return (o, lse) if return_lse else o
+
+
+def _block_mask(block_mask):
+    """A block mask as a CPU uint8 tensor: 2-D (one for every sequence) or
+    1-D (the sequences' masks one after the other), or None. Its size
+    against the batch and its values (0 or 1) are the C library's checks."""
+    if block_mask is None:
+        return None
+    if isinstance(block_mask, (list, tuple)):
+        parts = []
+        for i, m in enumerate(block_mask):
+            if not isinstance(m, torch.Tensor) or m.dim() != 2 or m.shape[0] != m.shape[1]:
+                raise ValueError("block_mask[%d]: one square 2-D tensor per sequence, not %r" %
+                                 (i, tuple(m.shape) if isinstance(m, torch.Tensor) else type(m).__name__))
+            parts.append(m.detach().reshape(-1).to("cpu", torch.uint8))
+        return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.uint8)
+    if not isinstance(block_mask, torch.Tensor):
+        raise TypeError("block_mask must be a tensor or a list of tensors, not %s" % type(block_mask).__name__)
+    if block_mask.dtype.is_floating_point or block_mask.is_complex():
+        raise TypeError("block_mask must be bool or integer (1: visit the block, 0: skip it), not %s" %
+                        block_mask.dtype)
+    if block_mask.dim() == 2 and block_mask.shape[0] != block_mask.shape[1]:
+        raise ValueError("a 2-D block_mask is one n x n mask for every sequence, not %s" % (tuple(block_mask.shape),))
+    if block_mask.dim() not in (1, 2):
+        raise ValueError("block_mask must be 2-D (one for every sequence) or 1-D (one per sequence, one after the "
+                         "other), not %d-D" % block_mask.dim())
+    return block_mask.detach().to("cpu", torch.uint8).contiguous()
 
 
 def _slopes(alibi_slopes, heads):

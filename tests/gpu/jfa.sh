@@ -3,7 +3,10 @@
 # cases, compute-sanitizer on small ones, the benchmark suites, and the peers
 # (PyTorch's jagged paths) in the same run. Build here with `make gpu-bundle`,
 # run on the GPU machine with B=build-gpu carried:
-#   B=build-gpu OUT=$OUT sh tests/gpu/jfa.sh [check] [san] [bench] [peers] [sbs] [ab] [abi] [alloc]
+#   B=build-gpu OUT=$OUT sh tests/gpu/jfa.sh [check] [san] [bench] [peers] [sbs] [ab] [abi] [alloc] [variants]
+#     [blocksparse]
+# (blocksparse: block-sparse attention's checks, forward and backward, the
+#  sanitizers on its small cases, then its rows beside FlexAttention)
 # (sbs: ours beside the peers in one Python process, tests/gpu/side_by_side.py)
 # (ab: the default kernel, then each option built by `make jfa-ab`, one
 #  process each; abi: the small cases per option, then ONE process that
@@ -114,6 +117,30 @@ for s in $steps; do
       --only "${ONLY:-J1,J2}" --rounds 4 ${VBWD:+--bwd-variants} --json "$OUT/variants.json" > "$OUT/variants.txt" 2>&1
     r=$?; grep -v Warning "$OUT/variants.txt" | tail -n 20
     [ $r = 0 ] || { echo "variants: exit $r"; rc=1; } ;;
+  blocksparse)
+    # block-sparse attention (variants/blocksparse.tile): the float64 checks
+    # of both passes (random 50% masks, none, all, per batch and per
+    # sequence, causal and not, split-size and B = 20000 batches), the
+    # sanitizers on the forward's small cases, then forward + backward
+    # beside FlexAttention with the same random 50% block masks (one process)
+    echo "== jfa: block-sparse attention"
+    for e in jfa jfa_bwd; do
+      timeout ${TCHECK_ALL:-150} "$B/examples/${e}_host" --cubins "$B/examples" --check --blocksparse \
+        > "$OUT/blocksparse_${e}_check.txt" 2>&1
+      r=$?; grep -c " OK$" "$OUT/blocksparse_${e}_check.txt" | sed "s/^/$e: checks OK: /"
+      grep FAIL "$OUT/blocksparse_${e}_check.txt" | head -5; tail -n 1 "$OUT/blocksparse_${e}_check.txt"
+      [ $r = 0 ] || { echo "blocksparse $e check: exit $r"; rc=1; }
+    done
+    for tool in memcheck racecheck synccheck; do
+      timeout ${TSAN:-150} compute-sanitizer --tool $tool --error-exitcode 9 "$B/examples/jfa_host" --cubins "$B/examples" \
+        --check --small --blocksparse > "$OUT/blocksparse_san_$tool.txt" 2>&1
+      r=$?; echo "sanitizer $tool: $(tail -n 1 "$OUT/blocksparse_san_$tool.txt")"; [ $r = 0 ] || { echo "sanitizer $tool: exit $r"; rc=1; }
+    done
+    timeout ${TVAR:-400} python3 tests/gpu/side_by_side.py --lib "$B/lib/libjfa.so" --cubins "$B/examples" \
+      --suites "$B/shared-bench/suites" --variant "${BSVARIANTS:-blocksparse:0.5,blocksparse_causal:0.5}" \
+      --only "${ONLY:-J1,J2}" --rounds 4 --bwd-variants --json "$OUT/blocksparse.json" > "$OUT/blocksparse.txt" 2>&1
+    r=$?; grep -v Warning "$OUT/blocksparse.txt" | tail -n 12
+    [ $r = 0 ] || { echo "blocksparse bench: exit $r"; rc=1; } ;;
   sbs)
     # ours and the best peer in ONE process, one protocol (peers.py's bench),
     # alternating: first from a cooled GPU (1 s idle before every

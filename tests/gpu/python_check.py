@@ -10,7 +10,7 @@ PYTHONPATH): every check prints one PASS/FAIL/SKIP line; exit 1 on a FAIL.
             float64 autograd, and their directional derivative against
             central finite differences of the float64 function
   bcast     jfa_broadcast_q forward and backward
-  variants  sliding window, soft-cap, ALiBi: forward, and backward where
+  variants  sliding window, soft-cap, ALiBi, block-sparse: forward, and backward where
             the library has one
   det       deterministic=True: dq bitwise equal run to run
   stream    on a side stream, ordered after work still running on it
@@ -73,12 +73,15 @@ def cu_of(lengths, device=DEV):
     return torch.tensor(out, dtype=torch.int32, device=device)
 
 
-def ref_varlen(q, k, v, lengths, causal=False, scale=None, window=(-1, -1), softcap=0.0, alibi=None):
-    """float64 reference per sequence: out [T, H, D], lse [H, T]."""
+def ref_varlen(q, k, v, lengths, causal=False, scale=None, window=(-1, -1), softcap=0.0, alibi=None,
+               block_mask=None):
+    """float64 reference per sequence: out [T, H, D], lse [H, T]; block_mask:
+    a list of one mask of 128 x 128 blocks per sequence (a row that sees no
+    key: 0, LSE -inf)."""
     D = q.shape[-1]
     scale = 1 / math.sqrt(D) if scale is None else scale
     outs, lses, s = [], [], 0
-    for n in lengths:
+    for bi, n in enumerate(lengths):
         if n == 0:
             continue
         Q, K, V = (x[s:s + n].double().transpose(0, 1) for x in (q, k, v))
@@ -96,9 +99,11 @@ def ref_varlen(q, k, v, lengths, causal=False, scale=None, window=(-1, -1), soft
             keep &= j >= i - window[0]
         if window[1] >= 0:
             keep &= j <= i + window[1]
-        S = S.masked_fill(~keep, float("-inf"))
-        lses.append(torch.logsumexp(S, -1))
-        outs.append((torch.softmax(S, -1) @ V).transpose(0, 1))
+        if block_mask is not None:
+            keep &= block_mask[bi].to(q.device).bool()[i // 128, j // 128]
+        S = S.masked_fill(~keep, -1e300)  # finite: the rows that see no key stay NaN-free, then zeroed
+        lses.append(torch.logsumexp(S, -1).masked_fill(~keep.any(-1), float("-inf")))
+        outs.append(((torch.softmax(S, -1) * keep) @ V).transpose(0, 1))
         s += n
     return torch.cat(outs, 0), torch.cat(lses, 1)
 
@@ -224,15 +229,18 @@ def _bcast():
     return "; ".join(msgs)
 
 
-@check("variants: window, softcap, alibi")
+@check("variants: window, softcap, alibi, block-sparse")
 def _variants():
     lengths = small([300, 17, 1000], 60)
     q, k, v = qkv(lengths, 2, 128, seed=7, grad=True)
     cu = cu_of(lengths)
     msgs = []
+    g = torch.Generator().manual_seed(5)
+    bmask = [torch.rand((n + 127) // 128, (n + 127) // 128, generator=g) < 0.5 for n in lengths]
     cases = [dict(window_size=(64, 16)), dict(window_size=(100, -1), causal=True), dict(softcap=5.0),
              dict(softcap=5.0, causal=True), dict(alibi_slopes=[0.25, 0.0625]),
-             dict(alibi_slopes=[0.25, 0.0625], causal=True)]
+             dict(alibi_slopes=[0.25, 0.0625], causal=True), dict(block_mask=bmask),
+             dict(block_mask=bmask, causal=True)]
     for kw in cases:
         try:
             out = tile.jfa_varlen_func(q, k, v, cu, cu, max(lengths), max(lengths), **kw)
@@ -245,11 +253,11 @@ def _variants():
             w, causal = (w[0], 0), False
         x64 = [t.detach().double().requires_grad_() for t in (q, k, v)]
         ro, _ = ref_varlen(*x64, lengths, causal, window=w, softcap=kw.get("softcap", 0.0),
-                           alibi=kw.get("alibi_slopes"))
+                           alibi=kw.get("alibi_slopes"), block_mask=kw.get("block_mask"))
         e = rel_err(out, ro.detach())
         if e > TOL_OUT:
             raise AssertionError("%s: error %.3g" % (kw, e))
-        name = ",".join("%s=%s" % i for i in kw.items())
+        name = ",".join("%s=%s" % (a, "50%" if a == "block_mask" else b) for a, b in kw.items())
         for t in (q, k, v):
             t.grad = None
         do = torch.randn_like(out)

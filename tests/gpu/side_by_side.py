@@ -48,7 +48,11 @@ class JfaParams(C.Structure):       # jfa.h's jfa_params, field for field
                 ("num_ctas", C.c_int), ("passes", C.c_int), ("deterministic", C.c_int),
                 ("window", C.c_int), ("window_left", C.c_int), ("window_right", C.c_int), ("softcap", C.c_float),
                 ("alibi_slopes", C.POINTER(C.c_float)), ("variant", C.c_char_p),
-                ("variant_args", C.POINTER(C.c_int32)), ("nvariant_args", C.c_int)]
+                ("variant_args", C.POINTER(C.c_int32)), ("nvariant_args", C.c_int),
+                ("block_mask", C.c_void_p), ("block_mask_mode", C.c_int), ("block_mask_bytes", C.c_int64)]
+
+
+JFA_MASK_PER_BATCH, JFA_MASK_PER_SEQUENCE = 1, 2
 
 
 JFA_FWD, JFA_BWD = 1, 2
@@ -79,7 +83,9 @@ class Jfa:
             raise RuntimeError(f"{what}: {self.L.tile_last_error().decode()}")
 
     def plan(self, lengths, H, D, causal, num_q, passes=JFA_FWD, deterministic=0, window=None, softcap=0.0,
-             alibi=None):
+             alibi=None, block_mask=None):
+        """block_mask: bytes, one per 128 x 128 block of each sequence, one
+        sequence's after the other (JFA_MASK_PER_SEQUENCE), 1: visited"""
         off = (C.c_int64 * (len(lengths) + 1))()
         for i, n in enumerate(lengths):
             off[i + 1] = off[i] + n
@@ -88,6 +94,10 @@ class Jfa:
                       deterministic=deterministic, window=int(window is not None),
                       window_left=window[0] if window else 0, window_right=window[1] if window else 0,
                       softcap=softcap, alibi_slopes=(C.c_float * H)(*alibi) if alibi else None)
+        if block_mask is not None:
+            mbuf = C.create_string_buffer(bytes(block_mask), max(1, len(block_mask)))
+            p.block_mask = C.cast(mbuf, C.c_void_p)
+            p.block_mask_mode, p.block_mask_bytes = JFA_MASK_PER_SEQUENCE, len(block_mask)
         plan = C.c_void_p()
         self.ok(self.L.jfa_plan_create(self.lib, C.byref(p), C.byref(plan)), "jfa_plan_create")
         return plan
@@ -280,8 +290,11 @@ def main_variant(a, jfa):
     """Attention variants (issue 17), forward: ours beside FA4 (and FA2
     varlen for windows) on the suites' lengths, as ../shared/bench/
     variant_peers.py sets them up: window W = keys i - W .. i (causal
-    window), softcap C = C tanh(s / C) without a causal mask. Effective
-    TFLOP/s over the (q, k) pairs the variant keeps."""
+    window), softcap C = C tanh(s / C) without a causal mask, blocksparse P
+    (blocksparse_causal P): a random per-sequence mask of 128 x 128 blocks,
+    each kept with probability P (AND causal), beside FlexAttention with the
+    same block mask. Effective TFLOP/s over the (q, k) pairs the variant
+    keeps."""
     suites = json.load(open(os.path.join(a.suites, "suites.json")))
     from torch.nn.attention.varlen import varlen_attn
     fa4 = None
@@ -320,6 +333,24 @@ def main_variant(a, jfa):
                 plan = jfa.plan(L, H, D, False, 0, softcap=cap, passes=passes)
                 pairs = sum(n * n for n in L)
                 kw4, ws = {"softcap": cap}, None
+            elif kind.startswith("blocksparse"):  # as ../shared/bench/variant_peers.py: per sequence, random
+                bcausal = kind == "blocksparse_causal"
+                nbm = max(64, (mx + 127) // 128)
+                g = torch.Generator(device=dev).manual_seed(7)
+                rb = torch.rand(B, nbm, nbm, device=dev, generator=g) < float(val)
+                rbc = rb.cpu()
+                mask, pairs = bytearray(), 0
+                for b, n in enumerate(L):
+                    nb = (n + 127) // 128
+                    m = rbc[b, :nb, :nb]
+                    mask += bytes(m.to(torch.uint8).flatten().tolist())
+                    for i in range(nb):          # kept pairs (causal: a diagonal block's lower triangle)
+                        for j in range(nb if not bcausal else i + 1):
+                            if m[i, j]:
+                                t = min(128, n - 128 * i)
+                                pairs += t * (t + 1) // 2 if bcausal and j == i else t * min(128, n - 128 * j)
+                plan = jfa.plan(L, H, D, bcausal, 0, block_mask=mask, passes=passes)
+                kw4, ws = None, None
             else:                                  # alibi: ALiBi's slopes 2^(-8 (h + 1) / H), no causal mask
                 slopes = [2.0 ** (-8.0 * (h + 1) / H) for h in range(H)]
                 plan = jfa.plan(L, H, D, False, 0, alibi=slopes, passes=passes)
@@ -331,6 +362,25 @@ def main_variant(a, jfa):
                 def ours_fb(ours=ours, ours_b=ours_b):
                     ours(); ours_b()
             peers = []
+            if kind.startswith("blocksparse"):     # FlexAttention with the same block mask
+                from torch.nn.attention.flex_attention import flex_attention, create_block_mask
+                import torch._dynamo as dynamo
+                dynamo.config.recompile_limit = 256
+                Lt = torch.tensor(L, device=dev)
+                doc = torch.repeat_interleave(torch.arange(B, device=dev), Lt)
+                pos = torch.arange(tot, device=dev) - off[doc].long()
+                if bcausal:
+                    mm = lambda b, h, qi, ki: ((doc[qi] == doc[ki]) & rb[doc[qi], pos[qi] // 128, pos[ki] // 128]
+                                               & (pos[ki] <= pos[qi]))
+                else:
+                    mm = lambda b, h, qi, ki: (doc[qi] == doc[ki]) & rb[doc[qi], pos[qi] // 128, pos[ki] // 128]
+                bm = create_block_mask(mm, None, None, tot, tot, device=dev, _compile=True)
+                fx = torch.compile(flex_attention)
+                t4 = lambda t: t.transpose(0, 1).unsqueeze(0)
+                fxon = lambda q_, k_, v_, bm=bm: fx(t4(q_), t4(k_), t4(v_), block_mask=bm)[0].transpose(0, 1)
+                fl = lambda fxon=fxon: fxon(q, k, v)
+                fl.fwd_on = fxon
+                peers.append(("flex", fl))
             if kind == "alibi":                    # FlexAttention, as ../shared/bench/variant_peers.py
                 from torch.nn.attention.flex_attention import flex_attention, create_block_mask
                 import torch._dynamo as dynamo       # (a plain `import torch._dynamo` would make torch local here)
@@ -424,7 +474,8 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--bwd", action="store_true")
     ap.add_argument("--peer", default="", help="fa4: FlashAttention-4 as the backward's peer")
-    ap.add_argument("--variant", default="", help="window:256,softcap:30: the forward variants beside FA4/FA2")
+    ap.add_argument("--variant", default="", help="window:256,softcap:30,blocksparse:0.5,blocksparse_causal:0.5: "
+                    "the forward variants beside FA4/FA2/FlexAttention")
     ap.add_argument("--bwd-variants", action="store_true", help="with --variant: forward + backward too")
     a = ap.parse_args()
     if (a.peer == "fa4" or a.variant) and os.path.isdir("/tmp/site"):

@@ -201,8 +201,10 @@ for v in "64 self" "64 causal" "64 bcast" "128 self" "128 causal" "128 bcast"; d
 done
 # the attention variants (variants/*.tile, issue 17): the same pipeline
 # (asynchronous wgmmas, TMA, no spills); the window masks its head and
-# tail blocks, the soft-cap runs tanh.approx on every score
-for v in "window 64" "window 128" "softcap 64" "softcap 128" "alibi 64" "alibi 128" "prefix_lm 64" "prefix_lm 128"; do
+# tail blocks, the soft-cap runs tanh.approx on every score; block-sparse
+# reads its mask a byte a block, in both kernels (forward and backward)
+for v in "window 64" "window 128" "softcap 64" "softcap 128" "alibi 64" "alibi 128" "prefix_lm 64" "prefix_lm 128" \
+         "blocksparse 64" "blocksparse 128"; do
   set -- $v
   name=jfa.variant.$1.d$2
   ptx=$tmp/$name.ptx
@@ -215,6 +217,8 @@ for v in "window 64" "window 128" "softcap 64" "softcap 128" "alibi 64" "alibi 1
   check "$name" "the variant's arguments read from vparams" "$ptx" "ld\.param\.b64.*jfa_fwd_param_16"
   if [ $1 = softcap ]; then check "$name" "tanh.approx on the scores" "$ptx" "tanh\.approx\.f32"
   else check_not "$name" "no tanh" "$ptx" "tanh\.approx"; fi
+  if [ $1 = blocksparse ]; then check "$name" "the block mask read as bytes" "$ptx" "ld\.global\.b8"
+  else check_not "$name" "no block mask" "$ptx" "ld\.global\.b8"; fi
   if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
     check "$name" "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
     wgmma_async "$name"

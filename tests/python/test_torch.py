@@ -33,8 +33,11 @@ def cu_of(lengths, dtype=torch.int32):
     return torch.tensor(out, dtype=dtype)
 
 
-def ref_varlen(q, k, v, lengths, causal=False, scale=None, window=(-1, -1), softcap=0.0, alibi=None):
-    """float64 attention per sequence: out [T, H, D], lse [H, T]."""
+def ref_varlen(q, k, v, lengths, causal=False, scale=None, window=(-1, -1), softcap=0.0, alibi=None,
+               block_mask=None):
+    """float64 attention per sequence: out [T, H, D], lse [H, T]. block_mask:
+    a 2-D mask of 128 x 128 blocks for every sequence, or a list of one per
+    sequence; a row that sees no key gets 0 (and LSE -inf)."""
     D = q.shape[-1]
     scale = 1 / math.sqrt(D) if scale is None else scale
     outs, lses, s = [], [], 0
@@ -54,9 +57,14 @@ def ref_varlen(q, k, v, lengths, causal=False, scale=None, window=(-1, -1), soft
             keep &= j >= i - window[0]
         if window[1] >= 0:
             keep &= j <= i + window[1]
-        S = S.masked_fill(~keep, float("-inf"))
-        lses.append(torch.logsumexp(S, -1))
-        outs.append((torch.softmax(S, -1) @ V).transpose(0, 1))
+        if block_mask is not None:
+            bm = block_mask[len(outs)] if isinstance(block_mask, list) else block_mask
+            keep &= bm.bool()[i // 128, j // 128]
+        # a large finite fill, the empty rows zeroed after: no NaN, in the gradients either
+        S = S.masked_fill(~keep, -1e300)
+        seen = keep.any(-1)
+        lses.append(torch.logsumexp(S, -1).masked_fill(~seen, float("-inf")))
+        outs.append(((torch.softmax(S, -1) * keep) @ V).transpose(0, 1))
         s += n
     return torch.cat(outs, 0), torch.cat(lses, 1)
 
@@ -333,6 +341,45 @@ class Numerics(unittest.TestCase):
                                softcap=kw.get("softcap", 0.0))
             ro.sum().backward()
             self.check_close(qg.grad, q64.grad, 0.03, "%s dq" % kw)
+
+    def test_block_sparse(self):
+        # block-sparse: one mask for every sequence, or one per sequence (a
+        # list), causal or not, forward and backward; rows that see no key
+        lengths = [300, 100, 0, 129]
+        g = torch.Generator().manual_seed(4)
+        per_batch = torch.rand(4, 4, generator=g) < 0.5
+        per_batch[0, 0] = False                   # rows 0..127 of sequence 0: no key at all
+        per_seq = [torch.rand((n + 127) // 128, (n + 127) // 128, generator=g) < 0.5 for n in lengths]
+        for mask, causal, H, D in ((per_batch, False, 1, 64), (per_seq, True, 2, 128)):
+            q, k, v = qkv(lengths, H, D, seed=21, grad=True)
+            cu = cu_of(lengths)
+            out, lse = tile.jfa_varlen_func(q, k, v, cu, cu, 300, 300, causal=causal, block_mask=mask,
+                                            return_lse=True)
+            do = torch.randn_like(out)
+            out.backward(do)
+            q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+            ro, rl = ref_varlen(q64, k64, v64, lengths, causal=causal, block_mask=mask)
+            ro.backward(do.double())
+            what = "block mask %s causal %s" % ("per sequence" if isinstance(mask, list) else "per batch", causal)
+            self.check_close(out, ro.detach(), 0.02, what + " out")
+            fin = torch.isfinite(rl)
+            self.assertTrue(torch.equal(fin, torch.isfinite(lse)), what + ": the rows with LSE -inf")
+            self.check_close(lse[fin], rl.detach()[fin], 1e-4, what + " lse")
+            for n, a, b in (("dq", q.grad, q64.grad), ("dk", k.grad, k64.grad), ("dv", v.grad, v64.grad)):
+                self.check_close(a, b, 0.03, what + " " + n)
+        # every block skipped: zeros, LSE -inf; the mask 1-D (the per-sequence masks one after the other)
+        q, k, v = qkv(lengths, 1, 64, seed=22)
+        flat = torch.zeros(sum(((n + 127) // 128) ** 2 for n in lengths), dtype=torch.bool)
+        out, lse = tile.jfa_varlen_func(q, k, v, cu_of(lengths), cu_of(lengths), 300, 300, block_mask=flat,
+                                        return_lse=True)
+        self.assertEqual(out.float().abs().max().item(), 0.0)
+        self.assertTrue(bool(torch.isneginf(lse).all()))
+        with self.assertRaisesRegex(TypeError, "bool or integer"):
+            tile.jfa_varlen_func(q, k, v, cu_of(lengths), cu_of(lengths), 300, 300, block_mask=per_batch.float())
+        with self.assertRaisesRegex(tile.TileInvalidArgument, "the longest sequence has 3 blocks"):
+            tile.jfa_varlen_func(q, k, v, cu_of(lengths), cu_of(lengths), 300, 300, block_mask=per_batch[:2, :2])
+        with self.assertRaisesRegex(tile.TileInvalidArgument, "one at a time"):
+            tile.jfa_varlen_func(q, k, v, cu_of(lengths), cu_of(lengths), 300, 300, block_mask=per_batch, softcap=2.0)
 
     def test_deterministic_backward(self):
         lengths = [33, 12]

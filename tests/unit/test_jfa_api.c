@@ -465,6 +465,99 @@ static void test_bwd_window_items(void **state) {
   }
 }
 
+/* Block-sparse attention (jfa_params.block_mask): its checks against the
+ * batch; the packing variants/blocksparse.tile reads (vparams: the per-batch
+ * row, the word the bytes start at, each sequence's first byte); the
+ * backward items, each costing the query blocks of its unmasked range that
+ * the mask visits (row q / 128 of the mask, column: the KV block), their
+ * ranges the unmasked ones. */
+static void test_block_mask(void **state) {
+  (void)state;
+  int32_t off[4] = {0, 100, 150, 400}; /* 1, 1 and 2 blocks of 128 */
+  uint8_t ms[6] = {1, 0, 1, 0, 0, 1}, mb[4] = {1, 1, 0, 1};
+  jfa_params p = params();
+  p.cu_seqlens = off;
+  p.block_mask = ms, p.block_mask_mode = JFA_MASK_PER_SEQUENCE, p.block_mask_bytes = 6;
+  assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+  int32_t vp[32];
+  memset(vp, 0x55, sizeof vp);
+  assert_int_equal(jfa_block_mask_words(&p), 3 + 2);
+  jfa_block_mask_pack(&p, vp);
+  assert_int_equal(vp[0], 0);
+  assert_int_equal(vp[1], JFA_VPARAMS + 3);
+  assert_int_equal(vp[JFA_VPARAMS], 0), assert_int_equal(vp[JFA_VPARAMS + 1], 1), assert_int_equal(vp[JFA_VPARAMS + 2], 2);
+  assert_memory_equal((uint8_t *)(vp + vp[1]), ms, 6);
+  jfa_params q = p;
+  q.block_mask = mb, q.block_mask_mode = JFA_MASK_PER_BATCH, q.block_mask_bytes = 4;
+  assert_int_equal(jfa_check_params(&q, NULL), TILE_OK);
+  assert_int_equal(jfa_block_mask_words(&q), 1);
+  jfa_block_mask_pack(&q, vp);
+  assert_int_equal(vp[0], 2);
+  assert_int_equal(vp[1], JFA_VPARAMS);
+  assert_memory_equal((uint8_t *)(vp + vp[1]), mb, 4);
+  /* bad masks */
+  q = p, q.block_mask_bytes = 5;
+  expect_err(jfa_check_params(&q, NULL), "need 6");
+  q = p, q.block_mask_mode = JFA_MASK_PER_BATCH, q.block_mask_bytes = 1;
+  expect_err(jfa_check_params(&q, NULL), "the longest sequence has 2 blocks");
+  q = p, q.block_mask_mode = JFA_MASK_PER_BATCH, q.block_mask_bytes = 5;
+  expect_err(jfa_check_params(&q, NULL), "not a square");
+  uint8_t bad[6] = {1, 0, 1, 0, 255, 1};
+  q = p, q.block_mask = bad;
+  expect_err(jfa_check_params(&q, NULL), "block_mask[4] is 255");
+  q = p, q.block_mask = NULL;
+  expect_err(jfa_check_params(&q, NULL), "without a block_mask");
+  q = p, q.block_mask_mode = 0;
+  expect_err(jfa_check_params(&q, NULL), "block_mask_mode 0");
+  q = p, q.softcap = 2;
+  expect_err(jfa_check_params(&q, NULL), "one at a time");
+  q = p, q.variant = "mine";
+  expect_err(jfa_check_params(&q, NULL), "block_mask (build them into it)");
+  q = p, q.passes = JFA_BWD, q.deterministic = 1;
+  expect_err(jfa_check_params(&q, NULL), "deterministic backward of a block mask");
+  q = p, q.block_mask_bytes = (int64_t)JFA_MAX_MASK_BYTES + 1;
+  expect_err(jfa_check_params(&q, NULL), "out of range");
+  q = p, q.batch = 0;
+  expect_err(jfa_check_params(&q, NULL), "an empty batch has no blocks");
+  /* the backward's items over random masks */
+  uint64_t x = 0x2545f4914f6cdd1dull;
+  for (int round = 0; round < 40; round++) {
+    int32_t o[31];
+    int B = 1 + (int)(tu_xorshift(&x) % 30);
+    o[0] = 0;
+    int64_t bytes = 0;
+    for (int b = 0; b < B; b++) {
+      o[b + 1] = o[b] + (int32_t)(tu_xorshift(&x) % 1500);
+      int64_t nb = (o[b + 1] - o[b] + 127) / 128;
+      bytes += nb * nb;
+    }
+    uint8_t *m = malloc((size_t)bytes + 1);
+    for (int64_t i = 0; i < bytes; i++) m[i] = tu_xorshift(&x) % 2;
+    jfa_params r = params();
+    r.batch = B, r.cu_seqlens = o, r.passes = JFA_BWD, r.causal = round % 2;
+    r.block_mask = m, r.block_mask_mode = JFA_MASK_PER_SEQUENCE, r.block_mask_bytes = bytes;
+    assert_int_equal(jfa_check_params(&r, NULL), TILE_OK);
+    jfa_bwd_items it;
+    assert_int_equal(jfa_bwd_items_build(&r, 1 + (int)(tu_xorshift(&x) % 100), &it), TILE_OK);
+    int64_t first[31], total = 0;
+    first[0] = 0;
+    for (int b = 0; b < B; b++) first[b + 1] = first[b] + ((o[b + 1] - o[b] + 127) / 128) * ((o[b + 1] - o[b] + 127) / 128);
+    for (int64_t i = 0; i < it.nitems; i++) {
+      const int32_t *w = it.work + 8 * i;
+      int64_t L = o[w[0] + 1] - o[w[0]], nb = (L + 127) / 128;
+      int64_t i0 = r.causal ? (int64_t)w[2] * BWD_KB / BWD_QB : 0, i1 = (L + BWD_QB - 1) / BWD_QB, cost = 0;
+      assert_int_equal(w[3], i0);
+      assert_int_equal(w[4], i1);
+      for (int64_t qi = i0; qi < i1; qi++) cost += m[first[w[0]] + (qi * BWD_QB / 128) * nb + w[2]];
+      assert_int_equal(it.sched.work[4 * i + 3], cost);
+      total += cost;
+    }
+    assert_int_equal(total, it.sched.total_cost);
+    jfa_bwd_items_free(&it);
+    free(m);
+  }
+}
+
 static void test_hostile_batch(void **state) {
   (void)state;
   Set s = self_set();
@@ -837,6 +930,7 @@ int main(void) {
       cmocka_unit_test(test_bwd_workspace),
       cmocka_unit_test(test_bwd_det_order),
       cmocka_unit_test(test_bwd_window_items),
+      cmocka_unit_test(test_block_mask),
       cmocka_unit_test(test_hostile_batch),
       cmocka_unit_test(test_hostile_offsets),
       cmocka_unit_test(test_hostile_strides),
