@@ -474,14 +474,6 @@ void em_async_step(Cta *c, Thr *t, const EmIns *in) {
     em_chk_bulk_wait(c, t, w.below);
     break;
   }
-  case EM_SETMAXNREG: {
-    int64_t n = in->a[0].imm;
-    if (n < 24 || n > 256 || n % 8) {
-      em_fail(c, t, in, "setmaxnreg to %lld registers: a multiple of 8 from 24 to 256", (long long)n);
-      return;
-    }
-    break; /* the register file is not modelled: nothing else to do */
-  }
   default:
     em_fail(c, t, in, "the emulator cannot run this instruction yet");
     return;

@@ -236,6 +236,8 @@ typedef struct EmFunc {
   EmIns *ins;
   int nins;
   int maxntid[3];      /* 0: not given */
+  int maxnreg;         /* .maxnreg (0: not given) */
+  int minnctapersm;    /* .minnctapersm (0: not given) */
 } EmFunc;
 
 typedef struct EmModule {
@@ -315,6 +317,8 @@ typedef struct EmLaunch {
   uint64_t max_steps;  /* per CTA, 0: a default; a kernel that runs past it is reported as a hang */
   const EmRange *ranges; /* the global memory a kernel may touch (its allocations); NULL: unchecked */
   int nranges;
+  unsigned regs;       /* registers a thread at launch: the cubin's count (0: the PTX's .maxnreg, else the cap
+                          .maxntid x .minnctapersm gives; none: setmaxnreg moves no registers) -- regs.c */
 } EmLaunch;
 
 /* The schedule a launch runs (EM_SCHED_DEFAULT resolved), and its name. */

@@ -1051,8 +1051,18 @@ void em_step(Cta *c, Thr *t) {
     if (em_matrix_coll_ready(c, t)) em_matrix_coll_finish(c, t, in);
     return;
   case EM_MBAR_INIT: case EM_MBAR_ARRIVE: case EM_MBAR_EXPECT_TX: case EM_MBAR_WAIT: case EM_TMA_LOAD:
-  case EM_TMA_STORE: case EM_BULK_COMMIT: case EM_BULK_WAIT: case EM_SETMAXNREG:
+  case EM_TMA_STORE: case EM_BULK_COMMIT: case EM_BULK_WAIT:
     em_async_step(c, t, in);
+    return;
+  case EM_SETMAXNREG: /* a warpgroup collective (.sync.aligned); regs.c runs it */
+    if (a[0].imm < 24 || a[0].imm > 256 || a[0].imm % 8) {
+      em_fail(c, t, in, "setmaxnreg to %lld registers: a multiple of 8 from 24 to 256", (long long)a[0].imm);
+      return;
+    }
+    t->cmask = 0xffffffffu;
+    t->cwg = true;
+    t->state = T_COLL;
+    if (em_matrix_coll_ready(c, t)) em_matrix_coll_finish(c, t, in);
     return;
   case EM_WG_COMMIT:
   case EM_WG_WAIT:

@@ -17,8 +17,8 @@
 /* Thread states: running; at a bar.sync; at a warp or warpgroup collective;
  * at an mbarrier wait whose phase has not completed; spinning on global
  * memory (an acquire load that keeps reading the same value: another CTA
- * must change it); exited. */
-enum { T_RUN, T_BAR, T_COLL, T_MBAR, T_SPIN, T_DONE };
+ * must change it); waiting in setmaxnreg.inc for registers (regs.c); exited. */
+enum { T_RUN, T_BAR, T_COLL, T_MBAR, T_SPIN, T_REGS, T_DONE };
 
 enum { EM_SPIN_LOADS = 8 }; /* the same value this many times in a row: a spin */
 
@@ -115,6 +115,9 @@ typedef struct Cta {
   struct EmChk *chk;    /* check.c's shadow state (NULL: checks off) */
   struct EmTc *tc;      /* tmem.c: tensor memory and the tcgen05 queue (NULL until the first tcgen05 instruction) */
   struct EmCpaq *cpa;   /* cpasync.c: the cp.async copies in flight (NULL until the first cp.async) */
+  int reg_launch;       /* regs.c: registers a thread at launch (0: the register file not modelled) */
+  int *reg_warp;        /* regs.c: the registers a thread of each warp holds */
+  int64_t reg_free;     /* regs.c: the CTA's register pool: what setmaxnreg.dec gave back, not yet taken */
 } Cta;
 
 /* What an accumulator register of a wgmma.mma_async holds until the
@@ -224,6 +227,18 @@ void em_tc_free(Cta *c);
 /* async.c: one arrival on the mbarrier at addr from an asynchronous engine
  * (tcgen05.commit), on behalf of t's instruction in; false after a report. */
 bool em_mbar_arrive_async(Cta *c, const Thr *t, const EmIns *in, uint32_t addr);
+
+/* ---- regs.c: the register file under setmaxnreg ---- */
+/* The registers a thread holds at launch of f with nthr threads (regs: the
+ * cubin's count, 0: from the PTX), into *out (0: not modelled); false with
+ * a report in err when the CTA would take more than an SM's registers. */
+bool em_reg_launch(const EmFunc *f, unsigned regs, uint64_t nthr, int *out, char *err, size_t errlen);
+bool em_reg_new(Cta *c); /* false: out of memory */
+void em_reg_free(Cta *c);
+/* Every thread of t's warpgroup stands at the setmaxnreg in: run it (or leave them in T_REGS). */
+void em_reg_finish(Cta *c, Thr *t, const EmIns *in);
+/* What a thread in T_REGS waits for, for the deadlock report. */
+void em_reg_waits(const Cta *c, const Thr *t, char *buf, size_t n);
 
 /* ---- numbers (shared by the files above) ---- */
 static inline float em_f32_of(uint64_t bits) {

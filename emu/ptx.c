@@ -975,12 +975,19 @@ static bool resolve_labels(Px *P) {
 }
 
 /* Performance directives after the signature: .maxntid is kept (.reqntid
- * too when alone: it bounds the block as well); the rest are skipped. */
-static bool perf_directives(Px *P, int maxntid[3]) {
+ * too when alone: it bounds the block as well), and .maxnreg and
+ * .minnctapersm (the register cap setmaxnreg needs: exec's register pool);
+ * the rest are skipped. */
+static bool perf_directives(Px *P, EmFunc *f) {
   for (bool have_max = false; is_dir(P);) {
-    bool mx = is_w(P, ".maxntid"), rq = is_w(P, ".reqntid");
+    bool mx = is_w(P, ".maxntid"), rq = is_w(P, ".reqntid"), mr = is_w(P, ".maxnreg"), mc = is_w(P, ".minnctapersm");
     uint32_t v[3] = {1, 1, 1};
     next(P);
+    if (mr || mc) {
+      if (!num_u32(P, &v[0], mr ? 256 : 64, mr ? "a register count" : "a CTA count")) return false;
+      *(mr ? &f->maxnreg : &f->minnctapersm) = (int)v[0];
+      continue;
+    }
     if (!mx && !rq) {
       while (P->t.kind == T_STR || is_p(P, ',') || (P->t.kind == T_WORD && is_digit(P->t.s[0]))) next(P);
       if (is_p(P, ';')) next(P); /* .pragma "nounroll"; */
@@ -988,7 +995,7 @@ static bool perf_directives(Px *P, int maxntid[3]) {
     }
     for (int i = 0; i < 3 && num_u32(P, &v[i], 1u << 20, "a thread count") && is_p(P, ','); i++) next(P);
     if (P->failed) return false;
-    for (int i = 0; i < 3 && (mx || !have_max); i++) maxntid[i] = (int)v[i];
+    for (int i = 0; i < 3 && (mx || !have_max); i++) f->maxntid[i] = (int)v[i];
     have_max |= mx;
   }
   return true;
@@ -1008,7 +1015,7 @@ static bool function(Px *P, bool entry) {
   Tok name = P->t;
   EmFunc f = {.entry = entry};
   next(P);
-  if ((is_p(P, '(') && !param_list(P, false)) || !perf_directives(P, f.maxntid)) return false;
+  if ((is_p(P, '(') && !param_list(P, false)) || !perf_directives(P, &f)) return false;
   if (is_p(P, ';')) return next(P), true; /* a prototype */
   if (!is_p(P, '{')) return perr(P, P->t.line, "expected '{' to start the body of '%.*s', found %s", name.len > 60 ? 60 : name.len, name.s, tdesc(P));
   if (!body(P) || !resolve_labels(P)) return false;

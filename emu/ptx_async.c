@@ -173,6 +173,7 @@ bool em_ptx_async_opcode(const char *s, int len, EmIns *in) {
     ok = n == 5 && (weq(w[1], wl[1], "inc") || weq(w[1], wl[1], "dec")) && weq(w[2], wl[2], "sync") &&
          weq(w[3], wl[3], "aligned") && weq(w[4], wl[4], "u32");
     in->opc = EM_SETMAXNREG;
+    in->sub = n > 1 && weq(w[1], wl[1], "inc") ? ESB_INC : ESB_DEC;
   } else return false;
   if (!ok) in->opc = EM_UNSUPPORTED;
   return true;

@@ -35,6 +35,8 @@ static const char *waits_for(const Cta *c, const Thr *t, char *buf, size_t n) {
     snprintf(buf, n, "a warp collective with member mask 0x%08x", t->cmask);
   else if (t->state == T_MBAR)
     em_mbar_waits(c, t, buf, n);
+  else if (t->state == T_REGS)
+    em_reg_waits(c, t, buf, n);
   else if (t->state == T_SPIN)
     snprintf(buf, n, "global memory at 0x%llx to change from %llu (it spins on it; no CTA changes it)",
              (unsigned long long)t->spin_addr, (unsigned long long)t->spin_val);
@@ -49,6 +51,11 @@ static void deadlock(Cta *c, const char *scope) {
   int blocked = 0, first = -1;
   for (int i = 0; i < c->n; i++)
     if (c->t[i].state != T_DONE) blocked++, first = first < 0 ? i : first;
+  for (int i = 0; i < c->n; i++) /* a warpgroup waiting for registers is the cause: name it first */
+    if (c->t[i].state == T_REGS) {
+      first = i;
+      break;
+    }
   Thr *t = &c->t[first];
   char what[256], others[1024] = "", prev[256] = "", cur[256];
   size_t len = 0;
@@ -166,6 +173,7 @@ static void cta_free(Cta *c) {
   em_chk_free(c);
   em_tc_free(c);
   em_cpa_free(c);
+  em_reg_free(c);
   for (int g = 0; c->wg && g < c->nwg; g++) free(c->wg[g].op);
   free(c->wg);
   free(c->wgd);
@@ -196,7 +204,8 @@ static Cta *cta_new(const Cta *proto, uint64_t lin) {
   c->chk = NULL;
   c->tc = NULL;
   c->cpa = NULL;
-  if (!c->t || !c->regs || !c->smem || !c->wg || !c->order || (!l->no_checks && !em_chk_new(c))) {
+  c->reg_warp = NULL;
+  if (!c->t || !c->regs || !c->smem || !c->wg || !c->order || !em_reg_new(c) || (!l->no_checks && !em_chk_new(c))) {
     cta_free(c);
     return NULL;
   }
@@ -242,6 +251,7 @@ bool em_launch(const EmModule *m, const EmLaunch *l, char *err, size_t errlen) {
     if (m->globals[i].space == ES_SHARED && m->globals[i].is_extern) dyn0 = m->globals[i].offset;
   Cta proto = {.m = m, .f = f, .l = l, .n = (int)nthr, .err = err, .errlen = errlen, .smem_size = dyn0 + l->dyn_smem,
                .sched = em_sched_of(l)};
+  if (!em_reg_launch(f, l->regs, nthr, &proto.reg_launch, err, errlen)) return false;
   /* CTAs set aside at once: as many as 4 GB of their state holds (at least 1, at most 1024) */
   uint64_t per = nthr * (uint64_t)(f->nregs ? f->nregs : 1) * 8 + proto.smem_size + nthr * sizeof(Thr) + 4096 +
                  (l->no_checks ? 0 : em_chk_bytes(proto.smem_size, (int)nthr));

@@ -192,6 +192,7 @@ static CUresult emu_err_string(CUresult r, const char **s) {
 struct CUfunc_st {
   const EmModule *m;
   const EmFunc *f;
+  unsigned regs; /* the cubin's register count for it (0: PTX text, or not said): the setmaxnreg pool */
 };
 struct CUmod_st {
   EmModule *m;
@@ -288,7 +289,8 @@ static CUresult emu_load(CUmodule *out, const void *image) {
   size_t n = 0;
   /* a cubin (ELF) carries its PTX; anything else is PTX text, NUL-terminated
    * (tile_module_load_ptx: the JIT's, produced in process) */
-  char *text = strncmp(image, "\x7f" "ELF", 4) ? strdup(image) : module_ptx(image, &n);
+  bool elf = !strncmp(image, "\x7f" "ELF", 4);
+  char *text = !elf ? strdup(image) : module_ptx(image, &n);
   if (text && !n) n = strlen(text);
   if (!text)
     return emu_err(EMU_ERR_NO_BINARY,
@@ -309,7 +311,10 @@ static CUresult emu_load(CUmodule *out, const void *image) {
     free(m);
     return EMU_ERR_NO_BINARY;
   }
-  for (int i = 0; i < m->m->nfuncs; i++) m->fns[i] = (struct CUfunc_st){m->m, &m->m->funcs[i]};
+  rt_elf e;
+  bool have = elf && rt_elf_open(&e, image, elf_extent(image)) == TILE_OK;
+  for (int i = 0; i < m->m->nfuncs; i++)
+    m->fns[i] = (struct CUfunc_st){m->m, &m->m->funcs[i], have ? rt_elf_regcount(&e, m->m->funcs[i].name) : 0};
   *out = m;
   return CUDA_SUCCESS;
 }
@@ -352,7 +357,8 @@ static bool emu_schedule(EmLaunch *l) {
 
 static CUresult emu_run(CUfunction fn, const unsigned g[3], const unsigned b[3], unsigned smem, void **params) {
   const EmFunc *f = fn->f;
-  EmLaunch l = {.kernel = f->name, .grid = {g[0], g[1], g[2]}, .block = {b[0], b[1], b[2]}, .dyn_smem = smem};
+  EmLaunch l = {.kernel = f->name, .grid = {g[0], g[1], g[2]}, .block = {b[0], b[1], b[2]}, .dyn_smem = smem,
+                .regs = fn->regs};
   if (!emu_schedule(&l))
     return emu_err(CUDA_ERROR_INVALID_VALUE,
                    "TILE_EMU_SEED=%s: expected rr, a number (a random schedule's seed), random:N or adversarial:N",
