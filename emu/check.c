@@ -92,6 +92,7 @@ struct EmChk {
   uint32_t ep[NW];       /* each warp's epoch (its accesses are marked with it) */
   bool pub[NW];          /* the epoch was published: the warp's next access ticks it */
   uint32_t bar[16][AG_N], bara[16][GN];
+  uint32_t cbar[AG_N], cbara[GN], cdone[AG_N], cdonea[GN]; /* barrier.cluster: this phase's arrivals, the last phase's */
   ChkMb *mb[AG_N];       /* by index in Cta.mb */
   Word *sh;
   size_t nsh;
@@ -344,6 +345,41 @@ void em_chk_bar_release(Cta *c, int id) {
   }
   memset(k->bar[id], 0, sizeof k->bar[id][0] * (size_t)k->used);
   memset(k->bara[id], 0, sizeof k->bara[id][0] * (size_t)k->ngen);
+}
+
+/* barrier.cluster: the arrivals of this CTA's threads joined; the completed
+ * phase's join, taken by each thread at its wait (the next phase cannot
+ * complete before every thread waited on this one, so it stays). */
+void em_chk_cbar_arrive(Cta *c, const Thr *t) {
+  EmChk *k = c->chk;
+  if (!k) return;
+  join(k->cbar, row_of(k, t), k->used);
+  join(k->cbara, k->avc[t->linear], k->ngen);
+  publish(k, t);
+}
+
+void em_chk_cbar_complete(Cta *c) {
+  EmChk *k = c->chk;
+  if (!k) return;
+  memcpy(k->cdone, k->cbar, sizeof k->cdone), memcpy(k->cdonea, k->cbara, sizeof k->cdonea);
+  memset(k->cbar, 0, sizeof k->cbar), memset(k->cbara, 0, sizeof k->cbara);
+}
+
+void em_chk_cbar_wait(Cta *c, const Thr *t) {
+  EmChk *k = c->chk;
+  if (!k) return;
+  join(k->vc[t->linear], k->cdone, k->used);
+  join(k->avc[t->linear], k->cdonea, k->ngen);
+}
+
+void em_chk_remote_write(Cta *c, uint32_t a, uint32_t n) {
+  EmChk *k = c->chk;
+  if (!k || !n || (uint64_t)a + n > c->smem_size) return;
+  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
+    Word *d = &k->sh[x];
+    d->init |= word_mask(a, n, x);
+    d->w = 0, d->r[0] = d->r[1] = 0;
+  }
 }
 
 /* ---- mbarriers ---- */

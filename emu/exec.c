@@ -127,7 +127,7 @@ static uint64_t sreg(const Cta *c, const Thr *t, int id) {
   case ESR_LANEMASK_GE: return ~((1u << t->lane) - 1);
   case ESR_DYN_SMEM_SIZE: return c->l->dyn_smem;
   case ESR_TOTAL_SMEM_SIZE: return c->smem_size;
-  default: return 0;
+  default: return em_clu_sreg(c, id);
   }
 }
 
@@ -191,12 +191,17 @@ uint8_t *em_mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t a, s
     return (uint8_t *)c->l->params + a;
   }
   if (sp == ES_SHARED) {
-    if (a + bytes > c->smem_size || a + bytes < a) {
-      em_fail(c, t, in, "shared-memory access at %llu (%zu bytes) outside the CTA's %zu bytes", (unsigned long long)a,
-           bytes, c->smem_size);
+    uint64_t tagged = a;
+    Cta *d = em_clu_owner(c, t, in, &a); /* a shared::cluster address: another CTA's window (cluster.c) */
+    if (!d) return NULL;
+    if (a + bytes > d->smem_size || a + bytes < a) {
+      em_fail(c, t, in, "shared-memory access at %llu (%zu bytes) outside the CTA's %zu bytes%s",
+              (unsigned long long)a, bytes, d->smem_size, d != c || tagged != a ? " (shared::cluster)" : "");
       return NULL;
     }
-    return c->smem + a;
+    if (d != c && in && (in->opc == EM_ST || in->opc == EM_ATOM || in->opc == EM_RED))
+      em_chk_remote_write(d, (uint32_t)a, (uint32_t)bytes);
+    return d->smem + a;
   }
   if (sp == ES_PARAM) {
     em_fail(c, t, in, "parameter address %llu outside the parameter space", (unsigned long long)a);
@@ -530,7 +535,7 @@ static void release_all(Cta *c) {
  * their syntax): an instruction with fewer is refused, never indexed. */
 static int min_args(EmOpc o) {
   switch (o) {
-  case EM_NOP: case EM_MEMBAR: case EM_RET: case EM_EXIT: return 0;
+  case EM_NOP: case EM_MEMBAR: case EM_RET: case EM_EXIT: case EM_CBAR: return 0;
   case EM_BRA: case EM_BAR: return 1;
   case EM_MOV: case EM_NEG: case EM_ABS: case EM_NOT: case EM_CNOT: case EM_CVT: case EM_CVTA: case EM_EX2:
   case EM_LG2: case EM_RCP: case EM_SQRT: case EM_RSQRT: case EM_SIN: case EM_COS: case EM_TANH: case EM_LD:
@@ -542,6 +547,7 @@ static int min_args(EmOpc o) {
   case EM_MMA: return 4;
   case EM_BULK_COMMIT: case EM_WG_COMMIT: return 0;
   case EM_BULK_WAIT: case EM_WG_WAIT: case EM_SETMAXNREG: return 1;
+  case EM_MAPA: return 3;
   case EM_MBAR_INIT: case EM_MBAR_ARRIVE: case EM_MBAR_EXPECT_TX: case EM_TMA_STORE: case EM_STMATRIX:
   case EM_LDMATRIX: return 2;
   case EM_WGMMA: return 7;
@@ -991,6 +997,7 @@ void em_step(Cta *c, Thr *t) {
     t->state = T_DONE;
     c->live--;
     release_all(c); /* a barrier over the whole CTA no longer waits for it */
+    em_clu_exit(c, t); /* nor does barrier.cluster */
     return;
   case EM_BAR: {
     /* count 0 stands for "every thread of the CTA that has not exited" */
@@ -1079,6 +1086,9 @@ void em_step(Cta *c, Thr *t) {
     return;
   case EM_CPA: case EM_CPA_COMMIT: case EM_CPA_WAIT:
     em_cpa_step(c, t, in);
+    return;
+  case EM_CBAR: case EM_MAPA:
+    em_clu_step(c, t, in);
     return;
   case EM_UNSUPPORTED:
   default:

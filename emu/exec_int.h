@@ -17,8 +17,9 @@
 /* Thread states: running; at a bar.sync; at a warp or warpgroup collective;
  * at an mbarrier wait whose phase has not completed; spinning on global
  * memory (an acquire load that keeps reading the same value: another CTA
- * must change it); waiting in setmaxnreg.inc for registers (regs.c); exited. */
-enum { T_RUN, T_BAR, T_COLL, T_MBAR, T_SPIN, T_REGS, T_DONE };
+ * must change it); waiting in setmaxnreg.inc for registers (regs.c); at a
+ * barrier.cluster.wait (cluster.c); exited. */
+enum { T_RUN, T_BAR, T_COLL, T_MBAR, T_SPIN, T_REGS, T_CBAR, T_DONE };
 
 enum { EM_SPIN_LOADS = 8 }; /* the same value this many times in a row: a spin */
 
@@ -40,6 +41,7 @@ typedef struct Thr {
   int cpa_inflight;     /* its copies not yet done */
   uint64_t spin_addr, spin_val; /* the last acquire load from global memory, and how often in a row */
   int spin_n;
+  uint32_t cb_arr;      /* cluster.c: the barrier.cluster phase it arrived in + 1 (0: not arrived) */
 } Thr;
 
 /* An mbarrier (PTX ISA: a 64-bit object in shared memory): its expected
@@ -61,6 +63,7 @@ typedef struct EmAsync {
   const EmIns *in; /* the issuing instruction and thread (for reports) */
   int thr;
   bool load;       /* global -> shared (mbarrier completion); else shared -> global (bulk group) */
+  bool remote;     /* a multicast load issued by another CTA of the cluster (thr: its thread there) */
   int group;       /* a store's bulk group: the thread's bulk_groups when issued */
   uint64_t due;    /* the round from which the scheduler may complete it */
   uint32_t smem, mbar;
@@ -84,6 +87,21 @@ typedef struct EmWgQueue {
   EmWgOp *op;
   int n, cap;
 } EmWgQueue;
+
+/* A cluster (cluster.c): its CTAs by rank, run co-scheduled (sched.c). */
+typedef struct EmClu {
+  struct Cta **cta;
+  int n;
+  unsigned dim[3];
+  bool is_explicit;      /* a cluster shape was given (launch or .reqnctapercluster) */
+  bool progressed;       /* sched.c: its last turn did more than spin */
+  int cb_live;           /* barrier.cluster: the cluster's threads that have not exited */
+  int cb_arrived;        /* and those that arrived in the current phase */
+  uint32_t cb_phase;
+} EmClu;
+
+/* A shared::cluster address: the CTA's rank + 1 above this bit, its shared-window offset below. */
+#define EM_DSMEM_SHIFT 24
 
 typedef struct Cta {
   const EmModule *m;
@@ -118,6 +136,9 @@ typedef struct Cta {
   int reg_launch;       /* regs.c: registers a thread at launch (0: the register file not modelled) */
   int *reg_warp;        /* regs.c: the registers a thread of each warp holds */
   int64_t reg_free;     /* regs.c: the CTA's register pool: what setmaxnreg.dec gave back, not yet taken */
+  EmClu *clu;           /* its cluster (one CTA when the launch has none) */
+  int rank;             /* its rank in it (%cluster_ctarank) */
+  bool ended;           /* sched.c: its threads have all exited (its window stays while the cluster runs) */
 } Cta;
 
 /* What an accumulator register of a wgmma.mma_async holds until the
@@ -239,6 +260,21 @@ void em_reg_free(Cta *c);
 void em_reg_finish(Cta *c, Thr *t, const EmIns *in);
 /* What a thread in T_REGS waits for, for the deadlock report. */
 void em_reg_waits(const Cta *c, const Thr *t, char *buf, size_t n);
+
+/* ---- cluster.c: clusters ---- */
+uint64_t em_clu_sreg(const Cta *c, int r); /* the cluster's special registers (EmSreg) */
+/* The CTA whose window the shared(::cluster) address *a is in (its tag stripped from *a); NULL after a report. */
+Cta *em_clu_owner(Cta *c, const Thr *t, const EmIns *in, uint64_t *a);
+void em_clu_step(Cta *c, Thr *t, const EmIns *in); /* EM_CBAR, EM_MAPA */
+void em_clu_exit(Cta *c, Thr *t);                  /* t exited: it no longer holds barrier.cluster back */
+void em_clu_waits(const Cta *c, const Thr *t, char *buf, size_t n); /* T_CBAR, for the deadlock report */
+/* check.c: barrier.cluster as the checks see it (a bar.sync over each CTA); a write by another CTA of the
+ * cluster (through shared::cluster, or a multicast TMA load) into a's n bytes of c's window: written, by no
+ * agent this CTA's clocks know (not checked for races). */
+void em_chk_cbar_arrive(Cta *c, const Thr *t);
+void em_chk_cbar_complete(Cta *c);
+void em_chk_cbar_wait(Cta *c, const Thr *t);
+void em_chk_remote_write(Cta *c, uint32_t a, uint32_t n);
 
 /* ---- numbers (shared by the files above) ---- */
 static inline float em_f32_of(uint64_t bits) {

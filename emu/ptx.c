@@ -86,14 +86,17 @@ static const char *const sreg_names[] = {
     "%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z",
     "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%clock", "%clock64",
     "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge",
-    "%dynamic_smem_size", "%total_smem_size"};
-_Static_assert(COUNT(type_size) == ET_F32X2 + 1 && COUNT(sreg_names) == ESR_TOTAL_SMEM_SIZE + 1,
+    "%dynamic_smem_size", "%total_smem_size",
+    "%cluster_ctarank", "%cluster_nctarank", "%clusterid.x", "%clusterid.y", "%clusterid.z",
+    "%nclusterid.x", "%nclusterid.y", "%nclusterid.z", "%cluster_ctaid.x", "%cluster_ctaid.y",
+    "%cluster_ctaid.z", "%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z", "%is_explicit_cluster"};
+_Static_assert(COUNT(type_size) == ET_F32X2 + 1 && COUNT(sreg_names) == ESR_IS_EXPLICIT_CLUSTER + 1,
                "a table is out of step with emu.h");
 
 /* Special registers exec does not model (prefixes): reading one downgrades
  * the instruction instead of failing the parse. */
 static const char *const other_sregs[] = {
-    "%cluster", "%nclusterid", "%clusterid", "%is_explicit_cluster", "%globaltimer", "%clock_hi",
+    "%globaltimer", "%clock_hi",
     "%pm", "%envreg", "%gridid", "%aggr_smem_size", "%reserved_smem", "%current_graph_exec"};
 
 
@@ -976,13 +979,23 @@ static bool resolve_labels(Px *P) {
 
 /* Performance directives after the signature: .maxntid is kept (.reqntid
  * too when alone: it bounds the block as well), and .maxnreg and
- * .minnctapersm (the register cap setmaxnreg needs: exec's register pool);
- * the rest are skipped. */
+ * .minnctapersm (the register cap setmaxnreg needs: exec's register pool),
+ * .reqnctapercluster and .explicitcluster (the cluster shape); the rest are
+ * skipped. */
 static bool perf_directives(Px *P, EmFunc *f) {
   for (bool have_max = false; is_dir(P);) {
     bool mx = is_w(P, ".maxntid"), rq = is_w(P, ".reqntid"), mr = is_w(P, ".maxnreg"), mc = is_w(P, ".minnctapersm");
+    bool rc = is_w(P, ".reqnctapercluster");
     uint32_t v[3] = {1, 1, 1};
+    if (is_w(P, ".explicitcluster")) f->explicitcluster = true;
     next(P);
+    if (rc) {
+      for (int i = 0; i < 3 && num_u32(P, &v[i], 16, "a cluster dimension") && is_p(P, ','); i++) next(P);
+      if (P->failed) return false;
+      for (int i = 0; i < 3; i++) f->reqncluster[i] = (int)v[i];
+      f->explicitcluster = true;
+      continue;
+    }
     if (mr || mc) {
       if (!num_u32(P, &v[0], mr ? 256 : 64, mr ? "a register count" : "a CTA count")) return false;
       *(mr ? &f->maxnreg : &f->minnctapersm) = (int)v[0];

@@ -21,7 +21,7 @@ static const char *const opc_names[] = {
     "ld", "st", "atom", "red", "bra", "ret", "exit", "bar", "shfl", "redux", "vote", "membar", "mma", "call", "trap",
     "mbarrier.init", "mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.wait", "cp.async.bulk.tensor (load)",
     "cp.async.bulk.tensor (store)", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "wgmma.mma_async",
-    "wgmma.commit_group", "wgmma.wait_group", "stmatrix", "ldmatrix", "setmaxnreg",
+    "wgmma.commit_group", "wgmma.wait_group", "stmatrix", "ldmatrix", "setmaxnreg", "barrier.cluster", "mapa",
     "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.mma", "tcgen05.commit",
     "tcgen05.ld", "tcgen05.st", "tcgen05.wait", "tcgen05.fence", "cp.async", "cp.async.commit_group",
     "cp.async.wait_group", "unsupported"};

@@ -10,8 +10,8 @@
  * JIT's, through tile_module_load_ptx), parsed once. A launch packs
  * the parameters by the PTX's own parameter list and runs the grid; its
  * report comes back through cuGetErrorString. Tensor maps are the
- * emulator's own encoding (emu/tma.c). Not yet: clusters (refused with
- * CUDA_ERROR_NOT_SUPPORTED and a message).
+ * emulator's own encoding (emu/tma.c). A cluster launch (cuLaunchKernelEx's
+ * cluster dimension) runs each cluster's CTAs co-scheduled (emu/cluster.c).
  *
  * Every launch reads TILE_EMU_SEED (the schedule: round-robin, random or
  * adversarial, and its seed; the reports print it, so a failure replays)
@@ -355,10 +355,11 @@ static bool emu_schedule(EmLaunch *l) {
   return true;
 }
 
-static CUresult emu_run(CUfunction fn, const unsigned g[3], const unsigned b[3], unsigned smem, void **params) {
+static CUresult emu_run(CUfunction fn, const unsigned g[3], const unsigned b[3], const unsigned cl[3], unsigned smem,
+                        void **params) {
   const EmFunc *f = fn->f;
   EmLaunch l = {.kernel = f->name, .grid = {g[0], g[1], g[2]}, .block = {b[0], b[1], b[2]}, .dyn_smem = smem,
-                .regs = fn->regs};
+                .cluster = {cl[0], cl[1], cl[2]}, .regs = fn->regs};
   if (!emu_schedule(&l))
     return emu_err(CUDA_ERROR_INVALID_VALUE,
                    "TILE_EMU_SEED=%s: expected rr, a number (a random schedule's seed), random:N or adversarial:N",
@@ -388,17 +389,20 @@ static CUresult emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, 
                            unsigned smem, CUstream s, void **params, void **extra) {
   (void)s;
   if (extra) return emu_err(EMU_ERR_UNSUPPORTED, "launch parameters through `extra`%s", NULL);
-  return emu_run(f, (unsigned[]){gx, gy, gz}, (unsigned[]){bx, by, bz}, smem, params);
+  return emu_run(f, (unsigned[]){gx, gy, gz}, (unsigned[]){bx, by, bz}, (unsigned[]){1, 1, 1}, smem, params);
 }
 
+/* The cluster shape of CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, as tile_launch passes it (emu/cluster.c runs
+ * the CTAs of a cluster co-scheduled). */
 static CUresult emu_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra) {
+  unsigned cl[3] = {1, 1, 1};
   for (unsigned i = 0; i < cfg->numAttrs; i++)
-    if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
-        cfg->attrs[i].value.clusterDim.x * cfg->attrs[i].value.clusterDim.y * cfg->attrs[i].value.clusterDim.z > 1)
-      return emu_err(EMU_ERR_UNSUPPORTED, "the emulator does not run clusters yet%s", NULL);
+    if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+      cl[0] = cfg->attrs[i].value.clusterDim.x, cl[1] = cfg->attrs[i].value.clusterDim.y,
+      cl[2] = cfg->attrs[i].value.clusterDim.z;
   if (extra) return emu_err(EMU_ERR_UNSUPPORTED, "launch parameters through `extra`%s", NULL);
   return emu_run(f, (unsigned[]){cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
-                 (unsigned[]){cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ}, cfg->sharedMemBytes, params);
+                 (unsigned[]){cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ}, cl, cfg->sharedMemBytes, params);
 }
 
 static CUresult emu_occupancy(int *blocks, CUfunction f, int bs, size_t smem) {

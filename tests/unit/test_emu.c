@@ -572,14 +572,14 @@ static void test_isa_cases(void **state) {
 }
 
 /* An instruction the emulator cannot run yet stops the launch with its
- * name (elect.sync, a multicast TMA load). */
+ * name (elect.sync, a multicast TMA load of a CTA pair: cta_group::2). */
 static void test_unsupported_report(void **state) {
   (void)state;
   uint64_t out[16];
   char err[512];
   const char *bad[] = {"elect.sync %r1|%p1, 0xffffffff;",
-                       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
-                       "[%rd1], [%rd1, {%r1, %r2}], [%rd1], %rs1;"};
+                       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+                       ".cta_group::2 [%rd1], [%rd1, {%r1, %r2}], [%rd1], %rs1;"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     bool ok = run_k(bad[i], 32, out, err, sizeof err);
     if (ok || !strstr(err, "cannot run this instruction yet")) print_error("'%s': %s\n", bad[i], ok ? "ran" : err);

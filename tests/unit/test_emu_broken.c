@@ -178,7 +178,7 @@ static bool launch(const Kernel *k, int sched, uint64_t seed, char *err, size_t 
   }
   EmLaunch l = {.kernel = k->name, .grid = {k->grid[0], k->grid[1], k->grid[2]}, .block = {k->threads, 1, 1}, .dyn_smem = k->smem,
                 .params = params, .params_size = f->param_bytes, .ranges = rg, .nranges = nb, .sched = sched,
-                .seed = seed, .max_steps = 50000000};
+                .seed = seed, .max_steps = 50000000, .cluster = {k->cluster[0], k->cluster[1], k->cluster[2]}};
   bool ok = em_launch(k->m, &l, err, errlen);
   for (int i = 0; i < nb; i++) free(bufs[i]);
   free(params);
