@@ -87,6 +87,9 @@ typedef struct EmChk EmChk;
 struct EmChk {
   int nw, ngen, used;    /* warps; the generic-proxy writers (warps, cp.async streams); agents in use */
   int agc, agb, agw, agm; /* the first cp.async-stream, bulk-stream, wgmma-stream and mbarrier agents */
+  int agt;               /* the tcgen05.mma pipe (its epochs: the MMAs issued, tc_ep the last) */
+  uint32_t tc_ep;
+  uint32_t (*tvc)[NW];   /* tmem.c: each thread's warp clock at its last tcgen05.fence::after_thread_sync (NULL: none yet) */
   uint32_t (*vc)[AG_N];  /* each thread's clock */
   uint32_t (*avc)[GN];   /* what of the generic-proxy writes reaches the thread through a proxy fence */
   uint32_t ep[NW];       /* each warp's epoch (its accesses are marked with it) */
@@ -107,7 +110,7 @@ bool em_chk_new(Cta *c) {
   EmChk *k = calloc(1, sizeof *k);
   if (!k) return false;
   k->nw = (c->n + 31) / 32;
-  k->agc = k->nw, k->agb = 2 * k->nw, k->agw = 3 * k->nw, k->agm = k->agw + (k->nw + 3) / 4;
+  k->agc = k->nw, k->agb = 2 * k->nw, k->agw = 3 * k->nw, k->agt = k->agw + (k->nw + 3) / 4, k->agm = k->agt + 1;
   k->ngen = k->agb;
   k->used = k->agm;
   k->nsh = (c->smem_size + 3) / 4;
@@ -127,7 +130,7 @@ void em_chk_free(Cta *c) {
   EmChk *k = c->chk;
   if (!k) return;
   for (int i = 0; i < AG_N; i++) free(k->mb[i]);
-  free(k->vc), free(k->avc), free(k->sh), free(k);
+  free(k->vc), free(k->avc), free(k->sh), free(k->tvc), free(k);
   c->chk = NULL;
 }
 
@@ -380,6 +383,45 @@ void em_chk_remote_write(Cta *c, uint32_t a, uint32_t n) {
     d->init |= word_mask(a, n, x);
     d->w = 0, d->r[0] = d->r[1] = 0;
   }
+}
+
+/* ---- tcgen05 ordering (tmem.c keeps the tensor-memory shadow) ---- */
+
+uint32_t em_chk_tc_now(Cta *c, const Thr *t) {
+  EmChk *k = c->chk;
+  if (!k) return 0;
+  uint32_t e = row_of(k, t)[t->warp];
+  publish(k, t);
+  return e;
+}
+
+int em_chk_tc_knows(Cta *c, const Thr *t, int w, uint32_t e) {
+  EmChk *k = c->chk;
+  if (!k || w == (int)t->warp || w < 0 || w >= k->nw) return 2;
+  if (k->vc[t->linear][w] < e) return 0;
+  return k->tvc && k->tvc[t->linear][w] >= e ? 2 : 1;
+}
+
+void em_chk_tc_fence_after(Cta *c, const Thr *t) {
+  EmChk *k = c->chk;
+  if (!k || (!k->tvc && !(k->tvc = calloc((size_t)c->n, sizeof *k->tvc)))) return; /* out of memory: unchecked */
+  memcpy(k->tvc[t->linear], k->vc[t->linear], sizeof k->tvc[0][0] * (size_t)k->nw);
+}
+
+uint32_t em_chk_tc_mma(Cta *c) {
+  EmChk *k = c->chk;
+  return k && k->tc_ep < EP_MAX ? ++k->tc_ep : 0;
+}
+
+void em_chk_tc_commit(Cta *c, EmMbar *b, uint32_t e) {
+  EmChk *k = c->chk;
+  ChkMb *m = b ? chk_mb(k, mb_index(c, b)) : NULL;
+  if (m && m->cur[k->agt] < e) m->cur[k->agt] = e;
+}
+
+bool em_chk_tc_mma_done(Cta *c, const Thr *t, uint32_t e) {
+  EmChk *k = c->chk;
+  return !k || k->vc[t->linear][k->agt] >= e;
 }
 
 /* ---- mbarriers ---- */
