@@ -53,7 +53,7 @@ typedef enum EmOpc {
   EM_EX2, EM_LG2, EM_RCP, EM_SQRT, EM_RSQRT, EM_SIN, EM_COS, EM_TANH,
   EM_LD, EM_ST, EM_ATOM, EM_RED,
   EM_BRA, EM_RET, EM_EXIT,
-  EM_BAR,      /* bar.sync / barrier.sync / bar.arrive / barrier.arrive (mod: EMM_ARRIVE) */
+  EM_BAR,      /* bar.sync / barrier.sync / bar.arrive / barrier.arrive (mod: EMM_ARRIVE); bar.red (EMM_BRED) */
   EM_SHFL,     /* shfl.sync.{up,down,bfly,idx}.b32 */
   EM_REDUX,    /* redux.sync.{min,max,add,and,or,xor}.{u32,s32,b32} */
   EM_VOTE,     /* vote.sync.{all,any,uni,ballot} */
@@ -125,6 +125,7 @@ enum {
   EMM_HINT = 1u << 26,   /* cp.async ... .L2::cache_hint: the last operand is a cache policy */
   EMM_ALL = 1u << 27,    /* cp.async.wait_all */
   EMM_MCAST = 1u << 28,  /* cp.async.bulk.tensor ... .multicast::cluster: a cta-mask operand last */
+  EMM_BRED = 1u << 29,   /* bar.red / barrier.red: d, a [, b], {!}c; sub ESB_ADD (.popc), ESB_AND, ESB_OR */
   EMM_SYS = 1u << 30,    /* set by the parser: sys.c runs it, not exec.c (local memory: ld/st.local, cvta.local, a
                             .local variable's address; call; trap) */
 };

@@ -521,8 +521,14 @@ static void release(Cta *c, int id) {
   if (c->bar_arrived[id] == 0 || c->bar_arrived[id] < need) return;
   c->bar_arrived[id] = 0;
   em_chk_bar_release(c, id);
-  for (int i = 0; i < c->n; i++)
-    if (c->t[i].state == T_BAR && c->t[i].bar == id) c->t[i].state = T_RUN;
+  for (int i = 0; i < c->n; i++) {
+    Thr *t = &c->t[i];
+    if (t->state != T_BAR || t->bar != id) continue;
+    t->state = T_RUN;
+    const EmIns *in = &c->f->ins[t->pc - 1]; /* its bar.red (the pc moved past it at the arrival): the result */
+    if (c->bar_red[id]) em_dst(t, &in->a[0], (EmType)in->type, c->bar_acc[id]);
+  }
+  c->bar_red[id] = 0;
 }
 
 static void release_all(Cta *c) {
@@ -1000,14 +1006,21 @@ void em_step(Cta *c, Thr *t) {
     em_clu_exit(c, t); /* nor does barrier.cluster */
     return;
   case EM_BAR: {
-    /* count 0 stands for "every thread of the CTA that has not exited" */
-    int id = a[0].kind == EA_NONE ? 0 : (int)em_src(c, t, &a[0], ET_U32);
-    int count = in->nargs > 1 ? (int)em_src(c, t, &a[1], ET_U32) : 0;
+    /* count 0 stands for "every thread of the CTA that has not exited"; bar.red: d, a [, b], {!}c */
+    bool red = in->mod & EMM_BRED;
+    const EmArg *b = red ? a + 1 : a;
+    int nb = red ? in->nargs - 2 : in->nargs;
+    if (red && nb < 1) {
+      em_fail(c, t, in, "bar.red with %d operands: d, a [, b], c", in->nargs);
+      return;
+    }
+    int id = b[0].kind == EA_NONE ? 0 : (int)em_src(c, t, &b[0], ET_U32);
+    int count = nb > 1 ? (int)em_src(c, t, &b[1], ET_U32) : 0;
     if (id < 0 || id > 15) {
       em_fail(c, t, in, "barrier id %d outside 0..15", id);
       return;
     }
-    if (in->nargs > 1 && (count <= 0 || count > c->n || count % 32)) {
+    if (nb > 1 && (count <= 0 || count > c->n || count % 32)) {
       em_fail(c, t, in, "barrier %d with a thread count of %d (the CTA has %d threads)", id, count, c->n);
       return;
     }
@@ -1015,6 +1028,17 @@ void em_step(Cta *c, Thr *t) {
       em_fail(c, t, in, "barrier: barrier %d: thread counts disagree (%d and %d)", id, c->bar_count[id], count);
       return;
     }
+    if (c->bar_arrived[id] > 0 && c->bar_red[id] != (red ? in->sub : 0)) {
+      em_fail(c, t, in, "barrier: barrier %d: threads meet at it with different reductions (bar.red and bar.sync, or "
+              "two bar.red operations)", id);
+      return;
+    }
+    if (red) { /* .popc counts the threads whose predicate is true; .and / .or combine them */
+      uint64_t p = em_src(c, t, &a[in->nargs - 1], ET_PRED) != 0;
+      if (!c->bar_arrived[id]) c->bar_acc[id] = in->sub == ESB_AND;
+      c->bar_acc[id] = in->sub == ESB_ADD ? c->bar_acc[id] + p : in->sub == ESB_AND ? c->bar_acc[id] & p : c->bar_acc[id] | p;
+    }
+    c->bar_red[id] = red ? in->sub : 0;
     c->bar_count[id] = count;
     c->bar_arrived[id]++;
     em_chk_bar_arrive(c, t, id);

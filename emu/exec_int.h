@@ -113,6 +113,8 @@ typedef struct Cta {
   size_t smem_size;
   unsigned ctaid[3];
   int bar_arrived[16], bar_count[16];
+  uint8_t bar_red[16];  /* bar.red: the reduction of the barrier's current arrivals (EmSub; 0: bar.sync) */
+  uint32_t bar_acc[16]; /* and its value so far */
   int live; /* threads that have not exited */
   uint64_t steps, round, rng;
   char *err;
