@@ -419,6 +419,10 @@ static void tma_issue(Cta *c, Thr *t, const EmIns *in) {
   for (int r = 0; r < c->clu->n; r++) {
     if (!(mask >> r & 1)) continue;
     Cta *d = c->clu->cta[r];
+    if (d->ended) {
+      em_fail(c, t, in, "the multicast TMA load writes CTA rank %d, whose threads have all exited", r);
+      return;
+    }
     EmAsync dop = op;
     dop.remote = d != c;
     if (dop.remote) {

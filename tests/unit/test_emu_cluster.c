@@ -132,6 +132,17 @@ static void test_cluster_dsmem(void **state) {
   p = (uint64_t)(uintptr_t)out8;
   must_run(dsmem_ptx, (unsigned[]){8, 1, 1}, (unsigned[]){4, 1, 1}, 64, &p, 8, 1);
   for (unsigned c = 0; c < 8; c++) assert_int_equal(out8[c * 128 + 5], ((c % 4 + 1) % 4) * 1000 + 5);
+  /* without the second barrier.cluster a CTA may exit while the others still read its window: reported when a
+     read comes after its last thread exited */
+  char ptx[sizeof dsmem_ptx];
+  memcpy(ptx, dsmem_ptx, sizeof ptx);
+  char *b2 = strstr(ptx, "barrier.cluster.arrive.aligned;\nbarrier.cluster.wait.aligned;\n");
+  assert_non_null(b2);
+  memmove(b2, b2 + 62, strlen(b2 + 62) + 1);
+  char err[2048];
+  p = (uint64_t)(uintptr_t)out;
+  assert_false(launch(ptx, (unsigned[]){4, 1, 1}, (unsigned[]){4, 1, 1}, 64, &p, 8, EM_SCHED_RR, 0, err, sizeof err));
+  has(err, "whose threads have all exited", "the report");
 }
 
 /* ---- an arrival on another CTA's mbarrier ---- */
