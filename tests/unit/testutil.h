@@ -12,33 +12,9 @@
 
 #ifndef TILE_SRC_DIR
 #define TILE_SRC_DIR "."
-/* The emulator's tests (after emu/emu.h): parse ptx and run the launch l;
- * true when it ran, else the report (or the parser's error) in err. */
-#ifdef TILE_EMU_H
-static inline bool tu_emu_run(const char *ptx, const EmLaunch *l, char *err, size_t errlen) {
-  EmModule *m = NULL;
-  if (!em_ptx_parse(ptx, strlen(ptx), &m, err, errlen)) return false;
-  bool ok = em_launch(m, l, err, errlen);
-  em_module_free(m);
-  return ok;
-}
-#endif
-
 #endif
 #ifndef TILE_BUILD_DIR
 #define TILE_BUILD_DIR "build"
-/* The emulator's tests (after emu/emu.h): parse ptx and run the launch l;
- * true when it ran, else the report (or the parser's error) in err. */
-#ifdef TILE_EMU_H
-static inline bool tu_emu_run(const char *ptx, const EmLaunch *l, char *err, size_t errlen) {
-  EmModule *m = NULL;
-  if (!em_ptx_parse(ptx, strlen(ptx), &m, err, errlen)) return false;
-  bool ok = em_launch(m, l, err, errlen);
-  em_module_free(m);
-  return ok;
-}
-#endif
-
 #endif
 
 /* xorshift64: the tests' reproducible random numbers (*state != 0) */
