@@ -1085,9 +1085,15 @@ void em_step(Cta *c, Thr *t) {
   case EM_TMA_STORE: case EM_BULK_COMMIT: case EM_BULK_WAIT:
     em_async_step(c, t, in);
     return;
-  case EM_SETMAXNREG: /* a warpgroup collective (.sync.aligned); regs.c runs it */
+  case EM_SETMAXNREG: /* a warpgroup collective (.sync.aligned) on the register pool (regs.c) */
     if (a[0].imm < 24 || a[0].imm > 256 || a[0].imm % 8) {
       em_fail(c, t, in, "setmaxnreg to %lld registers: a multiple of 8 from 24 to 256", (long long)a[0].imm);
+      return;
+    }
+    if (!c->reg_launch) break; /* no register cap: ptxas ignores setmaxnreg (C7508), so does the pool */
+    if (t->warp / 4 * 128 + 128 > (unsigned)c->n) {
+      em_fail(c, t, in, "setmaxnreg in warpgroup %u, which the CTA's %d threads leave incomplete (it is .sync.aligned "
+              "over the warpgroup's 128 threads)", t->warp / 4, c->n);
       return;
     }
     t->cmask = 0xffffffffu;

@@ -14,7 +14,9 @@
  * .minnctapersm; with none of them ptxas ignores setmaxnreg (C7508) and so
  * does the pool here (the instruction is still checked).
  *
- * A warpgroup's setmaxnreg is run once all its 128 threads stand at it:
+ * Without a cap setmaxnreg is checked and passed over, thread by thread
+ * (exec.c). With one, a warpgroup's setmaxnreg (the CTA's last warpgroup
+ * incomplete: reported) is run once all its 128 threads stand at it:
  * .dec gives back (held - N) registers a thread of each warp and lets the
  * warpgroups waiting in .inc take what now fits (in warpgroup order);
  * .inc takes (N - held) a thread or leaves its threads in T_REGS until a
@@ -114,10 +116,6 @@ static void grant(Cta *c) {
 void em_reg_finish(Cta *c, Thr *t, const EmIns *in) {
   int g = (int)t->warp / 4, n = (int)in->a[0].imm;
   bool inc = in->sub == ESB_INC;
-  if (!c->reg_launch) { /* not modelled: ptxas ignores setmaxnreg without a register cap */
-    release(c, g);
-    return;
-  }
   for (int w = g * 4; w < g * 4 + 4 && w * 32 < c->n; w++)
     if (inc ? n < c->reg_warp[w] : n > c->reg_warp[w]) {
       em_fail(c, t, in, "setmaxnreg.%s to %d registers a thread, but warp %d holds %d: .%s cannot %s them",

@@ -100,6 +100,12 @@ static void test_pool_misuse(void **state) {
   kernel(ptx, sizeof ptx, ".maxnreg 168", 40, 232);
   assert_false(launch(ptx, 384, 176, EM_SCHED_RR, 0, out, err, sizeof err));
   has(err, "384 threads x 176 registers (67584) is more than an SM's 65536", "the report");
+  /* a CTA of 64 threads: an incomplete warpgroup (without a cap: passed over, as ptxas does) */
+  kernel(ptx, sizeof ptx, ".maxnreg 168", 40, 232);
+  assert_false(launch(ptx, 64, 0, EM_SCHED_RR, 0, out, err, sizeof err));
+  has(err, "setmaxnreg in warpgroup 0, which the CTA's 64 threads leave incomplete", "the report");
+  kernel(ptx, sizeof ptx, "", 40, 232);
+  assert_true(launch(ptx, 64, 0, EM_SCHED_RR, 0, out, err, sizeof err));
   /* 255 registers count as 256: 256 threads fit exactly */
   assert_false(launch(ptx, 384, 255, EM_SCHED_RR, 0, out, err, sizeof err));
   has(err, "384 threads x 256 registers", "the report");
