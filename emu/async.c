@@ -420,7 +420,7 @@ static void tma_issue(Cta *c, Thr *t, const EmIns *in) {
     if (!(mask >> r & 1)) continue;
     Cta *d = c->clu->cta[r];
     if (d->ended) {
-      em_fail(c, t, in, "the multicast TMA load writes CTA rank %d, whose threads have all exited", r);
+      em_fail(c, t, in, "cluster: the multicast TMA load writes CTA rank %d, whose threads have all exited", r);
       return;
     }
     EmAsync dop = op;

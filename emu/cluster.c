@@ -52,7 +52,7 @@ Cta *em_clu_owner(Cta *c, const Thr *t, const EmIns *in, uint64_t *a) {
   *a &= (1ull << EM_DSMEM_SHIFT) - 1;
   Cta *d = c->clu->cta[tag - 1];
   if (d->ended) { /* its threads all exited: on the GPU its shared memory may belong to another CTA by now */
-    em_fail(c, t, in, "shared::cluster access to CTA %u,%u,%u (rank %d), whose threads have all exited (a "
+    em_fail(c, t, in, "cluster: a shared::cluster access to CTA %u,%u,%u (rank %d), whose threads have all exited (a "
             "barrier.cluster before its exit keeps its shared memory alive for the cluster)", d->ctaid[0], d->ctaid[1],
             d->ctaid[2], d->rank);
     return NULL;

@@ -43,10 +43,11 @@ void em_fail(Cta *c, const Thr *t, const EmIns *in, const char *fmt, ...) {
     if (file && in->line > 0)
       snprintf(where, sizeof where, "%s:%d: ", file, in->line);
   }
-  char who[96] = "";
+  char who[128] = "", rank[32] = "";
+  if (c->clu && c->clu->n > 1) snprintf(rank, sizeof rank, " rank %d", c->rank);
   if (t)
-    snprintf(who, sizeof who, " (CTA %u,%u,%u thread %u,%u,%u)", c->ctaid[0], c->ctaid[1], c->ctaid[2], t->tid[0],
-             t->tid[1], t->tid[2]);
+    snprintf(who, sizeof who, " (CTA %u,%u,%u%s thread %u,%u,%u)", c->ctaid[0], c->ctaid[1], c->ctaid[2], rank,
+             t->tid[0], t->tid[1], t->tid[2]);
   char sched[64];
   if (c->sched == EM_SCHED_RR) snprintf(sched, sizeof sched, "schedule rr");
   else snprintf(sched, sizeof sched, "schedule %s, seed %llu", em_sched_name((EmSched)c->sched),

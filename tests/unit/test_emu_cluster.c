@@ -185,7 +185,7 @@ static void test_cluster_remote_mbarrier(void **state) {
   has(err, "deadlock: every thread of the cluster is blocked", "the report");
   has(err, "in its cluster of 2 CTAs (co-scheduled); CTA 1,0,0 (rank 1) has ended", "the report");
   has(err, "pending arrivals 1 of 1", "the report");
-  has(err, "(CTA 0,0,0 thread 0,0,0)", "the report");
+  has(err, "(CTA 0,0,0 rank 0 thread 0,0,0)", "the report");
   /* a state destination for another CTA's mbarrier */
   remote_arrive_ptx(ptx, sizeof ptx, false);
   char *u = strstr(ptx, "b64 _, [%r9]");
