@@ -588,7 +588,8 @@ static bool launch(const char *ptx, unsigned block, const void *params, size_t p
  * Broken variants: no mbarrier wait; no tcgen05.wait::ld; the A tile zeroed
  * after the MMAs are issued (they read it as they run). */
 enum { K_NOWAIT = 1, K_NOLDWAIT = 2, K_CLOBBER = 4, K_DISCARD = 8 /* not broken: .collector::a::discard, as LLVM writes */,
-       K_NOFENCE = 16 /* A in tensor memory: no fence::after_thread_sync between the bar.sync and the MMA */ };
+       K_NOFENCE = 16 /* A in tensor memory: no fence::after_thread_sync between the bar.sync and the MMA */,
+       K_STOVER = 32 /* every warp stores into D (its lanes, column 5) before the commit's mbarrier */ };
 static char *gemm_ptx(int M, bool f16, bool a_tmem, int broken) {
   size_t cap = 64 * 1024, n = 0;
   char *s = malloc(cap);
@@ -636,6 +637,7 @@ static char *gemm_ptx(int M, bool f16, bool a_tmem, int broken) {
       "st.shared.v4.b32 [%%r19], {%%r16, %%r16, %%r16, %%r16};\nadd.u32 %%r18, %%r18, 1;\n"
       "setp.lt.u32 %%p8, %%r18, 1024;\n@%%p8 bra CLOB;\n");
   P("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];\nWAITMMA:\n");
+  if (broken & K_STOVER) P("tcgen05.st.sync.aligned.32x32b.x1.b32 [%%r31+5], {%%r1};\ntcgen05.wait::st.sync.aligned;\n");
   if (!(broken & K_NOWAIT)) P("mbarrier.try_wait.parity.shared::cta.b64 %%p5, [bar], 0;\n@!%%p5 bra WAITMMA;\n");
   P("tcgen05.fence::after_thread_sync;\n");
   /* each warp: its lanes; row m of D, 64 f32 */
@@ -783,6 +785,15 @@ static void test_kernel_async(void **state) {
   has(err, "race: the tcgen05.mma reads A, tensor memory columns 64..71 (lanes 32..63), which warp 1's tcgen05.st",
       "the report");
   has(err, "with no tcgen05.fence::after_thread_sync between the thread sync and this instruction", "the report");
+  free(ptx);
+
+  /* a tcgen05.st into D before the commit's mbarrier: the MMAs may still write it */
+  gemm_init(g, 128, false, &s);
+  ptx = keep(gemm_ptx(128, false, false, K_STOVER));
+  assert_false(launch(ptx, 128, p, sizeof p, EM_SCHED_RR, 0, err, sizeof err));
+  has(err, "race: the tcgen05.st writes tensor memory columns 5..5 (lanes 0..31), which the tcgen05.mma at ptx line",
+      "the report");
+  has(err, "may still write: no wait on the mbarrier of a tcgen05.commit after it happens before", "the report");
   free(ptx);
   free(g);
 }
