@@ -106,6 +106,8 @@ static EmMbar *mb_of(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *a
 static void mb_settle(Cta *c, EmMbar *b) {
   if (b->pending || b->tx) return;
   em_chk_mbar_complete(c, b);
+  for (int r = 0; r < 16; r++) /* what its arrivals released across the cluster (check.c) */
+    b->xdone[r] = b->xacc[r] > b->xdone[r] ? b->xacc[r] : b->xdone[r], b->xacc[r] = 0;
   b->phase++;
   b->pending = b->count;
   if (!b->waiters) return;
@@ -205,6 +207,7 @@ static void mbar_step(Cta *c, Thr *t, const EmIns *in) {
       return;
     }
     if (o == c && !em_chk_mbar_arrive(c, t, in, b)) return;
+    em_chk_x_release(c, t, b->xacc);
     em_dst(t, &a[0], ET_B64, b->phase); /* the state: the phase it arrived in */
     b->pending -= (uint32_t)n;
     mb_settle(o, b);
@@ -222,7 +225,7 @@ static void mbar_step(Cta *c, Thr *t, const EmIns *in) {
       b->waiters++;
       return; /* the pc stays: it asks again when woken */
     }
-    if (done) em_chk_mbar_acquire(c, t, b);
+    if (done) em_chk_mbar_acquire(c, t, b), em_chk_x_acquire(t, b->xdone);
     em_dst(t, &a[0], ET_PRED, done);
     break;
   }
@@ -290,7 +293,7 @@ static bool reduce(int dtype, int op, uint8_t *g, const uint8_t *s) {
 }
 
 static bool remote_written(void *c, uint32_t a, uint32_t n) {
-  em_chk_remote_write(c, a, n);
+  em_chk_remote_write(c, NULL, a, n); /* ordered through the mbarrier it completes on */
   return true;
 }
 

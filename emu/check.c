@@ -74,7 +74,27 @@ typedef struct Word {
   uint16_t wthr; /* and thread (a TMA load: its issuing thread) */
   uint8_t init;  /* bytes of the word ever written, bit i byte i */
   uint8_t pad;
+  uint32_t xw;   /* the writing CTA of the cluster (rank + 1 above bit 24) and its epoch then (EmClu.xep); 0: none */
 } Word;
+
+static uint32_t xw_of(const Cta *c) { return c && c->clu ? (uint32_t)(c->rank + 1) << 24 | (c->clu->xep[c->rank] & EP_MAX) : 0; }
+
+/* Word d, which t (of c) reads, was written by another CTA of the cluster that t does not know to have released it. */
+static bool x_unordered(const Cta *c, const Thr *t, const Word *d) {
+  int r = (int)(d->xw >> 24) - 1;
+  return d->xw && c->clu && r != c->rank && r < 16 && t->xc[r] < (d->xw & EP_MAX);
+}
+
+static bool x_race(Cta *c, const Thr *t, const EmIns *in, const Cta *owner, size_t x, const Word *d) {
+  const Cta *w = c->clu->cta[(d->xw >> 24) - 1];
+  char at_own[64] = "";
+  if (owner != c) snprintf(at_own, sizeof at_own, " of CTA %u,%u,%u (rank %d)", owner->ctaid[0], owner->ctaid[1],
+                           owner->ctaid[2], owner->rank);
+  em_fail(c, t, in, "race: reads smem+0x%x%s, written by CTA %u,%u,%u (rank %d) with no barrier.cluster (or mbarrier "
+          "arrival it made) between that write and this read", (unsigned)(x * 4), at_own, w->ctaid[0], w->ctaid[1],
+          w->ctaid[2], w->rank);
+  return false;
+}
 
 typedef struct ChkMb {
   uint32_t cur[AG_N], cura[GN];   /* what the current phase's arrivals release */
@@ -268,6 +288,7 @@ bool em_chk_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n) 
       return false;
     }
     if ((d->init & m) != m) return uninit(c, t, in, "reads", d, x, m);
+    if (x_unordered(c, t, d)) return x_race(c, t, in, c, x, d);
     add_read(d, w, ep, row);
   }
   return true;
@@ -310,6 +331,7 @@ bool em_chk_write(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n)
     d->w = MK(w, ep), d->wpc = (int32_t)(in - c->f->ins), d->wthr = (uint16_t)t->linear;
     d->init |= word_mask(a, n, x);
     d->r[0] = d->r[1] = 0;
+    d->xw = xw_of(c);
   }
   return true;
 }
@@ -375,14 +397,47 @@ void em_chk_cbar_wait(Cta *c, const Thr *t) {
   join(k->avc[t->linear], k->cdonea, k->ngen);
 }
 
-void em_chk_remote_write(Cta *c, uint32_t a, uint32_t n) {
+void em_chk_remote_write(Cta *c, const Cta *src, uint32_t a, uint32_t n) {
   EmChk *k = c->chk;
   if (!k || !n || (uint64_t)a + n > c->smem_size) return;
   for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
     Word *d = &k->sh[x];
     d->init |= word_mask(a, n, x);
     d->w = 0, d->r[0] = d->r[1] = 0;
+    d->xw = xw_of(src);
   }
+}
+
+/* ---- across a cluster's CTAs: an epoch per CTA, ticking at each release by one of its threads ---- */
+
+void em_chk_x_release(Cta *c, const Thr *t, uint32_t *acc) {
+  EmClu *u = c->clu;
+  if (!c->chk || !u || u->n < 2) return;
+  for (int r = 0; r < u->n; r++)
+    if (t->xc[r] > acc[r]) acc[r] = t->xc[r];
+  if (u->xep[c->rank] > acc[c->rank]) acc[c->rank] = u->xep[c->rank];
+  if (u->xep[c->rank] < EP_MAX) u->xep[c->rank]++;
+}
+
+void em_chk_x_acquire(Thr *t, const uint32_t *done) {
+  for (int r = 0; r < 16; r++)
+    if (done[r] > t->xc[r]) t->xc[r] = done[r];
+}
+
+bool em_chk_remote_read(Cta *d, Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n) {
+  EmChk *k = d->chk;
+  if (!k || !n || (uint64_t)a + n > d->smem_size) return true;
+  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
+    const Word *w = &k->sh[x];
+    uint8_t m = word_mask(a, n, x);
+    if (x_unordered(c, t, w)) return x_race(c, t, in, d, x, w);
+    if ((w->init & m) != m) {
+      em_fail(c, t, in, "uninitialized: reads smem+0x%x of CTA %u,%u,%u (rank %d), which nothing has written",
+              (unsigned)(x * 4), d->ctaid[0], d->ctaid[1], d->ctaid[2], d->rank);
+      return false;
+    }
+  }
+  return true;
 }
 
 /* ---- tcgen05 ordering (tmem.c keeps the tensor-memory shadow) ---- */
@@ -531,6 +586,7 @@ static bool box_load(void *arg, uint32_t a, uint32_t n) {
     d->w = b->ag < AG_N ? MK(b->ag, b->ep) : 0;
     d->wpc = (int32_t)(b->op->in - b->c->f->ins), d->wthr = (uint16_t)b->op->thr;
     d->r[0] = d->r[1] = 0;
+    d->xw = xw_of(b->c);
   }
   return true;
 }
@@ -722,6 +778,7 @@ bool em_chk_cpa_issue(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_
     d->w = MK(ag, ep), d->wpc = (int32_t)(in - c->f->ins), d->wthr = (uint16_t)t->linear;
     d->init |= word_mask(a, n, x);
     d->r[0] = d->r[1] = 0;
+    d->xw = xw_of(c);
   }
   return true;
 }

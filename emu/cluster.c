@@ -65,6 +65,8 @@ static void settle(EmClu *u) {
   if (!u->cb_arrived || u->cb_arrived < u->cb_live) return;
   u->cb_phase++;
   u->cb_arrived = 0;
+  memcpy(u->cb_done, u->cb_acc, sizeof u->cb_done);
+  memset(u->cb_acc, 0, sizeof u->cb_acc);
   for (int k = 0; k < u->n; k++) {
     Cta *d = u->cta[k];
     em_chk_cbar_complete(d);
@@ -117,6 +119,7 @@ void em_clu_step(Cta *c, Thr *t, const EmIns *in) {
     t->cb_arr = u->cb_phase + 1;
     u->cb_arrived++;
     em_chk_cbar_arrive(c, t);
+    em_chk_x_release(c, t, u->cb_acc);
     t->pc++;
     settle(u);
     return;
@@ -131,6 +134,7 @@ void em_clu_step(Cta *c, Thr *t, const EmIns *in) {
   }
   t->cb_arr = 0;
   em_chk_cbar_wait(c, t);
+  em_chk_x_acquire(t, u->cb_done);
   t->pc++;
 }
 

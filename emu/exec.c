@@ -201,7 +201,8 @@ uint8_t *em_mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t a, s
       return NULL;
     }
     if (d != c && in && (in->opc == EM_ST || in->opc == EM_ATOM || in->opc == EM_RED))
-      em_chk_remote_write(d, (uint32_t)a, (uint32_t)bytes);
+      em_chk_remote_write(d, c, (uint32_t)a, (uint32_t)bytes);
+    if (d != c && in && in->opc == EM_LD && !em_chk_remote_read(d, c, t, in, (uint32_t)a, (uint32_t)bytes)) return NULL;
     return d->smem + a;
   }
   if (sp == ES_PARAM) {

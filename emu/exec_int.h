@@ -42,6 +42,7 @@ typedef struct Thr {
   uint64_t spin_addr, spin_val; /* the last acquire load from global memory, and how often in a row */
   int spin_n;
   uint32_t cb_arr;      /* cluster.c: the barrier.cluster phase it arrived in + 1 (0: not arrived) */
+  uint32_t xc[16];      /* check.c: what it knows of each cluster CTA's epoch (EmClu.xep) */
 } Thr;
 
 /* An mbarrier (PTX ISA: a 64-bit object in shared memory): its expected
@@ -55,6 +56,7 @@ typedef struct EmMbar {
   const EmIns *init_in; /* its mbarrier.init (its Tile line names it in reports) */
   const EmIns *exp_in;  /* the last expect_tx / arrive.expect_tx on it, and its thread */
   int exp_thr;
+  uint32_t xacc[16], xdone[16]; /* check.c: the cluster epochs its current phase's arrivals release, and its past ones */
 } EmMbar;
 
 /* A bulk copy in flight (cp.async.bulk.tensor): done at a later scheduling
@@ -98,6 +100,8 @@ typedef struct EmClu {
   int cb_live;           /* barrier.cluster: the cluster's threads that have not exited */
   int cb_arrived;        /* and those that arrived in the current phase */
   uint32_t cb_phase;
+  uint32_t xep[16];      /* check.c: each CTA's epoch: its shared-memory writes since its threads' last release */
+  uint32_t cb_acc[16], cb_done[16]; /* check.c: what barrier.cluster's current and last phase release */
 } EmClu;
 
 /* A shared::cluster address: the CTA's rank + 1 above this bit, its shared-window offset below. */
@@ -284,12 +288,18 @@ void em_clu_step(Cta *c, Thr *t, const EmIns *in); /* EM_CBAR, EM_MAPA */
 void em_clu_exit(Cta *c, Thr *t);                  /* t exited: it no longer holds barrier.cluster back */
 void em_clu_waits(const Cta *c, const Thr *t, char *buf, size_t n); /* T_CBAR, for the deadlock report */
 /* check.c: barrier.cluster as the checks see it (a bar.sync over each CTA); a write by another CTA of the
- * cluster (through shared::cluster, or a multicast TMA load) into a's n bytes of c's window: written, by no
- * agent this CTA's clocks know (not checked for races). */
+ * cluster (through shared::cluster: src, its epoch then; or a multicast TMA load, src NULL: ordered by the
+ * mbarrier it completes on) into a's n bytes of c's window: written, by no agent this CTA's clocks know. */
 void em_chk_cbar_arrive(Cta *c, const Thr *t);
 void em_chk_cbar_complete(Cta *c);
 void em_chk_cbar_wait(Cta *c, const Thr *t);
-void em_chk_remote_write(Cta *c, uint32_t a, uint32_t n);
+void em_chk_remote_write(Cta *c, const Cta *src, uint32_t a, uint32_t n);
+/* Across a cluster's CTAs (per CTA epochs, check.c): t of c releases what it knows into acc (a barrier.cluster
+ * arrival, an mbarrier arrival); a thread takes what a completed phase released; a read (remote: of d's window)
+ * of words another CTA wrote must know that CTA's epoch of the write (false after a report). */
+void em_chk_x_release(Cta *c, const Thr *t, uint32_t *acc);
+void em_chk_x_acquire(Thr *t, const uint32_t *done);
+bool em_chk_remote_read(Cta *d, Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n);
 
 /* ---- numbers (shared by the files above) ---- */
 static inline float em_f32_of(uint64_t bits) {
