@@ -34,10 +34,12 @@
 
 /* ---- addresses ---- */
 
-/* A shared-memory operand: its offset in the window (a .shared address, or
- * a generic one inside the window), `bytes` of it inside, aligned. */
-bool em_smem_at(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad, size_t bytes, uint32_t align,
-                    const char *what, uint32_t *out) {
+/* A shared-memory operand: its offset in the window of *owner (a .shared
+ * address, or a generic one inside the window; a shared::cluster address
+ * names another CTA of the cluster), `bytes` of it inside, aligned. With
+ * owner NULL only the executing CTA's own window is taken. */
+static bool smem_at(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad, size_t bytes, uint32_t align,
+                    const char *what, uint32_t *out, Cta **owner) {
   uint64_t a;
   if (!em_addr_of(c, t, in, ad, &a)) return false;
   if (sp != ES_SHARED) {
@@ -47,6 +49,16 @@ bool em_smem_at(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad, si
     }
     a -= EM_SMEM_GENERIC;
   }
+  uint64_t tagged = a;
+  Cta *o = em_clu_owner(c, t, in, &a);
+  if (!o) return false;
+  if (owner) *owner = o;
+  else if (o != c) {
+    em_fail(c, t, in, "%s at shared::cluster address 0x%llx is in CTA rank %d's window, not this CTA's", what,
+            (unsigned long long)tagged, o->rank);
+    return false;
+  }
+  c = o;
   if (a % align) {
     em_fail(c, t, in, "%s at smem+0x%llx is not %u-byte aligned", what, (unsigned long long)a, align);
     return false;
@@ -60,6 +72,11 @@ bool em_smem_at(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad, si
   return true;
 }
 
+bool em_smem_at(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad, size_t bytes, uint32_t align,
+                const char *what, uint32_t *out) {
+  return smem_at(c, t, in, sp, ad, bytes, align, what, out, NULL);
+}
+
 /* ---- mbarriers ---- */
 
 static EmMbar *mb_find(Cta *c, uint32_t addr) {
@@ -68,12 +85,19 @@ static EmMbar *mb_find(Cta *c, uint32_t addr) {
   return NULL;
 }
 
-/* The initialized mbarrier an operand names (else a report). */
-static EmMbar *mb_of(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad) {
+/* The initialized mbarrier an operand names (else a report), in *owner's
+ * window (another CTA's for a shared::cluster address; owner NULL: only
+ * the executing CTA's). */
+static EmMbar *mb_of(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad, Cta **owner) {
   uint32_t addr;
-  if (!em_smem_at(c, t, in, sp, ad, 8, 8, "the mbarrier", &addr)) return NULL;
-  EmMbar *b = mb_find(c, addr);
-  if (!b) em_fail(c, t, in, "smem+0x%x is not an mbarrier (no mbarrier.init set it up)", addr);
+  Cta *o = c;
+  if (!smem_at(c, t, in, sp, ad, 8, 8, "the mbarrier", &addr, owner ? &o : NULL)) return NULL;
+  if (owner) *owner = o;
+  EmMbar *b = mb_find(o, addr);
+  if (!b && o != c)
+    em_fail(c, t, in, "smem+0x%x of CTA rank %d is not an mbarrier (no mbarrier.init set it up)", addr, o->rank);
+  else if (!b)
+    em_fail(c, t, in, "smem+0x%x is not an mbarrier (no mbarrier.init set it up)", addr);
   return b;
 }
 
@@ -82,6 +106,8 @@ static EmMbar *mb_of(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *a
 static void mb_settle(Cta *c, EmMbar *b) {
   if (b->pending || b->tx) return;
   em_chk_mbar_complete(c, b);
+  for (int r = 0; r < 16; r++) /* what its arrivals released across the cluster (check.c) */
+    b->xdone[r] = b->xacc[r] > b->xdone[r] ? b->xacc[r] : b->xdone[r], b->xacc[r] = 0;
   b->phase++;
   b->pending = b->count;
   if (!b->waiters) return;
@@ -150,13 +176,20 @@ static void mbar_step(Cta *c, Thr *t, const EmIns *in) {
     t->pc++;
     return;
   }
-  EmMbar *b = mb_of(c, t, in, (EmSpace)in->space, &a[in->opc == EM_MBAR_EXPECT_TX ? 0 : 1]);
+  /* arrive and expect_tx may name another CTA's mbarrier (shared::cluster): o, unchecked by check.c */
+  Cta *o = c;
+  EmMbar *b = mb_of(c, t, in, (EmSpace)in->space, &a[in->opc == EM_MBAR_EXPECT_TX ? 0 : 1],
+                    in->opc == EM_MBAR_WAIT ? NULL : &o);
   if (!b) return;
+  if (o != c && in->opc == EM_MBAR_ARRIVE && a[0].kind != EA_SINK) {
+    em_fail(c, t, in, "an arrival on CTA rank %d's mbarrier returns no state: its destination must be _", o->rank);
+    return;
+  }
   switch ((EmOpc)in->opc) {
   case EM_MBAR_EXPECT_TX:
     b->exp_in = in, b->exp_thr = (int)(t - c->t);
     if (!mb_tx(c, t, in, b, (int64_t)em_src(c, t, &a[1], ET_U32))) return;
-    mb_settle(c, b);
+    mb_settle(o, b);
     break;
   case EM_MBAR_ARRIVE: {
     uint64_t n = 1;
@@ -173,10 +206,11 @@ static void mbar_step(Cta *c, Thr *t, const EmIns *in) {
               b->pending, b->count);
       return;
     }
-    if (!em_chk_mbar_arrive(c, t, in, b)) return;
+    if (o == c && !em_chk_mbar_arrive(c, t, in, b)) return;
+    em_chk_x_release(c, t, b->xacc);
     em_dst(t, &a[0], ET_B64, b->phase); /* the state: the phase it arrived in */
     b->pending -= (uint32_t)n;
-    mb_settle(c, b);
+    mb_settle(o, b);
     break;
   }
   case EM_MBAR_WAIT: {
@@ -191,7 +225,7 @@ static void mbar_step(Cta *c, Thr *t, const EmIns *in) {
       b->waiters++;
       return; /* the pc stays: it asks again when woken */
     }
-    if (done) em_chk_mbar_acquire(c, t, b);
+    if (done) em_chk_mbar_acquire(c, t, b), em_chk_x_acquire(t, b->xdone);
     em_dst(t, &a[0], ET_PRED, done);
     break;
   }
@@ -258,7 +292,12 @@ static bool reduce(int dtype, int op, uint8_t *g, const uint8_t *s) {
   return true;
 }
 
-/* Do a queued copy. */
+static bool remote_written(void *c, uint32_t a, uint32_t n) {
+  em_chk_remote_write(c, NULL, a, n); /* ordered through the mbarrier it completes on */
+  return true;
+}
+
+/* Do a queued copy (op->remote: a multicast load another CTA of the cluster issued; its thread is that CTA's). */
 static bool tma_do(Cta *c, EmAsync *op) {
   const EmTensorMap *m = &op->map;
   const Thr *t = &c->t[op->thr];
@@ -322,7 +361,8 @@ static bool tma_do(Cta *c, EmAsync *op) {
               em_mbar_name(c, b, nm, sizeof nm), b->phase, (long long)b->tx, where, (unsigned long long)box_bytes(m));
     return false;
   }
-  em_chk_tma_done(c, op);
+  if (op->remote) em_box_chunks(op, remote_written, c); /* another CTA's multicast: written, unchecked */
+  else em_chk_tma_done(c, op);
   if (!mb_tx(c, t, in, b, -(int64_t)box_bytes(m))) return false;
   mb_settle(c, b);
   return true;
@@ -361,24 +401,55 @@ static void tma_issue(Cta *c, Thr *t, const EmIns *in) {
                &op.smem))
     return;
   if (load) {
-    EmMbar *b = mb_of(c, t, in, ES_SHARED, &in->a[2]);
+    EmMbar *b = mb_of(c, t, in, ES_SHARED, &in->a[2], NULL);
     if (!b) return;
     op.mbar = b->addr, op.phase = b->phase;
   }
-  if (!em_chk_tma_issue(c, t, &op)) return;
   op.due = c->sched == EM_SCHED_RR ? c->round + 1
            : c->sched == EM_SCHED_RANDOM ? c->round + 1 + em_rand(c) % 3
                                           : c->round + 64; /* adversarial: when nothing else can move, or late */
-  if (c->naq == c->capaq) {
-    int cap = c->capaq ? 2 * c->capaq : 16;
-    EmAsync *nq = realloc(c->aq, sizeof *nq * (size_t)cap);
-    if (!nq) {
-      em_fail(c, t, in, "out of memory");
+  /* .multicast::cluster: the box lands at the same offset in each CTA of the mask, and completes on the
+     mbarrier at the same offset in each (PTX ISA, cp.async.bulk.tensor) */
+  uint32_t mask = 1u << c->rank;
+  if (in->mod & EMM_MCAST) {
+    mask = (uint32_t)em_src(c, t, &in->a[3], ET_U16) & 0xffffu;
+    if (!mask || mask >> c->clu->n) {
+      em_fail(c, t, in, "the multicast TMA load's CTA mask 0x%x names %s of a cluster of %d CTAs", mask,
+              mask ? "ranks outside" : "no CTA", c->clu->n);
       return;
     }
-    c->aq = nq, c->capaq = cap;
   }
-  c->aq[c->naq++] = op;
+  for (int r = 0; r < c->clu->n; r++) {
+    if (!(mask >> r & 1)) continue;
+    Cta *d = c->clu->cta[r];
+    if (d->ended) {
+      em_fail(c, t, in, "cluster: the multicast TMA load writes CTA rank %d, whose threads have all exited", r);
+      return;
+    }
+    EmAsync dop = op;
+    dop.remote = d != c;
+    if (dop.remote) {
+      EmMbar *b = mb_find(d, op.mbar);
+      if (!b) {
+        em_fail(c, t, in, "the multicast TMA load completes on smem+0x%x of CTA rank %d, which is not an mbarrier there",
+                op.mbar, r);
+        return;
+      }
+      dop.phase = b->phase;
+    } else if (!em_chk_tma_issue(c, t, &dop)) {
+      return;
+    }
+    if (d->naq == d->capaq) {
+      int cap = d->capaq ? 2 * d->capaq : 16;
+      EmAsync *nq = realloc(d->aq, sizeof *nq * (size_t)cap);
+      if (!nq) {
+        em_fail(c, t, in, "out of memory");
+        return;
+      }
+      d->aq = nq, d->capaq = cap;
+    }
+    d->aq[d->naq++] = dop;
+  }
   t->pc++;
 }
 
@@ -473,14 +544,6 @@ void em_async_step(Cta *c, Thr *t, const EmIns *in) {
     if (!drain(c, pick_group, &w, &any)) return;
     em_chk_bulk_wait(c, t, w.below);
     break;
-  }
-  case EM_SETMAXNREG: {
-    int64_t n = in->a[0].imm;
-    if (n < 24 || n > 256 || n % 8) {
-      em_fail(c, t, in, "setmaxnreg to %lld registers: a multiple of 8 from 24 to 256", (long long)n);
-      return;
-    }
-    break; /* the register file is not modelled: nothing else to do */
   }
   default:
     em_fail(c, t, in, "the emulator cannot run this instruction yet");

@@ -74,7 +74,27 @@ typedef struct Word {
   uint16_t wthr; /* and thread (a TMA load: its issuing thread) */
   uint8_t init;  /* bytes of the word ever written, bit i byte i */
   uint8_t pad;
+  uint32_t xw;   /* the writing CTA of the cluster (rank + 1 above bit 24) and its epoch then (EmClu.xep); 0: none */
 } Word;
+
+static uint32_t xw_of(const Cta *c) { return c && c->clu ? (uint32_t)(c->rank + 1) << 24 | (c->clu->xep[c->rank] & EP_MAX) : 0; }
+
+/* Word d, which t (of c) reads, was written by another CTA of the cluster that t does not know to have released it. */
+static bool x_unordered(const Cta *c, const Thr *t, const Word *d) {
+  int r = (int)(d->xw >> 24) - 1;
+  return d->xw && c->clu && r != c->rank && r < 16 && t->xc[r] < (d->xw & EP_MAX);
+}
+
+static bool x_race(Cta *c, const Thr *t, const EmIns *in, const Cta *owner, size_t x, const Word *d) {
+  const Cta *w = c->clu->cta[(d->xw >> 24) - 1];
+  char at_own[64] = "";
+  if (owner != c) snprintf(at_own, sizeof at_own, " of CTA %u,%u,%u (rank %d)", owner->ctaid[0], owner->ctaid[1],
+                           owner->ctaid[2], owner->rank);
+  em_fail(c, t, in, "race: reads smem+0x%x%s, written by CTA %u,%u,%u (rank %d) with no barrier.cluster (or mbarrier "
+          "arrival it made) between that write and this read", (unsigned)(x * 4), at_own, w->ctaid[0], w->ctaid[1],
+          w->ctaid[2], w->rank);
+  return false;
+}
 
 typedef struct ChkMb {
   uint32_t cur[AG_N], cura[GN];   /* what the current phase's arrivals release */
@@ -87,11 +107,15 @@ typedef struct EmChk EmChk;
 struct EmChk {
   int nw, ngen, used;    /* warps; the generic-proxy writers (warps, cp.async streams); agents in use */
   int agc, agb, agw, agm; /* the first cp.async-stream, bulk-stream, wgmma-stream and mbarrier agents */
+  int agt;               /* the tcgen05.mma pipe (its epochs: the MMAs issued, tc_ep the last) */
+  uint32_t tc_ep;
+  uint32_t (*tvc)[NW];   /* tmem.c: each thread's warp clock at its last tcgen05.fence::after_thread_sync (NULL: none yet) */
   uint32_t (*vc)[AG_N];  /* each thread's clock */
   uint32_t (*avc)[GN];   /* what of the generic-proxy writes reaches the thread through a proxy fence */
   uint32_t ep[NW];       /* each warp's epoch (its accesses are marked with it) */
   bool pub[NW];          /* the epoch was published: the warp's next access ticks it */
   uint32_t bar[16][AG_N], bara[16][GN];
+  uint32_t cbar[AG_N], cbara[GN], cdone[AG_N], cdonea[GN]; /* barrier.cluster: this phase's arrivals, the last phase's */
   ChkMb *mb[AG_N];       /* by index in Cta.mb */
   Word *sh;
   size_t nsh;
@@ -106,7 +130,7 @@ bool em_chk_new(Cta *c) {
   EmChk *k = calloc(1, sizeof *k);
   if (!k) return false;
   k->nw = (c->n + 31) / 32;
-  k->agc = k->nw, k->agb = 2 * k->nw, k->agw = 3 * k->nw, k->agm = k->agw + (k->nw + 3) / 4;
+  k->agc = k->nw, k->agb = 2 * k->nw, k->agw = 3 * k->nw, k->agt = k->agw + (k->nw + 3) / 4, k->agm = k->agt + 1;
   k->ngen = k->agb;
   k->used = k->agm;
   k->nsh = (c->smem_size + 3) / 4;
@@ -126,7 +150,7 @@ void em_chk_free(Cta *c) {
   EmChk *k = c->chk;
   if (!k) return;
   for (int i = 0; i < AG_N; i++) free(k->mb[i]);
-  free(k->vc), free(k->avc), free(k->sh), free(k);
+  free(k->vc), free(k->avc), free(k->sh), free(k->tvc), free(k);
   c->chk = NULL;
 }
 
@@ -264,6 +288,7 @@ bool em_chk_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n) 
       return false;
     }
     if ((d->init & m) != m) return uninit(c, t, in, "reads", d, x, m);
+    if (x_unordered(c, t, d)) return x_race(c, t, in, c, x, d);
     add_read(d, w, ep, row);
   }
   return true;
@@ -306,6 +331,7 @@ bool em_chk_write(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n)
     d->w = MK(w, ep), d->wpc = (int32_t)(in - c->f->ins), d->wthr = (uint16_t)t->linear;
     d->init |= word_mask(a, n, x);
     d->r[0] = d->r[1] = 0;
+    d->xw = xw_of(c);
   }
   return true;
 }
@@ -344,6 +370,113 @@ void em_chk_bar_release(Cta *c, int id) {
   }
   memset(k->bar[id], 0, sizeof k->bar[id][0] * (size_t)k->used);
   memset(k->bara[id], 0, sizeof k->bara[id][0] * (size_t)k->ngen);
+}
+
+/* barrier.cluster: the arrivals of this CTA's threads joined; the completed
+ * phase's join, taken by each thread at its wait (the next phase cannot
+ * complete before every thread waited on this one, so it stays). */
+void em_chk_cbar_arrive(Cta *c, const Thr *t) {
+  EmChk *k = c->chk;
+  if (!k) return;
+  join(k->cbar, row_of(k, t), k->used);
+  join(k->cbara, k->avc[t->linear], k->ngen);
+  publish(k, t);
+}
+
+void em_chk_cbar_complete(Cta *c) {
+  EmChk *k = c->chk;
+  if (!k) return;
+  memcpy(k->cdone, k->cbar, sizeof k->cdone), memcpy(k->cdonea, k->cbara, sizeof k->cdonea);
+  memset(k->cbar, 0, sizeof k->cbar), memset(k->cbara, 0, sizeof k->cbara);
+}
+
+void em_chk_cbar_wait(Cta *c, const Thr *t) {
+  EmChk *k = c->chk;
+  if (!k) return;
+  join(k->vc[t->linear], k->cdone, k->used);
+  join(k->avc[t->linear], k->cdonea, k->ngen);
+}
+
+void em_chk_remote_write(Cta *c, const Cta *src, uint32_t a, uint32_t n) {
+  EmChk *k = c->chk;
+  if (!k || !n || (uint64_t)a + n > c->smem_size) return;
+  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
+    Word *d = &k->sh[x];
+    d->init |= word_mask(a, n, x);
+    d->w = 0, d->r[0] = d->r[1] = 0;
+    d->xw = xw_of(src);
+  }
+}
+
+/* ---- across a cluster's CTAs: an epoch per CTA, ticking at each release by one of its threads ---- */
+
+void em_chk_x_release(Cta *c, const Thr *t, uint32_t *acc) {
+  EmClu *u = c->clu;
+  if (!c->chk || !u || u->n < 2) return;
+  for (int r = 0; r < u->n; r++)
+    if (t->xc[r] > acc[r]) acc[r] = t->xc[r];
+  if (u->xep[c->rank] > acc[c->rank]) acc[c->rank] = u->xep[c->rank];
+  if (u->xep[c->rank] < EP_MAX) u->xep[c->rank]++;
+}
+
+void em_chk_x_acquire(Thr *t, const uint32_t *done) {
+  for (int r = 0; r < 16; r++)
+    if (done[r] > t->xc[r]) t->xc[r] = done[r];
+}
+
+bool em_chk_remote_read(Cta *d, Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n) {
+  EmChk *k = d->chk;
+  if (!k || !n || (uint64_t)a + n > d->smem_size) return true;
+  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
+    const Word *w = &k->sh[x];
+    uint8_t m = word_mask(a, n, x);
+    if (x_unordered(c, t, w)) return x_race(c, t, in, d, x, w);
+    if ((w->init & m) != m) {
+      em_fail(c, t, in, "uninitialized: reads smem+0x%x of CTA %u,%u,%u (rank %d), which nothing has written",
+              (unsigned)(x * 4), d->ctaid[0], d->ctaid[1], d->ctaid[2], d->rank);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* ---- tcgen05 ordering (tmem.c keeps the tensor-memory shadow) ---- */
+
+uint32_t em_chk_tc_now(Cta *c, const Thr *t) {
+  EmChk *k = c->chk;
+  if (!k) return 0;
+  uint32_t e = row_of(k, t)[t->warp];
+  publish(k, t);
+  return e;
+}
+
+int em_chk_tc_knows(Cta *c, const Thr *t, int w, uint32_t e) {
+  EmChk *k = c->chk;
+  if (!k || w == (int)t->warp || w < 0 || w >= k->nw) return 2;
+  if (k->vc[t->linear][w] < e) return 0;
+  return k->tvc && k->tvc[t->linear][w] >= e ? 2 : 1;
+}
+
+void em_chk_tc_fence_after(Cta *c, const Thr *t) {
+  EmChk *k = c->chk;
+  if (!k || (!k->tvc && !(k->tvc = calloc((size_t)c->n, sizeof *k->tvc)))) return; /* out of memory: unchecked */
+  memcpy(k->tvc[t->linear], k->vc[t->linear], sizeof k->tvc[0][0] * (size_t)k->nw);
+}
+
+uint32_t em_chk_tc_mma(Cta *c) {
+  EmChk *k = c->chk;
+  return k && k->tc_ep < EP_MAX ? ++k->tc_ep : 0;
+}
+
+void em_chk_tc_commit(Cta *c, EmMbar *b, uint32_t e) {
+  EmChk *k = c->chk;
+  ChkMb *m = b ? chk_mb(k, mb_index(c, b)) : NULL;
+  if (m && m->cur[k->agt] < e) m->cur[k->agt] = e;
+}
+
+bool em_chk_tc_mma_done(Cta *c, const Thr *t, uint32_t e) {
+  EmChk *k = c->chk;
+  return !k || k->vc[t->linear][k->agt] >= e;
 }
 
 /* ---- mbarriers ---- */
@@ -453,6 +586,7 @@ static bool box_load(void *arg, uint32_t a, uint32_t n) {
     d->w = b->ag < AG_N ? MK(b->ag, b->ep) : 0;
     d->wpc = (int32_t)(b->op->in - b->c->f->ins), d->wthr = (uint16_t)b->op->thr;
     d->r[0] = d->r[1] = 0;
+    d->xw = xw_of(b->c);
   }
   return true;
 }
@@ -644,6 +778,7 @@ bool em_chk_cpa_issue(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_
     d->w = MK(ag, ep), d->wpc = (int32_t)(in - c->f->ins), d->wthr = (uint16_t)t->linear;
     d->init |= word_mask(a, n, x);
     d->r[0] = d->r[1] = 0;
+    d->xw = xw_of(c);
   }
   return true;
 }

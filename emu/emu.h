@@ -53,7 +53,7 @@ typedef enum EmOpc {
   EM_EX2, EM_LG2, EM_RCP, EM_SQRT, EM_RSQRT, EM_SIN, EM_COS, EM_TANH,
   EM_LD, EM_ST, EM_ATOM, EM_RED,
   EM_BRA, EM_RET, EM_EXIT,
-  EM_BAR,      /* bar.sync / barrier.sync / bar.arrive / barrier.arrive (mod: EMM_ARRIVE) */
+  EM_BAR,      /* bar.sync / barrier.sync / bar.arrive / barrier.arrive (mod: EMM_ARRIVE); bar.red (EMM_BRED) */
   EM_SHFL,     /* shfl.sync.{up,down,bfly,idx}.b32 */
   EM_REDUX,    /* redux.sync.{min,max,add,and,or,xor}.{u32,s32,b32} */
   EM_VOTE,     /* vote.sync.{all,any,uni,ballot} */
@@ -70,8 +70,8 @@ typedef enum EmOpc {
   EM_MBAR_EXPECT_TX, /* mbarrier.expect_tx.shared.b64 [a], tx */
   EM_MBAR_WAIT,      /* mbarrier.{try,test}_wait[.parity].shared.b64 p, [a], parity-or-state [, hint]
                         (EMM_PARITY; EMM_TEST: test_wait, which never blocks) */
-  EM_TMA_LOAD,       /* cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes
-                        [dst], [map, {c0..}], [mbar]   (rank: N) */
+  EM_TMA_LOAD,       /* cp.async.bulk.tensor.Nd.shared::{cta,cluster}.global.tile.mbarrier::complete_tx::bytes
+                        [.multicast::cluster] [dst], [map, {c0..}], [mbar] [, cta-mask]   (rank: N; EMM_MCAST) */
   EM_TMA_STORE,      /* cp{.reduce}.async.bulk.tensor.Nd.global.shared::cta{.op}.tile.bulk_group [map, {c0..}], [src]
                         (red: ESB_NONE, or the reduction's EmSub) */
   EM_BULK_COMMIT,    /* cp.async.bulk.commit_group */
@@ -82,7 +82,12 @@ typedef enum EmOpc {
   EM_WG_WAIT,        /* wgmma.wait_group.sync.aligned N */
   EM_STMATRIX,       /* stmatrix.sync.aligned.m8n8.xR[.trans].shared.b16 [a], {r0..}   (rank: R; EMM_TRANS) */
   EM_LDMATRIX,       /* ldmatrix.sync.aligned.m8n8.xR[.trans].shared.b16 {r0..}, [a] */
-  EM_SETMAXNREG,     /* setmaxnreg.{inc,dec}.sync.aligned.u32 N: checked, otherwise nothing here */
+  EM_SETMAXNREG,     /* setmaxnreg.{inc,dec}.sync.aligned.u32 N (sub: ESB_INC / ESB_DEC): a warpgroup collective on the
+                        CTA's register pool (regs.c) */
+  /* Clusters (cluster.c): */
+  EM_CBAR,           /* barrier.cluster.{arrive,wait}[.relaxed|.acquire|.release][.aligned] (EMM_ARRIVE: arrive) */
+  EM_MAPA,           /* mapa[.shared::cluster].{u32,u64} d, a, rank (space ES_SHARED: shared::cluster addresses;
+                        else generic ones) */
   /* Blackwell's tcgen05 (sm_100a): ptx_tc.c decodes them, tmem.c runs them; emu/tcgen05.h says which EmIns
      fields carry what. cta_group::1 only. */
   EM_TC_ALLOC,       /* tcgen05.alloc.cta_group::1.sync.aligned[.shared::cta].b32 [dst], ncols (space) */
@@ -119,6 +124,8 @@ enum {
   EMM_CG = 1u << 25,     /* cp.async.cg (cp-size 16 only) */
   EMM_HINT = 1u << 26,   /* cp.async ... .L2::cache_hint: the last operand is a cache policy */
   EMM_ALL = 1u << 27,    /* cp.async.wait_all */
+  EMM_MCAST = 1u << 28,  /* cp.async.bulk.tensor ... .multicast::cluster: a cta-mask operand last */
+  EMM_BRED = 1u << 29,   /* bar.red / barrier.red: d, a [, b], {!}c; sub ESB_ADD (.popc), ESB_AND, ESB_OR */
   EMM_SYS = 1u << 30,    /* set by the parser: sys.c runs it, not exec.c (local memory: ld/st.local, cvta.local, a
                             .local variable's address; call; trap) */
 };
@@ -149,6 +156,9 @@ typedef enum EmSreg {
   ESR_LANEID, ESR_WARPID, ESR_NWARPID, ESR_SMID, ESR_NSMID, ESR_CLOCK, ESR_CLOCK64,
   ESR_LANEMASK_EQ, ESR_LANEMASK_LT, ESR_LANEMASK_LE, ESR_LANEMASK_GT, ESR_LANEMASK_GE,
   ESR_DYN_SMEM_SIZE, ESR_TOTAL_SMEM_SIZE,
+  ESR_CLUSTER_CTARANK, ESR_CLUSTER_NCTARANK, ESR_CLUSTERID_X, ESR_CLUSTERID_Y, ESR_CLUSTERID_Z,
+  ESR_NCLUSTERID_X, ESR_NCLUSTERID_Y, ESR_NCLUSTERID_Z, ESR_CLUSTER_CTAID_X, ESR_CLUSTER_CTAID_Y,
+  ESR_CLUSTER_CTAID_Z, ESR_CLUSTER_NCTAID_X, ESR_CLUSTER_NCTAID_Y, ESR_CLUSTER_NCTAID_Z, ESR_IS_EXPLICIT_CLUSTER,
 } EmSreg;
 
 typedef enum EmArgKind {
@@ -236,6 +246,10 @@ typedef struct EmFunc {
   EmIns *ins;
   int nins;
   int maxntid[3];      /* 0: not given */
+  int maxnreg;         /* .maxnreg (0: not given) */
+  int reqncluster[3];  /* .reqnctapercluster (0: not given) */
+  bool explicitcluster; /* .explicitcluster */
+  int minnctapersm;    /* .minnctapersm (0: not given) */
 } EmFunc;
 
 typedef struct EmModule {
@@ -315,6 +329,9 @@ typedef struct EmLaunch {
   uint64_t max_steps;  /* per CTA, 0: a default; a kernel that runs past it is reported as a hang */
   const EmRange *ranges; /* the global memory a kernel may touch (its allocations); NULL: unchecked */
   int nranges;
+  unsigned cluster[3]; /* the cluster shape (0 0 0 or 1 1 1: none given; the kernel's .reqnctapercluster then) */
+  unsigned regs;       /* registers a thread at launch: the cubin's count (0: the PTX's .maxnreg, else the cap
+                          .maxntid x .minnctapersm gives; none: setmaxnreg moves no registers) -- regs.c */
 } EmLaunch;
 
 /* The schedule a launch runs (EM_SCHED_DEFAULT resolved), and its name. */

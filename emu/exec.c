@@ -43,10 +43,11 @@ void em_fail(Cta *c, const Thr *t, const EmIns *in, const char *fmt, ...) {
     if (file && in->line > 0)
       snprintf(where, sizeof where, "%s:%d: ", file, in->line);
   }
-  char who[96] = "";
+  char who[128] = "", rank[32] = "";
+  if (c->clu && c->clu->n > 1) snprintf(rank, sizeof rank, " rank %d", c->rank);
   if (t)
-    snprintf(who, sizeof who, " (CTA %u,%u,%u thread %u,%u,%u)", c->ctaid[0], c->ctaid[1], c->ctaid[2], t->tid[0],
-             t->tid[1], t->tid[2]);
+    snprintf(who, sizeof who, " (CTA %u,%u,%u%s thread %u,%u,%u)", c->ctaid[0], c->ctaid[1], c->ctaid[2], rank,
+             t->tid[0], t->tid[1], t->tid[2]);
   char sched[64];
   if (c->sched == EM_SCHED_RR) snprintf(sched, sizeof sched, "schedule rr");
   else snprintf(sched, sizeof sched, "schedule %s, seed %llu", em_sched_name((EmSched)c->sched),
@@ -127,7 +128,7 @@ static uint64_t sreg(const Cta *c, const Thr *t, int id) {
   case ESR_LANEMASK_GE: return ~((1u << t->lane) - 1);
   case ESR_DYN_SMEM_SIZE: return c->l->dyn_smem;
   case ESR_TOTAL_SMEM_SIZE: return c->smem_size;
-  default: return 0;
+  default: return em_clu_sreg(c, id);
   }
 }
 
@@ -191,12 +192,18 @@ uint8_t *em_mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t a, s
     return (uint8_t *)c->l->params + a;
   }
   if (sp == ES_SHARED) {
-    if (a + bytes > c->smem_size || a + bytes < a) {
-      em_fail(c, t, in, "shared-memory access at %llu (%zu bytes) outside the CTA's %zu bytes", (unsigned long long)a,
-           bytes, c->smem_size);
+    uint64_t tagged = a;
+    Cta *d = em_clu_owner(c, t, in, &a); /* a shared::cluster address: another CTA's window (cluster.c) */
+    if (!d) return NULL;
+    if (a + bytes > d->smem_size || a + bytes < a) {
+      em_fail(c, t, in, "shared-memory access at %llu (%zu bytes) outside the CTA's %zu bytes%s",
+              (unsigned long long)a, bytes, d->smem_size, d != c || tagged != a ? " (shared::cluster)" : "");
       return NULL;
     }
-    return c->smem + a;
+    if (d != c && in && (in->opc == EM_ST || in->opc == EM_ATOM || in->opc == EM_RED))
+      em_chk_remote_write(d, c, (uint32_t)a, (uint32_t)bytes);
+    if (d != c && in && in->opc == EM_LD && !em_chk_remote_read(d, c, t, in, (uint32_t)a, (uint32_t)bytes)) return NULL;
+    return d->smem + a;
   }
   if (sp == ES_PARAM) {
     em_fail(c, t, in, "parameter address %llu outside the parameter space", (unsigned long long)a);
@@ -516,8 +523,14 @@ static void release(Cta *c, int id) {
   if (c->bar_arrived[id] == 0 || c->bar_arrived[id] < need) return;
   c->bar_arrived[id] = 0;
   em_chk_bar_release(c, id);
-  for (int i = 0; i < c->n; i++)
-    if (c->t[i].state == T_BAR && c->t[i].bar == id) c->t[i].state = T_RUN;
+  for (int i = 0; i < c->n; i++) {
+    Thr *t = &c->t[i];
+    if (t->state != T_BAR || t->bar != id) continue;
+    t->state = T_RUN;
+    const EmIns *in = &c->f->ins[t->pc - 1]; /* its bar.red (the pc moved past it at the arrival): the result */
+    if (c->bar_red[id]) em_dst(t, &in->a[0], (EmType)in->type, c->bar_acc[id]);
+  }
+  c->bar_red[id] = 0;
 }
 
 static void release_all(Cta *c) {
@@ -530,7 +543,7 @@ static void release_all(Cta *c) {
  * their syntax): an instruction with fewer is refused, never indexed. */
 static int min_args(EmOpc o) {
   switch (o) {
-  case EM_NOP: case EM_MEMBAR: case EM_RET: case EM_EXIT: return 0;
+  case EM_NOP: case EM_MEMBAR: case EM_RET: case EM_EXIT: case EM_CBAR: return 0;
   case EM_BRA: case EM_BAR: return 1;
   case EM_MOV: case EM_NEG: case EM_ABS: case EM_NOT: case EM_CNOT: case EM_CVT: case EM_CVTA: case EM_EX2:
   case EM_LG2: case EM_RCP: case EM_SQRT: case EM_RSQRT: case EM_SIN: case EM_COS: case EM_TANH: case EM_LD:
@@ -542,6 +555,7 @@ static int min_args(EmOpc o) {
   case EM_MMA: return 4;
   case EM_BULK_COMMIT: case EM_WG_COMMIT: return 0;
   case EM_BULK_WAIT: case EM_WG_WAIT: case EM_SETMAXNREG: return 1;
+  case EM_MAPA: return 3;
   case EM_MBAR_INIT: case EM_MBAR_ARRIVE: case EM_MBAR_EXPECT_TX: case EM_TMA_STORE: case EM_STMATRIX:
   case EM_LDMATRIX: return 2;
   case EM_WGMMA: return 7;
@@ -991,16 +1005,24 @@ void em_step(Cta *c, Thr *t) {
     t->state = T_DONE;
     c->live--;
     release_all(c); /* a barrier over the whole CTA no longer waits for it */
+    em_clu_exit(c, t); /* nor does barrier.cluster */
     return;
   case EM_BAR: {
-    /* count 0 stands for "every thread of the CTA that has not exited" */
-    int id = a[0].kind == EA_NONE ? 0 : (int)em_src(c, t, &a[0], ET_U32);
-    int count = in->nargs > 1 ? (int)em_src(c, t, &a[1], ET_U32) : 0;
+    /* count 0 stands for "every thread of the CTA that has not exited"; bar.red: d, a [, b], {!}c */
+    bool red = in->mod & EMM_BRED;
+    const EmArg *b = red ? a + 1 : a;
+    int nb = red ? in->nargs - 2 : in->nargs;
+    if (red && nb < 1) {
+      em_fail(c, t, in, "bar.red with %d operands: d, a [, b], c", in->nargs);
+      return;
+    }
+    int id = b[0].kind == EA_NONE ? 0 : (int)em_src(c, t, &b[0], ET_U32);
+    int count = nb > 1 ? (int)em_src(c, t, &b[1], ET_U32) : 0;
     if (id < 0 || id > 15) {
       em_fail(c, t, in, "barrier id %d outside 0..15", id);
       return;
     }
-    if (in->nargs > 1 && (count <= 0 || count > c->n || count % 32)) {
+    if (nb > 1 && (count <= 0 || count > c->n || count % 32)) {
       em_fail(c, t, in, "barrier %d with a thread count of %d (the CTA has %d threads)", id, count, c->n);
       return;
     }
@@ -1008,6 +1030,17 @@ void em_step(Cta *c, Thr *t) {
       em_fail(c, t, in, "barrier: barrier %d: thread counts disagree (%d and %d)", id, c->bar_count[id], count);
       return;
     }
+    if (c->bar_arrived[id] > 0 && c->bar_red[id] != (red ? in->sub : 0)) {
+      em_fail(c, t, in, "barrier: barrier %d: threads meet at it with different reductions (bar.red and bar.sync, or "
+              "two bar.red operations)", id);
+      return;
+    }
+    if (red) { /* .popc counts the threads whose predicate is true; .and / .or combine them */
+      uint64_t p = em_src(c, t, &a[in->nargs - 1], ET_PRED) != 0;
+      if (!c->bar_arrived[id]) c->bar_acc[id] = in->sub == ESB_AND;
+      c->bar_acc[id] = in->sub == ESB_ADD ? c->bar_acc[id] + p : in->sub == ESB_AND ? c->bar_acc[id] & p : c->bar_acc[id] | p;
+    }
+    c->bar_red[id] = red ? in->sub : 0;
     c->bar_count[id] = count;
     c->bar_arrived[id]++;
     em_chk_bar_arrive(c, t, id);
@@ -1051,8 +1084,24 @@ void em_step(Cta *c, Thr *t) {
     if (em_matrix_coll_ready(c, t)) em_matrix_coll_finish(c, t, in);
     return;
   case EM_MBAR_INIT: case EM_MBAR_ARRIVE: case EM_MBAR_EXPECT_TX: case EM_MBAR_WAIT: case EM_TMA_LOAD:
-  case EM_TMA_STORE: case EM_BULK_COMMIT: case EM_BULK_WAIT: case EM_SETMAXNREG:
+  case EM_TMA_STORE: case EM_BULK_COMMIT: case EM_BULK_WAIT:
     em_async_step(c, t, in);
+    return;
+  case EM_SETMAXNREG: /* a warpgroup collective (.sync.aligned) on the register pool (regs.c) */
+    if (a[0].imm < 24 || a[0].imm > 256 || a[0].imm % 8) {
+      em_fail(c, t, in, "setmaxnreg to %lld registers: a multiple of 8 from 24 to 256", (long long)a[0].imm);
+      return;
+    }
+    if (!c->reg_launch) break; /* no register cap: ptxas ignores setmaxnreg (C7508), so does the pool */
+    if (t->warp / 4 * 128 + 128 > (unsigned)c->n) {
+      em_fail(c, t, in, "setmaxnreg in warpgroup %u, which the CTA's %d threads leave incomplete (it is .sync.aligned "
+              "over the warpgroup's 128 threads)", t->warp / 4, c->n);
+      return;
+    }
+    t->cmask = 0xffffffffu;
+    t->cwg = true;
+    t->state = T_COLL;
+    if (em_matrix_coll_ready(c, t)) em_matrix_coll_finish(c, t, in);
     return;
   case EM_WG_COMMIT:
   case EM_WG_WAIT:
@@ -1069,6 +1118,9 @@ void em_step(Cta *c, Thr *t) {
     return;
   case EM_CPA: case EM_CPA_COMMIT: case EM_CPA_WAIT:
     em_cpa_step(c, t, in);
+    return;
+  case EM_CBAR: case EM_MAPA:
+    em_clu_step(c, t, in);
     return;
   case EM_UNSUPPORTED:
   default:

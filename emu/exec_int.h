@@ -17,8 +17,9 @@
 /* Thread states: running; at a bar.sync; at a warp or warpgroup collective;
  * at an mbarrier wait whose phase has not completed; spinning on global
  * memory (an acquire load that keeps reading the same value: another CTA
- * must change it); exited. */
-enum { T_RUN, T_BAR, T_COLL, T_MBAR, T_SPIN, T_DONE };
+ * must change it); waiting in setmaxnreg.inc for registers (regs.c); at a
+ * barrier.cluster.wait (cluster.c); exited. */
+enum { T_RUN, T_BAR, T_COLL, T_MBAR, T_SPIN, T_REGS, T_CBAR, T_DONE };
 
 enum { EM_SPIN_LOADS = 8 }; /* the same value this many times in a row: a spin */
 
@@ -40,6 +41,8 @@ typedef struct Thr {
   int cpa_inflight;     /* its copies not yet done */
   uint64_t spin_addr, spin_val; /* the last acquire load from global memory, and how often in a row */
   int spin_n;
+  uint32_t cb_arr;      /* cluster.c: the barrier.cluster phase it arrived in + 1 (0: not arrived) */
+  uint32_t xc[16];      /* check.c: what it knows of each cluster CTA's epoch (EmClu.xep) */
 } Thr;
 
 /* An mbarrier (PTX ISA: a 64-bit object in shared memory): its expected
@@ -53,6 +56,7 @@ typedef struct EmMbar {
   const EmIns *init_in; /* its mbarrier.init (its Tile line names it in reports) */
   const EmIns *exp_in;  /* the last expect_tx / arrive.expect_tx on it, and its thread */
   int exp_thr;
+  uint32_t xacc[16], xdone[16]; /* check.c: the cluster epochs its current phase's arrivals release, and its past ones */
 } EmMbar;
 
 /* A bulk copy in flight (cp.async.bulk.tensor): done at a later scheduling
@@ -61,6 +65,7 @@ typedef struct EmAsync {
   const EmIns *in; /* the issuing instruction and thread (for reports) */
   int thr;
   bool load;       /* global -> shared (mbarrier completion); else shared -> global (bulk group) */
+  bool remote;     /* a multicast load issued by another CTA of the cluster (thr: its thread there) */
   int group;       /* a store's bulk group: the thread's bulk_groups when issued */
   uint64_t due;    /* the round from which the scheduler may complete it */
   uint32_t smem, mbar;
@@ -85,6 +90,23 @@ typedef struct EmWgQueue {
   int n, cap;
 } EmWgQueue;
 
+/* A cluster (cluster.c): its CTAs by rank, run co-scheduled (sched.c). */
+typedef struct EmClu {
+  struct Cta **cta;
+  int n;
+  unsigned dim[3];
+  bool is_explicit;      /* a cluster shape was given (launch or .reqnctapercluster) */
+  bool progressed;       /* sched.c: its last turn did more than spin */
+  int cb_live;           /* barrier.cluster: the cluster's threads that have not exited */
+  int cb_arrived;        /* and those that arrived in the current phase */
+  uint32_t cb_phase;
+  uint32_t xep[16];      /* check.c: each CTA's epoch: its shared-memory writes since its threads' last release */
+  uint32_t cb_acc[16], cb_done[16]; /* check.c: what barrier.cluster's current and last phase release */
+} EmClu;
+
+/* A shared::cluster address: the CTA's rank + 1 above this bit, its shared-window offset below. */
+#define EM_DSMEM_SHIFT 24
+
 typedef struct Cta {
   const EmModule *m;
   const EmFunc *f;
@@ -95,6 +117,8 @@ typedef struct Cta {
   size_t smem_size;
   unsigned ctaid[3];
   int bar_arrived[16], bar_count[16];
+  uint8_t bar_red[16];  /* bar.red: the reduction of the barrier's current arrivals (EmSub; 0: bar.sync) */
+  uint32_t bar_acc[16]; /* and its value so far */
   int live; /* threads that have not exited */
   uint64_t steps, round, rng;
   char *err;
@@ -115,6 +139,12 @@ typedef struct Cta {
   struct EmChk *chk;    /* check.c's shadow state (NULL: checks off) */
   struct EmTc *tc;      /* tmem.c: tensor memory and the tcgen05 queue (NULL until the first tcgen05 instruction) */
   struct EmCpaq *cpa;   /* cpasync.c: the cp.async copies in flight (NULL until the first cp.async) */
+  int reg_launch;       /* regs.c: registers a thread at launch (0: the register file not modelled) */
+  int *reg_warp;        /* regs.c: the registers a thread of each warp holds */
+  int64_t reg_free;     /* regs.c: the CTA's register pool: what setmaxnreg.dec gave back, not yet taken */
+  EmClu *clu;           /* its cluster (one CTA when the launch has none) */
+  int rank;             /* its rank in it (%cluster_ctarank) */
+  bool ended;           /* sched.c: its threads have all exited (its window stays while the cluster runs) */
 } Cta;
 
 /* What an accumulator register of a wgmma.mma_async holds until the
@@ -209,6 +239,19 @@ const char *em_mbar_name(const Cta *c, const EmMbar *b, char *buf, size_t n);
  * swizzle moves 16-byte chunks): fn(arg, address, bytes) for each. */
 bool em_box_chunks(const EmAsync *op, bool (*fn)(void *, uint32_t, uint32_t), void *arg); /* false: fn said stop */
 
+/* check.c: tcgen05 ordering, for tmem.c's tensor-memory shadow (every one a no-op, or "known", with the checks
+ * off). em_chk_tc_now: t's warp's epoch now, published (its wait::st). em_chk_tc_knows: what t knows of warp w's
+ * epoch e: 0 nothing, 1 through a thread sync, 2 through a sync and a tcgen05.fence::after_thread_sync after it
+ * (or w is t's warp). em_chk_tc_fence_after: t's fence::after_thread_sync. em_chk_tc_mma: a new MMA's epoch of
+ * the CTA's tcgen05 pipe; em_chk_tc_commit: a commit covering the MMAs up to e arrives on b's phase;
+ * em_chk_tc_mma_done: t waited on a phase a commit covering MMA e arrived on. */
+uint32_t em_chk_tc_now(Cta *c, const Thr *t);
+int em_chk_tc_knows(Cta *c, const Thr *t, int w, uint32_t e);
+void em_chk_tc_fence_after(Cta *c, const Thr *t);
+uint32_t em_chk_tc_mma(Cta *c);
+void em_chk_tc_commit(Cta *c, EmMbar *b, uint32_t e);
+bool em_chk_tc_mma_done(Cta *c, const Thr *t, uint32_t e);
+
 /* ---- tmem.c: tensor memory and the tcgen05 instructions (sm_100a) ---- */
 /* Warp collectives (alloc, dealloc, relinquish_alloc_permit, ld, st): every
  * lane of t's warp stands at in; run it and release them. */
@@ -224,6 +267,39 @@ void em_tc_free(Cta *c);
 /* async.c: one arrival on the mbarrier at addr from an asynchronous engine
  * (tcgen05.commit), on behalf of t's instruction in; false after a report. */
 bool em_mbar_arrive_async(Cta *c, const Thr *t, const EmIns *in, uint32_t addr);
+
+/* ---- regs.c: the register file under setmaxnreg ---- */
+/* The registers a thread holds at launch of f with nthr threads (regs: the
+ * cubin's count, 0: from the PTX), into *out (0: not modelled); false with
+ * a report in err when the CTA would take more than an SM's registers. */
+bool em_reg_launch(const EmFunc *f, unsigned regs, uint64_t nthr, int *out, char *err, size_t errlen);
+bool em_reg_new(Cta *c); /* false: out of memory */
+void em_reg_free(Cta *c);
+/* Every thread of t's warpgroup stands at the setmaxnreg in: run it (or leave them in T_REGS). */
+void em_reg_finish(Cta *c, Thr *t, const EmIns *in);
+/* What a thread in T_REGS waits for, for the deadlock report. */
+void em_reg_waits(const Cta *c, const Thr *t, char *buf, size_t n);
+
+/* ---- cluster.c: clusters ---- */
+uint64_t em_clu_sreg(const Cta *c, int r); /* the cluster's special registers (EmSreg) */
+/* The CTA whose window the shared(::cluster) address *a is in (its tag stripped from *a); NULL after a report. */
+Cta *em_clu_owner(Cta *c, const Thr *t, const EmIns *in, uint64_t *a);
+void em_clu_step(Cta *c, Thr *t, const EmIns *in); /* EM_CBAR, EM_MAPA */
+void em_clu_exit(Cta *c, Thr *t);                  /* t exited: it no longer holds barrier.cluster back */
+void em_clu_waits(const Cta *c, const Thr *t, char *buf, size_t n); /* T_CBAR, for the deadlock report */
+/* check.c: barrier.cluster as the checks see it (a bar.sync over each CTA); a write by another CTA of the
+ * cluster (through shared::cluster: src, its epoch then; or a multicast TMA load, src NULL: ordered by the
+ * mbarrier it completes on) into a's n bytes of c's window: written, by no agent this CTA's clocks know. */
+void em_chk_cbar_arrive(Cta *c, const Thr *t);
+void em_chk_cbar_complete(Cta *c);
+void em_chk_cbar_wait(Cta *c, const Thr *t);
+void em_chk_remote_write(Cta *c, const Cta *src, uint32_t a, uint32_t n);
+/* Across a cluster's CTAs (per CTA epochs, check.c): t of c releases what it knows into acc (a barrier.cluster
+ * arrival, an mbarrier arrival); a thread takes what a completed phase released; a read (remote: of d's window)
+ * of words another CTA wrote must know that CTA's epoch of the write (false after a report). */
+void em_chk_x_release(Cta *c, const Thr *t, uint32_t *acc);
+void em_chk_x_acquire(Thr *t, const uint32_t *done);
+bool em_chk_remote_read(Cta *d, Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n);
 
 /* ---- numbers (shared by the files above) ---- */
 static inline float em_f32_of(uint64_t bits) {

@@ -111,6 +111,10 @@ void em_matrix_coll_finish(Cta *c, Thr *t, const EmIns *in) {
     em_matrix_finish(c, t, in);
     return;
   }
+  if (in->opc == EM_SETMAXNREG) {
+    em_reg_finish(c, t, in);
+    return;
+  }
   if (in->opc >= EM_TC_ALLOC && in->opc <= EM_TC_FENCE) {
     em_tc_finish(c, t, in);
     return;

@@ -86,14 +86,17 @@ static const char *const sreg_names[] = {
     "%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z",
     "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%clock", "%clock64",
     "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge",
-    "%dynamic_smem_size", "%total_smem_size"};
-_Static_assert(COUNT(type_size) == ET_F32X2 + 1 && COUNT(sreg_names) == ESR_TOTAL_SMEM_SIZE + 1,
+    "%dynamic_smem_size", "%total_smem_size",
+    "%cluster_ctarank", "%cluster_nctarank", "%clusterid.x", "%clusterid.y", "%clusterid.z",
+    "%nclusterid.x", "%nclusterid.y", "%nclusterid.z", "%cluster_ctaid.x", "%cluster_ctaid.y",
+    "%cluster_ctaid.z", "%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z", "%is_explicit_cluster"};
+_Static_assert(COUNT(type_size) == ET_F32X2 + 1 && COUNT(sreg_names) == ESR_IS_EXPLICIT_CLUSTER + 1,
                "a table is out of step with emu.h");
 
 /* Special registers exec does not model (prefixes): reading one downgrades
  * the instruction instead of failing the parse. */
 static const char *const other_sregs[] = {
-    "%cluster", "%nclusterid", "%clusterid", "%is_explicit_cluster", "%globaltimer", "%clock_hi",
+    "%globaltimer", "%clock_hi",
     "%pm", "%envreg", "%gridid", "%aggr_smem_size", "%reserved_smem", "%current_graph_exec"};
 
 
@@ -975,12 +978,29 @@ static bool resolve_labels(Px *P) {
 }
 
 /* Performance directives after the signature: .maxntid is kept (.reqntid
- * too when alone: it bounds the block as well); the rest are skipped. */
-static bool perf_directives(Px *P, int maxntid[3]) {
+ * too when alone: it bounds the block as well), and .maxnreg and
+ * .minnctapersm (the register cap setmaxnreg needs: exec's register pool),
+ * .reqnctapercluster and .explicitcluster (the cluster shape); the rest are
+ * skipped. */
+static bool perf_directives(Px *P, EmFunc *f) {
   for (bool have_max = false; is_dir(P);) {
-    bool mx = is_w(P, ".maxntid"), rq = is_w(P, ".reqntid");
+    bool mx = is_w(P, ".maxntid"), rq = is_w(P, ".reqntid"), mr = is_w(P, ".maxnreg"), mc = is_w(P, ".minnctapersm");
+    bool rc = is_w(P, ".reqnctapercluster");
     uint32_t v[3] = {1, 1, 1};
+    if (is_w(P, ".explicitcluster")) f->explicitcluster = true;
     next(P);
+    if (rc) {
+      for (int i = 0; i < 3 && num_u32(P, &v[i], 16, "a cluster dimension") && is_p(P, ','); i++) next(P);
+      if (P->failed) return false;
+      for (int i = 0; i < 3; i++) f->reqncluster[i] = (int)v[i];
+      f->explicitcluster = true;
+      continue;
+    }
+    if (mr || mc) {
+      if (!num_u32(P, &v[0], mr ? 256 : 64, mr ? "a register count" : "a CTA count")) return false;
+      *(mr ? &f->maxnreg : &f->minnctapersm) = (int)v[0];
+      continue;
+    }
     if (!mx && !rq) {
       while (P->t.kind == T_STR || is_p(P, ',') || (P->t.kind == T_WORD && is_digit(P->t.s[0]))) next(P);
       if (is_p(P, ';')) next(P); /* .pragma "nounroll"; */
@@ -988,7 +1008,7 @@ static bool perf_directives(Px *P, int maxntid[3]) {
     }
     for (int i = 0; i < 3 && num_u32(P, &v[i], 1u << 20, "a thread count") && is_p(P, ','); i++) next(P);
     if (P->failed) return false;
-    for (int i = 0; i < 3 && (mx || !have_max); i++) maxntid[i] = (int)v[i];
+    for (int i = 0; i < 3 && (mx || !have_max); i++) f->maxntid[i] = (int)v[i];
     have_max |= mx;
   }
   return true;
@@ -1008,7 +1028,7 @@ static bool function(Px *P, bool entry) {
   Tok name = P->t;
   EmFunc f = {.entry = entry};
   next(P);
-  if ((is_p(P, '(') && !param_list(P, false)) || !perf_directives(P, f.maxntid)) return false;
+  if ((is_p(P, '(') && !param_list(P, false)) || !perf_directives(P, &f)) return false;
   if (is_p(P, ';')) return next(P), true; /* a prototype */
   if (!is_p(P, '{')) return perr(P, P->t.line, "expected '{' to start the body of '%.*s', found %s", name.len > 60 ? 60 : name.len, name.s, tdesc(P));
   if (!body(P) || !resolve_labels(P)) return false;

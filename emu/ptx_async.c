@@ -115,7 +115,31 @@ static bool cp(const char **w, const int *wl, int n, EmIns *in) {
   }
   if (i < n && weq(w[i], wl[i], "tile")) i++;
   const char *done = load ? "mbarrier::complete_tx::bytes" : "bulk_group";
-  return n == i + 1 && weq(w[i], wl[i], done); /* multicast, cta_group, cache hints: not here */
+  if (load && n == i + 2 && weq(w[i], wl[i], done) && weq(w[i + 1], wl[i + 1], "multicast::cluster"))
+    return in->mod |= EMM_MCAST, true;
+  return n == i + 1 && weq(w[i], wl[i], done); /* cta_group, cache hints: not here */
+}
+
+/* barrier.cluster.{arrive,wait}{.relaxed (arrive) | .release | .acquire}{.aligned};
+ * mapa{.shared::cluster}.{u32,u64} */
+static bool cluster_op(const char **w, const int *wl, int n, EmIns *in) {
+  if (weq(w[0], wl[0], "mapa")) {
+    in->opc = EM_MAPA;
+    int i = 1;
+    if (i < n && weq(w[i], wl[i], "shared::cluster")) in->space = ES_SHARED, i++;
+    if (n != i + 1 || !(weq(w[i], wl[i], "u32") || weq(w[i], wl[i], "u64"))) return false;
+    in->type = weq(w[i], wl[i], "u32") ? ET_U32 : ET_U64;
+    return true;
+  }
+  in->opc = EM_CBAR;
+  if (n < 3) return false;
+  if (weq(w[2], wl[2], "arrive")) in->mod |= EMM_ARRIVE;
+  else if (!weq(w[2], wl[2], "wait")) return false;
+  for (int i = 3; i < n; i++)
+    if (!(weq(w[i], wl[i], "aligned") || weq(w[i], wl[i], "acquire") || weq(w[i], wl[i], "release") ||
+          ((in->mod & EMM_ARRIVE) && weq(w[i], wl[i], "relaxed"))))
+      return false;
+  return true;
 }
 
 /* wgmma.fence / commit_group / wait_group / mma_async.sync.aligned.m64nNk16.f32.X.X */
@@ -169,10 +193,13 @@ bool em_ptx_async_opcode(const char *s, int len, EmIns *in) {
   else if (weq(w[0], wl[0], "wgmma")) ok = wgmma(w, wl, n, in);
   else if (weq(w[0], wl[0], "stmatrix")) ok = matrix(w, wl, n, in, true);
   else if (weq(w[0], wl[0], "ldmatrix")) ok = matrix(w, wl, n, in, false);
+  else if (weq(w[0], wl[0], "mapa") || (weq(w[0], wl[0], "barrier") && n > 1 && weq(w[1], wl[1], "cluster")))
+    ok = cluster_op(w, wl, n, in);
   else if (weq(w[0], wl[0], "setmaxnreg")) {
     ok = n == 5 && (weq(w[1], wl[1], "inc") || weq(w[1], wl[1], "dec")) && weq(w[2], wl[2], "sync") &&
          weq(w[3], wl[3], "aligned") && weq(w[4], wl[4], "u32");
     in->opc = EM_SETMAXNREG;
+    in->sub = n > 1 && weq(w[1], wl[1], "inc") ? ESB_INC : ESB_DEC;
   } else return false;
   if (!ok) in->opc = EM_UNSUPPORTED;
   return true;
@@ -194,6 +221,11 @@ const char *em_ptx_async_operands(const EmIns *in) {
   const EmArg *a = in->a;
   int n = in->nargs;
   switch ((EmOpc)in->opc) {
+  case EM_CBAR:
+    return n == 0 ? NULL : "expected no operands";
+  case EM_MAPA:
+    return n == 3 && kind(&a[0], EA_REG) && (value(&a[1]) || kind(&a[1], EA_SYM)) && value(&a[2]) ? NULL
+           : "expected d, a, rank";
   case EM_MBAR_INIT:
     return n == 2 && addr(&a[0]) && value(&a[1]) ? NULL : "expected [mbarrier], count";
   case EM_MBAR_ARRIVE:
@@ -208,6 +240,9 @@ const char *em_ptx_async_operands(const EmIns *in) {
     return (n == 3 || (n == 4 && value(&a[3]))) && kind(&a[0], EA_REG) && addr(&a[1]) && value(&a[2]) ? NULL
            : "expected p, [mbarrier], parity-or-state [, time hint]";
   case EM_TMA_LOAD:
+    if (in->mod & EMM_MCAST)
+      return n == 4 && addr(&a[0]) && kind(&a[1], EA_TADDR) && a[1].nvec == in->rank && addr(&a[2]) && value(&a[3])
+             ? NULL : "expected [dst], [tensor-map, {coordinates of the tensor's rank}], [mbarrier], cta-mask";
     return n == 3 && addr(&a[0]) && kind(&a[1], EA_TADDR) && a[1].nvec == in->rank && addr(&a[2]) ? NULL
            : "expected [dst], [tensor-map, {coordinates of the tensor's rank}], [mbarrier]";
   case EM_TMA_STORE:

@@ -21,7 +21,7 @@ static const char *const opc_names[] = {
     "ld", "st", "atom", "red", "bra", "ret", "exit", "bar", "shfl", "redux", "vote", "membar", "mma", "call", "trap",
     "mbarrier.init", "mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.wait", "cp.async.bulk.tensor (load)",
     "cp.async.bulk.tensor (store)", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "wgmma.mma_async",
-    "wgmma.commit_group", "wgmma.wait_group", "stmatrix", "ldmatrix", "setmaxnreg",
+    "wgmma.commit_group", "wgmma.wait_group", "stmatrix", "ldmatrix", "setmaxnreg", "barrier.cluster", "mapa",
     "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.mma", "tcgen05.commit",
     "tcgen05.ld", "tcgen05.st", "tcgen05.wait", "tcgen05.fence", "cp.async", "cp.async.commit_group",
     "cp.async.wait_group", "unsupported"};
@@ -68,6 +68,10 @@ static void modifier(EmIns *in, const char *m, int n, int types[3], int *ntypes,
     in->mod |= EMM_SYNCLD;
   } else if (n == 2 && m[0] == 'v' && (m[1] == '2' || m[1] == '4' || m[1] == '8')) {
     in->vec = (uint8_t)(m[1] - '0');
+  } else if (op == EM_BAR && (em_word_eq(m, n, "red") || em_word_eq(m, n, "popc") || em_word_eq(m, n, "and") ||
+                              em_word_eq(m, n, "or"))) {
+    if (m[0] == 'r') in->mod |= EMM_BRED;
+    else in->sub = (uint8_t)(m[0] == 'p' ? ESB_ADD : m[0] == 'a' ? ESB_AND : ESB_OR);
   } else if (op == EM_SETP && (k = em_word_find(cmp_names, COUNT(cmp_names), m, n)) > 0) {
     in->cmp = (uint8_t)k; /* ahead of the mod table: setp.lo compares, mul.lo does not */
   } else if (op == EM_SETP && (k = em_word_find(sub_names + ESB_AND, 3, m, n)) >= 0) {
@@ -83,8 +87,8 @@ static void modifier(EmIns *in, const char *m, int n, int types[3], int *ntypes,
     in->mod |= 1u << k;
   } else if (em_word_find(unmodeled_mods, COUNT(unmodeled_mods), m, n) >= 0 ||
              (op == EM_PRMT && em_word_find(prmt_modes, COUNT(prmt_modes), m, n) >= 0) ||
-             /* bar.red reduces; bar.warp.sync and barrier.cluster are other barriers */
-             (op == EM_BAR && (em_word_eq(m, n, "red") || em_word_eq(m, n, "warp") || em_word_eq(m, n, "cluster")))) {
+             /* bar.warp.sync and barrier.cluster (cluster.c's) are other barriers */
+             (op == EM_BAR && (em_word_eq(m, n, "warp") || em_word_eq(m, n, "cluster")))) {
     *unsup = true;
   } /* else it does not change the result here (.sync .aligned .gpu .L1::no_allocate ...) */
 }
@@ -122,7 +126,11 @@ void em_ptx_op_decode_opcode(const char *s, int len, EmIns *in) {
   }
   if ((in->mod & EMM_RELU) && !((in->opc == EM_MIN || in->opc == EM_MAX) && in->type == ET_S32))
     unsup = true; /* .relu of cvt, fma, f16x2 min/max ...: not modelled */
-  if ((in->opc == EM_BAR && !sync && !(in->mod & EMM_ARRIVE)) || unsup) in->opc = EM_UNSUPPORTED;
+  if (in->opc == EM_BAR && (in->mod & EMM_BRED)) /* bar.red.popc.u32, bar.red.{and,or}.pred; never .arrive */
+    unsup |= (in->mod & EMM_ARRIVE) || !(in->sub == ESB_ADD ? in->type == ET_U32 : (in->sub == ESB_AND || in->sub == ESB_OR) && in->type == ET_PRED);
+  else if (in->opc == EM_BAR && in->sub)
+    unsup = true;
+  if ((in->opc == EM_BAR && !sync && !(in->mod & (EMM_ARRIVE | EMM_BRED))) || unsup) in->opc = EM_UNSUPPORTED;
 }
 
 /* mma's operands: {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3}, every source a

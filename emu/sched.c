@@ -35,6 +35,10 @@ static const char *waits_for(const Cta *c, const Thr *t, char *buf, size_t n) {
     snprintf(buf, n, "a warp collective with member mask 0x%08x", t->cmask);
   else if (t->state == T_MBAR)
     em_mbar_waits(c, t, buf, n);
+  else if (t->state == T_REGS)
+    em_reg_waits(c, t, buf, n);
+  else if (t->state == T_CBAR)
+    em_clu_waits(c, t, buf, n);
   else if (t->state == T_SPIN)
     snprintf(buf, n, "global memory at 0x%llx to change from %llu (it spins on it; no CTA changes it)",
              (unsigned long long)t->spin_addr, (unsigned long long)t->spin_val);
@@ -45,10 +49,15 @@ static const char *waits_for(const Cta *c, const Thr *t, char *buf, size_t n) {
 
 /* Every thread is blocked: name the first and what it waits for, then
  * what each other warp waits for (warps alike merged: "warps 4-7"). */
-static void deadlock(Cta *c, const char *scope) {
+static void deadlock(Cta *c, const char *scope, const char *tail) {
   int blocked = 0, first = -1;
   for (int i = 0; i < c->n; i++)
     if (c->t[i].state != T_DONE) blocked++, first = first < 0 ? i : first;
+  for (int i = 0; i < c->n; i++) /* a warpgroup waiting for registers is the cause: name it first */
+    if (c->t[i].state == T_REGS) {
+      first = i;
+      break;
+    }
   Thr *t = &c->t[first];
   char what[256], others[1024] = "", prev[256] = "", cur[256];
   size_t len = 0;
@@ -66,8 +75,8 @@ static void deadlock(Cta *c, const char *scope) {
     }
     if (o && from < 0) from = w, memcpy(prev, cur, sizeof prev);
   }
-  em_fail(c, t, &c->f->ins[t->pc], "deadlock: %s (%d threads of this CTA); warp %u waits for %s%s", scope, blocked,
-          t->warp, waits_for(c, t, what, sizeof what), others);
+  em_fail(c, t, &c->f->ins[t->pc], "deadlock: %s (%d threads of this CTA); warp %u waits for %s%s%s", scope, blocked,
+          t->warp, waits_for(c, t, what, sizeof what), others, tail);
 }
 
 EmSched em_sched_of(const EmLaunch *l) {
@@ -87,77 +96,142 @@ uint64_t em_rand(Cta *c) {
   return c->rng = x;
 }
 
-/* Run a CTA until it ends, fails, or waits for another CTA (resume: it
- * was set aside before; its spinning threads look again). */
-static int run_cta(Cta *c, bool resume) {
+/* One round of c: each warp in turn, its lanes in lockstep, then the
+ * copies in flight that are due (all of them when nothing moved, unless
+ * others of the cluster did: `quiet`). wake: its spinning threads look
+ * again. Sets *moved (a thread did more than spin), *left (threads remain),
+ * *spinning; false when the CTA failed. */
+static bool cta_round(Cta *c, bool wake, bool quiet, bool *moved, bool *completed, bool *left, bool *spinning) {
   uint64_t max = c->l->max_steps ? c->l->max_steps : EM_DEFAULT_STEPS;
   int nw = (c->n + 31) / 32, *order = c->order;
-  bool wake = resume;
-  c->progressed = false;
-  for (;;) {
-    bool moved = false, left = false, spinning = false;
-    for (int k = 0; c->sched != EM_SCHED_RR && k < nw; k++) {
-      int j = k + (int)(em_rand(c) % (uint64_t)(nw - k)), x = order[k];
-      order[k] = order[j], order[j] = x;
-    }
-    for (int k = 0; k < nw && !c->failed; k++) {
-      /* the warp's lanes in lockstep, one instruction each per sweep, until none can run */
-      int lo = order[k] * 32, hi = lo + 32 < c->n ? lo + 32 : c->n;
-      uint64_t did[32] = {0};
-      bool was[32];
-      for (int i = lo; i < hi; i++) {
-        was[i - lo] = wake && c->t[i].state == T_SPIN;
-        if (was[i - lo]) c->t[i].state = T_RUN;
-      }
-      for (int budget = EM_SLICE; budget > 0 && !c->failed; budget--) {
-        bool any = false;
-        for (int i = lo; i < hi && !c->failed; i++) {
-          Thr *t = &c->t[i];
-          if (t->state != T_RUN) continue;
-          if (t->pc < 0 || t->pc >= c->f->nins) {
-            em_fail(c, t, NULL, "ran off the end of %s (pc %d)", c->f->name, t->pc);
-            break;
-          }
-          if (c->f->ins[t->pc].mod & EMM_SYS) em_sys_step(c, t); /* local memory, call, trap (sys.c) */
-          else em_step(c, t);
-          did[i - lo]++, any = true;
-          if (++c->steps > max)
-            em_fail(c, t, &c->f->ins[t->pc < c->f->nins ? t->pc : c->f->nins - 1],
-                    "still running after %llu instructions: a hang?", (unsigned long long)max);
-        }
-        if (!any) break;
-      }
-      for (int i = lo; i < hi; i++) {
-        const Thr *t = &c->t[i];
-        moved |= did[i - lo] && !(was[i - lo] && t->state == T_SPIN); /* a spin that looked again is no move */
-        spinning |= t->state == T_SPIN;
-        left |= t->state != T_DONE;
-      }
-    }
-    if (c->failed) return CTA_FAILED;
-    c->round++;
-    bool completed = em_async_tick(c, !moved);
-    completed |= em_tc_tick(c, !moved);
-    completed |= em_cpa_tick(c, !moved);
-    if (c->failed) return CTA_FAILED;
-    if (!left) break;
-    wake = moved || completed;
-    if (wake) {
-      c->progressed = true;
-      continue;
-    }
-    if (spinning) return CTA_WAITS;
-    deadlock(c, "every thread is blocked");
-    return CTA_FAILED;
+  *moved = *left = *spinning = *completed = false;
+  for (int k = 0; c->sched != EM_SCHED_RR && k < nw; k++) {
+    int j = k + (int)(em_rand(c) % (uint64_t)(nw - k)), x = order[k];
+    order[k] = order[j], order[j] = x;
   }
-  if (!em_async_end(c) || !em_matrix_end(c) || !em_tc_end(c) || !em_cpa_end(c)) return CTA_FAILED;
+  for (int k = 0; k < nw && !c->failed; k++) {
+    /* the warp's lanes in lockstep, one instruction each per sweep, until none can run */
+    int lo = order[k] * 32, hi = lo + 32 < c->n ? lo + 32 : c->n;
+    uint64_t did[32] = {0};
+    bool was[32];
+    for (int i = lo; i < hi; i++) {
+      was[i - lo] = wake && c->t[i].state == T_SPIN;
+      if (was[i - lo]) c->t[i].state = T_RUN;
+    }
+    for (int budget = EM_SLICE; budget > 0 && !c->failed; budget--) {
+      bool any = false;
+      for (int i = lo; i < hi && !c->failed; i++) {
+        Thr *t = &c->t[i];
+        if (t->state != T_RUN) continue;
+        if (t->pc < 0 || t->pc >= c->f->nins) {
+          em_fail(c, t, NULL, "ran off the end of %s (pc %d)", c->f->name, t->pc);
+          break;
+        }
+        if (c->f->ins[t->pc].mod & EMM_SYS) em_sys_step(c, t); /* local memory, call, trap (sys.c) */
+        else em_step(c, t);
+        did[i - lo]++, any = true;
+        if (++c->steps > max)
+          em_fail(c, t, &c->f->ins[t->pc < c->f->nins ? t->pc : c->f->nins - 1],
+                  "still running after %llu instructions: a hang?", (unsigned long long)max);
+      }
+      if (!any) break;
+    }
+    for (int i = lo; i < hi; i++) {
+      const Thr *t = &c->t[i];
+      *moved |= did[i - lo] && !(was[i - lo] && t->state == T_SPIN); /* a spin that looked again is no move */
+      *spinning |= t->state == T_SPIN;
+      *left |= t->state != T_DONE;
+    }
+  }
+  if (c->failed) return false;
+  c->round++;
+  bool all = !*moved && !quiet;
+  *completed = em_async_tick(c, all);
+  *completed |= em_tc_tick(c, all);
+  *completed |= em_cpa_tick(c, all);
+  return !c->failed;
+}
+
+/* At the end of a CTA: nothing left pending (else a report). */
+static bool cta_end(Cta *c) {
+  if (!em_async_end(c) || !em_matrix_end(c) || !em_tc_end(c) || !em_cpa_end(c)) return false;
   for (int i = 0; i < 16; i++)
     if (c->bar_arrived[i]) {
       em_fail(c, NULL, NULL, "the CTA ended with %d threads arrived at barrier %d and never released",
               c->bar_arrived[i], i);
-      return CTA_FAILED;
+      return false;
     }
-  return CTA_DONE;
+  return true;
+}
+
+static bool clu_failed(const EmClu *u) {
+  for (int k = 0; k < u->n; k++)
+    if (u->cta[k]->failed) return true;
+  return false;
+}
+
+/* Every thread of the cluster is blocked: the first CTA with a thread left
+ * (one waiting for registers or a barrier.cluster first) reports, naming
+ * what the cluster's other CTAs wait for. */
+static void clu_deadlock(EmClu *u, const char *scope) {
+  Cta *c = NULL;
+  for (int k = 0; k < u->n; k++) {
+    Cta *d = u->cta[k];
+    for (int i = 0; i < d->n && (!c || c->live == 0); i++)
+      if (d->t[i].state == T_REGS) c = d;
+    if (!c && d->live) c = d;
+  }
+  if (!c) c = u->cta[0];
+  if (u->n == 1) {
+    deadlock(c, scope, "");
+    return;
+  }
+  char sc[1024], w[256];
+  size_t len = (size_t)snprintf(sc, sizeof sc, "; in its cluster of %d CTAs (co-scheduled)", u->n);
+  for (int k = 0; k < u->n && len < sizeof sc; k++) {
+    Cta *d = u->cta[k];
+    if (d == c) continue;
+    const Thr *o = NULL;
+    for (int i = 0; i < d->n && !o; i++)
+      if (d->t[i].state != T_DONE) o = &d->t[i];
+    int m = o ? snprintf(sc + len, sizeof sc - len, "; CTA %u,%u,%u (rank %d) thread %u waits for %s", d->ctaid[0],
+                         d->ctaid[1], d->ctaid[2], d->rank, o->linear, waits_for(d, o, w, sizeof w))
+              : snprintf(sc + len, sizeof sc - len, "; CTA %u,%u,%u (rank %d) has ended", d->ctaid[0], d->ctaid[1],
+                         d->ctaid[2], d->rank);
+    len = m < 0 ? sizeof sc : len + (size_t)m;
+  }
+  deadlock(c, scope, sc);
+}
+
+/* Run a cluster's CTAs, co-scheduled, until they all end, one fails, or
+ * they wait for another cluster (resume: it was set aside before; its
+ * spinning threads look again). */
+static int run_clu(EmClu *u, bool resume) {
+  bool wake = resume;
+  u->progressed = false;
+  for (;;) {
+    bool any = false, left = false, spinning = false;
+    for (int k = 0; k < u->n; k++) {
+      Cta *c = u->cta[k];
+      if (c->ended) continue;
+      bool mv, cp, lf, sp;
+      if (!cta_round(c, wake, any && u->n > 1, &mv, &cp, &lf, &sp) || clu_failed(u)) return CTA_FAILED;
+      any |= mv || cp, left |= lf, spinning |= sp;
+      if (!lf) {
+        if (!cta_end(c) || clu_failed(u)) return CTA_FAILED;
+        c->ended = true;
+      }
+    }
+    if (!left) return CTA_DONE;
+    wake = any;
+    if (any) {
+      u->progressed = true;
+      continue;
+    }
+    if (spinning) return CTA_WAITS;
+    clu_deadlock(u, u->n > 1 ? "every thread of the cluster is blocked" : "every thread is blocked");
+    return CTA_FAILED;
+  }
 }
 
 static void cta_free(Cta *c) {
@@ -166,6 +240,7 @@ static void cta_free(Cta *c) {
   em_chk_free(c);
   em_tc_free(c);
   em_cpa_free(c);
+  em_reg_free(c);
   for (int g = 0; c->wg && g < c->nwg; g++) free(c->wg[g].op);
   free(c->wg);
   free(c->wgd);
@@ -196,7 +271,8 @@ static Cta *cta_new(const Cta *proto, uint64_t lin) {
   c->chk = NULL;
   c->tc = NULL;
   c->cpa = NULL;
-  if (!c->t || !c->regs || !c->smem || !c->wg || !c->order || (!l->no_checks && !em_chk_new(c))) {
+  c->reg_warp = NULL;
+  if (!c->t || !c->regs || !c->smem || !c->wg || !c->order || !em_reg_new(c) || (!l->no_checks && !em_chk_new(c))) {
     cta_free(c);
     return NULL;
   }
@@ -215,6 +291,41 @@ static Cta *cta_new(const Cta *proto, uint64_t lin) {
     t->lane = i % 32, t->warp = i / 32;
   }
   return c;
+}
+
+static void clu_free(EmClu *u) {
+  if (!u) return;
+  for (int k = 0; k < u->n; k++) cta_free(u->cta[k]);
+  free(u->cta);
+  free(u);
+}
+
+/* Cluster number `lin` of the grid (x fastest) of shape cd: its CTAs by rank (x fastest). NULL when out of memory. */
+static EmClu *clu_new(const Cta *proto, uint64_t lin, const unsigned cd[3], bool expl) {
+  const EmLaunch *l = proto->l;
+  unsigned nc[3] = {l->grid[0] / cd[0], l->grid[1] / cd[1], l->grid[2] / cd[2]};
+  unsigned id[3] = {(unsigned)(lin % nc[0]), (unsigned)(lin / nc[0] % nc[1]), (unsigned)(lin / ((uint64_t)nc[0] * nc[1]))};
+  EmClu *u = calloc(1, sizeof *u);
+  int n = (int)(cd[0] * cd[1] * cd[2]);
+  if (!u || !(u->cta = calloc((size_t)n, sizeof *u->cta))) {
+    free(u);
+    return NULL;
+  }
+  memcpy(u->dim, cd, sizeof u->dim);
+  u->is_explicit = expl;
+  for (int r = 0; r < n; r++) {
+    unsigned x = id[0] * cd[0] + (unsigned)r % cd[0], y = id[1] * cd[1] + (unsigned)r / cd[0] % cd[1],
+             z = id[2] * cd[2] + (unsigned)r / (cd[0] * cd[1]);
+    Cta *c = cta_new(proto, x + (uint64_t)l->grid[0] * (y + (uint64_t)l->grid[1] * z));
+    if (!c) {
+      clu_free(u);
+      return NULL;
+    }
+    c->clu = u, c->rank = r;
+    u->cta[u->n++] = c;
+    u->cb_live += c->n;
+  }
+  return u;
 }
 
 bool em_launch(const EmModule *m, const EmLaunch *l, char *err, size_t errlen) {
@@ -242,42 +353,54 @@ bool em_launch(const EmModule *m, const EmLaunch *l, char *err, size_t errlen) {
     if (m->globals[i].space == ES_SHARED && m->globals[i].is_extern) dyn0 = m->globals[i].offset;
   Cta proto = {.m = m, .f = f, .l = l, .n = (int)nthr, .err = err, .errlen = errlen, .smem_size = dyn0 + l->dyn_smem,
                .sched = em_sched_of(l)};
-  /* CTAs set aside at once: as many as 4 GB of their state holds (at least 1, at most 1024) */
-  uint64_t per = nthr * (uint64_t)(f->nregs ? f->nregs : 1) * 8 + proto.smem_size + nthr * sizeof(Thr) + 4096 +
-                 (l->no_checks ? 0 : em_chk_bytes(proto.smem_size, (int)nthr));
-  uint64_t total = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2], next = 0;
-  int maxres = (int)((4ull << 30) / per), nres = 0, idle = 0;
-  maxres = maxres < 1 ? 1 : maxres > 1024 ? 1024 : maxres;
-  Cta **res = calloc((size_t)maxres + 1, sizeof *res);
+  if (!em_reg_launch(f, l->regs, nthr, &proto.reg_launch, err, errlen)) return false;
+  /* the cluster shape: the launch's, else the kernel's .reqnctapercluster, else one CTA */
+  unsigned cd[3] = {l->cluster[0], l->cluster[1], l->cluster[2]};
+  bool expl = cd[0] * cd[1] * cd[2] > 1 || f->explicitcluster;
+  if (!cd[0] || !cd[1] || !cd[2] || cd[0] * cd[1] * cd[2] == 1)
+    for (int i = 0; i < 3; i++) cd[i] = f->reqncluster[i] > 0 ? (unsigned)f->reqncluster[i] : 1;
+  uint64_t csize = (uint64_t)cd[0] * cd[1] * cd[2];
+  if (csize > 16 || l->grid[0] % cd[0] || l->grid[1] % cd[1] || l->grid[2] % cd[2]) {
+    snprintf(err, errlen, "launch of %s: cluster %ux%ux%u with grid %ux%ux%u (at most 16 CTAs, dividing the grid)",
+             f->name, cd[0], cd[1], cd[2], l->grid[0], l->grid[1], l->grid[2]);
+    return false;
+  }
+  /* clusters set aside at once: as many as 4 GB of their state holds (at least 1, at most 1024 CTAs) */
+  uint64_t per = csize * (nthr * (uint64_t)(f->nregs ? f->nregs : 1) * 8 + proto.smem_size + nthr * sizeof(Thr) +
+                          4096 + (l->no_checks ? 0 : em_chk_bytes(proto.smem_size, (int)nthr)));
+  uint64_t total = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] / csize, next = 0;
+  int maxres = (int)((4ull << 30) / per), nres = 0, idle = 0, cap = (int)(1024 / csize);
+  maxres = maxres < 1 ? 1 : maxres > cap ? cap : maxres;
+  EmClu **res = calloc((size_t)maxres + 1, sizeof *res);
   bool ok = res != NULL;
   if (!ok) snprintf(err, errlen, "launch of %s: out of memory", f->name);
   while (ok && (next < total || nres)) {
     bool fresh = next < total && nres < maxres;
-    Cta *c = fresh ? cta_new(&proto, next++) : res[0];
-    if (!c) {
+    EmClu *u = fresh ? clu_new(&proto, next++, cd, expl) : res[0];
+    if (!u) {
       snprintf(err, errlen, "launch of %s: out of memory", f->name);
       ok = false;
       break;
     }
     if (!fresh) memmove(res, res + 1, sizeof *res * (size_t)--nres);
-    int r = run_cta(c, !fresh);
+    int r = run_clu(u, !fresh);
     if (r != CTA_WAITS) {
       ok = r == CTA_DONE;
-      cta_free(c);
+      clu_free(u);
       idle = 0;
       continue;
     }
-    idle = fresh || c->progressed ? 0 : idle + 1;
-    res[nres++] = c;
+    idle = fresh || u->progressed ? 0 : idle + 1;
+    res[nres++] = u;
     if (idle >= nres && (next >= total || nres >= maxres)) { /* a turn over them all, and nothing moved */
       char scope[128];
-      snprintf(scope, sizeof scope, "every resident CTA (%d%s) waits for another", nres,
+      snprintf(scope, sizeof scope, "every resident %s (%d%s) waits for another", csize > 1 ? "cluster" : "CTA", nres,
                next < total ? ", the emulator's most" : "");
-      deadlock(res[0], scope);
+      clu_deadlock(res[0], scope);
       ok = false;
     }
   }
-  for (int i = 0; i < nres; i++) cta_free(res[i]);
+  for (int i = 0; i < nres; i++) clu_free(res[i]);
   free(res);
   return ok;
 }

@@ -36,8 +36,19 @@
  *     the cells at the thread's tcgen05.wait::st (an MMA or another warp
  *     reading them before that sees the old values, as it may on the GPU).
  *   - tcgen05.fence::before/after_thread_sync order nothing here (the
- *     emulator is sequentially consistent; a race checker can hang off
- *     them).
+ *     emulator is sequentially consistent); the checks follow after.
+ *
+ * With the checks on (c->chk), a shadow of each lane quarter's columns
+ * orders tcgen05's accesses (check.c's clocks): its last tcgen05.st
+ * (warp, whether its wait::st came, that wait's epoch) and the last MMA
+ * writing it (the MMA pipe's epoch). An MMA reading cells (D with
+ * enable-input-d, A in tensor memory) or a tcgen05.ld of cells another
+ * warp stored must come after the writer's tcgen05.wait::st, a thread
+ * sync and a tcgen05.fence::after_thread_sync (its own warp's: after the
+ * wait::st); a tcgen05.ld or st of cells an MMA writes must come after a
+ * wait on the mbarrier of a tcgen05.commit that covers the MMA. Each is a
+ * `race` report naming the columns, the lanes, the other instruction and
+ * what is missing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +67,7 @@ typedef struct TcOp { /* an MMA or a commit, in issue order */
   const EmIns *in;
   int thr;
   bool commit;
+  uint32_t ep;   /* the checks' MMA-pipe epoch: an MMA's own, the last MMA's before a commit */
   uint32_t mbar;
   EmTcMma mma;
   uint64_t due;
@@ -92,7 +104,21 @@ struct EmTc {
   TcOp *q;
   int nq, capq;
   TcThr *th; /* c->n of them */
+  struct TcCell *ck; /* the checks' shadow, [4][512] (NULL: checks off) */
+  uint32_t last_ep;  /* the checks' epoch of the last MMA issued */
 };
+
+/* The checks' shadow of one column of one lane quarter. */
+typedef struct TcCell {
+  int8_t stw;            /* the warp whose tcgen05.st wrote it last (-1: none since the last MMA write) */
+  bool pend;             /* that st's wait::st has not come yet */
+  uint32_t step;         /* the writer's epoch at its wait::st */
+  const EmIns *st_in;    /* the st, and a thread of its warp */
+  int st_thr;
+  uint32_t mep;          /* the last MMA writing it: its pipe epoch (0: none), instruction, thread */
+  const EmIns *mma_in;
+  int mma_thr;
+} TcCell;
 
 static bool grow(void **p, int *cap, int need, size_t sz) {
   if (need <= *cap) return true;
@@ -108,8 +134,10 @@ static struct EmTc *tc_of(Cta *c, const Thr *t, const EmIns *in) {
   if (c->tc) return c->tc;
   struct EmTc *tc = calloc(1, sizeof *tc);
   if (tc) tc->tm = malloc(sizeof *tc->tm), tc->th = calloc((size_t)c->n, sizeof *tc->th);
-  if (!tc || !tc->tm || !tc->th) {
-    if (tc) free(tc->tm), free(tc->th);
+  if (tc && c->chk && (tc->ck = calloc(4 * EM_TMEM_COLS, sizeof *tc->ck)))
+    for (int i = 0; i < 4 * EM_TMEM_COLS; i++) tc->ck[i].stw = -1;
+  if (!tc || !tc->tm || !tc->th || (c->chk && !tc->ck)) {
+    if (tc) free(tc->tm), free(tc->th), free(tc->ck);
     free(tc);
     em_fail(c, t, in, "out of memory (tensor memory)");
     return NULL;
@@ -124,8 +152,52 @@ void em_tc_free(Cta *c) {
   free(tc->th);
   free(tc->q);
   free(tc->tm);
+  free(tc->ck);
   free(tc);
   c->tc = NULL;
+}
+
+/* ---- the checks' ordering of tcgen05 accesses ---- */
+
+static const char *where(const Cta *c, const EmIns *in, char *buf, size_t n) {
+  const char *f = in && in->file > 0 && in->file < c->m->nfiles ? c->m->files[in->file] : NULL;
+  if (f && in->line > 0) snprintf(buf, n, "%s:%d", f, in->line);
+  else snprintf(buf, n, "ptx line %d", in ? in->ptx_line : 0);
+  return buf;
+}
+
+/* t's access (what: "the tcgen05.ld reads") of quarters q0..q1, columns col..col+n-1, against the last st and
+ * (mma: ld and st) the last MMA of each cell; false after a report. */
+static bool tc_order(Cta *c, const Thr *t, const EmIns *in, const char *what, int q0, int q1, int col, int n,
+                     bool st_too, bool mma) {
+  struct EmTc *tc = c->tc;
+  if (!tc || !tc->ck) return true;
+  for (int q = q0; q <= q1; q++)
+    for (int x = col; x < col + n && x < EM_TMEM_COLS; x++) {
+      const TcCell *k = &tc->ck[q * EM_TMEM_COLS + x];
+      char w[160], cols[96];
+      snprintf(cols, sizeof cols, "tensor memory columns %d..%d (lanes %d..%d)", col, col + n - 1, 32 * q, 32 * q + 31);
+      if (mma && k->mep && !em_chk_tc_mma_done(c, t, k->mep)) {
+        em_fail(c, t, in, "race: %s %s, which the tcgen05.mma at %s (thread %d) may still write: no wait on the "
+                "mbarrier of a tcgen05.commit after it happens before", what, cols, where(c, k->mma_in, w, sizeof w),
+                k->mma_thr);
+        return false;
+      }
+      if (!st_too || k->stw < 0) continue;
+      bool own = k->stw == (int)t->warp;
+      int kn = k->pend ? -1 : em_chk_tc_knows(c, t, k->stw, k->step);
+      if (kn == 2) continue;
+      char who[64] = "its own warp's";
+      if (!own) snprintf(who, sizeof who, "warp %d's", k->stw);
+      em_fail(c, t, in, "race: %s %s, which %s tcgen05.st at %s (thread %d) wrote, %s", what, cols, who,
+              where(c, k->st_in, w, sizeof w), k->st_thr,
+              kn < 0 ? (own ? "before the tcgen05.wait::st that completes it" : "before that warp's tcgen05.wait::st")
+              : kn == 0 ? "with no thread sync (a barrier or an mbarrier) between the writer's tcgen05.wait::st and "
+                          "this thread"
+                        : "with no tcgen05.fence::after_thread_sync between the thread sync and this instruction");
+      return false;
+    }
+  return true;
 }
 
 /* ---- allocation ---- */
@@ -343,8 +415,17 @@ static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
             tc->coll_in->ptx_line);
     return;
   }
+  int dcol = (int)(m->d_taddr & 0xffff);
+  if (m->accumulate && !tc_order(c, t, in, "the tcgen05.mma reads its accumulator,", 0, 3, dcol, m->id.n, true, false))
+    return;
+  if (m->a_tmem && !tc_order(c, t, in, "the tcgen05.mma reads A,", 0, 3, (int)(m->a_taddr & 0xffff), 8, true, false))
+    return;
   tc->coll = cu == 1 || cu == 2;
   if (cu == 1) tc->coll_tmem = m->a_tmem, tc->coll_a = aop, tc->coll_in = in;
+  op.ep = tc->last_ep = em_chk_tc_mma(c);
+  for (int q = 0; tc->ck && q < 4; q++)
+    for (int x = dcol; x < dcol + m->id.n && x < EM_TMEM_COLS; x++)
+      tc->ck[q * EM_TMEM_COLS + x] = (TcCell){.stw = -1, .mep = op.ep, .mma_in = in, .mma_thr = (int)(t - c->t)};
   enqueue(c, t, in, &op);
 }
 
@@ -356,7 +437,7 @@ static void tc_commit(Cta *c, Thr *t, const EmIns *in) {
     em_fail(c, t, in, "smem+0x%x is not an mbarrier (no mbarrier.init set it up)", addr);
     return;
   }
-  TcOp op = {.commit = true, .mbar = addr};
+  TcOp op = {.commit = true, .mbar = addr, .ep = tc->last_ep}; /* the checks: it covers every MMA issued before */
   enqueue(c, t, in, &op);
 }
 
@@ -366,7 +447,10 @@ static bool run_head(Cta *c) {
   TcOp op = tc->q[0];
   memmove(tc->q, tc->q + 1, sizeof *tc->q * (size_t)--tc->nq);
   Thr *t = &c->t[op.thr];
-  if (op.commit) return em_mbar_arrive_async(c, t, op.in, op.mbar);
+  if (op.commit) {
+    em_chk_tc_commit(c, mbar_at(c, op.mbar), op.ep);
+    return em_mbar_arrive_async(c, t, op.in, op.mbar);
+  }
   if (!cols_ok(c, t, op.in, (int)(op.mma.d_taddr & 0xffff), op.mma.id.n, "tcgen05.mma's D (as it runs)")) return false;
   if (op.mma.a_tmem && !cols_ok(c, t, op.in, (int)(op.mma.a_taddr & 0xffff), 8, "tcgen05.mma's A (as it runs)"))
     return false;
@@ -417,6 +501,11 @@ static void tc_ldst(Cta *c, unsigned w0, const EmIns *in) {
     return;
   }
   if (!cols_ok(c, t, in, col0, nc, ld ? "tcgen05.ld" : "tcgen05.st")) return;
+  int qa = lane0 / 32, qb = (lane0 + nl - 1) / 32;
+  if (!tc_order(c, t, in, ld ? "the tcgen05.ld reads" : "the tcgen05.st writes", qa, qb, col0, nc, ld, true)) return;
+  for (int qq = qa; !ld && tc->ck && qq <= qb; qq++)
+    for (int x = col0; x < col0 + nc; x++)
+      tc->ck[qq * EM_TMEM_COLS + x] = (TcCell){.stw = (int8_t)t->warp, .pend = true, .st_in = in, .st_thr = (int)w0};
   for (unsigned l = 0; l < 32; l++) {
     Thr *o = &c->t[w0 + l];
     TcThr *h = &tc->th[w0 + l];
@@ -454,9 +543,12 @@ static void tc_wait(Cta *c, Thr *t, const EmIns *in) {
     h->nld = 0;
     return;
   }
+  uint32_t e = tc->ck && h->nst ? em_chk_tc_now(c, t) : 0;
   for (int i = 0; i < h->nst; i++) {
     TcSt *s = &h->st[i];
     if (!cols_ok(c, t, h->st_in, s->col, 1, "tcgen05.st (completing at tcgen05.wait::st)")) return;
+    TcCell *k = tc->ck ? &tc->ck[s->lane / 32 * EM_TMEM_COLS + s->col] : NULL;
+    if (k && k->stw == (int)t->warp && k->pend) k->pend = false, k->step = e;
     tc->tm->cell[s->lane][s->col] = s->v;
     tc->tm->def[s->lane][s->col / 8] |= (uint8_t)(1u << (s->col % 8));
   }
@@ -490,7 +582,9 @@ void em_tc_step(Cta *c, Thr *t, const EmIns *in) {
   case EM_TC_MMA: tc_mma_issue(c, t, in); break;
   case EM_TC_COMMIT: tc_commit(c, t, in); break;
   case EM_TC_WAIT: tc_wait(c, t, in); break;
-  case EM_TC_FENCE: break; /* ordering: sequentially consistent here */
+  case EM_TC_FENCE: /* ordering: sequentially consistent here; the checks follow after_thread_sync */
+    if (in->rank == 1) em_chk_tc_fence_after(c, t);
+    break;
   default: em_fail(c, t, in, "the emulator cannot run this instruction yet"); break;
   }
   if (!c->failed) t->pc++;

@@ -198,3 +198,36 @@ const char *tile_cubin_find_meta(const void *cubin, size_t size, size_t *len) {
   if (len) *len = n;
   return text;
 }
+
+/* The register count ptxas gave kernel `name`: EIATTR_REGCOUNT (0x2f) in
+ * the cubin's .nv.info sections (type SHT_CUDA_INFO, 0x70000000), a list of
+ * attributes [format u8, attribute u8, then by format: nothing, a u8, a u16,
+ * or a u16 size and that many bytes]; REGCOUNT's value is [symbol index
+ * u32, registers u32]. 0 when the cubin does not say. */
+unsigned rt_elf_regcount(const rt_elf *elf, const char *name) {
+  rt_shdr symtab = rt_section(elf, elf->symtab);
+  rt_shdr strtab = rt_section(elf, symtab.link);
+  uint64_t idx = 0;
+  for (uint64_t i = 1; i < elf->nsyms && !idx; i++)
+    if (rt_strtab_eq(elf, &strtab, rt_rd(elf->data + symtab.offset + i * symtab.entsize, 4), name)) idx = i;
+  if (!idx) return 0;
+  for (unsigned i = 1; i < elf->shnum; i++) {
+    rt_shdr sh = rt_section(elf, i);
+    if (sh.type != 0x70000000u) continue;
+    const unsigned char *p = elf->data + sh.offset, *end = p + sh.size;
+    while (end - p >= 2) {
+      unsigned fmt = p[0], attr = p[1];
+      uint64_t len = fmt == 1 ? 0 : fmt == 2 ? 1 : fmt == 3 ? 2 : 0;
+      if (fmt == 4) {
+        if (end - p < 4) break;
+        len = rt_rd(p + 2, 2) + 2;
+      } else if (fmt < 1 || fmt > 3) {
+        break;
+      }
+      if ((uint64_t)(end - p - 2) < len) break;
+      if (fmt == 4 && attr == 0x2f && len == 10 && rt_rd(p + 4, 4) == idx) return (unsigned)rt_rd(p + 8, 4);
+      p += 2 + len;
+    }
+  }
+  return 0;
+}

@@ -10,8 +10,8 @@
  * JIT's, through tile_module_load_ptx), parsed once. A launch packs
  * the parameters by the PTX's own parameter list and runs the grid; its
  * report comes back through cuGetErrorString. Tensor maps are the
- * emulator's own encoding (emu/tma.c). Not yet: clusters (refused with
- * CUDA_ERROR_NOT_SUPPORTED and a message).
+ * emulator's own encoding (emu/tma.c). A cluster launch (cuLaunchKernelEx's
+ * cluster dimension) runs each cluster's CTAs co-scheduled (emu/cluster.c).
  *
  * Every launch reads TILE_EMU_SEED (the schedule: round-robin, random or
  * adversarial, and its seed; the reports print it, so a failure replays)
@@ -206,6 +206,7 @@ static CUresult emu_err_string(CUresult r, const char **s) {
 struct CUfunc_st {
   const EmModule *m;
   const EmFunc *f;
+  unsigned regs; /* the cubin's register count for it (0: PTX text, or not said): the setmaxnreg pool */
 };
 struct CUmod_st {
   EmModule *m;
@@ -302,7 +303,8 @@ static CUresult emu_load(CUmodule *out, const void *image) {
   size_t n = 0;
   /* a cubin (ELF) carries its PTX; anything else is PTX text, NUL-terminated
    * (tile_module_load_ptx: the JIT's, produced in process) */
-  char *text = strncmp(image, "\x7f" "ELF", 4) ? strdup(image) : module_ptx(image, &n);
+  bool elf = !strncmp(image, "\x7f" "ELF", 4);
+  char *text = !elf ? strdup(image) : module_ptx(image, &n);
   if (text && !n) n = strlen(text);
   if (!text)
     return emu_err(EMU_ERR_NO_BINARY,
@@ -323,7 +325,10 @@ static CUresult emu_load(CUmodule *out, const void *image) {
     free(m);
     return EMU_ERR_NO_BINARY;
   }
-  for (int i = 0; i < m->m->nfuncs; i++) m->fns[i] = (struct CUfunc_st){m->m, &m->m->funcs[i]};
+  rt_elf e;
+  bool have = elf && rt_elf_open(&e, image, elf_extent(image)) == TILE_OK;
+  for (int i = 0; i < m->m->nfuncs; i++)
+    m->fns[i] = (struct CUfunc_st){m->m, &m->m->funcs[i], have ? rt_elf_regcount(&e, m->m->funcs[i].name) : 0};
   *out = m;
   return CUDA_SUCCESS;
 }
@@ -364,9 +369,11 @@ static bool emu_schedule(EmLaunch *l) {
   return true;
 }
 
-static CUresult emu_run(CUfunction fn, const unsigned g[3], const unsigned b[3], unsigned smem, void **params) {
+static CUresult emu_run(CUfunction fn, const unsigned g[3], const unsigned b[3], const unsigned cl[3], unsigned smem,
+                        void **params) {
   const EmFunc *f = fn->f;
-  EmLaunch l = {.kernel = f->name, .grid = {g[0], g[1], g[2]}, .block = {b[0], b[1], b[2]}, .dyn_smem = smem};
+  EmLaunch l = {.kernel = f->name, .grid = {g[0], g[1], g[2]}, .block = {b[0], b[1], b[2]}, .dyn_smem = smem,
+                .cluster = {cl[0], cl[1], cl[2]}, .regs = fn->regs};
   if (!emu_schedule(&l))
     return emu_err(CUDA_ERROR_INVALID_VALUE,
                    "TILE_EMU_SEED=%s: expected rr, a number (a random schedule's seed), random:N or adversarial:N",
@@ -396,17 +403,20 @@ static CUresult emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, 
                            unsigned smem, CUstream s, void **params, void **extra) {
   (void)s;
   if (extra) return emu_err(EMU_ERR_UNSUPPORTED, "launch parameters through `extra`%s", NULL);
-  return emu_run(f, (unsigned[]){gx, gy, gz}, (unsigned[]){bx, by, bz}, smem, params);
+  return emu_run(f, (unsigned[]){gx, gy, gz}, (unsigned[]){bx, by, bz}, (unsigned[]){1, 1, 1}, smem, params);
 }
 
+/* The cluster shape of CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, as tile_launch passes it (emu/cluster.c runs
+ * the CTAs of a cluster co-scheduled). */
 static CUresult emu_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra) {
+  unsigned cl[3] = {1, 1, 1};
   for (unsigned i = 0; i < cfg->numAttrs; i++)
-    if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
-        cfg->attrs[i].value.clusterDim.x * cfg->attrs[i].value.clusterDim.y * cfg->attrs[i].value.clusterDim.z > 1)
-      return emu_err(EMU_ERR_UNSUPPORTED, "the emulator does not run clusters yet%s", NULL);
+    if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+      cl[0] = cfg->attrs[i].value.clusterDim.x, cl[1] = cfg->attrs[i].value.clusterDim.y,
+      cl[2] = cfg->attrs[i].value.clusterDim.z;
   if (extra) return emu_err(EMU_ERR_UNSUPPORTED, "launch parameters through `extra`%s", NULL);
   return emu_run(f, (unsigned[]){cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
-                 (unsigned[]){cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ}, cfg->sharedMemBytes, params);
+                 (unsigned[]){cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ}, cl, cfg->sharedMemBytes, params);
 }
 
 static CUresult emu_occupancy(int *blocks, CUfunction f, int bs, size_t smem) {

@@ -101,6 +101,8 @@ bool rt_elf_find_symbol(const rt_elf *elf, const char *name, rt_elf_sym *sym);
  * they are not all inside the file. */
 tile_status rt_elf_symbol_bytes(const rt_elf *elf, const char *name, const rt_elf_sym *sym,
                                 const unsigned char **bytes);
+/* The register count ptxas gave kernel `name` (its .nv.info EIATTR_REGCOUNT); 0: not said. */
+unsigned rt_elf_regcount(const rt_elf *elf, const char *name);
 /* The metadata text of a validated cubin (stops at the first NUL). */
 tile_status rt_cubin_meta(const rt_elf *elf, const char **text, size_t *len);
 

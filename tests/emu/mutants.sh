@@ -54,7 +54,7 @@ run_mutant() {
   # what caught it: each failing check, and the first line of its log that
   # says why (the emulator's report, else a result marked FAIL, else an
   # error); a check without a log of its own: the lines run.sh printed
-  for c in $(sed -n 's/^FAIL \([^ :]*\) on the emulator:.*/\1/p; s/^FAIL \([^ :]*\) \(--[a-z-]*\):.*/\1\2/p' "$d/run.log"); do
+  for c in $(sed -n 's/^FAIL \([^ :]*\) on the emulator[^:]*:.*/\1/p; s/^FAIL \([^ :]*\) \(--[a-z-]*\):.*/\1\2/p' "$d/run.log" | awk '!s[$0]++'); do
     log=$d/tmp/emu_$c.log
     if [ ! -f "$log" ]; then
       log=$d/tmp/check_$c.log

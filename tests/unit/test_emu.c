@@ -572,14 +572,14 @@ static void test_isa_cases(void **state) {
 }
 
 /* An instruction the emulator cannot run yet stops the launch with its
- * name (elect.sync, a multicast TMA load). */
+ * name (elect.sync, a multicast TMA load of a CTA pair: cta_group::2). */
 static void test_unsupported_report(void **state) {
   (void)state;
   uint64_t out[16];
   char err[512];
   const char *bad[] = {"elect.sync %r1|%p1, 0xffffffff;",
-                       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
-                       "[%rd1], [%rd1, {%r1, %r2}], [%rd1], %rs1;"};
+                       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+                       ".cta_group::2 [%rd1], [%rd1, {%r1, %r2}], [%rd1], %rs1;"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     bool ok = run_k(bad[i], 32, out, err, sizeof err);
     if (ok || !strstr(err, "cannot run this instruction yet")) print_error("'%s': %s\n", bad[i], ok ? "ran" : err);
@@ -587,6 +587,38 @@ static void test_unsupported_report(void **state) {
     assert_non_null(strstr(err, "cannot run this instruction yet"));
     assert_non_null(strstr(err, i == 0 ? "elect.sync" : "multicast"));
   }
+}
+
+/* bar.red (PTX ISA, "bar.red"): every thread of the barrier gets the
+ * reduction of their predicates: .popc the count of true ones, .and and
+ * .or; a negated predicate operand; with a thread count; a barrier met
+ * with bar.red by some threads and bar.sync by others is reported. */
+static void test_bar_red(void **state) {
+  (void)state;
+  uint64_t out[16];
+  char err[1024];
+  const char *body =
+      "mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 37;\nbar.red.popc.u32 %r2, 0, %p1;\n"
+      "setp.ne.u32 %p2, %r1, 50;\nbar.red.and.pred %p3, 1, %p2;\nbarrier.red.or.pred %p4, 2, 96, !%p2;\n"
+      "setp.lt.u32 %p6, %r1, 1000;\nbar.red.and.pred %p5, 3, %p6;\nbar.red.or.pred %p7, 4, !%p6;\n"
+      "setp.eq.u32 %p1, %r1, 95;\n@!%p1 bra END;\nst.global.u32 [%rd1], %r2;\n"
+      "selp.u32 %r3, 1, 0, %p3;\nst.global.u32 [%rd1+8], %r3;\nselp.u32 %r3, 1, 0, %p4;\nst.global.u32 [%rd1+16], %r3;\n"
+      "selp.u32 %r3, 1, 0, %p5;\nst.global.u32 [%rd1+24], %r3;\nselp.u32 %r3, 1, 0, %p7;\nst.global.u32 [%rd1+32], %r3;\n"
+      "END:";
+  bool ok = run_k(body, 96, out, err, sizeof err);
+  if (!ok) print_error("%s\n", err);
+  assert_true(ok);
+  assert_int_equal((uint32_t)out[0], 37);
+  assert_int_equal((uint32_t)out[1], 0);
+  assert_int_equal((uint32_t)out[2], 1);
+  assert_int_equal((uint32_t)out[3], 1);
+  assert_int_equal((uint32_t)out[4], 0);
+  const char *mixed = "mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\n@%p1 bra A;\nbar.sync 4;\nbra END;\n"
+                      "A:\nbar.red.popc.u32 %r2, 4, %p1;\nEND:";
+  assert_false(run_k(mixed, 64, out, err, sizeof err));
+  has(err, "barrier 4: threads meet at it with different reductions", "the report");
+  assert_false(run_k("bar.red.popc.pred %p1, 0, %p2;", 32, out, err, sizeof err));
+  has(err, "cannot run this instruction yet", "the report");
 }
 
 /* Broken PTX: every prefix of a real module and a few flipped bytes are
@@ -634,6 +666,7 @@ int main(void) {
       cmocka_unit_test(test_mma_reports),
       cmocka_unit_test(test_cvt_16bit),
       cmocka_unit_test(test_unsupported_report),
+      cmocka_unit_test(test_bar_red),
       cmocka_unit_test(test_parse_hostile),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

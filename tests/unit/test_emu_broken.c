@@ -10,7 +10,15 @@
  * The launch is built from the kernel's metadata alone: one CTA of its
  * threads and shared memory; a pointer parameter gets 1 MiB of zeros, an
  * integer scalar 256, a float scalar 1.0, a TMA parameter a 256 x 256
- * tensor of zeros of its type with the kernel's box and swizzle. */
+ * tensor of zeros of its type with the kernel's box and swizzle.
+ *
+ * NAME.ptx is a hand-written kernel, for what tilec cannot emit (or
+ * refuses to): its `//@ ` lines are its metadata in tilec's words (kernel,
+ * threads, smem, param, and grid X Y Z, cluster X Y Z), a line with
+ * `// BROKEN` is only in the broken kernel, one with `// FIXED` only in the
+ * fixed twin, and each instruction line (starting with a tab) gets a .loc of
+ * its own line in the file, so that reports name NAME.ptx:LINE (the file
+ * names itself with `.file 1 "NAME.ptx"`). */
 #include "testutil.h"
 #include "tile/tilec.h"
 #include "../../emu/emu.h"
@@ -22,13 +30,57 @@ enum { PTR_BYTES = 1 << 20, TENSOR = 256 };
 typedef struct Kernel {
   EmModule *m;
   char name[128];
-  unsigned threads;
+  unsigned threads, grid[3], cluster[3];
   size_t smem;
   char meta[4096];
 } Kernel;
 
-/* Compile path with FIXED=fixed to PTX and parse it. */
-static bool compile(const char *path, int fixed, Kernel *k) {
+/* "NAME X Y Z" of the metadata into v (left as it is when absent) */
+static void meta_dim3(const char *meta, const char *name, unsigned v[3]) {
+  char key[32];
+  snprintf(key, sizeof key, "\n%s ", name);
+  const char *p = strstr(meta, key);
+  if (p) sscanf(p + strlen(key), "%u %u %u", &v[0], &v[1], &v[2]);
+}
+
+/* A hand-written NAME.ptx (the header comment says how it is read). */
+static bool load_ptx(const char *path, int fixed, Kernel *k) {
+  size_t len = 0;
+  char *src = tu_read_file(path, &len);
+  if (!src) {
+    print_error("%s: cannot read it\n", path);
+    return false;
+  }
+  size_t cap = len * 2 + 4096, n = 0, ml = 0;
+  char *ptx = malloc(cap);
+  assert_non_null(ptx);
+  k->meta[0] = 0;
+  int line = 1;
+  for (char *p = src; *p; line++) {
+    char *e = strchr(p, '\n');
+    size_t l = e ? (size_t)(e - p) : strlen(p);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.*s", (int)(l < sizeof buf - 1 ? l : sizeof buf - 1), p);
+    bool drop = strstr(buf, fixed ? "// BROKEN" : "// FIXED") != NULL;
+    if (!strncmp(buf, "//@ ", 4) && ml < sizeof k->meta - 1)
+      ml += (size_t)snprintf(k->meta + ml, sizeof k->meta - ml, "\n%s", buf + 4), ml = ml < sizeof k->meta ? ml : sizeof k->meta - 1;
+    const char *w = buf + strspn(buf, "\t ");
+    if (!drop && buf[0] == '\t' && *w && !strchr("./{}", *w) && w[strlen(w) - 1] != ':' && n + 64 < cap)
+      n += (size_t)snprintf(ptx + n, cap - n, "\t.loc 1 %d 0\n", line);
+    if (n + l + 2 < cap) n += (size_t)snprintf(ptx + n, cap - n, "%s\n", drop ? "" : buf);
+    p = e ? e + 1 : p + l;
+  }
+  free(src);
+  if (ml < sizeof k->meta - 1) snprintf(k->meta + ml, sizeof k->meta - ml, "\n");
+  char err[256];
+  bool ok = em_ptx_parse(ptx, n, &k->m, err, sizeof err);
+  if (!ok) print_error("%s: %s\n", path, err);
+  free(ptx);
+  return ok;
+}
+
+/* Compile path with FIXED=fixed to PTX and parse it (a .ptx file: load_ptx). */
+static bool compile_tile(const char *path, int fixed, Kernel *k) {
   tilec_options o;
   tilec_options_init(&o);
   o.emit = TILEC_EMIT_PTX;
@@ -44,15 +96,25 @@ static bool compile(const char *path, int fixed, Kernel *k) {
   size_t len = 0;
   const char *ptx = tilec_result_output(r, &len), *meta = tilec_result_metadata(r);
   snprintf(k->meta, sizeof k->meta, "%s", meta ? meta : "");
-  const char *p = strstr(k->meta, "\nkernel "), *t = strstr(k->meta, "\nthreads "), *s = strstr(k->meta, "\nsmem ");
-  k->threads = t ? (unsigned)strtoul(t + 9, NULL, 10) : 128;
-  k->smem = s ? (size_t)strtoul(s + 6, NULL, 10) : 0;
-  if (p) sscanf(p + 8, "%127s", k->name);
   char err[256];
   bool ok = em_ptx_parse(ptx, len, &k->m, err, sizeof err);
   if (!ok) print_error("%s: %s\n", path, err);
   tilec_result_free(r);
   return ok;
+}
+
+static bool compile(const char *path, int fixed, Kernel *k) {
+  size_t pl = strlen(path);
+  for (int i = 0; i < 3; i++) k->grid[i] = k->cluster[i] = 1;
+  if (!(pl > 4 && !strcmp(path + pl - 4, ".ptx") ? load_ptx(path, fixed, k) : compile_tile(path, fixed, k)))
+    return false;
+  const char *p = strstr(k->meta, "\nkernel "), *t = strstr(k->meta, "\nthreads "), *s = strstr(k->meta, "\nsmem ");
+  k->threads = t ? (unsigned)strtoul(t + 9, NULL, 10) : 128;
+  k->smem = s ? (size_t)strtoul(s + 6, NULL, 10) : 0;
+  if (p) sscanf(p + 8, "%127s", k->name);
+  meta_dim3(k->meta, "grid", k->grid);
+  meta_dim3(k->meta, "cluster", k->cluster);
+  return true;
 }
 
 static int dtype_bytes(const char *d) {
@@ -114,9 +176,9 @@ static bool launch(const Kernel *k, int sched, uint64_t seed, char *err, size_t 
       assert_true(ok);
     }
   }
-  EmLaunch l = {.kernel = k->name, .grid = {1, 1, 1}, .block = {k->threads, 1, 1}, .dyn_smem = k->smem,
+  EmLaunch l = {.kernel = k->name, .grid = {k->grid[0], k->grid[1], k->grid[2]}, .block = {k->threads, 1, 1}, .dyn_smem = k->smem,
                 .params = params, .params_size = f->param_bytes, .ranges = rg, .nranges = nb, .sched = sched,
-                .seed = seed, .max_steps = 50000000};
+                .seed = seed, .max_steps = 50000000, .cluster = {k->cluster[0], k->cluster[1], k->cluster[2]}};
   bool ok = em_launch(k->m, &l, err, errlen);
   for (int i = 0; i < nb; i++) free(bufs[i]);
   free(params);
@@ -142,7 +204,8 @@ static const uint64_t seeds[] = {1, 2, 3};
 static void check_one(const char *dir, const char *file, int *failures) {
   char path[2048], exp_path[2048], want[256] = "", got[256];
   snprintf(path, sizeof path, "%.900s/%.120s", dir, file);
-  snprintf(exp_path, sizeof exp_path, "%.900s/%.*s.expected", dir, (int)(strlen(file) - 5), file);
+  size_t ext = strlen(file) - (strchr(file, '.') ? (size_t)(strrchr(file, '.') - file) : 0);
+  snprintf(exp_path, sizeof exp_path, "%.900s/%.*s.expected", dir, (int)(strlen(file) - ext), file);
   size_t len = 0;
   char *e = tu_read_file(exp_path, &len);
   if (e) {
@@ -204,7 +267,7 @@ static void test_broken_kernels(void **state) {
   struct dirent *de;
   while ((de = readdir(d)) && n < 64) {
     size_t l = strlen(de->d_name);
-    if (l > 5 && !strcmp(de->d_name + l - 5, ".tile")) snprintf(names[n++], sizeof names[0], "%s", de->d_name);
+    if ((l > 5 && !strcmp(de->d_name + l - 5, ".tile")) || (l > 4 && !strcmp(de->d_name + l - 4, ".ptx"))) snprintf(names[n++], sizeof names[0], "%.127s", de->d_name);
   }
   closedir(d);
   qsort(names, (size_t)n, sizeof names[0], (int (*)(const void *, const void *))strcmp);

@@ -110,6 +110,42 @@ static void test_jit_ptx(void **state) {
   tu_rmtree(dir);
 }
 
+/* A cluster launch through tile_launch (cuLaunchKernelEx with the cluster
+ * dimension, as on the GPU): each program writes its cluster_rank(); a grid
+ * the cluster does not divide is refused by the runtime. */
+static const char *const CLUSTER =
+    "kernel k(x: *i32) warps(1) cluster(2, 1, 1) {\n"
+    "    let offs = arange(0, 32);\n"
+    "    store(x + program_id(0) * 32 + offs, offs * 0 + cluster_rank());\n"
+    "}\n";
+
+static void test_cluster_launch(void **state) {
+  (void)state;
+  char dir[256];
+  assert_int_equal(tu_tmpdir(dir, sizeof dir), 0);
+  tile_jit_options o = {.ptxas = "/nonexistent/ptxas", .cache_dir = dir};
+  tile_module *m = NULL;
+  tile_status s = tile_jit_load("cluster.tile", CLUSTER, strlen(CLUSTER), &o, &m, NULL);
+  if (s != TILE_OK) print_error("%s\n", tile_last_error());
+  assert_int_equal(s, TILE_OK);
+  tile_kernel *k = NULL;
+  assert_int_equal(tile_module_get_kernel(m, "k", &k), TILE_OK);
+  tile_devptr dx = 0;
+  assert_int_equal(tile_malloc(&dx, 8 * 32 * sizeof(int32_t)), TILE_OK);
+  void *args[] = {&dx};
+  s = tile_launch(k, 8, 1, 1, args, 1, NULL);
+  if (s != TILE_OK) print_error("%s\n", tile_last_error());
+  assert_int_equal(s, TILE_OK);
+  int32_t out[8 * 32];
+  assert_int_equal(tile_memcpy_dtoh(out, dx, sizeof out), TILE_OK);
+  for (int i = 0; i < 8 * 32; i++) assert_int_equal(out[i], (i / 32) % 2);
+  assert_int_not_equal(tile_launch(k, 3, 1, 1, args, 1, NULL), TILE_OK);
+  has(tile_last_error(), "cluster", "the error");
+  tile_free(dx);
+  assert_int_equal(tile_module_unload(m), TILE_OK);
+  tu_rmtree(dir);
+}
+
 /* multiple_of on an unsigned argument is checked on its unsigned value:
  * 3,000,000,000 is a multiple of 3 (read as a signed 32-bit number it is
  * -1,294,967,296, which is not), 3,000,000,001 is not. */
@@ -333,6 +369,7 @@ int main(void) {
       cmocka_unit_test(test_backend_option),
       cmocka_unit_test(test_jit_ptx),
       cmocka_unit_test(test_multiple_of_unsigned),
+      cmocka_unit_test(test_cluster_launch),
       cmocka_unit_test(test_load_ptx_checks),
       cmocka_unit_test(test_print),
       cmocka_unit_test(test_device_assert),

@@ -561,6 +561,8 @@ static char *keep(char *ptx) {
   return ptx;
 }
 
+static bool checks_off; /* the next launches without the shared- and tensor-memory checks */
+
 static bool launch(const char *ptx, unsigned block, const void *params, size_t psize, int sched, uint64_t seed,
                    char *err, size_t errlen) {
   EmModule *m = NULL;
@@ -569,7 +571,7 @@ static bool launch(const char *ptx, unsigned block, const void *params, size_t p
     fail();
   }
   EmLaunch l = {.kernel = "k", .grid = {1, 1, 1}, .block = {block, 1, 1}, .params = params, .params_size = psize,
-                .max_steps = 50000000, .sched = sched, .seed = seed};
+                .max_steps = 50000000, .sched = sched, .seed = seed, .no_checks = checks_off};
   bool ok = em_launch(m, &l, err, errlen);
   em_module_free(m);
   return ok;
@@ -585,7 +587,9 @@ static bool launch(const char *ptx, unsigned block, const void *params, size_t p
  * [a_tmem]. M 64: D is layout F (lanes 32q..32q+15), loaded with 16x256b.
  * Broken variants: no mbarrier wait; no tcgen05.wait::ld; the A tile zeroed
  * after the MMAs are issued (they read it as they run). */
-enum { K_NOWAIT = 1, K_NOLDWAIT = 2, K_CLOBBER = 4, K_DISCARD = 8 /* not broken: .collector::a::discard, as LLVM writes */ };
+enum { K_NOWAIT = 1, K_NOLDWAIT = 2, K_CLOBBER = 4, K_DISCARD = 8 /* not broken: .collector::a::discard, as LLVM writes */,
+       K_NOFENCE = 16 /* A in tensor memory: no fence::after_thread_sync between the bar.sync and the MMA */,
+       K_STOVER = 32 /* every warp stores into D (its lanes, column 5) before the commit's mbarrier */ };
 static char *gemm_ptx(int M, bool f16, bool a_tmem, int broken) {
   size_t cap = 64 * 1024, n = 0;
   char *s = malloc(cap);
@@ -613,8 +617,8 @@ static char *gemm_ptx(int M, bool f16, bool a_tmem, int broken) {
     for (int i = 0; i < 32; i++) P("ld.global.b32 %%r%d, [%%rd22+%d];\n", 100 + i, 4 * i);
     P("tcgen05.st.sync.aligned.32x32b.x32.b32 [%%r31+64], {");
     for (int i = 0; i < 32; i++) P("%s%%r%d", i ? ", " : "", 100 + i);
-    P("};\ntcgen05.wait::st.sync.aligned;\ntcgen05.fence::before_thread_sync;\nbar.sync 0;\n"
-      "tcgen05.fence::after_thread_sync;\n");
+    P("};\ntcgen05.wait::st.sync.aligned;\ntcgen05.fence::before_thread_sync;\nbar.sync 0;\n%s",
+      broken & K_NOFENCE ? "" : "tcgen05.fence::after_thread_sync;\n");
   }
   /* thread 0: the descriptors (start from the tile's address), four MMAs, the commit */
   P("@%%p3 bra WAITMMA;\nmov.u32 %%r13, tile;\nshr.u32 %%r14, %%r13, 4;\ncvt.u64.u32 %%rd5, %%r14;\n"
@@ -633,6 +637,7 @@ static char *gemm_ptx(int M, bool f16, bool a_tmem, int broken) {
       "st.shared.v4.b32 [%%r19], {%%r16, %%r16, %%r16, %%r16};\nadd.u32 %%r18, %%r18, 1;\n"
       "setp.lt.u32 %%p8, %%r18, 1024;\n@%%p8 bra CLOB;\n");
   P("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];\nWAITMMA:\n");
+  if (broken & K_STOVER) P("tcgen05.st.sync.aligned.32x32b.x1.b32 [%%r31+5], {%%r1};\ntcgen05.wait::st.sync.aligned;\n");
   if (!(broken & K_NOWAIT)) P("mbarrier.try_wait.parity.shared::cta.b64 %%p5, [bar], 0;\n@!%%p5 bra WAITMMA;\n");
   P("tcgen05.fence::after_thread_sync;\n");
   /* each warp: its lanes; row m of D, 64 f32 */
@@ -744,11 +749,17 @@ static void test_kernel_async(void **state) {
   uint64_t p[3] = {(uint64_t)(uintptr_t)g->img, (uint64_t)(uintptr_t)g->out, (uint64_t)(uintptr_t)g->arow};
   gemm_init(g, 128, false, &s);
   char *ptx = keep(gemm_ptx(128, false, false, K_NOWAIT));
+  checks_off = true; /* the values (the checks report the load: below) */
   bool ok = launch(ptx, 128, p, sizeof p, EM_SCHED_RR, 0, err, sizeof err);
+  checks_off = false;
   if (!ok) print_error("%s\n", err);
   assert_true(ok);
   assert_int_equal(gemm_check(g, 128, true), 128 * 64);
   for (int i = 0; i < 128 * 64; i++) assert_int_equal(f32_bits(g->out[i]), 0x7fa0deadu);
+  assert_false(launch(ptx, 128, p, sizeof p, EM_SCHED_RR, 0, err, sizeof err));
+  has(err, "race: the tcgen05.ld reads tensor memory columns 0..15 (lanes 0..31), which the tcgen05.mma at ptx line",
+      "the report");
+  has(err, "may still write: no wait on the mbarrier of a tcgen05.commit after it happens before", "the report");
   free(ptx);
 
   gemm_init(g, 128, false, &s);
@@ -764,6 +775,25 @@ static void test_kernel_async(void **state) {
   assert_false(launch(ptx, 128, p, sizeof p, EM_SCHED_RR, 0, err, sizeof err));
   has(err, "a destination of a tcgen05.ld not yet waited for (tcgen05.wait::ld)", "the report");
   has(err, "st.global.b32", "the report");
+  free(ptx);
+
+  /* A stored into tensor memory by every warp, read by thread 0's MMA with no fence::after_thread_sync after the
+     barrier: the race checks name the store of another warp */
+  gemm_init(g, 128, false, &s);
+  ptx = keep(gemm_ptx(128, false, true, K_NOFENCE));
+  assert_false(launch(ptx, 128, p, sizeof p, EM_SCHED_RR, 0, err, sizeof err));
+  has(err, "race: the tcgen05.mma reads A, tensor memory columns 64..71 (lanes 32..63), which warp 1's tcgen05.st",
+      "the report");
+  has(err, "with no tcgen05.fence::after_thread_sync between the thread sync and this instruction", "the report");
+  free(ptx);
+
+  /* a tcgen05.st into D before the commit's mbarrier: the MMAs may still write it */
+  gemm_init(g, 128, false, &s);
+  ptx = keep(gemm_ptx(128, false, false, K_STOVER));
+  assert_false(launch(ptx, 128, p, sizeof p, EM_SCHED_RR, 0, err, sizeof err));
+  has(err, "race: the tcgen05.st writes tensor memory columns 5..5 (lanes 0..31), which the tcgen05.mma at ptx line",
+      "the report");
+  has(err, "may still write: no wait on the mbarrier of a tcgen05.commit after it happens before", "the report");
   free(ptx);
   free(g);
 }

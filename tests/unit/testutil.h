@@ -70,4 +70,16 @@ static inline void lacks(const char *hay, const char *needle, const char *what) 
   }
 }
 
+/* The emulator's tests (after emu/emu.h): parse ptx and run the launch l;
+ * true when it ran, else the report (or the parser's error) in err. */
+#ifdef TILE_EMU_H
+static inline bool tu_emu_run(const char *ptx, const EmLaunch *l, char *err, size_t errlen) {
+  EmModule *m = NULL;
+  if (!em_ptx_parse(ptx, strlen(ptx), &m, err, errlen)) return false;
+  bool ok = em_launch(m, l, err, errlen);
+  em_module_free(m);
+  return ok;
+}
+#endif
+
 #endif
