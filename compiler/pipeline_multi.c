@@ -87,6 +87,20 @@ static TOp *load_of(TBlock *body, TValue *v, bool *tr) {
   return v->def && v->def->opc == OP_LOAD && v->def->block == body ? v->def : NULL;
 }
 
+/* The accumulator acc of a dot, as a value usable at the loop's first dot
+ * d0: itself when it is defined before d0 (or outside the body, or
+ * carried), a copy before d0 of a splat of a constant, else NULL. */
+static TValue *acc_at(Pl *p, TBlock *body, TValue *acc, TOp *d0) {
+  if (!acc->def || acc->def->block != body) return acc;
+  for (TOp *op = body->first; op && op != d0; op = op->next)
+    if (op == acc->def) return acc;
+  TOp *sp = acc->def, *k = sp->opc == OP_SPLAT ? sp->opnds[0]->def : NULL;
+  if (!k || k->opc != OP_CONST || k->nopnds) return NULL;
+  TOp *k2 = pl_mk(p, d0, OP_CONST, k->loc, 0, NULL, k->res[0]->type);
+  k2->ival = k->ival, k2->fval = k->fval;
+  return pl_mk1(p, d0, OP_SPLAT, sp->loc, 1, &k2->res[0], acc->type);
+}
+
 static const char *after(int nd) {
   static const char *s[] = {"", "", "the one after it", "the 2 after it", "the 3 after it"};
   return s[nd];
@@ -239,18 +253,51 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
   bar->ival = 0, bar->ival2 = 32 * warps;
   TValue *kn = pl_bin(p, d0, OP_ADD, iv, pl_bin(p, d0, OP_MUL, pl_iconst(p, d0, ti, D, loc), step, loc), loc);
   pl_copies_n(p, d0, ops, nops, ps->rings, iv, kn, pl_cmp_lt(p, d0, kn, hi, loc), nxt, fop, false, D, loc);
+  /* With three or four dots, those that read only shared memory (and an
+   * accumulator there at the first dot) are issued together where the
+   * first dot was, each waited for where it is used (the wait lets the
+   * later ones run on: groups complete in order), so that dP^T runs on the
+   * tensor cores while P^T's softmax runs; a dot with a from registers
+   * is waited for at once (wgmma reads the registers while it runs). */
+  TValue *early_acc[PM_DOTS] = {0}, *early_res[PM_DOTS] = {0};
+  int group[PM_DOTS], committed = 0, nearly = 0;
+  for (int d = 0; d < nd && nd > 2; d++)
+    if (kind[d][0] != 'R' && kind[d][1] != 'R' && (early_acc[d] = acc_at(p, body, dots[d]->opnds[2], d0))) nearly++;
+  if (nearly < 2) memset(early_acc, 0, sizeof early_acc), nearly = 0;
   for (int d = 0; d < nd; d++) {
-    TOp *dot = dots[d];
-    TValue *acc = dot->opnds[2], *in[2];
+    if (!early_acc[d]) continue;
+    TOp *dot = dots[d], *at = d0;
+    TValue *acc = early_acc[d], *in[2];
     for (int j = 0; j < 2; j++) {
       int r = ring_of[d][j];
-      in[j] = r >= 0 ? pl_as_operand(p, dot, pl_slot(p, dot, ps->rings[r], cur, dot->loc), trans_of[d][j], dot->loc)
+      in[j] = r >= 0 ? pl_as_operand(p, at, pl_slot(p, at, ps->rings[r], cur, dot->loc), trans_of[d][j], dot->loc)
                      : opnd[d][j];
     }
-    TValue *res = pl_mk1(p, dot, OP_MMA_ASYNC, dot->loc, 3, (TValue *[]){in[0], in[1], acc}, acc->type);
-    pl_mk(p, dot, OP_MMA_COMMIT, dot->loc, 0, NULL, NULL);
+    /* issued at the first dot; waited for below, at its own place */
+    early_res[d] = pl_mk1(p, at, OP_MMA_ASYNC, dot->loc, 3, (TValue *[]){in[0], in[1], acc}, acc->type);
+    pl_mk(p, at, OP_MMA_COMMIT, dot->loc, 0, NULL, NULL);
+    group[d] = committed++;
+  }
+  for (int d = 0; d < nd; d++) {
+    TOp *dot = dots[d];
+    TValue *acc = dot->opnds[2], *res = early_res[d];
+    int pending = 0;
+    if (res) {
+      pending = committed - 1 - group[d]; /* the groups committed after this one may stay in flight (groups
+                                             complete in order; one a later wait 0 covered: a no-op) */
+    } else {
+      TValue *in[2];
+      for (int j = 0; j < 2; j++) {
+        int r = ring_of[d][j];
+        in[j] = r >= 0 ? pl_as_operand(p, dot, pl_slot(p, dot, ps->rings[r], cur, dot->loc), trans_of[d][j], dot->loc)
+                       : opnd[d][j];
+      }
+      res = pl_mk1(p, dot, OP_MMA_ASYNC, dot->loc, 3, (TValue *[]){in[0], in[1], acc}, acc->type);
+      pl_mk(p, dot, OP_MMA_COMMIT, dot->loc, 0, NULL, NULL);
+      group[d] = committed++;
+    }
     TOp *mw = pl_mk(p, dot, OP_MMA_WAIT, dot->loc, 1, &res, acc->type);
-    mw->ival = 0;
+    mw->ival = pending;
     ir_replace_uses(body, dot->res[0], mw->res[0]);
     ir_remove(dot);
   }
@@ -264,7 +311,7 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
     return;
   }
   /* each dot's a and b: ring N (^T: seen transposed), staged (from before the loop) or registers */
-  char what[256];
+  char what[320];
   int n = 0;
   for (int d = 0; d < nd; d++)
     for (int j = 0; j < 2; j++) {
@@ -273,13 +320,16 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
         n += snprintf(what + n, sizeof what - (size_t)n, "%sring %d%s", sep, ring_of[d][j] + 1,
                       trans_of[d][j] ? "^T" : "");
       else n += snprintf(what + n, sizeof what - (size_t)n, "%s%s", sep, kind[d][j] == 'I' ? "staged" : "registers");
+      if (j && early_res[d]) n += snprintf(what + n, sizeof what - (size_t)n, " (early)");
     }
   pl_note(p, loc,
           "and %s pipelined: %d stages (copies %d iterations ahead) of %d tile%s through cp.async into 128-byte "
-          "swizzled shared memory (%lld bytes%s), a x b of each dot: %s; each dot a wgmma on %d warpgroup%s waited "
-          "for at once",
+          "swizzled shared memory (%lld bytes%s), a x b of each dot: %s; each dot a wgmma on %d warpgroup%s, %s",
           rest, S, D, nops, nops > 1 ? "s" : "", (long long)(S * stage), reuse ? ", the rings of the loop before" : "",
-          what, warps / 4, warps > 4 ? "s" : "");
+          what, warps / 4, warps > 4 ? "s" : "",
+          nearly ? "the early ones (operands in shared memory) issued together at the first and each waited for where "
+                   "it is used, the others waited for at once"
+                 : "waited for at once");
 }
 
 /* The loops of the kernel's body with two to four dots in their body. */
