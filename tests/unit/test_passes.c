@@ -516,40 +516,44 @@ static void test_pipelined_multi(void **state) {
       "dkdv's note");
   has(t, "smem<f16, [128, 64] x 1, swizzle 128>", "K or V, staged");
   has(t, "smem<f16, [32, 64] x 4, swizzle 128>", "Q's or dO's ring");
+  has(t, "(32768 bytes, the rings of the loop before)", "the partial block's loop, on the same rings");
   assert_int_equal(op_count(t, "smem_alloc"), 4);
-  assert_int_equal(op_count(t, "smem_store"), 2); /* K and V, once */
-  assert_int_equal(op_count(t, "mma_async"), 4);
-  assert_int_equal(op_count(t, "dot"), 4); /* the partial block after the loop, on mma.sync */
-  /* 2 prologue iterations and 1 in the body, of Q and dO: one copy each, though two dots read each */
-  assert_int_equal(op_count(t, "async_copy"), 6);
-  assert_int_equal(op_count(t, "async_commit"), 3);
-  assert_int_equal(op_count(t, "slice"), 2); /* Q^T and dO^T: views of the slots */
+  assert_int_equal(op_count(t, "smem_store"), 2); /* K and V, once for both loops */
+  assert_int_equal(op_count(t, "mma_async"), 8);
+  assert_int_equal(op_count(t, "dot"), 0);
+  /* per loop: 2 prologue iterations and 1 in the body, of Q and dO: one copy each, though two dots read each */
+  assert_int_equal(op_count(t, "async_copy"), 12);
+  assert_int_equal(op_count(t, "async_commit"), 6);
+  assert_int_equal(op_count(t, "slice"), 4); /* Q^T and dO^T: views of the slots */
   /* S^T and dP^T issued together, dP^T left running through P^T's softmax and dV */
   multi_body_order(t, "A A W1 A W0 W1 A W0");
   every_tile_has_layout(t);
   free(t);
   /* dQ: three dots */
   t = kernel_tir(src, "attn_bwd_dq", NULL, 0);
-  has(t, "// pipeline: dot at 219:14 and the 2 after it pipelined: 4 stages (copies 2 iterations ahead) of 2 tiles "
+  has(t, "// pipeline: dot at 221:14 and the 2 after it pipelined: 4 stages (copies 2 iterations ahead) of 2 tiles "
          "through cp.async into 128-byte swizzled shared memory (32768 bytes), a x b of each dot: staged x ring 1^T "
          "(early); staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups, the early ones",
       "dq's note");
   assert_int_equal(op_count(t, "smem_store"), 2); /* Q and dO */
-  assert_int_equal(op_count(t, "mma_async"), 3);
-  assert_int_equal(op_count(t, "async_copy"), 6);
+  assert_int_equal(op_count(t, "mma_async"), 6);
+  assert_int_equal(op_count(t, "dot"), 0);
+  assert_int_equal(op_count(t, "async_copy"), 12);
   multi_body_order(t, "A A W1 W0 A W0");
   every_tile_has_layout(t);
   free(t);
-  /* the fused kernel, causal: four loops, the rings of the first for all, four tiles staged */
+  /* the fused kernel, causal: six loops (dK/dV's diagonal, rest and partial
+   * blocks, dQ's), the rings of the first for all, four tiles staged */
   tilec_define causal = {"CAUSAL", "true"};
   t = kernel_tir(src, "attn_bwd", &causal, 1);
-  assert_int_equal(op_count(t, "mma_async"), 14);
+  assert_int_equal(op_count(t, "mma_async"), 21);
+  assert_int_equal(op_count(t, "dot"), 0);
   assert_int_equal(op_count(t, "smem_store"), 4);
   assert_int_equal(op_count(t, "smem_alloc"), 6);
   {
     int n = 0;
     for (const char *q = t; (q = strstr(q, "the rings of the loop before")); q++) n++;
-    assert_int_equal(n, 3);
+    assert_int_equal(n, 5);
   }
   every_tile_has_layout(t);
   free(t);
@@ -565,7 +569,7 @@ static void test_pipelined_multi(void **state) {
   free(s0);
   tilec_define w4 = {"WARPS", "4"};
   t = kernel_tir(src, "attn_bwd_dq", &w4, 1);
-  has(t, "dot at 219:14 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps",
+  has(t, "dot at 221:14 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps",
       "M = 128 on 4 warps");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
