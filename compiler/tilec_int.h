@@ -2,7 +2,7 @@
  *
  * Pipeline (compile.c, tc_compile):
  *   source --lexer.re--> tokens --parse.c--> AST --sema.c--> Tile IR (TIR)
- *   --pipeline.c/layout.c/passes.c--> TIR with layouts --lower*.c--> MLIR (C API)
+ *   --pipeline*.c/layout.c/passes.c--> TIR with layouts --lower*.c--> MLIR (C API)
  *   --backend.c--> MLIR passes -> LLVM IR -> O3 -> PTX -> cubin
  * Lowering's rooms (lower.h): lower.c (builder, elementwise, control flow),
  * lower_math.c (the math builtins: exp ... tanh, erf, rcp, fdiv),
