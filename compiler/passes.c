@@ -889,7 +889,7 @@ bool pass_run(Ctx *c, TModule *m) {
     TFunc *f = m->kernels.data[k];
     P p = {.c = c, .f = f, .warps = f->warps};
     ax_analyze(c, f);
-    pl_run(c, f);
+    if (!pm_run(c, f)) pl_run(c, f); /* loops of two to four dots, else one dot */
     if (c->nerrors) return false;
     ax_analyze(c, f); /* again, for what the pipeline made */
     plan_smem(c, f);

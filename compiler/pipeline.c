@@ -33,29 +33,21 @@
  * nothing is issued past the end. The descriptors are derived kernel
  * parameters the runtime builds at launch.
  *
- * A loop with two dots (attention: S = Q K^T, softmax, O += P V) is the
- * pair form below: cp.async rings for the tiles it loads, a tile from
- * before the loop stored once, P as wgmma's A from registers, each dot
- * waited for at once.
+ * A loop with two to four dots (attention forward and backward) is
+ * pipeline_multi.c's: cp.async rings for the tiles it loads, the tiles
+ * from before the loop stored once, P as wgmma's A from registers, each
+ * dot waited for at once. It builds on the helpers pipeline.h exports.
  *
  * Anything else keeps the plain lowering (dot on mma.sync), and
  * f->notes says why: --emit=tir prints the notes at the top of the kernel.
  */
 #include "tilec_int.h"
+#include "pipeline.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#define PL_SMEM_BUDGET (200 * 1024) /* what the default stage count may take */
-#define PL_SMEM_LIMIT (227 * 1024)
-
-typedef struct Pl {
-  Ctx *c;
-  TFunc *f;
-} Pl;
-
-static void note(Pl *p, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void note(Pl *p, Loc loc, const char *fmt, ...) {
+void pl_note(Pl *p, Loc loc, const char *fmt, ...) {
   char buf[512];
   va_list ap;
   va_start(ap, fmt);
@@ -75,26 +67,30 @@ static void count_uses(TOp *op, void *ud) {
   (void)ud;
   for (int i = 0; i < op->nopnds; i++) op->opnds[i]->uses++;
 }
+void pl_count_uses(TFunc *f) {
+  ir_walk(f->body, zero_uses, NULL);
+  ir_walk(f->body, count_uses, NULL);
+}
 
 /* ---- building ops ---- */
-static TOp *mk(Pl *p, TOp *before, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt) {
+TOp *pl_mk(Pl *p, TOp *before, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt) {
   TOp *op = ir_op(p->c, opc, loc, n, opnds, rt ? 1 : 0, rt ? (Type *[]){rt} : NULL);
   ir_insert_before(before, op);
   return op;
 }
-static TValue *mk1(Pl *p, TOp *before, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt) {
-  return mk(p, before, opc, loc, n, opnds, rt)->res[0];
+TValue *pl_mk1(Pl *p, TOp *before, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt) {
+  return pl_mk(p, before, opc, loc, n, opnds, rt)->res[0];
 }
-static TValue *iconst(Pl *p, TOp *before, Type *t, int64_t v, Loc loc) {
-  TOp *op = mk(p, before, OP_CONST, loc, 0, NULL, t);
+TValue *pl_iconst(Pl *p, TOp *before, Type *t, int64_t v, Loc loc) {
+  TOp *op = pl_mk(p, before, OP_CONST, loc, 0, NULL, t);
   op->ival = v;
   return op->res[0];
 }
-static TValue *bin(Pl *p, TOp *before, Opcode opc, TValue *a, TValue *b, Loc loc) {
-  return mk1(p, before, opc, loc, 2, (TValue *[]){a, b}, a->type);
+TValue *pl_bin(Pl *p, TOp *before, Opcode opc, TValue *a, TValue *b, Loc loc) {
+  return pl_mk1(p, before, opc, loc, 2, (TValue *[]){a, b}, a->type);
 }
-static TValue *cmp_lt(Pl *p, TOp *before, TValue *a, TValue *b, Loc loc) {
-  TOp *op = mk(p, before, OP_CMP, loc, 2, (TValue *[]){a, b}, ty_dt(p->c, DT_BOOL));
+TValue *pl_cmp_lt(Pl *p, TOp *before, TValue *a, TValue *b, Loc loc) {
+  TOp *op = pl_mk(p, before, OP_CMP, loc, 2, (TValue *[]){a, b}, ty_dt(p->c, DT_BOOL));
   op->pred = CMP_LT;
   return op->res[0];
 }
@@ -137,16 +133,6 @@ static bool prefix_mask(Ctx *c, TValue *m, int d, int vec, int depth) {
 }
 
 /* ---- slices: the ops of the loop body a load's operands come from ---- */
-#define PL_MAX_CARRIED 8
-typedef struct Slice {
-  TOp **ops;
-  int n, cap;
-  const char *why;
-  /* values the loop carries that the addresses use, each advanced by a
-   * step that is the same every iteration (Triton's `pa += BK * stride`) */
-  TValue *carried[PL_MAX_CARRIED], *step[PL_MAX_CARRIED];
-  int ncarried;
-} Slice;
 
 static bool in_slice(const Slice *s, const TOp *op) {
   for (int i = 0; i < s->n; i++)
@@ -230,8 +216,6 @@ typedef struct Clone {
   TValue *adv[PL_MAX_CARRIED];
 } Clone;
 
-static TValue *mk1(Pl *p, TOp *before, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt);
-static TValue *iconst(Pl *p, TOp *before, Type *t, int64_t v, Loc loc);
 
 static TValue *mapped(Clone *cl, TValue *v);
 
@@ -242,10 +226,10 @@ static TValue *advanced(Clone *cl, int i) {
   TValue *base = cl->prologue ? cl->fop->opnds[3 + v->index - 1] : v;
   Loc loc = cl->fop->loc;
   if (cl->steps == 0) return cl->adv[i] = base;
-  TValue *k = iconst(cl->p, cl->before, ty_scalar(cl->p->c, step->type->elem), cl->steps, loc);
-  if (step->type->kind == TY_TILE) k = mk1(cl->p, cl->before, OP_SPLAT, loc, 1, &k, step->type);
-  TValue *by = mk1(cl->p, cl->before, OP_MUL, loc, 2, (TValue *[]){step, k}, step->type);
-  return cl->adv[i] = mk1(cl->p, cl->before, base->type->elem.dt == DT_PTR ? OP_PTR_ADD : OP_ADD, loc, 2,
+  TValue *k = pl_iconst(cl->p, cl->before, ty_scalar(cl->p->c, step->type->elem), cl->steps, loc);
+  if (step->type->kind == TY_TILE) k = pl_mk1(cl->p, cl->before, OP_SPLAT, loc, 1, &k, step->type);
+  TValue *by = pl_mk1(cl->p, cl->before, OP_MUL, loc, 2, (TValue *[]){step, k}, step->type);
+  return cl->adv[i] = pl_mk1(cl->p, cl->before, base->type->elem.dt == DT_PTR ? OP_PTR_ADD : OP_ADD, loc, 2,
                           (TValue *[]){base, by}, base->type);
 }
 
@@ -279,23 +263,6 @@ static void clone_slice(Pl *p, Clone *cl, TOp *before) {
   }
 }
 
-/* ---- one operand of the dot ---- */
-typedef struct Operand {
-  TOp *load;
-  Slice s;
-  int cd;        /* the contiguous dimension of the tile */
-  Type *buf;     /* the ring's slot type (nbuf = S on the alloc) */
-  bool copy_trans; /* the loaded tile is stored transposed in the slot (its contiguous dimension is 0) */
-  bool trans;    /* the dot's operand is the slot seen transposed (copy_trans, unless trans(load)) */
-  int64_t bytes; /* of one slot */
-  /* TMA (tma_match): the tile is the box at (start[0], start[1]) of a 2-D
-   * tensor the host can describe from the kernel's parameters */
-  bool tma;
-  const char *no_tma; /* why not */
-  TValue *start[2];   /* per tile dimension: x of x + off (NULL: 0) */
-  int64_t off[2];
-  TValue *src[4];     /* the tensor: pointer, columns, rows, row stride (parameters or constants) */
-} Operand;
 
 /* ---- TMA: a tile that is a box of a 2-D tensor ----
  *
@@ -457,15 +424,15 @@ static bool tma_match(Pl *p, TOp *fop, TValue *v, Operand *o) {
   return o->tma = true;
 }
 
-static bool check_operand(Pl *p, TValue *v, TBlock *body, Operand *o, const char **why) {
+bool pl_check_operand(Pl *p, TValue *v, TBlock *body, Operand *o, const char **why, bool shared) {
   Ctx *c = p->c;
   memset(o, 0, sizeof *o);
   bool tr = v->def && v->def->opc == OP_TRANS; /* trans(load(...)) */
-  if (tr && v->uses != 1) return *why = "is used by more than the dot", false;
+  if (tr && v->uses != 1 && !shared) return *why = "is used by more than the dot", false;
   if (tr) v = v->def->opnds[0];
   TOp *ld = v->def;
   if (!ld || ld->opc != OP_LOAD || ld->block != body) return *why = "is not loaded in the loop's body", false;
-  if (v->uses != 1) return *why = "is used by more than the dot", false;
+  if (v->uses != 1 && !shared) return *why = "is used by more than the dot", false;
   TValue *ptr = ld->opnds[0];
   if (ptr->type->kind != TY_TILE || ptr->type->rank != 2) return *why = "is not a 2-D tile load", false;
   if ((ld->flags & OPF_OTHER) && !is_zero(ld->opnds[2])) return *why = "is loaded with a nonzero 'other'", false;
@@ -507,8 +474,8 @@ static bool check_operand(Pl *p, TValue *v, TBlock *body, Operand *o, const char
  * `x < y` gives clamp(y - x, 0, vec), `&` the smaller. Only the runs'
  * first elements are read (lower_hw.c); the copy reads that many. */
 static TValue *splat_i32(Pl *p, TOp *before, const Type *like, int64_t v, Loc loc) {
-  TValue *k = iconst(p, before, ty_dt(p->c, DT_I32), v, loc);
-  return mk1(p, before, OP_SPLAT, loc, 1, &k, ty_with_elem(p->c, like, (Elem){DT_I32, 0}));
+  TValue *k = pl_iconst(p, before, ty_dt(p->c, DT_I32), v, loc);
+  return pl_mk1(p, before, OP_SPLAT, loc, 1, &k, ty_with_elem(p->c, like, (Elem){DT_I32, 0}));
 }
 static TValue *count_of(Pl *p, TOp *before, Clone *cl, TValue *m, int d, int vec, Loc loc) {
   Ctx *c = p->c;
@@ -516,18 +483,18 @@ static TValue *count_of(Pl *p, TOp *before, Clone *cl, TValue *m, int d, int vec
   TOp *op = m->def;
   if (m->type->shape[d] == 1 || ax_get(c, m)->constancy[d] % vec == 0) {
     TValue *args[3] = {mapped(cl, m), splat_i32(p, before, m->type, vec, loc), splat_i32(p, before, m->type, 0, loc)};
-    return mk1(p, before, OP_SELECT, loc, 3, args, ct);
+    return pl_mk1(p, before, OP_SELECT, loc, 3, args, ct);
   }
   switch (op->opc) {
   case OP_AND:
-    return bin(p, before, OP_MIN, count_of(p, before, cl, op->opnds[0], d, vec, loc),
+    return pl_bin(p, before, OP_MIN, count_of(p, before, cl, op->opnds[0], d, vec, loc),
                count_of(p, before, cl, op->opnds[1], d, vec, loc), loc);
   case OP_CONVERT: return count_of(p, before, cl, op->opnds[0], d, vec, loc);
   case OP_BROADCAST:
   case OP_EXPAND_DIMS: {
     int dd = op->opc == OP_EXPAND_DIMS && d > op->axis ? d - 1 : d;
     TValue *in = count_of(p, before, cl, op->opnds[0], dd, vec, loc);
-    TOp *n = mk(p, before, op->opc, loc, 1, &in, ct);
+    TOp *n = pl_mk(p, before, op->opc, loc, 1, &in, ct);
     n->axis = op->axis;
     memcpy(n->shape, op->shape, sizeof n->shape);
     return n->res[0];
@@ -535,13 +502,13 @@ static TValue *count_of(Pl *p, TOp *before, Clone *cl, TValue *m, int d, int vec
   default: { /* OP_CMP, x < y or y > x */
     TValue *x = op->opnds[0], *y = op->opnds[1];
     if (op->pred == CMP_GT) x = op->opnds[1], y = op->opnds[0];
-    TValue *diff = bin(p, before, OP_SUB, mapped(cl, y), mapped(cl, x), loc);
+    TValue *diff = pl_bin(p, before, OP_SUB, mapped(cl, y), mapped(cl, x), loc);
     Type *dt = diff->type;
-    TValue *zero = mk1(p, before, OP_SPLAT, loc, 1, (TValue *[]){iconst(p, before, ty_scalar(c, dt->elem), 0, loc)}, dt);
-    TValue *top = mk1(p, before, OP_SPLAT, loc, 1, (TValue *[]){iconst(p, before, ty_scalar(c, dt->elem), vec, loc)}, dt);
-    TValue *r = bin(p, before, OP_MIN, bin(p, before, OP_MAX, diff, zero, loc), top, loc);
+    TValue *zero = pl_mk1(p, before, OP_SPLAT, loc, 1, (TValue *[]){pl_iconst(p, before, ty_scalar(c, dt->elem), 0, loc)}, dt);
+    TValue *top = pl_mk1(p, before, OP_SPLAT, loc, 1, (TValue *[]){pl_iconst(p, before, ty_scalar(c, dt->elem), vec, loc)}, dt);
+    TValue *r = pl_bin(p, before, OP_MIN, pl_bin(p, before, OP_MAX, diff, zero, loc), top, loc);
     if (dt->elem.dt == DT_I32) return r;
-    TOp *cv = mk(p, before, OP_CAST, loc, 1, &r, ct);
+    TOp *cv = pl_mk(p, before, OP_CAST, loc, 1, &r, ct);
     cv->to = (Elem){DT_I32, 0};
     return cv->res[0];
   }
@@ -550,28 +517,28 @@ static TValue *count_of(Pl *p, TOp *before, Clone *cl, TValue *m, int d, int vec
 
 /* The slot view of a ring, as the dot's operand: the tile's orientation
  * (a transposed view when the tile is stored transposed). */
-static TValue *slot(Pl *p, TOp *before, TValue *ring, TValue *i, Loc loc) {
+TValue *pl_slot(Pl *p, TOp *before, TValue *ring, TValue *i, Loc loc) {
   Type *t = ty_tile(p->c, ring->type->elem, 2, ring->type->shape);
   t->kind = TY_SMEM, t->swizzle = ring->type->swizzle, t->brows = ring->type->brows;
-  return mk1(p, before, OP_SLOT, loc, 2, (TValue *[]){ring, i}, t);
+  return pl_mk1(p, before, OP_SLOT, loc, 2, (TValue *[]){ring, i}, t);
 }
-static TValue *as_operand(Pl *p, TOp *before, TValue *view, bool trans, Loc loc) {
+TValue *pl_as_operand(Pl *p, TOp *before, TValue *view, bool trans, Loc loc) {
   if (!trans) return view;
   Type *t = ty_with_elem(p->c, view->type, view->type->elem);
   t->shape[0] = view->type->shape[1], t->shape[1] = view->type->shape[0];
   t->trans = true;
-  return mk1(p, before, OP_SLICE, loc, 1, &view, t);
+  return pl_mk1(p, before, OP_SLICE, loc, 1, &view, t);
 }
 
 /* Copies of one iteration (induction variable value k, valid: it exists)
  * of the n loaded tiles into slot index si. */
-static void copies_n(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings, TValue *iv, TValue *k, TValue *valid,
+void pl_copies_n(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings, TValue *iv, TValue *k, TValue *valid,
                      TValue *si, TOp *fop, bool prologue, int steps, Loc loc) {
   for (int j = 0; j < nops; j++) {
     Operand *o = &ops[j];
     Clone cl = {.s = &o->s, .iv = iv, .k = k, .fop = fop, .prologue = prologue, .steps = steps};
     clone_slice(p, &cl, before);
-    TValue *view = slot(p, before, rings[j], si, loc);
+    TValue *view = pl_slot(p, before, rings[j], si, loc);
     TValue *args[4] = {view, mapped(&cl, o->load->opnds[0])};
     int n = 2;
     int vec = 16 / ty_dtype_bytes((DType)o->buf->elem.dt), flags = o->copy_trans ? OPF_TRANS : 0;
@@ -586,14 +553,14 @@ static void copies_n(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings,
       }
     }
     args[n++] = valid;
-    TOp *cp = mk(p, before, OP_ASYNC_COPY, o->load->loc, n, args, NULL);
+    TOp *cp = pl_mk(p, before, OP_ASYNC_COPY, o->load->loc, n, args, NULL);
     cp->flags = flags;
   }
-  mk(p, before, OP_ASYNC_COMMIT, loc, 0, NULL, NULL);
+  pl_mk(p, before, OP_ASYNC_COMMIT, loc, 0, NULL, NULL);
 }
 static void copies(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *iv, TValue *k, TValue *valid, TValue *si,
                    TOp *fop, bool prologue, int steps, Loc loc) {
-  copies_n(p, before, ops, 2, rings, iv, k, valid, si, fop, prologue, steps, loc);
+  pl_copies_n(p, before, ops, 2, rings, iv, k, valid, si, fop, prologue, steps, loc);
 }
 
 /* ---- the TMA form ---- */
@@ -633,15 +600,15 @@ static TValue *add_desc(Pl *p, Operand *o, const char *name) {
 static TValue *bar_slot(Pl *p, TOp *before, TValue *bars, TValue *i, Loc loc) {
   Type *t = ty_void(p->c);
   t->kind = TY_BAR;
-  return mk1(p, before, OP_SLOT, loc, 2, (TValue *[]){bars, i}, t);
+  return pl_mk1(p, before, OP_SLOT, loc, 2, (TValue *[]){bars, i}, t);
 }
 
 /* The coordinate x + off of a run, in the clone. */
 static TValue *coord(Pl *p, TOp *before, Clone *cl, TValue *x, int64_t off, Loc loc) {
   Type *ti = ty_dt(p->c, DT_I32);
-  if (!x) return iconst(p, before, ti, off, loc);
+  if (!x) return pl_iconst(p, before, ti, off, loc);
   TValue *v = mapped(cl, x);
-  return off ? bin(p, before, OP_ADD, v, iconst(p, before, ti, off, loc), loc) : v;
+  return off ? pl_bin(p, before, OP_ADD, v, pl_iconst(p, before, ti, off, loc), loc) : v;
 }
 
 /* if (valid) { expect both tiles' bytes on full[si]; TMA both into slot si } */
@@ -657,7 +624,7 @@ static void tma_issue(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *
   ir_add_region(c, iff, els);
   ir_insert_before(before, iff);
   TValue *bar = bar_slot(p, yt, full, si, loc);
-  mk(p, yt, OP_BAR_EXPECT, loc, 2, (TValue *[]){bar, iconst(p, yt, ty_dt(c, DT_I32), ops[0].bytes + ops[1].bytes, loc)},
+  pl_mk(p, yt, OP_BAR_EXPECT, loc, 2, (TValue *[]){bar, pl_iconst(p, yt, ty_dt(c, DT_I32), ops[0].bytes + ops[1].bytes, loc)},
      NULL);
   for (int j = 0; j < 2; j++) {
     Operand *o = &ops[j];
@@ -665,8 +632,8 @@ static void tma_issue(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *
     clone_slice(p, &cl, yt);
     TValue *row = coord(p, yt, &cl, o->start[1 - o->cd], o->off[1 - o->cd], loc);
     TValue *col = coord(p, yt, &cl, o->start[o->cd], o->off[o->cd], loc);
-    TValue *view = slot(p, yt, rings[j], si, loc);
-    mk(p, yt, OP_TMA_LOAD, o->load->loc, 5, (TValue *[]){descs[j], row, col, view, bar}, NULL);
+    TValue *view = pl_slot(p, yt, rings[j], si, loc);
+    pl_mk(p, yt, OP_TMA_LOAD, o->load->loc, 5, (TValue *[]){descs[j], row, col, view, bar}, NULL);
   }
 }
 
@@ -745,17 +712,17 @@ static void tma_epilogue(Pl *p, TOp *fin, TValue *ringb, int64_t ringb_bytes, in
   /* every warpgroup's wgmmas are done (each waited for its own) before the
    * ring is overwritten; the stores are visible to the copy engine (fence)
    * and all made (barrier) before one thread issues the copy */
-  TOp *b0 = mk(p, st, OP_NAMED_BAR, loc, 0, NULL, NULL);
+  TOp *b0 = pl_mk(p, st, OP_NAMED_BAR, loc, 0, NULL, NULL);
   b0->ival = 0, b0->ival2 = 32 * warps;
-  mk(p, st, OP_SMEM_STORE, st->loc, 2, (TValue *[]){al->res[0], st->opnds[1]}, NULL);
-  mk(p, st, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
-  TOp *b1 = mk(p, st, OP_NAMED_BAR, loc, 0, NULL, NULL);
+  pl_mk(p, st, OP_SMEM_STORE, st->loc, 2, (TValue *[]){al->res[0], st->opnds[1]}, NULL);
+  pl_mk(p, st, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
+  TOp *b1 = pl_mk(p, st, OP_NAMED_BAR, loc, 0, NULL, NULL);
   b1->ival = 0, b1->ival2 = 32 * warps;
   Slice none = {0};
   Clone cl = {.s = &none};
   TValue *row = coord(p, st, &cl, o.start[0], o.off[0], loc), *col = coord(p, st, &cl, o.start[1], o.off[1], loc);
-  mk(p, st, OP_TMA_STORE, st->loc, 4, (TValue *[]){desc, row, col, al->res[0]}, NULL);
-  TOp *w = mk(p, st, OP_TMA_STORE_WAIT, loc, 0, NULL, NULL);
+  pl_mk(p, st, OP_TMA_STORE, st->loc, 4, (TValue *[]){desc, row, col, al->res[0]}, NULL);
+  TOp *w = pl_mk(p, st, OP_TMA_STORE_WAIT, loc, 0, NULL, NULL);
   w->ival = 0; /* .read: the staging tile is read before the kernel ends */
   vec_push(&c->arena, &p->f->notes,
            ar_printf(&c->arena, "pipeline: store at %d:%d staged in shared memory (on the B ring) and written by TMA "
@@ -763,13 +730,13 @@ static void tma_epilogue(Pl *p, TOp *fin, TValue *ringb, int64_t ringb_bytes, in
   ir_remove(st);
 }
 
-static int64_t smem_in_use(TBlock *b) {
+int64_t pl_smem_in_use(TBlock *b) {
   int64_t n = 0;
   for (TOp *op = b->first; op; op = op->next) {
     if (op->opc == OP_SMEM_ALLOC && !(op->flags & OPF_ALIAS))
       n += ((op->ival2 + 1023) & ~(int64_t)1023) * (op->res[0]->type->nbuf ? op->res[0]->type->nbuf : 1);
     if (op->opc == OP_BAR_ALLOC) n += 8 * op->res[0]->type->nbuf;
-    for (int r = 0; r < op->nregions; r++) n += smem_in_use(op->regions[r]);
+    for (int r = 0; r < op->nregions; r++) n += pl_smem_in_use(op->regions[r]);
   }
   return n;
 }
@@ -785,24 +752,24 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   DType dt = (DType)a->type->elem.dt;
   int warps = f->warps, ai = acc->block == body ? acc->index : -1;
   TValue *iv = body->args[0];
-  if (f->stages == 0) return note(p, loc, "not pipelined: stages(0)");
-  if (c->sm != 90) return note(p, loc, "not pipelined: sm_100a lowers dot on mma.sync for now");
-  if (f->has_tasks) return note(p, loc, "not pipelined: the kernel has tasks (pipeline it by hand)");
-  if (dt != DT_BF16 && dt != DT_F16) return note(p, loc, "not pipelined: wgmma here takes bf16 or f16 operands");
+  if (f->stages == 0) return pl_note(p, loc, "not pipelined: stages(0)");
+  if (c->sm != 90) return pl_note(p, loc, "not pipelined: sm_100a lowers dot on mma.sync for now");
+  if (f->has_tasks) return pl_note(p, loc, "not pipelined: the kernel has tasks (pipeline it by hand)");
+  if (dt != DT_BF16 && dt != DT_F16) return pl_note(p, loc, "not pipelined: wgmma here takes bf16 or f16 operands");
   if (warps % 4 || M != 16 * warps)
-    return note(p, loc, "of [%d, %d] x [%d, %d] on %d warps not pipelined: each warpgroup (4 warps) computes 64 rows "
+    return pl_note(p, loc, "of [%d, %d] x [%d, %d] on %d warps not pipelined: each warpgroup (4 warps) computes 64 rows "
                         "on wgmma, so M must be 16 x warps", M, K, K, N, warps);
-  if (N % 8 || N > 256 || K % 16) return note(p, loc, "not pipelined: wgmma needs N a multiple of 8 up to 256");
+  if (N % 8 || N > 256 || K % 16) return pl_note(p, loc, "not pipelined: wgmma needs N a multiple of 8 up to 256");
   if (ai < 1 || dot->res[0]->uses != 1 || acc->uses != 1 || body->last->opc != OP_YIELD ||
       body->last->opnds[ai - 1] != dot->res[0])
-    return note(p, loc, "not pipelined: its accumulator is not a value the loop carries from dot to dot");
-  if (iv->type->elem.dt != DT_I32) return note(p, loc, "not pipelined: the loop counts in 64 bits");
+    return pl_note(p, loc, "not pipelined: its accumulator is not a value the loop carries from dot to dot");
+  if (iv->type->elem.dt != DT_I32) return pl_note(p, loc, "not pipelined: the loop counts in 64 bits");
   TOp *sd = fop->opnds[2]->def;
   if (!sd || sd->opc != OP_CONST || sd->ival <= 0)
-    return note(p, loc, "not pipelined: the loop's step is not a positive constant");
+    return pl_note(p, loc, "not pipelined: the loop's step is not a positive constant");
   Operand ops[2];
-  if (!check_operand(p, a, body, &ops[0], &why)) return note(p, loc, "not pipelined: a %s", why);
-  if (!check_operand(p, b, body, &ops[1], &why)) return note(p, loc, "not pipelined: b %s", why);
+  if (!pl_check_operand(p, a, body, &ops[0], &why, false)) return pl_note(p, loc, "not pipelined: a %s", why);
+  if (!pl_check_operand(p, b, body, &ops[1], &why, false)) return pl_note(p, loc, "not pipelined: b %s", why);
   /* TMA when both tiles are boxes of tensors the host can describe (else cp.async) */
   bool tma = ops[0].tma && ops[1].tma;
   for (int i = 0; i < f->nparams && tma; i++)
@@ -810,13 +777,13 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
       tma = false, ops[0].tma = false, ops[0].no_tma = "a parameter is named like the descriptors (__dot_a, __dot_b)";
   /* stages: S slots, copies D = S - 2 iterations ahead */
   int64_t stage = ((ops[0].bytes + 1023) & ~1023) + ((ops[1].bytes + 1023) & ~1023);
-  int64_t used = smem_in_use(f->body) + (tma ? 1024 : 0); /* the mbarriers, before the first 1024-byte boundary */
+  int64_t used = pl_smem_in_use(f->body) + (tma ? 1024 : 0); /* the mbarriers, before the first 1024-byte boundary */
   int S = f->stages;
   if (S < 0) {
     for (S = 4; S > 3 && used + S * stage > PL_SMEM_BUDGET; S--) {
     }
     if (used + S * stage > PL_SMEM_BUDGET)
-      return note(p, loc, "not pipelined: 3 stages of %lld bytes do not fit in shared memory", (long long)stage);
+      return pl_note(p, loc, "not pipelined: 3 stages of %lld bytes do not fit in shared memory", (long long)stage);
   } else if (used + S * stage > PL_SMEM_LIMIT) {
     dg_error(c, dot->loc, "stages(%d): %d slots of %lld bytes for this dot's operands do not fit in shared memory "
                           "(%lld bytes already allocated; at most %d)",
@@ -854,48 +821,48 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
    * (each waited only for its own) */
   for (TOp *up = fop->block->parent; up; up = up->block->parent)
     if (up->opc == OP_FOR || up->opc == OP_WHILE) {
-      TOp *b0 = mk(p, fop, OP_NAMED_BAR, loc, 0, NULL, NULL);
+      TOp *b0 = pl_mk(p, fop, OP_NAMED_BAR, loc, 0, NULL, NULL);
       b0->ival = 0, b0->ival2 = 32 * warps;
       break;
     }
   /* the prologue: iterations 0 .. D-1 */
   for (int j = 0; j < D; j++) {
-    TValue *k = j ? bin(p, fop, OP_ADD, lo, bin(p, fop, OP_MUL, iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
+    TValue *k = j ? pl_bin(p, fop, OP_ADD, lo, pl_bin(p, fop, OP_MUL, pl_iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
     if (tma)
-      tma_issue(p, fop, ops, rings, descs, full, iv, k, cmp_lt(p, fop, k, hi, loc), iconst(p, fop, ti, j, loc), fop,
+      tma_issue(p, fop, ops, rings, descs, full, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop,
                 true, j, loc);
     else
-      copies(p, fop, ops, rings, iv, k, cmp_lt(p, fop, k, hi, loc), iconst(p, fop, ti, j, loc), fop, true, j, loc);
+      copies(p, fop, ops, rings, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop, true, j, loc);
   }
   /* the body, where the dot was */
-  TValue *it = bin(p, dot, OP_DIV, bin(p, dot, OP_SUB, iv, lo, loc), step, loc);
-  TValue *cur = bin(p, dot, OP_REM, it, iconst(p, dot, ti, S, loc), loc);
-  TValue *nxt = bin(p, dot, OP_REM, bin(p, dot, OP_ADD, it, iconst(p, dot, ti, D, loc), loc), iconst(p, dot, ti, S, loc), loc);
+  TValue *it = pl_bin(p, dot, OP_DIV, pl_bin(p, dot, OP_SUB, iv, lo, loc), step, loc);
+  TValue *cur = pl_bin(p, dot, OP_REM, it, pl_iconst(p, dot, ti, S, loc), loc);
+  TValue *nxt = pl_bin(p, dot, OP_REM, pl_bin(p, dot, OP_ADD, it, pl_iconst(p, dot, ti, D, loc), loc), pl_iconst(p, dot, ti, S, loc), loc);
   TValue *kn = NULL;
   if (tma) {
     /* every warpgroup is past the wgmma of it - 2 (slot nxt is free); the
      * copies of it + D go first, then this iteration's tiles are awaited */
-    TOp *bar = mk(p, dot, OP_NAMED_BAR, loc, 0, NULL, NULL);
+    TOp *bar = pl_mk(p, dot, OP_NAMED_BAR, loc, 0, NULL, NULL);
     bar->ival = 0, bar->ival2 = 32 * warps;
-    kn = bin(p, dot, OP_ADD, iv, bin(p, dot, OP_MUL, iconst(p, dot, ti, D, loc), step, loc), loc);
-    tma_issue(p, dot, ops, rings, descs, full, iv, kn, cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
-    TValue *phase = bin(p, dot, OP_REM, bin(p, dot, OP_DIV, it, iconst(p, dot, ti, S, loc), loc),
-                        iconst(p, dot, ti, 2, loc), loc);
-    mk(p, dot, OP_BAR_WAIT, loc, 2, (TValue *[]){bar_slot(p, dot, full, cur, loc), phase}, NULL);
+    kn = pl_bin(p, dot, OP_ADD, iv, pl_bin(p, dot, OP_MUL, pl_iconst(p, dot, ti, D, loc), step, loc), loc);
+    tma_issue(p, dot, ops, rings, descs, full, iv, kn, pl_cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
+    TValue *phase = pl_bin(p, dot, OP_REM, pl_bin(p, dot, OP_DIV, it, pl_iconst(p, dot, ti, S, loc), loc),
+                        pl_iconst(p, dot, ti, 2, loc), loc);
+    pl_mk(p, dot, OP_BAR_WAIT, loc, 2, (TValue *[]){bar_slot(p, dot, full, cur, loc), phase}, NULL);
   } else {
-    TOp *w = mk(p, dot, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
+    TOp *w = pl_mk(p, dot, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
     w->ival = D - 1;
-    mk(p, dot, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
-    TOp *bar = mk(p, dot, OP_NAMED_BAR, loc, 0, NULL, NULL);
+    pl_mk(p, dot, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
+    TOp *bar = pl_mk(p, dot, OP_NAMED_BAR, loc, 0, NULL, NULL);
     bar->ival = 0, bar->ival2 = 32 * warps;
-    kn = bin(p, dot, OP_ADD, iv, bin(p, dot, OP_MUL, iconst(p, dot, ti, D, loc), step, loc), loc);
-    copies(p, dot, ops, rings, iv, kn, cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
+    kn = pl_bin(p, dot, OP_ADD, iv, pl_bin(p, dot, OP_MUL, pl_iconst(p, dot, ti, D, loc), step, loc), loc);
+    copies(p, dot, ops, rings, iv, kn, pl_cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
   }
-  TValue *va = as_operand(p, dot, slot(p, dot, rings[0], cur, loc), ops[0].trans, loc);
-  TValue *vb = as_operand(p, dot, slot(p, dot, rings[1], cur, loc), ops[1].trans, loc);
-  TValue *r = mk1(p, dot, OP_MMA_ASYNC, loc, 3, (TValue *[]){va, vb, acc}, acc->type);
-  mk(p, dot, OP_MMA_COMMIT, loc, 0, NULL, NULL);
-  TOp *mw = mk(p, dot, OP_MMA_WAIT, loc, 1, &r, acc->type);
+  TValue *va = pl_as_operand(p, dot, pl_slot(p, dot, rings[0], cur, loc), ops[0].trans, loc);
+  TValue *vb = pl_as_operand(p, dot, pl_slot(p, dot, rings[1], cur, loc), ops[1].trans, loc);
+  TValue *r = pl_mk1(p, dot, OP_MMA_ASYNC, loc, 3, (TValue *[]){va, vb, acc}, acc->type);
+  pl_mk(p, dot, OP_MMA_COMMIT, loc, 0, NULL, NULL);
+  TOp *mw = pl_mk(p, dot, OP_MMA_WAIT, loc, 1, &r, acc->type);
   mw->ival = 1;
   ir_replace_uses(body, dot->res[0], mw->res[0]);
   ir_remove(dot);
@@ -908,14 +875,14 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   ir_replace_uses(fop->block, res, fin->res[0]);
   fin->opnds[0] = res; /* (replace_uses reached the wait's own operand) */
   if (tma)
-    note(p, loc,
+    pl_note(p, loc,
          "pipelined: %d stages (TMA %d iterations ahead), a [%d, %d] %s-major and b [%d, %d] %s-major into 128-byte "
          "swizzled shared memory (%lld bytes) from descriptors the runtime builds at launch (__dot_a, __dot_b), "
          "wgmma m64n%dk16 on %d warpgroup%s, one in flight",
          S, D, M, K, ops[0].trans ? "M" : "K", K, N, ops[1].trans ? "K" : "N", (long long)(S * stage), N, warps / 4,
          warps > 4 ? "s" : "");
   else
-    note(p, loc,
+    pl_note(p, loc,
          "pipelined: %d stages (copies %d iterations ahead), a [%d, %d] %s-major and b [%d, %d] %s-major through "
          "cp.async into 128-byte swizzled shared memory (%lld bytes), wgmma m64n%dk16 on %d warpgroup%s, one in "
          "flight (not TMA: %s %s)",
@@ -923,201 +890,6 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
          warps > 4 ? "s" : "", ops[0].tma ? "b" : "a", ops[0].tma ? ops[1].no_tma : ops[0].no_tma);
   if (tma && fop->block == f->body)
     tma_epilogue(p, fin, rings[1], S * ((ops[1].bytes + 1023) & ~(int64_t)1023), warps, loc);
-}
-
-/* ---- two dots in one loop: attention's S = Q K^T, then O += P V ----
- *
- * Each dot's operands are tiles the loop loads (rings, copied by cp.async
- * D iterations ahead, one commit group an iteration for all of them), a
- * tile from before the loop (stored once into swizzled shared memory
- * before the first such loop), or, for a, a tile the body computes (wgmma
- * with A from registers: P). Each dot becomes a wgmma waited for at once:
- * the second needs the first's result through the softmax, and the next
- * iteration's first the second's accumulator. A second loop with the same
- * tiles (the masked tail of the keys) reuses the rings, after a barrier. */
-#define PL_PAIR_TILES 4
-typedef struct PairState {
-  int nrings, S;
-  Type *ring_t[PL_PAIR_TILES];
-  TValue *rings[PL_PAIR_TILES];
-  int nstaged;
-  TValue *staged_v[PL_PAIR_TILES], *staged[PL_PAIR_TILES];
-} PairState;
-
-static bool defined_outside(TBlock *body, TValue *v) { return v->def ? v->def->block != body : v->block != body; }
-
-/* A tile from before the loop, stored row-major with 128-byte swizzled
- * column blocks (as the rings' slots); NULL and why if it cannot be. */
-static Type *staged_type(Pl *p, TValue *v, const char **why) {
-  Type *vt = v->type;
-  if (vt->kind != TY_TILE || vt->rank != 2) return *why = "is not a 2-D tile", NULL;
-  int eb = ty_dtype_bytes((DType)vt->elem.dt);
-  if ((vt->shape[1] * eb) % 128 || vt->shape[0] % 8) return *why = "is not whole 128-byte rows (wgmma's swizzle)", NULL;
-  Type *t = ty_tile(p->c, vt->elem, 2, vt->shape);
-  t->kind = TY_SMEM, t->swizzle = 128, t->brows = vt->shape[0], t->nbuf = 1;
-  return t;
-}
-
-static TOp *entry_alloc(Pl *p, Type *t, int64_t bytes, const char *name, Loc loc) {
-  TOp *al = ir_op(p->c, OP_SMEM_ALLOC, loc, 0, NULL, 1, (Type *[]){t});
-  al->ival2 = bytes;
-  al->res[0]->name = name;
-  if (p->f->body->first) ir_insert_before(p->f->body->first, al);
-  else ir_append(p->f->body, al);
-  return al;
-}
-
-static void pipeline_pair(Pl *p, PairState *ps, TOp *fop, TOp **dots) {
-  Ctx *c = p->c;
-  TFunc *f = p->f;
-  TBlock *body = fop->regions[0];
-  Loc loc = dots[0]->loc;
-  int warps = f->warps;
-  TValue *iv = body->args[0];
-  const char *why = NULL;
-  if (f->stages == 0) return note(p, loc, "and the one after it not pipelined: stages(0)");
-  if (c->sm != 90) return note(p, loc, "and the one after it not pipelined: sm_100a lowers dot on mma.sync for now");
-  if (f->has_tasks) return note(p, loc, "and the one after it not pipelined: the kernel has tasks");
-  if (iv->type->elem.dt != DT_I32) return note(p, loc, "and the one after it not pipelined: the loop counts in 64 bits");
-  TOp *sd = fop->opnds[2]->def;
-  if (!sd || sd->opc != OP_CONST || sd->ival <= 0)
-    return note(p, loc, "and the one after it not pipelined: the loop's step is not a positive constant");
-  /* what each operand is: 'L' loaded in the loop (ops[]), 'I' from before it, 'R' a register tile (a only) */
-  Operand ops[PL_PAIR_TILES];
-  int nops = 0, ring_of[2][2];
-  char kind[2][2];
-  for (int d = 0; d < 2; d++) {
-    TOp *dot = dots[d];
-    TValue *a = dot->opnds[0], *b = dot->opnds[1];
-    int M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1];
-    DType dt = (DType)a->type->elem.dt;
-    if (dt != DT_BF16 && dt != DT_F16)
-      return note(p, dot->loc, "not pipelined: wgmma here takes bf16 or f16 operands");
-    if (warps % 4 || M != 16 * warps)
-      return note(p, dot->loc, "not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps");
-    if (N % 8 || N > 256 || K % 16) return note(p, dot->loc, "not pipelined: wgmma needs N a multiple of 8 up to 256");
-    for (int j = 0; j < 2; j++) {
-      TValue *v = dot->opnds[j];
-      const char *lw = NULL;
-      ring_of[d][j] = -1;
-      if (nops < PL_PAIR_TILES && check_operand(p, v, body, &ops[nops], &lw)) {
-        kind[d][j] = 'L', ring_of[d][j] = nops++;
-      } else if (defined_outside(body, v) && staged_type(p, v, &why)) {
-        kind[d][j] = 'I';
-      } else if (j == 0 && v->type->kind == TY_TILE) {
-        kind[d][j] = 'R';
-      } else {
-        return note(p, dot->loc, "not pipelined: %s %s", j ? "b" : "a", lw ? lw : why ? why : "is neither loaded "
-                                                                                          "in the loop nor from before it");
-      }
-    }
-  }
-  if (!nops) return note(p, loc, "and the one after it not pipelined: neither loads a tile in the loop");
-  int64_t stage = 0, staged_bytes = 0;
-  for (int j = 0; j < nops; j++) stage += (ops[j].bytes + 1023) & ~1023;
-  bool reuse = ps->nrings == nops;
-  for (int j = 0; j < nops && reuse; j++)
-    reuse = ps->ring_t[j]->elem.dt == ops[j].buf->elem.dt && ps->ring_t[j]->shape[0] == ops[j].buf->shape[0] &&
-            ps->ring_t[j]->shape[1] == ops[j].buf->shape[1];
-  for (int d = 0; d < 2; d++)
-    for (int j = 0; j < 2; j++)
-      if (kind[d][j] == 'I') {
-        bool have = false;
-        for (int k = 0; k < ps->nstaged; k++) have |= ps->staged_v[k] == dots[d]->opnds[j];
-        if (!have) staged_bytes += (int64_t)dots[d]->opnds[j]->type->shape[0] * dots[d]->opnds[j]->type->shape[1] *
-                                   ty_dtype_bytes((DType)dots[d]->opnds[j]->type->elem.dt);
-      }
-  int S = reuse ? ps->S : f->stages;
-  if (!reuse) {
-    int64_t used = smem_in_use(f->body) + ((staged_bytes + 1023) & ~1023);
-    if (S < 0)
-      for (S = 4; S > 3 && used + S * stage > PL_SMEM_BUDGET; S--) {
-      }
-    if (used + S * stage > (f->stages < 0 ? PL_SMEM_BUDGET : PL_SMEM_LIMIT))
-      return note(p, loc, "and the one after it not pipelined: %d stages of %lld bytes do not fit in shared memory", S,
-                  (long long)stage);
-  }
-  int D = S - 2;
-  Type *ti = ty_dt(c, DT_I32);
-  TValue *lo = fop->opnds[0], *hi = fop->opnds[1], *step = fop->opnds[2];
-  if (reuse) { /* every warp is done with the rings' last slots (the previous loop's wgmmas were waited) */
-    TOp *b0 = mk(p, fop, OP_NAMED_BAR, loc, 0, NULL, NULL);
-    b0->ival = 0, b0->ival2 = 32 * warps;
-  } else {
-    for (int j = 0; j < nops; j++) {
-      Type *t = ty_tile(c, ops[j].buf->elem, 2, ops[j].buf->shape);
-      t->kind = TY_SMEM, t->swizzle = 128, t->brows = ops[j].buf->brows, t->nbuf = S;
-      ps->rings[j] = entry_alloc(p, t, ops[j].bytes, j ? "<dot ring 2>" : "<dot ring 1>", loc)->res[0];
-      ps->ring_t[j] = t;
-    }
-    ps->nrings = nops, ps->S = S;
-  }
-  /* the tiles from before the loop, stored once (before the first loop that needs them) */
-  TValue *opnd[2][2];
-  bool stored = false;
-  for (int d = 0; d < 2; d++)
-    for (int j = 0; j < 2; j++) {
-      TValue *v = dots[d]->opnds[j];
-      opnd[d][j] = v;
-      if (kind[d][j] != 'I') continue;
-      TValue *sm = NULL;
-      for (int k = 0; k < ps->nstaged; k++)
-        if (ps->staged_v[k] == v) sm = ps->staged[k];
-      if (!sm) {
-        if (ps->nstaged == PL_PAIR_TILES) return; /* (four dots' worth: not reached with two) */
-        Type *t = staged_type(p, v, &why);
-        int64_t bytes = (int64_t)t->shape[0] * t->shape[1] * ty_dtype_bytes((DType)t->elem.dt);
-        sm = entry_alloc(p, t, bytes, "<dot staged>", loc)->res[0];
-        mk(p, fop, OP_SMEM_STORE, loc, 2, (TValue *[]){sm, v}, NULL);
-        ps->staged_v[ps->nstaged] = v, ps->staged[ps->nstaged++] = sm;
-        stored = true;
-      }
-      opnd[d][j] = sm;
-    }
-  if (stored) { /* the stores visible to wgmma (async proxy) and all made */
-    mk(p, fop, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
-    TOp *b1 = mk(p, fop, OP_NAMED_BAR, loc, 0, NULL, NULL);
-    b1->ival = 0, b1->ival2 = 32 * warps;
-  }
-  /* the prologue: iterations 0 .. D-1 */
-  for (int j = 0; j < D; j++) {
-    TValue *k = j ? bin(p, fop, OP_ADD, lo, bin(p, fop, OP_MUL, iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
-    copies_n(p, fop, ops, nops, ps->rings, iv, k, cmp_lt(p, fop, k, hi, loc), iconst(p, fop, ti, j, loc), fop, true, j,
-             loc);
-  }
-  /* the body: this iteration's tiles landed and visible, the copies of it + D issued, then the two wgmmas */
-  TOp *d0 = dots[0];
-  TValue *it = bin(p, d0, OP_DIV, bin(p, d0, OP_SUB, iv, lo, loc), step, loc);
-  TValue *cur = bin(p, d0, OP_REM, it, iconst(p, d0, ti, S, loc), loc);
-  TValue *nxt = bin(p, d0, OP_REM, bin(p, d0, OP_ADD, it, iconst(p, d0, ti, D, loc), loc), iconst(p, d0, ti, S, loc), loc);
-  TOp *w = mk(p, d0, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
-  w->ival = D - 1;
-  mk(p, d0, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
-  TOp *bar = mk(p, d0, OP_NAMED_BAR, loc, 0, NULL, NULL);
-  bar->ival = 0, bar->ival2 = 32 * warps;
-  TValue *kn = bin(p, d0, OP_ADD, iv, bin(p, d0, OP_MUL, iconst(p, d0, ti, D, loc), step, loc), loc);
-  copies_n(p, d0, ops, nops, ps->rings, iv, kn, cmp_lt(p, d0, kn, hi, loc), nxt, fop, false, D, loc);
-  for (int d = 0; d < 2; d++) {
-    TOp *dot = dots[d];
-    TValue *acc = dot->opnds[2], *in[2];
-    for (int j = 0; j < 2; j++) {
-      int r = ring_of[d][j];
-      in[j] = r >= 0 ? as_operand(p, dot, slot(p, dot, ps->rings[r], cur, dot->loc), ops[r].trans, dot->loc)
-                     : opnd[d][j];
-    }
-    TValue *res = mk1(p, dot, OP_MMA_ASYNC, dot->loc, 3, (TValue *[]){in[0], in[1], acc}, acc->type);
-    mk(p, dot, OP_MMA_COMMIT, dot->loc, 0, NULL, NULL);
-    TOp *mw = mk(p, dot, OP_MMA_WAIT, dot->loc, 1, &res, acc->type);
-    mw->ival = 0;
-    ir_replace_uses(body, dot->res[0], mw->res[0]);
-    ir_remove(dot);
-  }
-  ir_insert_after(fop, ir_op(c, OP_ASYNC_WAIT, loc, 0, NULL, 0, NULL)); /* the copies past the end (none read) */
-  note(p, loc,
-       "and the one after it pipelined: %d stages (copies %d iterations ahead) of %d tile%s through cp.async into "
-       "128-byte swizzled shared memory (%lld bytes%s)%s, each dot a wgmma on %d warpgroup%s waited for at once",
-       S, D, nops, nops > 1 ? "s" : "", (long long)(S * stage), reuse ? ", the rings of the loop before" : "",
-       kind[1][0] == 'R' ? ", the second's a from registers" : "", warps / 4, warps > 4 ? "s" : "");
 }
 
 typedef struct Found {
@@ -1131,35 +903,11 @@ static void find(TOp *op, void *ud) {
   fd->dot = op;
 }
 
-/* The loops of the kernel's body with exactly two dots in their body. */
-static int pair_loops(TBlock *b, TOp **loops, TOp *(*dots)[2], int max) {
-  int n = 0;
-  for (TOp *op = b->first; op && n < max; op = op->next) {
-    if (op->opc != OP_FOR) continue;
-    int nd = 0;
-    TOp *ds[2] = {0};
-    for (TOp *x = op->regions[0]->first; x; x = x->next)
-      if (x->opc == OP_DOT) {
-        if (nd < 2) ds[nd] = x;
-        nd++;
-      }
-    if (nd == 2) loops[n] = op, dots[n][0] = ds[0], dots[n][1] = ds[1], n++;
-  }
-  return n;
-}
-
+/* One dot per kernel, the first in a loop (pipeline_multi.c takes the
+ * loops with two to four dots, before this runs). */
 void pl_run(Ctx *c, TFunc *f) {
   Pl p = {c, f};
-  ir_walk(f->body, zero_uses, NULL);
-  ir_walk(f->body, count_uses, NULL);
-  /* loops with two dots (attention), each; else one dot per kernel: the first in a loop */
-  TOp *loops[8], *dots[8][2];
-  int nl = pair_loops(f->body, loops, dots, 8);
-  if (nl) {
-    PairState ps = {0};
-    for (int i = 0; i < nl && !c->nerrors; i++) pipeline_pair(&p, &ps, loops[i], dots[i]);
-    return;
-  }
+  pl_count_uses(f);
   Found fd = {0};
   ir_walk(f->body, find, &fd);
   if (!fd.dot) return;

@@ -2,7 +2,7 @@
  *
  * Pipeline (compile.c, tc_compile):
  *   source --lexer.re--> tokens --parse.c--> AST --sema.c--> Tile IR (TIR)
- *   --pipeline.c/layout.c/passes.c--> TIR with layouts --lower*.c--> MLIR (C API)
+ *   --pipeline*.c/layout.c/passes.c--> TIR with layouts --lower*.c--> MLIR (C API)
  *   --backend.c--> MLIR passes -> LLVM IR -> O3 -> PTX -> cubin
  * Lowering's rooms (lower.h): lower.c (builder, elementwise, control flow),
  * lower_math.c (the math builtins: exp ... tanh, erf, rcp, fdiv),
@@ -20,7 +20,7 @@
  * Name prefixes say which file a function lives in: ar_ (arena.c),
  * dg_ (diag.c), lx_ (lexer.re), ps_ (parse.c), ast_ (ast.c), ty_ (type.c),
  * sm_ (sema*.c, builtins*.c), ir_ (tir.c), ly_ (layout.c), ps_/pass_ (passes.c),
- * pl_ (pipeline.c),
+ * pl_ (pipeline.c; pipeline.h: what it shares with pipeline_multi.c), pm_ (pipeline_multi.c),
  * ax_ (axisinfo.c), lw_ (lower*.c; lw_tc_ in lower_sm100.c), be_ (backend.c),
  * md_ (meta.c), dsc_ (desc.c), st_ (stats.c: the compile report of
  * tilec --stats, fed by the stages as they run).
@@ -645,6 +645,13 @@ bool pass_run(Ctx *c, TModule *m);
  * wgmma (sm_90a) that stays in flight for one iteration; what it did, or
  * why it could not, goes to f->notes. Runs before layouts (passes.c). */
 void pl_run(Ctx *c, TFunc *f);
+
+/* ---- pipeline_multi.c: loops with two to four dots (attention) ----
+ * The tiles the loop loads through cp.async rings, those from before it
+ * staged once in shared memory, a tile the body computes as wgmma's A from
+ * registers; each dot a wgmma waited for at once. True when the kernel has
+ * such a loop (pipelined or not: f->notes says); then pl_run does not run. */
+bool pm_run(Ctx *c, TFunc *f);
 
 /* ---- axisinfo.c ---- */
 /* Per dimension d of a value (Triton's axis analysis): the tile splits along

@@ -3,7 +3,8 @@
 # layer-norm backward, matmul with the fused leaky_relu, the fused-attention
 # forward and backward) on the emulator (TILE_INTERPRET=1), their host
 # programs against float64 at small random shapes (partial blocks included),
-# a few seconds each, sm_90a and sm_100a cubins.
+# a few seconds each, sm_90a and sm_100a cubins; the attention backward
+# also under the random and adversarial schedules.
 set -u
 B=${B:-build}
 E=$B/examples
@@ -36,6 +37,18 @@ run fused_attention.d64.full.f16 fused_attention_host fused_attention.d64.full.f
 run fused_attention.d64.causal.bf16 fused_attention_host fused_attention.d64.causal.bf16.sm_90a.cubin 27 --trials 3 --seed 8
 run fused_attention.d128.causal.f16 fused_attention_host fused_attention.d128.causal.f16.sm_90a.cubin 18 --trials 2 --seed 9
 run fused_attention.d128.full.bf16 fused_attention_host fused_attention.d128.full.bf16.sm_90a.cubin 18 --trials 2 --seed 10
+# the backward's loops on wgmma (pipeline_multi.c: rings of cp.async copies,
+# tiles staged once, early wgmmas waited for later) under the random and
+# adversarial schedules too: a copy or a wgmma completes as late as the
+# hardware may let it, so a missing wait reads stale or zero tiles
+for sched in random:5 adversarial:7; do
+  export TILE_EMU_SEED=$sched
+  run fused_attention.d64.full.f16.$sched fused_attention_host fused_attention.d64.full.f16.sm_90a.cubin 27 \
+    --trials 3 --seed 13
+  run fused_attention.d64.causal.bf16.$sched fused_attention_host fused_attention.d64.causal.bf16.sm_90a.cubin 27 \
+    --trials 3 --seed 14
+done
+unset TILE_EMU_SEED
 # the sm_100a cubins (LLVM pairs f32 arithmetic into f32x2 there, widens
 # 16-bit operands inside fma.f32.f16, folds max reductions into 3-input max);
 # not again under the sanitizer build (TILE_SAN: test_emu covers those paths)

@@ -408,6 +408,67 @@ class PipelinedDotLayouts(WithCache):
 
 
 
+# Four dots in a loop (compiler/pipeline_multi.c) with every kind of
+# operand: X and W from before the loop (staged once; W as b, N-major), the
+# loop's tile KB read by two dots (transposed, then not: one ring), S and T
+# as a from registers; S and T's dots read only shared memory (issued
+# together, waited for where used). On the emulator, against float64 with
+# S and T rounded to bf16 as the kernel does, at lengths that end in a
+# partial block and at 0 (no iteration).
+MULTI_DOT = """
+kernel four(x: *bf16, w: *bf16, kv: *bf16, out: *f32, n: i32, const BN: i32 = 32) warps(4) {
+    let rm = arange(0, 64);
+    let rd = arange(0, 64);
+    let xt = load(x + rm[:, None] * 64 + rd[None, :]);
+    let wt = load(w + rd[:, None] * 64 + rd[None, :]);
+    let acc = zeros([64, 64], f32);
+    for s in range(0, n, BN) {
+        let rn = s + arange(0, BN);
+        let kb = load(kv + rn[:, None] * 64 + rd[None, :], rn[:, None] < n, 0.0);
+        let sc = dot(xt, trans(kb));
+        let t = dot(xt, wt);
+        acc = dot(sc as bf16, kb, acc);
+        acc = dot(t as bf16, wt, acc);
+    }
+    store(out + rm[:, None] * 64 + rd[None, :], acc);
+}
+"""
+
+
+@unittest.skipUnless(EMU, "needs TILE_INTERPRET=1 (the emulator)")
+class PipelinedMultiDot(WithCache):
+    def test_four_dots(self):
+        k = tile.Kernel(MULTI_DOT, "four", options={"cache_dir": self.cache}, specialize=False)
+        rnd = random.Random(5)
+        D = 64
+        bits = lambda rows: array.array("H", [bf16_bits(rnd.uniform(-1, 1)) for _ in range(rows * D)])
+        xb, wb = bits(D), bits(D)
+        X = [[bf16_value(xb[i * D + j]) for j in range(D)] for i in range(D)]
+        W = [[bf16_value(wb[i * D + j]) for j in range(D)] for i in range(D)]
+        rbf = lambda v: bf16_value(bf16_bits(v))
+        T = [[rbf(sum(X[i][kk] * W[kk][j] for kk in range(D))) for j in range(D)] for i in range(D)]
+        TW = [[sum(T[i][kk] * W[kk][j] for kk in range(D)) for j in range(D)] for i in range(D)]
+        bx, bw = tile.DeviceBuffer(2 * D * D), tile.DeviceBuffer(2 * D * D)
+        bx.upload(xb)
+        bw.upload(wb)
+        for n in (0, 96, 77):
+            kvb = bits(max(n, 1) + 32)  # rows past n: loaded zero by the mask
+            KV = [[bf16_value(kvb[i * D + j]) for j in range(D)] for i in range(n)]
+            S = [[rbf(sum(X[i][kk] * KV[r][kk] for kk in range(D))) for r in range(n)] for i in range(D)]
+            bkv, bo = tile.DeviceBuffer(2 * len(kvb)), tile.DeviceBuffer(4 * D * D)
+            bkv.upload(kvb)
+            k[(1,)](bx, bw, bkv, bo, n)
+            out = array.array("f", [0.0] * (D * D))
+            bo.download(out)
+            iters = (n + 31) // 32
+            for i in range(D):
+                for j in range(D):
+                    want = sum(S[i][r] * KV[r][j] for r in range(n)) + iters * TW[i][j]
+                    got = out[i * D + j]
+                    if not abs(got - want) <= 2e-3 * (1 + abs(want)):
+                        self.fail("n=%d: out[%d][%d] = %g, want %g" % (n, i, j, got, want))
+
+
 @unittest.skipUnless(EMU, "needs TILE_INTERPRET=1 (the emulator)")
 class Autotune(unittest.TestCase):
     """tile.autotune on the emulator: the mechanism (each config timed once

@@ -464,6 +464,126 @@ static void test_pipelined_pair(void **state) {
   free(src);
 }
 
+/* pipeline_multi.c's three and four dots in a loop (Triton's attention
+ * backward): dK/dV's loop reads Q and dO from rings (each tile by two
+ * dots, one transposed), K and V staged before the loop, P^T and dS^T from
+ * registers; dQ's loop reads K and V from rings, Q and dO staged. The
+ * kernel named alone, from "kernel @name(" to the next kernel. */
+static char *kernel_tir(const char *src, const char *name, const tilec_define *defs, int nd) {
+  char *t = tir_d(src, defs, nd), head[128];
+  snprintf(head, sizeof head, "kernel @%s(", name);
+  char *at = strstr(t, head);
+  assert_non_null(at);
+  char *end = strstr(at + 1, "\nkernel @");
+  if (end) end[1] = 0;
+  memmove(t, at, strlen(at) + 1);
+  return t;
+}
+
+/* In the first loop body of t: the waits and the copies, then the wgmmas
+ * and their waits in the order `want` spells ("A": mma_async, "W1":
+ * mma_wait 1). */
+static void multi_body_order(const char *t, const char *want) {
+  const char *body = strstr(t, "  do (");
+  assert_non_null(body);
+  const char *aw = strstr(body, "async_wait"), *fe = strstr(body, "fence_async_shared"),
+             *bar = strstr(body, "named_barrier id=0 threads=256"), *cp = strstr(body, "async_copy"),
+             *m = strstr(body, "mma_async"), *end = strstr(body, "\n  }");
+  assert_true(aw && fe && bar && cp && m && end);
+  assert_true(aw < fe && fe < bar && bar < cp && cp < m);
+  char got[64] = "";
+  for (const char *q = body; (q = strstr(q, " mma_")) && q < end; q++) {
+    size_t n = strlen(got);
+    if (!strncmp(q, " mma_async ", 11)) snprintf(got + n, sizeof got - n, "%sA", n ? " " : "");
+    else if (!strncmp(q, " mma_wait ", 10)) snprintf(got + n, sizeof got - n, "%sW%c", n ? " " : "", q[10]);
+  }
+  assert_string_equal(got, want);
+}
+
+static void test_pipelined_multi(void **state) {
+  (void)state;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/examples/fused_attention/fused_attention.tile", TILE_SRC_DIR);
+  char *src = tu_read_file(path, NULL);
+  assert_non_null(src);
+  /* dK, dV: four dots */
+  char *t = kernel_tir(src, "attn_bwd_dkdv", NULL, 0);
+  has(t, "// pipeline: dot at 148:15 and the 3 after it pipelined: 4 stages (copies 2 iterations ahead) of 2 tiles "
+         "through cp.async into 128-byte swizzled shared memory (32768 bytes), a x b of each dot: staged x ring 1^T "
+         "(early); registers x ring 2; staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups, the early "
+         "ones (operands in shared memory) issued together at the first and each waited for where it is used, the "
+         "others waited for at once",
+      "dkdv's note");
+  has(t, "smem<f16, [128, 64] x 1, swizzle 128>", "K or V, staged");
+  has(t, "smem<f16, [32, 64] x 4, swizzle 128>", "Q's or dO's ring");
+  has(t, "(32768 bytes, the rings of the loop before)", "the partial block's loop, on the same rings");
+  assert_int_equal(op_count(t, "smem_alloc"), 4);
+  assert_int_equal(op_count(t, "smem_store"), 2); /* K and V, once for both loops */
+  assert_int_equal(op_count(t, "mma_async"), 8);
+  assert_int_equal(op_count(t, "dot"), 0);
+  /* per loop: 2 prologue iterations and 1 in the body, of Q and dO: one copy each, though two dots read each */
+  assert_int_equal(op_count(t, "async_copy"), 12);
+  assert_int_equal(op_count(t, "async_commit"), 6);
+  assert_int_equal(op_count(t, "slice"), 4); /* Q^T and dO^T: views of the slots */
+  /* S^T and dP^T issued together, dP^T left running through P^T's softmax and dV */
+  multi_body_order(t, "A A W1 A W0 W1 A W0");
+  every_tile_has_layout(t);
+  free(t);
+  /* dQ: three dots */
+  t = kernel_tir(src, "attn_bwd_dq", NULL, 0);
+  has(t, "// pipeline: dot at 221:14 and the 2 after it pipelined: 4 stages (copies 2 iterations ahead) of 2 tiles "
+         "through cp.async into 128-byte swizzled shared memory (32768 bytes), a x b of each dot: staged x ring 1^T "
+         "(early); staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups, the early ones",
+      "dq's note");
+  assert_int_equal(op_count(t, "smem_store"), 2); /* Q and dO */
+  assert_int_equal(op_count(t, "mma_async"), 6);
+  assert_int_equal(op_count(t, "dot"), 0);
+  assert_int_equal(op_count(t, "async_copy"), 12);
+  multi_body_order(t, "A A W1 W0 A W0");
+  every_tile_has_layout(t);
+  free(t);
+  /* the fused kernel, causal: six loops (dK/dV's diagonal, rest and partial
+   * blocks, dQ's), the rings of the first for all, four tiles staged */
+  tilec_define causal = {"CAUSAL", "true"};
+  t = kernel_tir(src, "attn_bwd", &causal, 1);
+  assert_int_equal(op_count(t, "mma_async"), 21);
+  assert_int_equal(op_count(t, "dot"), 0);
+  assert_int_equal(op_count(t, "smem_store"), 4);
+  assert_int_equal(op_count(t, "smem_alloc"), 6);
+  {
+    int n = 0;
+    for (const char *q = t; (q = strstr(q, "the rings of the loop before")); q++) n++;
+    assert_int_equal(n, 5);
+  }
+  every_tile_has_layout(t);
+  free(t);
+  /* what stops it, said */
+  char *s0 = spliced(src, "const CAUSAL: bool = false, const T: dtype = f16, const WARPS: i32 = 8) warps(WARPS) {\n"
+                          "    dkdv_program",
+                     "const CAUSAL: bool = false, const T: dtype = f16, const WARPS: i32 = 8) warps(WARPS) stages(0) {\n"
+                     "    dkdv_program");
+  t = kernel_tir(s0, "attn_bwd_dkdv", NULL, 0);
+  has(t, "dot at 148:15 and the 3 after it not pipelined: stages(0)", "stages(0)");
+  assert_int_equal(op_count(t, "mma_async"), 0);
+  free(t);
+  free(s0);
+  tilec_define w4 = {"WARPS", "4"};
+  t = kernel_tir(src, "attn_bwd_dq", &w4, 1);
+  has(t, "dot at 221:14 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps",
+      "M = 128 on 4 warps");
+  assert_int_equal(op_count(t, "mma_async"), 0);
+  free(t);
+  /* a tile the loop loads that something besides the dots reads stays a load: the dot refused */
+  char *s1 = spliced(src, "    let dsT = pT * (dpT - di[None, :]);",
+                     "    let di2 = di + sum(dob as f32, axis = 1) * 0.0;\n    let dsT = pT * (dpT - di2[None, :]);");
+  t = kernel_tir(s1, "attn_bwd_dkdv", NULL, 0);
+  has(t, "dot at 153:10 not pipelined: b is used by more than the dot", "dO read by more than the dots");
+  assert_int_equal(op_count(t, "mma_async"), 0);
+  free(t);
+  free(s1);
+  free(src);
+}
+
 static void test_pipelined_dot(void **state) {
   (void)state;
   char *t = tir_file("examples/matmul/matmul.tile");
@@ -1351,6 +1471,7 @@ int main(void) {
       cmocka_unit_test(test_loop_carried_accumulator),
       cmocka_unit_test(test_pipelined_dot),
       cmocka_unit_test(test_pipelined_pair),
+      cmocka_unit_test(test_pipelined_multi),
       cmocka_unit_test(test_reduction_slices),
       cmocka_unit_test(test_arange_rematerialized),
       cmocka_unit_test(test_user_layouts),

@@ -1,0 +1,71 @@
+/* pipeline.h - what pipeline.c shares with pipeline_multi.c (internal to
+ * the two; pipeline.c depends on nothing in pipeline_multi.c).
+ *
+ * pipeline.c: the single-dot K loop (TMA or cp.async rings), and the pieces
+ * every form is built of: use counts, op builders, an operand tile's
+ * checks (pl_check_operand: a load in the loop's body that cp.async can
+ * copy into a 128-byte swizzled ring), its copies (pl_copies_n), ring slots
+ * as wgmma operands (pl_slot, pl_as_operand), the shared memory already
+ * allocated (pl_smem_in_use). pipeline_multi.c: loops with two to four
+ * dots (pm_run, tilec_int.h). */
+#ifndef TILEC_PIPELINE_H
+#define TILEC_PIPELINE_H
+#include "tilec_int.h"
+
+#define PL_SMEM_BUDGET (200 * 1024) /* what the default stage count may take */
+#define PL_SMEM_LIMIT (227 * 1024)
+
+typedef struct Pl {
+  Ctx *c;
+  TFunc *f;
+} Pl;
+
+#define PL_MAX_CARRIED 8
+typedef struct Slice {
+  TOp **ops;
+  int n, cap;
+  const char *why;
+  /* values the loop carries that the addresses use, each advanced by a
+   * step that is the same every iteration (Triton's `pa += BK * stride`) */
+  TValue *carried[PL_MAX_CARRIED], *step[PL_MAX_CARRIED];
+  int ncarried;
+} Slice;
+
+/* ---- one operand of the dot ---- */
+typedef struct Operand {
+  TOp *load;
+  Slice s;
+  int cd;        /* the contiguous dimension of the tile */
+  Type *buf;     /* the ring's slot type (nbuf = S on the alloc) */
+  bool copy_trans; /* the loaded tile is stored transposed in the slot (its contiguous dimension is 0) */
+  bool trans;    /* the dot's operand is the slot seen transposed (copy_trans, unless trans(load)) */
+  int64_t bytes; /* of one slot */
+  /* TMA (tma_match): the tile is the box at (start[0], start[1]) of a 2-D
+   * tensor the host can describe from the kernel's parameters */
+  bool tma;
+  const char *no_tma; /* why not */
+  TValue *start[2];   /* per tile dimension: x of x + off (NULL: 0) */
+  int64_t off[2];
+  TValue *src[4];     /* the tensor: pointer, columns, rows, row stride (parameters or constants) */
+} Operand;
+
+/* "pipeline: dot at LINE:COL ..." into f->notes (--emit=tir prints them) */
+void pl_note(Pl *p, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void pl_count_uses(TFunc *f); /* TValue.uses, fresh */
+TOp *pl_mk(Pl *p, TOp *before, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt);
+TValue *pl_mk1(Pl *p, TOp *before, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt);
+TValue *pl_iconst(Pl *p, TOp *before, Type *t, int64_t v, Loc loc);
+TValue *pl_bin(Pl *p, TOp *before, Opcode opc, TValue *a, TValue *b, Loc loc);
+TValue *pl_cmp_lt(Pl *p, TOp *before, TValue *a, TValue *b, Loc loc);
+/* v (a load in body, or trans of one) as a ring's tile, into *o; else false
+ * and *why. shared: the load (and the trans) may have more uses (the
+ * caller checked they are all dots of the loop). */
+bool pl_check_operand(Pl *p, TValue *v, TBlock *body, Operand *o, const char **why, bool shared);
+/* the cp.async copies of one iteration (iv = k, valid) of nops tiles into slot si, one commit */
+void pl_copies_n(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings, TValue *iv, TValue *k, TValue *valid,
+                 TValue *si, TOp *fop, bool prologue, int steps, Loc loc);
+TValue *pl_slot(Pl *p, TOp *before, TValue *ring, TValue *i, Loc loc);
+TValue *pl_as_operand(Pl *p, TOp *before, TValue *view, bool trans, Loc loc);
+int64_t pl_smem_in_use(TBlock *b);
+
+#endif
