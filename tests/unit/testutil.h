@@ -82,4 +82,166 @@ static inline bool tu_emu_run(const char *ptx, const EmLaunch *l, char *err, siz
 }
 #endif
 
+/* ---- TIR text helpers (tests that include tilec_int.h first) ---------- */
+#ifdef TILEC_INT_H
+
+static inline char *tir_d(const char *src, const tilec_define *defs, int nd) {
+  tilec_options o;
+  tilec_options_init(&o);
+  o.emit = TILEC_EMIT_TIR;
+  o.defines = defs;
+  o.ndefines = nd;
+  tilec_result *r = NULL;
+  tilec_status st = tilec_compile("p.tile", src, strlen(src), &o, &r);
+  if (st != TILEC_OK) {
+    print_error("compile failed (%d):\n%s\n--- source ---\n%s\n", st, tilec_result_diagnostics(r), src);
+    tilec_result_free(r);
+    fail();
+  }
+  char *s = strdup(tilec_result_output(r, NULL));
+  tilec_result_free(r);
+  return s;
+}
+
+static inline char *tir(const char *src) { return tir_d(src, NULL, 0); }
+
+static inline char *tir_file(const char *rel) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", TILE_SRC_DIR, rel);
+  char *src = tu_read_file(path, NULL);
+  assert_non_null(src);
+  char *t = tir(src);
+  free(src);
+  return t;
+}
+
+/* The n-th (0-based) line whose op is `op` ("load", "store", "convert_layout",
+ * ...), i.e. "%N = op " or "op " after the indentation; "" when none. */
+/* Returned strings live in a ring of buffers: valid for the next 15 calls. */
+static inline char *ring(void) {
+  static char bufs[16][2048];
+  static int next;
+  return bufs[next++ % 16];
+}
+
+static inline const char *op_line(const char *text, const char *op, int nth) {
+  char *line = ring();
+  const char *p = text;
+  while (*p) {
+    const char *e = strchr(p, '\n');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    const char *q = p;
+    while (q < p + n && *q == ' ') q++;
+    if (*q == '%') {
+      const char *eq = strstr(q, " = ");
+      if (eq && eq < p + n) q = eq + 3;
+    }
+    size_t ol = strlen(op);
+    if ((size_t)(p + n - q) > ol && !strncmp(q, op, ol) && q[ol] == ' ' && nth-- == 0) {
+      if (n >= 2047) n = 2047;
+      memcpy(line, p, n);
+      line[n] = 0;
+      return line;
+    }
+    p = e ? e + 1 : p + n;
+  }
+  line[0] = 0;
+  return line;
+}
+
+static inline int op_count(const char *text, const char *op) {
+  int n = 0;
+  while (*op_line(text, op, n)) n++;
+  return n;
+}
+
+/* The layout part of an op line ("#blocked<...>" up to the location). */
+static inline const char *layout_of(const char *line) {
+  char *l = ring();
+  const char *p = strstr(line, " : ");
+  p = p ? strstr(p, " #") : NULL;
+  if (!p) {
+    l[0] = 0;
+    return l;
+  }
+  p++;
+  const char *e = strstr(p, "  @");
+  size_t n = e ? (size_t)(e - p) : strlen(p);
+  if (n >= 2047) n = 2047;
+  memcpy(l, p, n);
+  l[n] = 0;
+  return l;
+}
+
+/* The result id of an op line ("%12 = ..." -> 12), -1 when none. */
+static inline int result_id(const char *line) {
+  while (*line == ' ') line++;
+  return *line == '%' ? atoi(line + 1) : -1;
+}
+
+/* Operand k (0-based) of an op line, -1 when none. */
+static inline int operand_id(const char *line, int k) {
+  const char *p = strstr(line, " = ");
+  p = p ? p + 3 : line;
+  while (*p == ' ') p++;
+  for (int i = 0; (p = strchr(p, '%')); i++) {
+    const char *end = strstr(line, " : ");
+    if (end && p > end) break;
+    if (i == k) return atoi(p + 1);
+    p++;
+  }
+  return -1;
+}
+
+/* The line defining %id. */
+static inline const char *def_line(const char *text, int id) {
+  char *line = ring();
+  char pat[32];
+  snprintf(pat, sizeof pat, "%%%d = ", id);
+  const char *p = strstr(text, pat);
+  while (p && p > text && p[-1] != ' ' && p[-1] != '\n') p = strstr(p + 1, pat);
+  line[0] = 0;
+  if (!p) return line;
+  while (p > text && p[-1] != '\n') p--;
+  size_t n = strcspn(p, "\n");
+  if (n >= 2047) n = 2047;
+  memcpy(line, p, n);
+  line[n] = 0;
+  return line;
+}
+
+/* Every tile type printed in the TIR carries a layout. */
+static inline void every_tile_has_layout(const char *text) {
+  const char *p = text;
+  while (*p) {
+    size_t n = strcspn(p, "\n");
+    char line[2048];
+    snprintf(line, sizeof line, "%.*s", (int)(n < 2047 ? n : 2047), p);
+    const char *c = strstr(line, " : ");
+    if (c && strchr(c, '[') && !strstr(c, " #") && !strstr(line, "kernel @") && !strstr(c, "smem<") &&
+        !strstr(c, ": mbarrier[")) {
+      print_error("tile without a layout: %s\n", line);
+      fail();
+    }
+    p += n;
+    if (*p) p++;
+  }
+}
+
+/* ---- coalescing ---------------------------------------------------------- */
+
+static inline char *copy_src(const char *dtype, int block, int warps, const char *offs_expr) {
+  char *s = malloc(1024);
+  snprintf(s, 1024,
+           "kernel k(x: *%s, y: *%s, n: i32) warps(%d) {\n"
+           "    let offs = program_id(0) * %d + arange(0, %d);\n"
+           "    let v = load(x + %s, offs < n);\n"
+           "    store(y + %s, v, offs < n);\n"
+           "}\n",
+           dtype, dtype, warps, block, block, offs_expr, offs_expr);
+  return s;
+}
+
+#endif
+
 #endif
