@@ -180,6 +180,7 @@ static void test_full_and_empty(void **state) {
       assert_true(found);
     }
     tile_jagged_schedule_free(&s0);
+    tile_jagged_schedule_free(&s);
     memset(c.mask, 0, (size_t)c.bytes);
     assert_int_equal(tile_jagged_schedule_build(&p, &s), TILE_OK);
     assert_int_equal(s.total_cost, 0);
