@@ -15,7 +15,8 @@ TUT_LNB_SRC := examples/layernorm_bwd/layernorm_bwd.tile
 # NAME|SOURCE|DEFS: one cubin + PTX per arch, $(B)/examples/NAME.ARCH.{cubin,ptx},
 # DEFS the tilec -D values, NAME=VALUE+NAME=VALUE...
 # - layernorm_bwd.T.bBLOCK: element type T, rows up to BLOCK; warps as the
-#   tutorial's heuristic, min(max(BLOCK / 256, 1), 8)
+#   tutorial's heuristic, min(max(BLOCK / 256, 1), 8); .split: dw and db
+#   by a kernel of their own (DWDB=false, what the 16384 builds use)
 # - matmul_lrelu: matmul.tile with the activation epilogue
 # - layernorm.b1024.one: the whole row in one block, read once (ONE_BLOCK)
 # - fused_attention.dD.MASK.T: head dim D, causal or not (full), f16 or bf16;
@@ -23,6 +24,7 @@ TUT_LNB_SRC := examples/layernorm_bwd/layernorm_bwd.tile
 TUT_KERNELS := \
   layernorm_bwd.f32.b1024|$(TUT_LNB_SRC)|T=f32 \
   layernorm_bwd.f16.b1024|$(TUT_LNB_SRC)|T=f16 \
+  layernorm_bwd.f16.b1024.split|$(TUT_LNB_SRC)|T=f16+DWDB=false \
   matmul_lrelu|examples/matmul/matmul.tile|LEAKY_RELU=true \
   layernorm.b1024.one|examples/layernorm/layernorm.tile|BLOCK=1024+ONE_BLOCK=true \
   $(foreach d,64 128,$(foreach c,full causal,$(foreach t,f16 bf16,\
@@ -64,9 +66,12 @@ examples: tutorials
 TUT_S16 := M=multiple_of(16)+N=multiple_of(16)+K=multiple_of(16)+lda=multiple_of(16)+ldb=multiple_of(16)+ldc=multiple_of(16)
 TUT_ROW16 := n_cols=multiple_of(16)+stride=multiple_of(16)
 tut_lnb_warps = $(if $(filter 16384,$(1)),16,$(if $(filter 1024,$(1)),4,8))
+# rows of 16384: dw and db summed by a kernel of their own (DWDB=false:
+# their partial sums spill beside the row's tiles; layernorm_bwd.tile)
+tut_lnb_split = $(if $(filter 16384,$(1)),+DWDB=false,)
 TUT_BENCH := \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
-    layernorm_bwd.$(t).b$(b)|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b)))) \
+    layernorm_bwd.$(t).b$(b)|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(b)))) \
   matmul.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=64 \
   matmul_lrelu.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=64+LEAKY_RELU=true \
   $(foreach v,matmul|BM=128 matmul.b128|BN=128 matmul_lrelu|LEAKY_RELU=true matmul_lrelu.b128|BN=128+LEAKY_RELU=true,\
@@ -75,7 +80,7 @@ TUT_BENCH := \
   layernorm.s16|examples/layernorm/layernorm.tile|$(TUT_ROW16) \
   $(foreach b,4096 8192,layernorm.b$(b).s16|examples/layernorm/layernorm.tile|BLOCK=$(b)+WARPS=$(if $(filter 8192,$(b)),4,8)+ONE_BLOCK=true+$(TUT_ROW16)) \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
-    layernorm_bwd.$(t).b$(b).s16|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))+$(TUT_ROW16)))
+    layernorm_bwd.$(t).b$(b).s16|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(b))+$(TUT_ROW16)))
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
 tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so

@@ -8,7 +8,10 @@
  * G is the number of programs of the first kernel (each takes a strip of
  * rows); by default twice the SMs (random under 64 in the random trials, so
  * that strips of several rows and a last short strip are covered). mean and
- * rstd are inputs (what the forward saved): computed here from x. */
+ * rstd are inputs (what the forward saved): computed here from x. A cubin
+ * built with DWDB=false (long rows) leaves dw and db to its
+ * layernorm_bwd_dwdb_part kernel: grid (cdiv(cols, BN), G), then
+ * layernorm_bwd_dwdb as before. */
 #include "../common/host.h"
 
 static int is_f16;
@@ -49,10 +52,17 @@ int main(int argc, char **argv) {
   tile_device_info dev;
   CHECK(tile_device_info_get(&dev));
   tile_module *m = load_module(&a);
-  tile_kernel *kdx, *kdw;
+  tile_kernel *kdx, *kdw, *kpart = NULL;
   CHECK(tile_module_get_kernel(m, "layernorm_bwd_dx", &kdx));
   CHECK(tile_module_get_kernel(m, "layernorm_bwd_dwdb", &kdw));
   const tile_kernel_info *info = tile_kernel_get_info(kdx);
+  const char *dwdb = tile_kernel_const(info, "DWDB");
+  long PBN = 0;
+  if (dwdb && !strcmp(dwdb, "false")) {
+    CHECK(tile_module_get_kernel(m, "layernorm_bwd_dwdb_part", &kpart));
+    const char *pbn = tile_kernel_const(tile_kernel_get_info(kpart), "BN");
+    PBN = pbn ? atol(pbn) : 256;
+  }
   const char *bs = tile_kernel_const(info, "BLOCK"), *ty = tile_kernel_const(info, "T");
   const char *bn = tile_kernel_const(tile_kernel_get_info(kdw), "BN");
   long BLOCK = bs ? atol(bs) : 1024, BN = bn ? atol(bn) : 128;
@@ -118,7 +128,10 @@ int main(int argc, char **argv) {
     void *args1[] = {&dX, &dDY, &dW, &dM, &dR, &dDX, &dDWp, &dDBp, &ri, &ci, &si, &rppi};
     void *args2[] = {&dDWp, &dDBp, &dDW, &dDB, &gi, &ci};
     unsigned g2 = (unsigned)((cols + BN - 1) / BN);
+    void *args3[] = {&dX, &dDY, &dM, &dR, &dDWp, &dDBp, &ri, &ci, &si, &rppi};
+    unsigned g3 = kpart ? (unsigned)((cols + PBN - 1) / PBN) : 0;
     CHECK(tile_launch(kdx, (unsigned)G, 1, 1, args1, 12, NULL));
+    if (kpart) CHECK(tile_launch(kpart, g3, (unsigned)G, 1, args3, 10, NULL));
     CHECK(tile_launch(kdw, g2, 1, 1, args2, 6, NULL));
     CHECK(tile_synchronize());
     CHECK(tile_memcpy_dtoh(dx, dDX, n * es));
@@ -161,6 +174,7 @@ int main(int argc, char **argv) {
     if (a.bench) {
       /* the tutorial's count: x, dy read and dx written (3 x numel x size) */
       double ms1 = bench_ms(kdx, (unsigned)G, 1, args1, 12), ms2 = bench_ms(kdw, g2, 1, args2, 6);
+      if (kpart) ms2 += bench_ms(kpart, g3, (unsigned)G, args3, 10);
       printf("bench layernorm_bwd %s: %.4f ms (dx %.4f + dwdb %.4f), %.0f GB/s\n", shape, ms1 + ms2, ms1, ms2,
              3.0 * (double)n * (double)es / (ms1 + ms2) / 1e6);
     }

@@ -387,6 +387,10 @@ def case_layernorm_bwd(E):
             kdx = E.kernel(name, "layernorm_bwd_dx")
             kdw = E.kernel(name, "layernorm_bwd_dwdb")
             bn = int(E.consts(name, "layernorm_bwd_dwdb").get("BN", 128))
+            # DWDB=false (long rows): dw, db partial sums by a kernel of their own
+            split = E.consts(name, "layernorm_bwd_dx").get("DWDB") == "false"
+            kpart = E.kernel(name, "layernorm_bwd_dwdb_part") if split else None
+            pbn = int(E.consts(name, "layernorm_bwd_dwdb_part").get("BN", 256)) if split else 0
             x = (-2.3 + 0.5 * torch.randn(M, N, device=E.dev)).to(dt)
             w = torch.rand(N, device=E.dev).to(dt)
             dy = (0.1 * torch.randn(M, N, device=E.dev)).to(dt)
@@ -402,8 +406,11 @@ def case_layernorm_bwd(E):
             dx_t, dw_t, db_t = torch.empty_like(x), torch.empty_like(w), torch.empty_like(w)
             dx_r, dw_r, db_r = torch.empty_like(x), torch.empty_like(w), torch.empty_like(w)
             E.poison(dwp, dbp, dx_t, dw_t, db_t, dx_r, dw_r, db_r)
-            ft = E.launcher([(kdx, (G, ), (x, dy, w, mean, rstd, dx_t, dwp, dbp, M, N, N, rpp)),
-                             (kdw, (triton_cdiv(N, bn), ), (dwp, dbp, dw_t, db_t, G, N))])
+            launches = [(kdx, (G, ), (x, dy, w, mean, rstd, dx_t, dwp, dbp, M, N, N, rpp))]
+            if split:
+                launches.append((kpart, (triton_cdiv(N, pbn), G), (x, dy, mean, rstd, dwp, dbp, M, N, N, rpp)))
+            launches.append((kdw, (triton_cdiv(N, bn), ), (dwp, dbp, dw_t, db_t, G, N)))
+            ft = E.launcher(launches)
             fr = (lambda: E.tt.layer_norm_bwd(x, dy, w, mean, rstd, dx_r, dw_r, db_r)) if E.tt else None
             ft()
             if fr:
@@ -429,7 +436,7 @@ def case_layernorm_bwd(E):
                            ("tile dx vs triton", E.rel(dx_t, dx_r), 2 * tol)]
             tm, rm = E.compare(ft, fr)
             E.row("layernorm_bwd", shape, tm, rm, 3.0 * M * N * x.element_size(), "GB/s", checks,
-                  note="Tile G=%d programs" % G)
+                  note="Tile G=%d programs%s" % (G, ", dw/db by a kernel of their own" if split else ""))
         except Exception as e:
             E.error("layernorm_bwd", shape, e)
 

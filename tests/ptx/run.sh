@@ -126,6 +126,21 @@ for arch in sm_90a sm_100a; do
     if [ "$ms" -ge $lim ]; then echo "FAIL $e/$arch: compile took ${ms} ms (>= $lim ms)"; fail=$((fail+1)); fi
   done
 done
+# The layer-norm backward on rows of 16384 (mk/tutorials.mk's long-row
+# bench build, DWDB=false): its row kernel keeps no dw/db partial sums and
+# fits 16 warps' registers (with them it spilled 344 bytes: 0.79x Triton);
+# the dw/db partial-sum kernel does not spill either.
+n=$((n+1))
+ptx=$tmp/lnb16k.ptx
+if "$TILEC" -D T=f16 -D BLOCK=16384 -D WARPS=16 -D DWDB=false -D 'n_cols=multiple_of(16)' -D 'stride=multiple_of(16)' \
+     --emit=ptx -o "$ptx" examples/layernorm_bwd/layernorm_bwd.tile 2> "$tmp/err"; then
+  check layernorm_bwd.b16384 "the dw/db partial-sum kernel" "$ptx" "\.entry layernorm_bwd_dwdb_part\("
+  if [ -x "$PTXAS" ] && assemble layernorm_bwd.b16384 sm_90a "$ptx"; then
+    check_not layernorm_bwd.b16384 "ptxas: no spills in any of its kernels" "$tmp/ptxas.log" "[1-9][0-9]* bytes spill"
+  fi
+else
+  echo "FAIL layernorm_bwd.b16384: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+fi
 # The Blackwell GEMM (examples/gemm/gemm_sm100.tile, issue 18): tensor
 # memory and tcgen05 for sm_100a, assembled by ptxas (no B200 runs it; the
 # emulator does, docs/blackwell.md): one tcgen05.alloc of all 512 columns
