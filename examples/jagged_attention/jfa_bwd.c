@@ -12,7 +12,7 @@
 
 /* jfa_bwd's parameters that are TMA descriptors, in order (the kernel's
  * signature) */
-enum { P_Q, P_K, P_V, P_DO, P_LSE2, P_DELTA, P_DQ_ACC };
+enum { P_Q, P_K, P_V, P_DO, P_LSE2, P_DELTA, P_DQ_ACC, P_DK_T = 21, P_DV_T, NPARAMS_BWD };
 
 struct jfa_bwd_state {
   tile_kernel *k, *pre, *post;
@@ -212,6 +212,11 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   if (ki->nparams <= P_DQ_ACC || ki->params[P_K].kind != TILE_PARAM_TMA || ki->params[P_K].box[0] != BWD_KB)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s has no TMA parameter k with a KV block of %d rows",
                           ki->name, BWD_KB);
+  if (ki->nparams < NPARAMS_BWD || ki->params[P_DK_T].kind != TILE_PARAM_TMA ||
+      ki->params[P_DV_T].kind != TILE_PARAM_TMA)
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s is older than this library: it has no TMA "
+                                               "parameters dk_t, dv_t (parameters %d and %d); rebuild it",
+                          ki->name, P_DK_T, P_DV_T);
 
   if (det && plan->ctas > lib->sm_count)
     return tile_set_error(TILE_ERR_INVALID, "jfa: the deterministic backward needs every CTA resident at once "
@@ -374,7 +379,7 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
 
   /* 2. the backward kernel, over the KV blocks */
   if (s->nitems > 0) {
-    tile_tma_desc dq_, dk_, dv_, ddo, dl2, ddl, dacc;
+    tile_tma_desc dq_, dk_, dv_, ddo, dl2, ddl, dacc, dkt, dvt;
     uint64_t cols = (uint64_t)(H * D);
     if ((st = desc(&dq_, s->k, P_Q, q->data, s->q_rows, (int64_t)cols, q->stride[0])) != TILE_OK ||
         (st = desc(&dk_, s->k, P_K, k->data, T, (int64_t)cols, k->stride[0])) != TILE_OK ||
@@ -382,14 +387,16 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
         (st = desc(&ddo, s->k, P_DO, dout->data, s->o_rows, (int64_t)cols, do_stride)) != TILE_OK ||
         (st = desc(&dl2, s->k, P_LSE2, s->d_lse2.p, s->ws_rows, 64, 64)) != TILE_OK ||
         (st = desc(&ddl, s->k, P_DELTA, s->d_delta.p, s->ws_rows, 64, 64)) != TILE_OK ||
-        (st = desc(&dacc, s->k, P_DQ_ACC, s->d_dq_acc.p, s->q_rows, (int64_t)cols, (int64_t)cols)) != TILE_OK)
+        (st = desc(&dacc, s->k, P_DQ_ACC, s->d_dq_acc.p, s->q_rows, (int64_t)cols, (int64_t)cols)) != TILE_OK ||
+        (st = desc(&dkt, s->k, P_DK_T, dk->data, T, (int64_t)cols, dk->stride[0])) != TILE_OK ||
+        (st = desc(&dvt, s->k, P_DV_T, dv->data, T, (int64_t)cols, dv->stride[0])) != TILE_OK)
       return st;
     tile_devptr dkd = dk->data, dvd = dv->data;
     int32_t dk_stride = (int32_t)dk->stride[0], dv_stride = (int32_t)dv->stride[0];
     void *args[] = {&dq_, &dk_, &dv_, &ddo, &dl2, &ddl, &dacc, &dkd, &dvd, &plan->d_offsets.p, &s->d_work.p,
                     &s->d_cta_start.p, &s->d_sem.p, &s->d_dq_acc.p, &heads, &nq, &dk_stride, &dv_stride, &scale_log2,
-                    &scale, &plan->d_vparams};
-    if ((st = tile_launch(s->k, (unsigned)plan->ctas, 1, 1, args, 21, stream)) != TILE_OK) return st;
+                    &scale, &plan->d_vparams, &dkt, &dvt};
+    if ((st = tile_launch(s->k, (unsigned)plan->ctas, 1, 1, args, NPARAMS_BWD, stream)) != TILE_OK) return st;
   }
 
   /* 3. dQ = scale * the accumulator, in bf16 */

@@ -10,7 +10,9 @@
  *       untouched) are compared with a float64 reference on sampled rows,
  *       computed from the same q, k, v, dO and the forward's O and LSE (the
  *       backward's inputs); deterministic mode runs twice and must give
- *       bitwise the same dq; plus the API's bad-input errors.
+ *       bitwise the same dq; plus the API's bad-input errors. --ctas N:
+ *       plans of N CTAs, so that each walks several items (the small cases
+ *       have fewer items than 132 CTAs).
  *   jfa_bwd_host --cubins DIR --check [--small] --blocksparse [--ignore-mask]
  *       block-sparse attention's cases only (as jfa_host's), the reference
  *       with the mask; --ignore-mask: the kernels without it (must fail).
@@ -220,8 +222,11 @@ static void check_query(const Ref *r, int64_t b, int64_t i, int h, ErrStat *eq) 
 
 static const BlockMask nomask; /* the cases without one */
 
+static int num_ctas; /* --ctas N: plans with N CTAs (several items each: the hand-offs between items) */
+
 static jfa_params params_of(const Case *c, const Data *d, const BlockMask *bm, int det) {
   jfa_params p = {0};
+  p.num_ctas = num_ctas;
   p.batch = c->B;
   p.cu_seqlens = d->off;
   p.heads = c->H;
@@ -577,11 +582,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc) host_dump_open(argv[++i]); /* the gradients (host.h) */
     else if (!strcmp(argv[i], "--ab") && i + 1 < argc) abdir = argv[++i];
+    else if (!strcmp(argv[i], "--ctas") && i + 1 < argc) num_ctas = atoi(argv[++i]);
     else {
       fprintf(stderr,
               "usage: %s --cubins DIR (--check [--small] [--update] [--case SUBSTR] [--det | --blocksparse [--ignore-mask]]\n"
               "       | --bench SUITES_DIR [--only J1,J2] [--reps N] [--ab DIR])\n"
-              "       [--seed S]\n",
+              "       [--seed S] [--ctas N]\n",
               argv[0]);
       return 2;
     }

@@ -63,6 +63,18 @@ for e in jfa jfa_bwd; do
     echo "FAIL $e on the emulator:"; tail -n 3 "$log"; fail=1
   fi
 done
+# the backward on 7 CTAs, so that each walks several items: the hand-offs
+# between items (K and V's buffers, the dQ stages, the Q ring across items),
+# which the small cases on 132 CTAs barely reach; adversarial schedule
+log=${TMPDIR:-/tmp}/emu_jfa_bwd_ctas.log
+if [ -n "${TILE_SAN:-}" ]; then
+  echo "skip jfa_bwd on 7 CTAs under the sanitizer build (the release run checks it)"
+elif TILE_EMU_SEED=adversarial:1 timeout 300 "$B/examples/jfa_bwd_host" --cubins "$B/examples" --check --small \
+       --case "mixed (empty" --ctas 7 > "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+  echo "ok   jfa_bwd on 7 CTAs, several items each, on the emulator ($(grep -c ' OK$' "$log") checks)"
+else
+  echo "FAIL jfa_bwd on 7 CTAs on the emulator:"; tail -n 3 "$log"; fail=1
+fi
 # a variant of the user's own (docs/tutorial-variant.md): prefix-LM, its
 # prompt shorter than a block, spanning blocks, longer than the sequences
 for P in 0 100 1000; do
