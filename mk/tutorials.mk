@@ -21,7 +21,9 @@ TUT_LNB_SRC := examples/layernorm_bwd/layernorm_bwd.tile
 # - fused_attention.dD.MASK.T: head dim D, causal or not (full), f16 or bf16;
 #   the backward's 128-row dK/dV and dQ blocks on 8 warps at both head dims
 #   on sm_90a (wgmma, no spills), 64-row ones at head dim 128 on sm_100a
-#   (tut_arch_flags: its dots are on mma.sync, 128 rows spill there)
+#   (tut_arch_flags: its dots are on mma.sync, 128 rows spill there); on
+#   sm_90a the causal dK/dV kernel at head dim 64 capped at 128 registers
+#   (REGS: two programs an SM)
 TUT_KERNELS := \
   layernorm_bwd.f32.b1024|$(TUT_LNB_SRC)|T=f32 \
   layernorm_bwd.f16.b1024|$(TUT_LNB_SRC)|T=f16 \
@@ -34,7 +36,8 @@ tut_name = $(word 1,$(subst |, ,$(1)))
 tut_src = $(word 2,$(subst |, ,$(1)))
 tut_flags_of = $(foreach d,$(subst +, ,$(word 3,$(subst |, ,$(1)))),-D '$(d)')
 # KERNEL ARCH: the -D values one arch adds
-tut_arch_flags = $(if $(and $(filter sm_100a,$(2)),$(filter fused_attention.d128.%,$(call tut_name,$(1)))),-D BN1=64 -D BM2=64)
+tut_arch_flags = $(if $(and $(filter sm_100a,$(2)),$(filter fused_attention.d128.%,$(call tut_name,$(1)))),-D BN1=64 -D BM2=64)\
+  $(if $(and $(filter sm_90a,$(2)),$(filter fused_attention.d64.causal.%,$(call tut_name,$(1)))),-D REGS=128)
 
 define tut_rules
 $(B)/examples/$(call tut_name,$(1)).$(2).cubin: $(call tut_src,$(1)) $(B)/bin/tilec mk/tutorials.mk

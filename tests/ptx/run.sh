@@ -283,7 +283,8 @@ for v in "sm_90a false f16 64" "sm_90a true bf16 64" "sm_100a true f16 64" "sm_9
   set -- $v
   arch=$1 hd=$4; name=fused_attention.d$hd.$([ $2 = true ] && echo causal || echo full).$3.$arch; ptx=$tmp/$name.ptx
   n=$((n+1))
-  if ! "$TILEC" --arch=$arch -D HEAD_DIM=$hd -D CAUSAL=$2 -D T=$3 --emit=ptx -o "$ptx" "$FA" 2> "$tmp/err"; then
+  regs=; [ $arch.$hd.$2 = sm_90a.64.true ] && regs="-D REGS=128" # as mk/tutorials.mk
+  if ! "$TILEC" --arch=$arch -D HEAD_DIM=$hd -D CAUSAL=$2 -D T=$3 $regs --emit=ptx -o "$ptx" "$FA" 2> "$tmp/err"; then
     echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
   fi
   if [ $arch = sm_100a ]; then
@@ -314,6 +315,17 @@ for v in "sm_90a false f16 64" "sm_90a true bf16 64" "sm_100a true f16 64" "sm_9
       sp=$(sed -n "/Function properties for $k\$/{n;s/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p;}" "$tmp/ptxas.log")
       [ "${sp:-999}" = 0 ] || { echo "FAIL $name.$k: ptxas spills ${sp:-?} bytes"; fail=$((fail+1)); }
     done
+    # REGS = 128 (the causal dK/dV at head dim 64): two programs of 8 warps an
+    # SM; REGS = 0 (the default): no cap in the PTX
+    n=$((n+1))
+    nr=$(sed -n "/Function properties for attn_bwd_dkdv\$/,/Used/{s/.*Used \([0-9][0-9]*\) registers.*/\1/p;}" "$tmp/ptxas.log")
+    fa_kernel "$ptx" attn_bwd_dkdv > "$tmp/$name.dkdv.ptx"
+    if [ -n "$regs" ]; then
+      grep -q "^\.maxnreg 128" "$tmp/$name.dkdv.ptx" && [ "${nr:-999}" -le 128 ] ||
+        { echo "FAIL $name.attn_bwd_dkdv: REGS=128 gives ${nr:-?} registers (want <= 128, .maxnreg 128)"; fail=$((fail+1)); }
+    elif grep -q "maxnreg" "$tmp/$name.dkdv.ptx"; then
+      echo "FAIL $name.attn_bwd_dkdv: .maxnreg without REGS"; fail=$((fail+1))
+    fi
   fi
 done
 # the math builtins (lower_math.c): each on its PTX instruction, for both

@@ -167,10 +167,8 @@ static void test_pipelined_multi(void **state) {
   every_tile_has_layout(t);
   free(t);
   /* what stops it, said */
-  char *s0 = spliced(src, "const CAUSAL: bool = false, const T: dtype = f16, const WARPS: i32 = 8) warps(WARPS) {\n"
-                          "    dkdv_program",
-                     "const CAUSAL: bool = false, const T: dtype = f16, const WARPS: i32 = 8) warps(WARPS) stages(0) {\n"
-                     "    dkdv_program");
+  char *s0 = spliced(src, "const REGS: i32 = 0) warps(WARPS) maxnreg(REGS) {\n    dkdv_program",
+                     "const REGS: i32 = 0) warps(WARPS) maxnreg(REGS) stages(0) {\n    dkdv_program");
   t = kernel_tir(s0, "attn_bwd_dkdv", NULL, 0);
   has(t, "dot at 148:15 and the 3 after it not pipelined: stages(0)", "stages(0)");
   assert_int_equal(op_count(t, "mma_async"), 0);
