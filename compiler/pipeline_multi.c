@@ -134,7 +134,10 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
     if (dt != DT_BF16 && dt != DT_F16)
       return pl_note(p, dot->loc, "not pipelined: wgmma here takes bf16 or f16 operands");
     if (warps % 4 || M != 16 * warps)
-      return pl_note(p, dot->loc, "not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps");
+      return pl_note(p, dot->loc,
+                     "not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps (M = %d on %d "
+                     "warps)",
+                     M, warps);
     if (N % 8 || N > 256 || K % 16)
       return pl_note(p, dot->loc, "not pipelined: wgmma needs N a multiple of 8 up to 256");
     for (int j = 0; j < 2; j++) {

@@ -282,8 +282,8 @@ void sm_kernel_attrs(S *s, Func *f, TFunc *kf) {
     } else if (!strcmp(a->name, "maxnreg")) {
       int64_t r;
       if (a->nargs != 1 || !sm_const_int(s, sm_expr(s, a->args[0]), a->loc, "maxnreg", &r)) continue;
-      if (r < 24 || r > 255) {
-        dg_error(c, a->loc, "maxnreg(%lld) must be between 24 and 255", (long long)r);
+      if (r != 0 && (r < 24 || r > 255)) { /* 0: no cap (a constant parameter's way to leave it off) */
+        dg_error(c, a->loc, "maxnreg(%lld) must be between 24 and 255, or 0 for no cap", (long long)r);
         continue;
       }
       kf->maxnreg = (int)r;

@@ -20,7 +20,11 @@ TUT_LNB_SRC := examples/layernorm_bwd/layernorm_bwd.tile
 # - matmul_lrelu: matmul.tile with the activation epilogue
 # - layernorm.b1024.one: the whole row in one block, read once (ONE_BLOCK)
 # - fused_attention.dD.MASK.T: head dim D, causal or not (full), f16 or bf16;
-#   head dim 128 with 64-row dK/dV and dQ blocks (128 spills registers)
+#   the backward's 128-row dK/dV and dQ blocks on 8 warps at both head dims
+#   on sm_90a (wgmma, no spills), 64-row ones at head dim 128 on sm_100a
+#   (tut_arch_flags: its dots are on mma.sync, 128 rows spill there); on
+#   sm_90a the causal dK/dV kernel at head dim 64 capped at 128 registers
+#   (REGS: two programs an SM)
 TUT_KERNELS := \
   layernorm_bwd.f32.b1024|$(TUT_LNB_SRC)|T=f32 \
   layernorm_bwd.f16.b1024|$(TUT_LNB_SRC)|T=f16 \
@@ -28,19 +32,22 @@ TUT_KERNELS := \
   matmul_lrelu|examples/matmul/matmul.tile|LEAKY_RELU=true \
   layernorm.b1024.one|examples/layernorm/layernorm.tile|BLOCK=1024+ONE_BLOCK=true \
   $(foreach d,64 128,$(foreach c,full causal,$(foreach t,f16 bf16,\
-    fused_attention.d$(d).$(c).$(t)|$(TUT_FA_SRC)|HEAD_DIM=$(d)+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=$(t)$(if $(filter 128,$(d)),+BN1=64+BM2=64,))))
+    fused_attention.d$(d).$(c).$(t)|$(TUT_FA_SRC)|HEAD_DIM=$(d)+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=$(t))))
 
 tut_name = $(word 1,$(subst |, ,$(1)))
 tut_src = $(word 2,$(subst |, ,$(1)))
 tut_flags_of = $(foreach d,$(subst +, ,$(word 3,$(subst |, ,$(1)))),-D '$(d)')
+# KERNEL ARCH: the -D values one arch adds
+tut_arch_flags = $(if $(and $(filter sm_100a,$(2)),$(filter fused_attention.d128.%,$(call tut_name,$(1)))),-D BN1=64 -D BM2=64)\
+  $(if $(and $(filter sm_90a,$(2)),$(filter fused_attention.d64.causal.%,$(call tut_name,$(1)))),-D REGS=128)
 
 define tut_rules
 $(B)/examples/$(call tut_name,$(1)).$(2).cubin: $(call tut_src,$(1)) $(B)/bin/tilec mk/tutorials.mk
 	@mkdir -p $$(dir $$@)
-	$(B)/bin/tilec --arch=$(2) $(call tut_flags_of,$(1)) -o $$@ $(call tut_src,$(1))
+	$(B)/bin/tilec --arch=$(2) $(call tut_flags_of,$(1)) $(call tut_arch_flags,$(1),$(2)) -o $$@ $(call tut_src,$(1))
 $(B)/examples/$(call tut_name,$(1)).$(2).ptx: $(call tut_src,$(1)) $(B)/bin/tilec mk/tutorials.mk
 	@mkdir -p $$(dir $$@)
-	$(B)/bin/tilec --arch=$(2) $(call tut_flags_of,$(1)) --emit=ptx -o $$@ $(call tut_src,$(1))
+	$(B)/bin/tilec --arch=$(2) $(call tut_flags_of,$(1)) $(call tut_arch_flags,$(1),$(2)) --emit=ptx -o $$@ $(call tut_src,$(1))
 endef
 $(foreach k,$(TUT_KERNELS),$(foreach a,$(TUT_ARCHS),$(eval $(call tut_rules,$(k),$(a)))))
 TUT_CUBINS := $(foreach k,$(TUT_KERNELS),$(foreach a,$(TUT_ARCHS),\

@@ -39,6 +39,12 @@ run fused_attention.d64.full.f16 fused_attention_host fused_attention.d64.full.f
 run fused_attention.d64.causal.bf16 fused_attention_host fused_attention.d64.causal.bf16.sm_90a.cubin 27 --trials 3 --seed 8
 run fused_attention.d128.causal.f16 fused_attention_host fused_attention.d128.causal.f16.sm_90a.cubin 18 --trials 2 --seed 9
 run fused_attention.d128.full.bf16 fused_attention_host fused_attention.d128.full.bf16.sm_90a.cubin 18 --trials 2 --seed 10
+# head dim 128 on sm_90a: 128-key (and 128-query) blocks on wgmma; 300
+# tokens: two whole blocks and a partial one, the diagonal's in each
+run fused_attention.d128.full.f16.n300 fused_attention_host fused_attention.d128.full.f16.sm_90a.cubin 9 \
+  --size 1 --size 2 --size 300 --seed 11
+run fused_attention.d128.causal.bf16.n300 fused_attention_host fused_attention.d128.causal.bf16.sm_90a.cubin 9 \
+  --size 2 --size 1 --size 300 --seed 12
 # the backward's loops on wgmma (pipeline_multi.c: rings of cp.async copies,
 # tiles staged once, early wgmmas waited for later) under the random and
 # adversarial schedules too: a copy or a wgmma completes as late as the
@@ -49,6 +55,8 @@ for sched in random:5 adversarial:7; do
     --trials 3 --seed 13
   run fused_attention.d64.causal.bf16.$sched fused_attention_host fused_attention.d64.causal.bf16.sm_90a.cubin 27 \
     --trials 3 --seed 14
+  run fused_attention.d128.causal.f16.$sched fused_attention_host fused_attention.d128.causal.f16.sm_90a.cubin 9 \
+    --size 1 --size 1 --size 300 --seed 15
 done
 unset TILE_EMU_SEED
 # the sm_100a cubins (LLVM pairs f32 arithmetic into f32x2 there, widens

@@ -283,20 +283,23 @@ else
     echo "FAIL exp2_fma_every: $ne ex2.approx (want 6), $nr cvt.rni (want 2), $nf fma (want >= 10)"; fail=$((fail+1)); }
 fi
 # Triton's fused-attention tutorial (examples/fused_attention, issue 10), as
-# mk/tutorials.mk builds it at head dim 64: on sm_90a every kernel's dots
-# in loops run on wgmma (pipeline_multi.c: the forward's two, the
-# backward's three and four a loop, with P and dS as A from registers),
-# fed by cp.async; ptxas keeps the wgmmas asynchronous, and the backward's
-# kernels do not spill. On sm_100a the dots stay on mma.sync.
+# mk/tutorials.mk builds it at head dims 64 and 128: on sm_90a every
+# kernel's dots in loops run on wgmma (pipeline_multi.c: the forward's two,
+# the backward's three and four a loop, with P and dS as A from registers:
+# the dots of N = the head dim, A four words), fed by cp.async; ptxas keeps
+# the wgmmas asynchronous, and no kernel spills (at head dim 128 too: the
+# backward's 128-row blocks on two warpgroups). On sm_100a the dots stay on
+# mma.sync.
 FA=examples/fused_attention/fused_attention.tile
 fa_kernel() { # fa_kernel PTX NAME: the PTX of one entry, to stdout
   awk -v k="$2(" '/^\.visible \.entry/{on=index($0, ".entry " k)>0} on' "$1"
 }
-for v in "sm_90a false f16" "sm_90a true bf16" "sm_100a true f16"; do
+for v in "sm_90a false f16 64" "sm_90a true bf16 64" "sm_100a true f16 64" "sm_90a false bf16 128" "sm_90a true f16 128"; do
   set -- $v
-  arch=$1; name=fused_attention.d64.$([ $2 = true ] && echo causal || echo full).$3.$arch; ptx=$tmp/$name.ptx
+  arch=$1 hd=$4; name=fused_attention.d$hd.$([ $2 = true ] && echo causal || echo full).$3.$arch; ptx=$tmp/$name.ptx
   n=$((n+1))
-  if ! "$TILEC" --arch=$arch -D HEAD_DIM=64 -D CAUSAL=$2 -D T=$3 --emit=ptx -o "$ptx" "$FA" 2> "$tmp/err"; then
+  regs=; [ $arch.$hd.$2 = sm_90a.64.true ] && regs="-D REGS=128" # as mk/tutorials.mk
+  if ! "$TILEC" --arch=$arch -D HEAD_DIM=$hd -D CAUSAL=$2 -D T=$3 $regs --emit=ptx -o "$ptx" "$FA" 2> "$tmp/err"; then
     echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
   fi
   if [ $arch = sm_100a ]; then
@@ -309,16 +312,17 @@ for v in "sm_90a false f16" "sm_90a true bf16" "sm_100a true f16"; do
     fa_kernel "$ptx" $k > "$tmp/$name.$k.ptx"
     check "$name.$k" "wgmma" "$tmp/$name.$k.ptx" "wgmma\.mma_async\.sync\.aligned\.m64n(32|64)k16\.f32\.$3\.$3"
     check "$name.$k" "P (dS) from registers: wgmma with A words" "$tmp/$name.$k.ptx" \
-      "wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.$3\.$3 \{"
+      "wgmma\.mma_async\.sync\.aligned\.m64n${hd}k16\.f32\.$3\.$3 \{.*\}, \{%r[0-9]+, %r[0-9]+, %r[0-9]+, %r[0-9]+\}, %rd"
     check "$name.$k" "operands copied by cp.async" "$tmp/$name.$k.ptx" "cp\.async\.cg\.shared\.global"
     check_not "$name.$k" "no dot left on mma.sync (the partial blocks are loops too)" "$tmp/$name.$k.ptx" "mma\.sync"
   done
-  # dK/dV: S^T, dV, dP^T, dK; dQ: S, dP, dQ; m64nNk16 steps of K = 64 or 32;
-  # two loops each (the blocks, the partial block)
+  # dK/dV: S^T, dV, dP^T, dK; dQ: S, dP, dQ; m64nNk16 steps of K = the head
+  # dim or 32 (BM1, BN2); two loops each (the blocks, the partial block)
   nk=$(grep -c "wgmma\.mma_async" "$tmp/$name.attn_bwd_dkdv.ptx"); nq=$(grep -c "wgmma\.mma_async" "$tmp/$name.attn_bwd_dq.ptx")
+  wk=$((2 * (2 * hd / 16 + 2 * 32 / 16))) wq=$((2 * (2 * hd / 16 + 32 / 16)))
   n=$((n+1))
-  [ $2 = false ] && [ "$nk" != 24 -o "$nq" != 20 ] && {
-    echo "FAIL $name: $nk wgmma in attn_bwd_dkdv (want 24), $nq in attn_bwd_dq (want 20)"; fail=$((fail+1)); }
+  [ $2 = false ] && [ "$nk" != $wk -o "$nq" != $wq ] && {
+    echo "FAIL $name: $nk wgmma in attn_bwd_dkdv (want $wk), $nq in attn_bwd_dq (want $wq)"; fail=$((fail+1)); }
   if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
     wgmma_async "$name"
     for k in attn_fwd attn_bwd_dkdv attn_bwd_dq attn_bwd; do
@@ -326,6 +330,17 @@ for v in "sm_90a false f16" "sm_90a true bf16" "sm_100a true f16"; do
       sp=$(sed -n "/Function properties for $k\$/{n;s/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p;}" "$tmp/ptxas.log")
       [ "${sp:-999}" = 0 ] || { echo "FAIL $name.$k: ptxas spills ${sp:-?} bytes"; fail=$((fail+1)); }
     done
+    # REGS = 128 (the causal dK/dV at head dim 64): two programs of 8 warps an
+    # SM; REGS = 0 (the default): no cap in the PTX
+    n=$((n+1))
+    nr=$(sed -n "/Function properties for attn_bwd_dkdv\$/,/Used/{s/.*Used \([0-9][0-9]*\) registers.*/\1/p;}" "$tmp/ptxas.log")
+    fa_kernel "$ptx" attn_bwd_dkdv > "$tmp/$name.dkdv.ptx"
+    if [ -n "$regs" ]; then
+      grep -q "^\.maxnreg 128" "$tmp/$name.dkdv.ptx" && [ "${nr:-999}" -le 128 ] ||
+        { echo "FAIL $name.attn_bwd_dkdv: REGS=128 gives ${nr:-?} registers (want <= 128, .maxnreg 128)"; fail=$((fail+1)); }
+    elif grep -q "maxnreg" "$tmp/$name.dkdv.ptx"; then
+      echo "FAIL $name.attn_bwd_dkdv: .maxnreg without REGS"; fail=$((fail+1))
+    fi
   fi
 done
 # the math builtins (lower_math.c): each on its PTX instruction, for both

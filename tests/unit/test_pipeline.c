@@ -167,10 +167,8 @@ static void test_pipelined_multi(void **state) {
   every_tile_has_layout(t);
   free(t);
   /* what stops it, said */
-  char *s0 = spliced(src, "const CAUSAL: bool = false, const T: dtype = f16, const WARPS: i32 = 8) warps(WARPS) {\n"
-                          "    dkdv_program",
-                     "const CAUSAL: bool = false, const T: dtype = f16, const WARPS: i32 = 8) warps(WARPS) stages(0) {\n"
-                     "    dkdv_program");
+  char *s0 = spliced(src, "const REGS: i32 = 0) warps(WARPS) maxnreg(REGS) {\n    dkdv_program",
+                     "const REGS: i32 = 0) warps(WARPS) maxnreg(REGS) stages(0) {\n    dkdv_program");
   t = kernel_tir(s0, "attn_bwd_dkdv", NULL, 0);
   has(t, "dot at 148:15 and the 3 after it not pipelined: stages(0)", "stages(0)");
   assert_int_equal(op_count(t, "mma_async"), 0);
@@ -334,6 +332,80 @@ static void test_pipelined_dot(void **state) {
   free(src);
 }
 
+/* The backward at head dim 128 as mk/tutorials.mk builds it for sm_90a:
+ * 128-row blocks (the kernels' default BN1 = BM2 = 128) on 8 warps, each
+ * dot's 128 rows on two warpgroups of 64; the tiles staged before the
+ * loops [128, 128], the rings' slots [32, 128]; the fused kernel, causal,
+ * stages K, V, Q and dO (4 x 32 KiB) and keeps 4 stages of the two rings
+ * (64 KiB) within the budget. The 64-row blocks the tutorial had at this
+ * head dim are refused on 8 warps, the note saying M and the warps. */
+static void test_pipelined_multi_d128(void **state) {
+  (void)state;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/examples/fused_attention/fused_attention.tile", TILE_SRC_DIR);
+  char *src = tu_read_file(path, NULL);
+  assert_non_null(src);
+  tilec_define d128[] = {{"HEAD_DIM", "128"}, {"CAUSAL", "true"}},
+               b64[] = {{"HEAD_DIM", "128"}, {"BN1", "64"}, {"BM2", "64"}};
+  char *t = kernel_tir(src, "attn_bwd_dkdv", d128, 1);
+  has(t, "// pipeline: dot at 148:15 and the 3 after it pipelined: 4 stages (copies 2 iterations ahead) of 2 tiles "
+         "through cp.async into 128-byte swizzled shared memory (65536 bytes), a x b of each dot: staged x ring 1^T "
+         "(early); registers x ring 2; staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups",
+      "dkdv's note at d128");
+  has(t, "smem<f16, [128, 128] x 1, swizzle 128>", "K or V, staged");
+  has(t, "smem<f16, [32, 128] x 4, swizzle 128>", "Q's or dO's ring");
+  assert_int_equal(op_count(t, "mma_async"), 8);
+  assert_int_equal(op_count(t, "dot"), 0);
+  assert_int_equal(op_count(t, "smem_store"), 2);
+  multi_body_order(t, "A A W1 A W0 W1 A W0");
+  every_tile_has_layout(t);
+  free(t);
+  t = kernel_tir(src, "attn_bwd_dq", d128, 1);
+  has(t, "// pipeline: dot at 221:14 and the 2 after it pipelined: 4 stages (copies 2 iterations ahead) of 2 tiles "
+         "through cp.async into 128-byte swizzled shared memory (65536 bytes), a x b of each dot: staged x ring 1^T "
+         "(early); staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups",
+      "dq's note at d128");
+  assert_int_equal(op_count(t, "mma_async"), 6);
+  assert_int_equal(op_count(t, "dot"), 0);
+  multi_body_order(t, "A A W1 W0 A W0");
+  free(t);
+  /* the fused kernel, causal: six loops on the first loop's rings, 192 KiB of shared memory in all */
+  t = kernel_tir(src, "attn_bwd", d128, 2);
+  assert_int_equal(op_count(t, "mma_async"), 21);
+  assert_int_equal(op_count(t, "dot"), 0);
+  assert_int_equal(op_count(t, "smem_store"), 4);
+  assert_int_equal(op_count(t, "smem_alloc"), 6);
+  has(t, "smem_alloc offset=163840 : smem<f16, [32, 128] x 4, swizzle 128>", "the last ring, at 160 KiB");
+  {
+    int n = 0;
+    for (const char *q = t; (q = strstr(q, "the rings of the loop before")); q++) n++;
+    assert_int_equal(n, 5);
+  }
+  every_tile_has_layout(t);
+  free(t);
+  /* 64-row blocks on 8 warps: refused, every dot left for mma.sync */
+  t = kernel_tir(src, "attn_bwd_dkdv", b64, 3);
+  has(t, "dot at 148:15 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps (M = 64 on 8 "
+         "warps)",
+      "BN1 = 64 on 8 warps");
+  assert_int_equal(op_count(t, "mma_async"), 0);
+  assert_int_equal(op_count(t, "dot"), 8);
+  free(t);
+  t = kernel_tir(src, "attn_bwd_dq", b64, 3);
+  has(t, "dot at 221:14 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps (M = 64 on 8 "
+         "warps)",
+      "BM2 = 64 on 8 warps");
+  assert_int_equal(op_count(t, "mma_async"), 0);
+  free(t);
+  /* head dim 256: the staged tiles and the rings no longer fit, said */
+  t = kernel_tir(src, "attn_bwd_dkdv", (tilec_define[]){{"HEAD_DIM", "256"}}, 1);
+  has(t, "dot at 148:15 and the 3 after it not pipelined: 3 stages of 32768 bytes do not fit in shared memory",
+      "d256's rings");
+  assert_int_equal(op_count(t, "mma_async"), 0);
+  free(t);
+  free(src);
+}
+
 /* The accumulator of a dot in a loop is #mma in the loop: no conversion of
  * it per iteration, and the loop result is #mma too. */
 
@@ -342,6 +414,7 @@ int main(void) {
       cmocka_unit_test(test_pipelined_dot),
       cmocka_unit_test(test_pipelined_pair),
       cmocka_unit_test(test_pipelined_multi),
+      cmocka_unit_test(test_pipelined_multi_d128),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

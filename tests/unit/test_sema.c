@@ -765,7 +765,12 @@ static void test_builtin_errors(void **state) {
            "warps per CTA multiply to 2, but the kernel has 4 warps");
   /* kernel attributes and parameters */
   err("kernel k(x: *f32) warps(3) { }", "warps(3): the warp count must be 1, 2, 4, 8, 16 or 32");
-  err("kernel k(x: *f32) maxnreg(8) { }", "maxnreg(8) must be between 24 and 255");
+  err("kernel k(x: *f32) maxnreg(8) { }", "maxnreg(8) must be between 24 and 255, or 0 for no cap");
+  err("kernel k(x: *f32, const R: i32 = 23) maxnreg(R) { }", "maxnreg(23) must be between 24 and 255");
+  { /* 0: no cap, a constant parameter's default */
+    Out o = ok("kernel k(x: *f32, const R: i32 = 0) maxnreg(R) { }");
+    out_free(&o);
+  }
   err("kernel k(x: *f32) bogus(1) { }", "unknown kernel attribute 'bogus'");
   err("kernel k(x: *f32 align(2)) { }", "align(2) must be a power of two between the element size (4) and 256");
   err("kernel k(n: i32 align(16)) { }", "align(...) applies to pointer parameters");
