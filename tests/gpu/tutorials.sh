@@ -29,6 +29,10 @@ check() {
 for t in f32 f16; do
   check "layernorm_bwd.$t (random)" layernorm_bwd_host "layernorm_bwd.$t.b1024.sm_90a.cubin" --trials "$TRIALS" --seed "$SEED"
 done
+check "layernorm_bwd.f16.split (random)" layernorm_bwd_host layernorm_bwd.f16.b1024.split.sm_90a.cubin --trials "$TRIALS" \
+  --seed "$SEED"
+check "layernorm_bwd.f16.b16384 (15872 cols)" layernorm_bwd_host layernorm_bwd.f16.b16384.sm_90a.cubin --size 300 \
+  --size 15872
 check "matmul_lrelu (random)" matmul_host matmul_lrelu.sm_90a.cubin --trials "$TRIALS" --seed "$SEED"
 for d in 64 128; do
   for c in full causal; do
@@ -75,6 +79,10 @@ if command -v compute-sanitizer > /dev/null; then
     fused_attention.d64.causal.f16.sm_90a.cubin --size 1 --size 2 --size 200
   san fused_attention.d128.full memcheck fused_attention_host fused_attention.d128.full.bf16.sm_90a.cubin \
     --size 1 --size 2 --size 77
+  san fused_attention.d128.causal "memcheck racecheck synccheck" fused_attention_host \
+    fused_attention.d128.causal.f16.sm_90a.cubin --size 1 --size 2 --size 300
+  san layernorm_bwd.f16.split "memcheck racecheck" layernorm_bwd_host layernorm_bwd.f16.b1024.split.sm_90a.cubin \
+    --size 37 --size 1001 --size 5
 else
   row "compute-sanitizer" SKIP "not installed"
 fi
