@@ -170,7 +170,8 @@ fi
 # committed to mbarriers; the softmax reads S and O and writes P and the
 # rescaled O with tcgen05.ld/st 32x32b; no wgmma; a register budget per
 # task (load and MMA warps 40, the softmax warpgroup 232); the metadata's
-# TMEM columns (S 128 + O D, rounded up to a power of two: 256); ptxas:
+# TMEM columns (two S buffers 2 x 128 + O D, rounded up to a power of two:
+# 512); ptxas:
 # no spills, no stack frame.
 J100=examples/jagged_attention/jfa_fwd_sm100.tile
 for d in 64 128; do
@@ -196,7 +197,7 @@ for d in 64 128; do
     check $name "softmax warpgroup: 232 registers" "$ptx" "setmaxnreg\.(dec|inc)\.sync\.aligned\.u32[[:space:]]+232;"
     check_not $name "no wgmma" "$ptx" "wgmma"
     "$TILEC" --arch=sm_100a -D D=$d $defs --emit=meta -o "$tmp/$name.meta" "$J100"
-    check $name "metadata: 256 TMEM columns" "$tmp/$name.meta" "^tmem 256\$"
+    check $name "metadata: 512 TMEM columns" "$tmp/$name.meta" "^tmem 512\$"
     if [ -x "$PTXAS" ] && assemble $name sm_100a "$ptx"; then
       check $name "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
       check $name "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
