@@ -50,6 +50,7 @@ typedef enum EmOpc {
   EM_MOV, EM_ADD, EM_SUB, EM_MUL, EM_MAD, EM_FMA, EM_DIV, EM_REM, EM_MIN, EM_MAX,
   EM_NEG, EM_ABS, EM_AND, EM_OR, EM_XOR, EM_NOT, EM_CNOT, EM_SHL, EM_SHR,
   EM_SELP, EM_SETP, EM_CVT, EM_CVTA, EM_BFE, EM_BFI, EM_PRMT,
+  EM_SHF, /* shf.{l,r}.{wrap,clamp}.b32 d, a, b, c: rank bit 0 .r, bit 1 .clamp */
   EM_EX2, EM_LG2, EM_RCP, EM_SQRT, EM_RSQRT, EM_SIN, EM_COS, EM_TANH,
   EM_LD, EM_ST, EM_ATOM, EM_RED,
   EM_BRA, EM_RET, EM_EXIT,
@@ -205,7 +206,8 @@ typedef struct EmIns {
   uint8_t cmp;    /* EmCmp (setp) */
   uint8_t bop;    /* EmBop (setp.lt.and) */
   uint8_t sub;    /* EmSub */
-  uint8_t rank;   /* cp.async.bulk.tensor: the tensor's dimensions; stmatrix/ldmatrix: the matrices; wgmma: N / 8 */
+  uint8_t rank;   /* cp.async.bulk.tensor: the tensor's dimensions; stmatrix/ldmatrix: the matrices; wgmma: N / 8;
+                     shf: bit 0 .r (else .l), bit 1 .clamp (else .wrap) */
   uint8_t red;    /* cp.reduce.async.bulk.tensor: the reduction (EmSub) */
   uint32_t mod;   /* EMM_* */
   int32_t guard;  /* @%p: register index of the guard predicate, or -1 */

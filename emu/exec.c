@@ -550,7 +550,7 @@ static int min_args(EmOpc o) {
   case EM_ST: case EM_RED: return 2;
   case EM_SELP: return 4;
   case EM_SHFL: return 5;
-  case EM_MAD: case EM_FMA: case EM_BFE: case EM_PRMT: return 4;
+  case EM_MAD: case EM_FMA: case EM_BFE: case EM_PRMT: case EM_SHF: return 4;
   case EM_BFI: return 5;
   case EM_MMA: return 4;
   case EM_BULK_COMMIT: case EM_WG_COMMIT: return 0;
@@ -913,6 +913,13 @@ void em_step(Cta *c, Thr *t) {
       r |= (uint64_t)v << (8 * i);
     }
     em_dst(t, &a[0], ET_B32, r);
+    break;
+  }
+  case EM_SHF: { /* the 64-bit pair {b (high) : a (low)} shifted by c (.wrap: c mod 32, .clamp: at most 32) */
+    uint64_t pair = (em_src(c, t, &a[1], ET_B32) & 0xffffffffu) | (em_src(c, t, &a[2], ET_B32) << 32);
+    uint32_t n = (uint32_t)em_src(c, t, &a[3], ET_U32);
+    n = (in->rank & 2) ? (n > 32 ? 32 : n) : n & 31;
+    em_dst(t, &a[0], ET_B32, (in->rank & 1) ? (pair >> n) & 0xffffffffu : ((pair << n) >> 32) & 0xffffffffu);
     break;
   }
   case EM_LD:

@@ -16,7 +16,7 @@
 static const char *const opc_names[] = {
     "nop", "mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max",
     "neg", "abs", "and", "or", "xor", "not", "cnot", "shl", "shr",
-    "selp", "setp", "cvt", "cvta", "bfe", "bfi", "prmt",
+    "selp", "setp", "cvt", "cvta", "bfe", "bfi", "prmt", "shf",
     "ex2", "lg2", "rcp", "sqrt", "rsqrt", "sin", "cos", "tanh",
     "ld", "st", "atom", "red", "bra", "ret", "exit", "bar", "shfl", "redux", "vote", "membar", "mma", "call", "trap",
     "mbarrier.init", "mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.wait", "cp.async.bulk.tensor (load)",
@@ -123,6 +123,12 @@ void em_ptx_op_decode_opcode(const char *s, int len, EmIns *in) {
     in->type2 = em_word_eq(s, len, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") ? ET_BF16
                 : em_word_eq(s, len, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") ? ET_F16 : ET_NONE;
     unsup |= in->type2 == ET_NONE;
+  }
+  if (in->opc == EM_SHF) { /* the four forms, word for word: a funnel shift of the pair {b:a} by c */
+    static const char *const shf_forms[] = {"shf.l.wrap.b32", "shf.r.wrap.b32", "shf.l.clamp.b32", "shf.r.clamp.b32"};
+    int f = em_word_find(shf_forms, COUNT(shf_forms), s, len);
+    if (f < 0) unsup = true;
+    else in->rank = (uint8_t)f;
   }
   if ((in->mod & EMM_RELU) && !((in->opc == EM_MIN || in->opc == EM_MAX) && in->type == ET_S32))
     unsup = true; /* .relu of cvt, fma, f16x2 min/max ...: not modelled */

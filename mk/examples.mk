@@ -222,6 +222,33 @@ jfa: $(JFA_CUBINS) $(JFA_CUBINS:.cubin=.ptx) $(JFA_COMBINE) $(JFA_COMBINE:.cubin
   $(JFA_BWD_CUBINS) $(JFA_BWD_CUBINS:.cubin=.ptx) $(JFA_BWD_PRE) $(JFA_BWD_PRE:.cubin=.ptx)
 examples: jfa
 
+# Blackwell's forward (jfa_fwd_sm100.tile; docs/blackwell.md "The JFA
+# forward"): the same kernel name, signature and cubin names as Hopper's
+# with sm_100a, so the library (jfa.c) picks them on a compute capability
+# 10.x device (the emulator's with TILE_EMU_ARCH=sm_100a); with the split
+# path's jfa_combine, built for sm_100a unchanged. No variant cubins yet.
+JFA_SM100_SRC := $(JFA_DIR)/jfa_fwd_sm100.tile $(JFA_DIR)/jfa_common.tile $(JFA_DIR)/jfa_variant.tile
+JFA_SM100 := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_100a.cubin)) \
+  $(foreach d,64 128,$(foreach v,self bcast,$(B)/examples/jfa_combine.d$(d).$(v).sm_100a.cubin))
+define jfa_sm100_rules
+$(B)/examples/jfa_fwd.d$(1).$(2).sm_100a.cubin: $(JFA_SM100_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=sm_100a -D D=$(1) $(call jfa_defs,$(2)) -o $$@ $(JFA_DIR)/jfa_fwd_sm100.tile
+$(B)/examples/jfa_fwd.d$(1).$(2).sm_100a.ptx: $(JFA_SM100_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=sm_100a -D D=$(1) $(call jfa_defs,$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_fwd_sm100.tile
+endef
+$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_sm100_rules,$(d),$(v)))))
+define jfa_combine_sm100_rules
+$(B)/examples/jfa_combine.d$(1).$(2).sm_100a.cubin: $(JFA_DIR)/jfa_combine.tile $(JFA_DIR)/jfa_common.tile $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=sm_100a -D D=$(1) $(call jfa_defs,$(2)) -o $$@ $(JFA_DIR)/jfa_combine.tile
+endef
+$(foreach d,64 128,$(foreach v,self bcast,$(eval $(call jfa_combine_sm100_rules,$(d),$(v)))))
+.PHONY: jfa-sm100
+jfa-sm100: $(JFA_SM100) $(patsubst %.cubin,%.ptx,$(filter $(B)/examples/jfa_fwd.%,$(JFA_SM100)))
+examples: jfa-sm100
+
 # Kernel options not on by default, built for an A/B run beside the default
 # kernel (tests/gpu/jfa.sh ab): $(B)/examples/ab/NAME/ holds all six cubins.
 JFA_AB := tree128:--tree-reductions@128 stages3_d64:STAGES=3@64

@@ -144,9 +144,18 @@ static CUresult emu_init(unsigned f) { (void)f; return CUDA_SUCCESS; }
 static CUresult emu_version(int *v) { *v = 13000; return CUDA_SUCCESS; }
 static CUresult emu_count(int *n) { *n = 1; return CUDA_SUCCESS; }
 static CUresult emu_dev_get(CUdevice *d, int i) { *d = i; return i == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+/* TILE_EMU_ARCH=sm_100a: the emulated device says it is a Blackwell
+ * (compute capability 10.0, 148 SMs as the B200), so that a library that
+ * picks its cubins by the device's target (examples/jagged_attention/jfa.c)
+ * picks the sm_100a ones; unset, empty or sm_90a: a Hopper (9.0, 132 SMs,
+ * as the H200). The emulator runs either target's PTX whatever it says. */
+static bool emu_blackwell(void) {
+  const char *a = getenv("TILE_EMU_ARCH");
+  return a && !strcmp(a, "sm_100a");
+}
 static CUresult emu_name(char *n, int len, CUdevice d) {
   (void)d;
-  snprintf(n, (size_t)len, "Tile emulator (CPU, sm_90a)");
+  snprintf(n, (size_t)len, "Tile emulator (CPU, %s)", emu_blackwell() ? "sm_100a" : "sm_90a");
   return CUDA_SUCCESS;
 }
 static CUresult emu_attr(int *v, int a, CUdevice d) {
@@ -154,9 +163,9 @@ static CUresult emu_attr(int *v, int a, CUdevice d) {
   switch (a) {
   case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 0x7fffffff; break;
   case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
-  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break; /* as the H200, so schedules match */
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = emu_blackwell() ? 148 : 132; break; /* as the H200, so schedules match */
   case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 50 << 20; break;
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = emu_blackwell() ? 10 : 9; break;
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 227 * 1024; break;
   default: *v = 0; break;

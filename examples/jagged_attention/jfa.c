@@ -23,17 +23,22 @@ tile_status jfa_lib_open(const char *cubin_dir, jfa_lib **out) {
   tile_device_info dev;
   tile_status st = tile_device_info_get(&dev);
   if (st != TILE_OK) return st;
-  if (dev.cc_major != 9)
+  /* the cubins of the device's target: Hopper's (jfa_fwd.tile and the
+   * rest) on 9.x, Blackwell's (jfa_fwd_sm100.tile, the forward only) on 10.x */
+  if (dev.cc_major != 9 && dev.cc_major != 10)
     return tile_set_error(TILE_ERR_INVALID,
-                          "jfa: the kernels are written for Hopper (sm_90a); this GPU is sm_%d%d",
+                          "jfa: the kernels are written for Hopper (sm_90a) and Blackwell (sm_100a); this GPU is sm_%d%d",
                           dev.cc_major, dev.cc_minor);
   jfa_lib *lib = calloc(1, sizeof *lib);
   if (!lib) return tile_set_error(TILE_ERR_NOMEM, "jfa_lib_open: out of memory");
   strcpy(lib->dir, cubin_dir);
+  strcpy(lib->arch, dev.cc_major == 10 ? "sm_100a" : "sm_90a");
   lib->sm_count = dev.sm_count;
   *out = lib;
   return TILE_OK;
 }
+
+const char *jfa_lib_arch(const jfa_lib *lib) { return lib ? lib->arch : ""; }
 
 void jfa_lib_close(jfa_lib *lib) {
   if (!lib) return;

@@ -51,10 +51,15 @@ typedef struct jfa_tensor {
 
 /* The kernels, from cubins built by tilec
  * (DIR/jfa_fwd.d{64,128}.{self,causal,bcast}.sm_90a.cubin), each loaded on
- * first use. */
+ * first use; on a Blackwell (compute capability 10.x) the sm_100a ones
+ * (jfa_fwd_sm100.tile, built as DIR/jfa_fwd.d{64,128}.{self,causal,bcast}.
+ * sm_100a.cubin, with jfa_combine's): the forward pass only. */
 typedef struct jfa_lib jfa_lib;
 tile_status jfa_lib_open(const char *cubin_dir, jfa_lib **out);
 void jfa_lib_close(jfa_lib *lib);
+/* The target whose cubins the library loads, from the device: "sm_90a"
+ * (compute capability 9.x) or "sm_100a" (10.x; the forward pass only). */
+const char *jfa_lib_arch(const jfa_lib *lib);
 
 /* The shape of one forward problem. */
 typedef struct jfa_params {

@@ -10,12 +10,12 @@
 
 #include "jfa_int.h"
 
-/* Kernel `name` of DIR/NAME.dD.VARIANT.sm_90a.cubin, loaded into *mod, *kern on first use. */
+/* Kernel `name` of DIR/NAME.dD.VARIANT.ARCH.cubin (ARCH: lib->arch), loaded into *mod, *kern on first use. */
 tile_status jfa_load_kernel(const jfa_lib *lib, const char *name, int head_dim, const char *variant,
                                tile_module **mod, tile_kernel **kern) {
   if (!*kern) {
     char path[1200];
-    snprintf(path, sizeof path, "%s/%s.d%d.%s.sm_90a.cubin", lib->dir, name, head_dim, variant);
+    snprintf(path, sizeof path, "%s/%s.d%d.%s.%s.cubin", lib->dir, name, head_dim, variant, lib->arch);
     tile_module *m;
     tile_status st = tile_module_load_file(path, &m);
     if (st != TILE_OK) return st;
@@ -43,7 +43,7 @@ tile_status jfa_variant_kernel(jfa_plan *plan, const char *kernel, tile_kernel *
   if (!name) return tile_set_error(TILE_ERR_INVALID, "jfa: internal error: no variant module for variant %d", plan->vidx);
   if (!*mod) {
     char path[1200];
-    snprintf(path, sizeof path, "%s/jfa_fwd.d%d.%s.sm_90a.cubin", lib->dir, D, name);
+    snprintf(path, sizeof path, "%s/jfa_fwd.d%d.%s.%s.cubin", lib->dir, D, name, lib->arch);
     tile_status st = tile_module_load_file(path, mod);
     if (st != TILE_OK) return st;
   }

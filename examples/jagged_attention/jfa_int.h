@@ -36,6 +36,7 @@ struct jfa_lib {
   tile_module *pmod[2][2];       /* jfa_bwd_pre (and jfa_bwd_post in the same cubin): [head_dim][self / bcast] */
   tile_kernel *pre[2][2], *post[2][2];
   int sm_count;
+  char arch[8]; /* the cubins' target: "sm_90a" or "sm_100a" (from the device) */
 };
 
 /* A device buffer that grows and never shrinks: a plan's update reuses it
@@ -145,7 +146,7 @@ tile_status jfa_check_fwd_shapes(const jfa_params *p, int64_t total_rows, const 
 /* The outputs t[0 .. nout-1] share no byte with any other of the n
  * (checked) tensors. */
 tile_status jfa_check_disjoint(const jfa_tensor *const *t, const char *const *names, int n, int nout);
-/* Kernel `name` of DIR/NAME.dD.VARIANT.sm_90a.cubin, loaded into *mod, *kern on first use. */
+/* Kernel `name` of DIR/NAME.dD.VARIANT.ARCH.cubin (ARCH: lib->arch), loaded into *mod, *kern on first use. */
 tile_status jfa_load_kernel(const jfa_lib *lib, const char *name, int head_dim, const char *variant,
                             tile_module **mod, tile_kernel **kern);
 

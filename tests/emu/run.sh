@@ -75,6 +75,21 @@ elif TILE_EMU_SEED=adversarial:1 timeout 300 "$B/examples/jfa_bwd_host" --cubins
 else
   echo "FAIL jfa_bwd on 7 CTAs on the emulator:"; tail -n 3 "$log"; fail=1
 fi
+# the JFA forward for Blackwell (jfa_fwd_sm100.tile): the emulated device
+# says it is sm_100a (TILE_EMU_ARCH), so the library loads the sm_100a
+# cubins (the check says which); the same small cases (empty and length-1
+# sequences, one of 1000 rows, causal and not, both head dims, broadcast-Q,
+# a split tile with jfa_combine) on the round-robin and an adversarial
+# schedule (about 10 s each in the release build)
+for sched in rr adv:3; do
+  log=${TMPDIR:-/tmp}/emu_jfa_sm100.log
+  if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 300 "$B/examples/jfa_host" --cubins "$B/examples" --check \
+       --small --update > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+    echo "ok   jfa on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched)"
+  else
+    echo "FAIL jfa on sm_100a on the emulator (schedule $sched):"; tail -n 3 "$log"; fail=1
+  fi
+done
 # a variant of the user's own (docs/tutorial-variant.md): prefix-LM, its
 # prompt shorter than a block, spanning blocks, longer than the sequences
 for P in 0 100 1000; do

@@ -179,6 +179,46 @@ else
     check $name "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
   fi
 fi
+# The JFA forward for Blackwell (jfa_fwd_sm100.tile; docs/blackwell.md "The
+# JFA forward"), each head dim and variant the library loads: S = Q K^T
+# from shared memory and O += P V with P from tensor memory (A in TMEM),
+# committed to mbarriers; the softmax reads S and O and writes P and the
+# rescaled O with tcgen05.ld/st 32x32b; no wgmma; a register budget per
+# task (load and MMA warps 40, the softmax warpgroup 232); the metadata's
+# TMEM columns (two S buffers 2 x 128 + O D, rounded up to a power of two:
+# 512); ptxas:
+# no spills, no stack frame.
+J100=examples/jagged_attention/jfa_fwd_sm100.tile
+for d in 64 128; do
+  for v in self causal bcast; do
+    name=jfa_fwd_sm100.d$d.$v; ptx=$tmp/$name.ptx
+    defs=; [ $v = causal ] && defs="-D CAUSAL=true"; [ $v = bcast ] && defs="-D BCAST=true"
+    n=$((n+1))
+    if ! "$TILEC" --arch=sm_100a -D D=$d $defs --emit=ptx -o "$ptx" "$J100" 2> "$tmp/err"; then
+      echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+    fi
+    check $name "target" "$ptx" "^\.target sm_100a\$"
+    check $name "S = Q K^T: tcgen05.mma from shared memory" "$ptx" \
+      "tcgen05\.mma\.cta_group::1\.kind::f16(\.collector::a::discard)? \[%r[0-9]+\], %rd[0-9]+, %rd[0-9]+, %r[0-9]+, %p[0-9]+;"
+    check $name "O += P V: tcgen05.mma with P from tensor memory" "$ptx" \
+      "tcgen05\.mma\.cta_group::1\.kind::f16(\.collector::a::discard)? \[%r[0-9]+\], \[%r[0-9]+\], %rd[0-9]+, %r[0-9]+, %p[0-9]+;"
+    check $name "MMAs committed to mbarriers" "$ptx" "tcgen05\.commit\.cta_group::1\.mbarrier::arrive::one\.shared::cluster\.b64"
+    check $name "S read a row a thread (128 columns)" "$ptx" "tcgen05\.ld\.sync\.aligned\.32x32b\.x128\.b32"
+    check $name "P written back (bf16 pairs, 64 columns)" "$ptx" "tcgen05\.st\.sync\.aligned\.32x32b\.x64\.b32"
+    check $name "O rescaled in tensor memory" "$ptx" "tcgen05\.st\.sync\.aligned\.32x32b\.x32\.b32"
+    check $name "fences after thread syncs" "$ptx" "tcgen05\.fence::after_thread_sync;"
+    check $name "TMA loads" "$ptx" "cp\.async\.bulk\.tensor\.2d\.shared::cta\.global"
+    check $name "load and MMA warps: 40 registers" "$ptx" "setmaxnreg\.dec\.sync\.aligned\.u32[[:space:]]+40;"
+    check $name "softmax warpgroup: 232 registers" "$ptx" "setmaxnreg\.(dec|inc)\.sync\.aligned\.u32[[:space:]]+232;"
+    check_not $name "no wgmma" "$ptx" "wgmma"
+    "$TILEC" --arch=sm_100a -D D=$d $defs --emit=meta -o "$tmp/$name.meta" "$J100"
+    check $name "metadata: 512 TMEM columns" "$tmp/$name.meta" "^tmem 512\$"
+    if [ -x "$PTXAS" ] && assemble $name sm_100a "$ptx"; then
+      check $name "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
+      check $name "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
+    fi
+  done
+done
 # Jagged Flash Attention (examples/jagged_attention): each variant for
 # sm_90a uses the Hopper machinery it is written around and the fast
 # softmax code; on sm_100a its register accumulators are refused with a

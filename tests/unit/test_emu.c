@@ -450,6 +450,14 @@ static void test_isa_cases(void **state) {
   assert_int_equal(out[0], 0x7fffffff);
   assert_int_equal(out[1], 0x8000000000000000ull);
   assert_int_equal(out[2], 0x8000000000000000ull);
+  /* shf (funnel shift of {b:a}; LLVM's signed division by a power of two of a shifted value):
+   * .l.wrap by 36 = by 4, .r.wrap by 4, .l.clamp by 40 = by 32 (a), .r.clamp by 40 = by 32 (b) */
+  assert_true(run_k("mov.b32 %r1, 0x89abcdef;\nmov.b32 %r2, 0x01234567;\nshf.l.wrap.b32 %r3, %r1, %r2, 36;\n"
+                    "shf.r.wrap.b32 %r4, %r1, %r2, 4;\nshf.l.clamp.b32 %r5, %r1, %r2, 40;\n"
+                    "shf.r.clamp.b32 %r6, %r1, %r2, 40;\nst.global.v4.b32 [%rd1], {%r3, %r4, %r5, %r6};", 1, out,
+                    err, sizeof err));
+  assert_int_equal(out[0], 0x789abcdeull << 32 | 0x12345678);
+  assert_int_equal(out[1], 0x01234567ull << 32 | 0x89abcdef);
   /* float -> 64-bit integer saturates (1e19, 1e20 as f32) */
   assert_true(run_k("cvt.rzi.s64.f32 %rd2, 0f5F0AC723;\ncvt.rzi.u64.f32 %rd3, 0f60AD78EC;\n"
                     "st.global.u64 [%rd1], %rd2;\nst.global.u64 [%rd1+8], %rd3;", 1, out, err, sizeof err));
@@ -577,7 +585,7 @@ static void test_unsupported_report(void **state) {
   (void)state;
   uint64_t out[16];
   char err[512];
-  const char *bad[] = {"elect.sync %r1|%p1, 0xffffffff;",
+  const char *bad[] = {"elect.sync %r1|%p1, 0xffffffff;", "shf.l.wrap.b64 %rd2, %rd1, %rd1, 3;",
                        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
                        ".cta_group::2 [%rd1], [%rd1, {%r1, %r2}], [%rd1], %rs1;"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -585,7 +593,7 @@ static void test_unsupported_report(void **state) {
     if (ok || !strstr(err, "cannot run this instruction yet")) print_error("'%s': %s\n", bad[i], ok ? "ran" : err);
     assert_false(ok);
     assert_non_null(strstr(err, "cannot run this instruction yet"));
-    assert_non_null(strstr(err, i == 0 ? "elect.sync" : "multicast"));
+    assert_non_null(strstr(err, i == 0 ? "elect.sync" : i == 1 ? "shf" : "multicast"));
   }
 }
 
