@@ -105,7 +105,7 @@ static SVal b_tmem(S *s, Node *call, Node *self) {
   bool pair = false;
   if (a.given[4]) {
     if (a.v[4].k != V_BOOL) {
-      dg_error(s->c, a.loc[4], "pair = takes a constant bool, not %s", sv_desc(s, a.v[4]));
+      dg_error(s->c, a.loc[4], "pair = takes true or false (a compile-time constant), not %s", sv_desc(s, a.v[4]));
       return sv_err();
     }
     pair = a.v[4].i != 0;
@@ -289,7 +289,7 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
   }
   if (M != 128 || d->type->lane0 != 0 || (a_tmem && x->type->lane0 != 0)) {
     dg_error(s->c, call->loc, "mma_async of [%d, %d] x [%d, %d] on %s: tcgen05.mma (cta_group::1) computes M = 128 "
-                              "rows, TMEM lanes 0..127 (M = 64 and 2-CTA MMAs are not supported yet)",
+                              "rows, TMEM lanes 0..127 (M = 64 is not supported yet; a CTA pair's M = 256: tmem(..., pair = true))",
              M, K, K, N, s->c->arch);
     return sv_err();
   }
