@@ -8,8 +8,9 @@
  * lower_math.c (the math builtins: exp ... tanh, erf, rcp, fdiv),
  * lower_ops.c (layouts, reductions, dot), lower_mem.c (loads, stores),
  * lower_hw.c (explicit Hopper primitives, and what sm_100a shares with
- * them: shared memory, mbarriers, TMA), lower_sm100.c (Blackwell's own:
- * tensor memory, tcgen05.mma/commit/ld/st and the fences tcgen05 needs).
+ * them: shared memory, mbarriers (an arrival on another CTA's too), TMA),
+ * lower_sm100.c (Blackwell's own: tensor memory, tcgen05.mma/commit/ld/st
+ * and the fences tcgen05 needs; a CTA pair's .cta_group::2 forms).
  * Sema's hardware builtins likewise: builtins_hw.c (shared memory, barriers,
  * TMA, views, wgmma), builtins_sm100.c (tmem, tmem_load/store and
  * mma_async/mma_commit on sm_100a); desc.c holds the MMA descriptors
