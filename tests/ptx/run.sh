@@ -540,7 +540,7 @@ done
 # same PTX (with -lineinfo, as tilec assembles): a warp-specialized kernel
 # on each target and one without tasks
 for v in "sm_90a examples/gemm/gemm.tile" "sm_90a examples/matmul/matmul.tile" \
-         "sm_100a examples/gemm/gemm_sm100.tile"; do
+         "sm_100a examples/gemm/gemm_sm100.tile" "sm_100a examples/gemm/gemm_sm100_2cta.tile"; do
   set -- $v
   arch=$1; src=$2; name=stats/$(basename "$src" .tile)/$arch
   [ -x "$PTXAS" ] || continue
