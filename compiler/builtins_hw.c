@@ -437,7 +437,7 @@ static SVal b_smem_elem(S *s, Node *call, Node *self, bool write) {
 }
 
 static SVal b_bar_op(S *s, Node *call, Node *self, Opcode opc, const char *name) {
-  static const Spec sp1 = {{"bar"}, 1};
+  static const Spec sp1 = {{"bar", "cta"}, 1}; /* cta = r: the mbarrier at bar's offset in CTA rank r of the cluster */
   static const Spec sp2e = {{"bar", "bytes"}, 2};
   static const Spec sp2w = {{"bar", "phase"}, 2};
   BArgs a;
@@ -458,6 +458,21 @@ static SVal b_bar_op(S *s, Node *call, Node *self, Opcode opc, const char *name)
       return sv_err();
     }
     ops[1] = int_arg(s, &a, 1, name, opc == OP_BAR_EXPECT ? "the byte count" : "the phase");
+    if (!ops[1]) return sv_err();
+    n = 2;
+  } else if (a.given[1]) { /* an arrival on another CTA's mbarrier (mapa + mbarrier.arrive.shared::cluster) */
+    int nc = s->kf->cluster[0] * s->kf->cluster[1] * s->kf->cluster[2];
+    if (nc < 2) {
+      dg_error(s->c, a.loc[1], "barrier_arrive(..., cta = r) arrives on CTA r of the kernel's cluster, but the kernel "
+                               "runs without clusters (add cluster(N))");
+      return sv_err();
+    }
+    if (a.v[1].k == V_INT && (a.v[1].i < 0 || a.v[1].i >= nc)) {
+      dg_error(s->c, a.loc[1], "barrier_arrive(..., cta = %lld): the cluster has CTAs 0 to %d", (long long)a.v[1].i,
+               nc - 1);
+      return sv_err();
+    }
+    ops[1] = int_arg(s, &a, 1, name, "the CTA rank");
     if (!ops[1]) return sv_err();
     n = 2;
   }

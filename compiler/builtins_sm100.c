@@ -43,9 +43,32 @@ static TValue *tmem_view(S *s, BArgs *a, int i, const char *fname, const char *w
 
 static bool tmem_dtype(DType d) { return d == DT_F32 || d == DT_I32 || d == DT_U32 || d == DT_F16 || d == DT_BF16; }
 
-/* tmem(dtype, [rows, cols], buffers = 1, alias = t) */
+/* tmem(..., pair = true): the kernel's tensor memory and MMAs are the CTA
+ * pair's (.cta_group::2): every allocation of the kernel says so (ptxas
+ * refuses a kernel mixing .cta_group::1 and ::2), in clusters of an even
+ * number of CTAs (the pair: ranks 2p and 2p + 1). */
+static bool pair_ok(S *s, Node *call, bool pair, Loc at) {
+  for (TOp *op = s->kf->body->first; op; op = op->next)
+    if (op->opc == OP_TMEM_ALLOC && !(op->flags & OPF_PAIR) != !pair) {
+      dg_error(s->c, call->loc, "tmem(...%s) after a tmem(...%s): a kernel's tcgen05 instructions are all a CTA "
+                                "pair's (.cta_group::2) or all one CTA's (ptxas refuses a kernel that mixes them)",
+               pair ? ", pair = true" : "", pair ? "" : ", pair = true");
+      dg_note(s->c, op->loc, "the earlier allocation");
+      return false;
+    }
+  int n = s->kf->cluster[0] * s->kf->cluster[1] * s->kf->cluster[2];
+  if (pair && n % 2) {
+    dg_error(s->c, at, "tmem(..., pair = true) in a kernel launched in clusters of %d CTA%s: the CTA pair is ranks 2p "
+                       "and 2p + 1 of a cluster, so the kernel needs clusters of an even size (add cluster(2))",
+             n, n == 1 ? "" : "s");
+    return false;
+  }
+  return true;
+}
+
+/* tmem(dtype, [rows, cols], buffers = 1, alias = t, pair = false) */
 static SVal b_tmem(S *s, Node *call, Node *self) {
-  static const Spec sp = {{"dtype", "shape", "buffers", "alias"}, 2};
+  static const Spec sp = {{"dtype", "shape", "buffers", "alias", "pair"}, 2};
   BArgs a;
   if (!sm_bind_args(s, call, self, "tmem", &sp, &a)) return sv_err();
   if (a.v[0].k != V_DTYPE || a.v[0].elem.dt == DT_PTR || !tmem_dtype((DType)a.v[0].elem.dt)) {
@@ -79,6 +102,15 @@ static SVal b_tmem(S *s, Node *call, Node *self) {
     return sv_err();
   }
   int per = ty_tmem_cols(dt, shape[1]); /* columns a slot takes */
+  bool pair = false;
+  if (a.given[4]) {
+    if (a.v[4].k != V_BOOL) {
+      dg_error(s->c, a.loc[4], "pair = takes true or false (a compile-time constant), not %s", sv_desc(s, a.v[4]));
+      return sv_err();
+    }
+    pair = a.v[4].i != 0;
+  }
+  if (!pair_ok(s, call, pair, a.given[4] ? a.loc[4] : call->loc)) return sv_err();
   if (s->blk != s->kf->body) {
     dg_error(s->c, call->loc, "tmem(...) must be at the top level of the kernel (tensor memory is allocated once, "
                               "before loops and tasks)");
@@ -124,6 +156,7 @@ static SVal b_tmem(S *s, Node *call, Node *self) {
   op->ival = first;
   op->ival2 = stride;
   if (a.given[3]) op->flags |= OPF_ALIAS;
+  if (pair) op->flags |= OPF_PAIR, s->kf->tmem_pair = true;
   return sv_rt(op->res[0]);
 }
 
@@ -232,7 +265,23 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
              ty_str(s->c, y->type));
     return sv_err();
   }
+  /* a CTA pair's MMA (tcgen05.mma.cta_group::2, M = 256): this CTA's operands are its 128 rows of A and its half
+   * of B's columns; its accumulator is its 128 rows of D, every column */
+  bool pair = s->kf->tmem_pair;
   int M = x->type->shape[0], K = x->type->shape[1], K2 = y->type->shape[0], N = y->type->shape[1];
+  if (pair && (K == K2 && d->type->shape[0] == M && d->type->shape[1] != 2 * N)) {
+    dg_error(s->c, call->loc, "mma_async of %s and %s into %s on a CTA pair: each CTA holds its 128 rows of A [128, "
+                              "K] and half of B's columns [K, N/2], and its 128 rows of D [128, N]: D has twice b's "
+                              "columns",
+             ty_str(s->c, x->type), ty_str(s->c, y->type), ty_str(s->c, d->type));
+    return sv_err();
+  }
+  if (pair) N *= 2;
+  if (pair && a_tmem) {
+    dg_error(s->c, a.loc[0], "mma_async on a CTA pair takes A from shared memory (A in tensor memory with "
+                             ".cta_group::2 is not supported yet)");
+    return sv_err();
+  }
   if (K != K2 || d->type->shape[0] != M || d->type->shape[1] != N) {
     dg_error(s->c, call->loc, "mma_async of %s and %s into %s: shapes must be [M, K], [K, N] and [M, N]",
              ty_str(s->c, x->type), ty_str(s->c, y->type), ty_str(s->c, d->type));
@@ -240,8 +289,15 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
   }
   if (M != 128 || d->type->lane0 != 0 || (a_tmem && x->type->lane0 != 0)) {
     dg_error(s->c, call->loc, "mma_async of [%d, %d] x [%d, %d] on %s: tcgen05.mma (cta_group::1) computes M = 128 "
-                              "rows, TMEM lanes 0..127 (M = 64 and 2-CTA MMAs are not supported yet)",
+                              "rows, TMEM lanes 0..127 (M = 64 is not supported yet; a CTA pair's M = 256: tmem(..., pair = true))",
              M, K, K, N, s->c->arch);
+    return sv_err();
+  }
+  if (pair && (N % 32 || N < 32 || N > 256 || K % 16)) {
+    dg_error(s->c, call->loc, "mma_async of [%d, %d] x [%d, %d] on a CTA pair: tcgen05.mma.cta_group::2 with M = 256 "
+                              "needs N (D's columns) a multiple of 32 from 32 to 256 (B's %d columns in each CTA), "
+                              "and K a multiple of 16",
+             M, K, K, N / 2, N / 2);
     return sv_err();
   }
   if (N % 16 || N < 16 || N > 256 || K % 16) {
@@ -287,6 +343,7 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
   TOp *op = emit(s, OP_TC_MMA, call->loc, nops, ops, NULL);
   op->ival = acc_mode;
   op->ival2 = commit_at;
+  if (pair) op->flags |= OPF_PAIR;
   return (SVal){.k = V_VOID};
 }
 
@@ -305,7 +362,8 @@ static SVal b_mma_commit(S *s, Node *call, Node *self) {
   if (!sm_bind_args(s, call, self, "mma_commit", &sp, &a)) return sv_err();
   TValue *bar = sm_hw_bar_arg(s, &a, 0, "mma_commit");
   if (!bar) return sv_err();
-  emit(s, OP_TC_COMMIT, call->loc, 1, &bar, NULL);
+  TOp *op = emit(s, OP_TC_COMMIT, call->loc, 1, &bar, NULL);
+  if (s->kf->tmem_pair) op->flags |= OPF_PAIR;
   return (SVal){.k = V_VOID};
 }
 

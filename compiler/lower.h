@@ -44,6 +44,7 @@ typedef struct Lw {
   bool tcgen05;             /* this group's code issues tcgen05 ops: fence its thread syncs (lower_sm100.c) */
   bool tmem_ready;          /* the kernel's tensor memory is allocated ... */
   MlirValue tmem_base;      /* ... at this TMEM address (i32) */
+  MlirValue pair_rank;      /* lower_sm100.c: %cluster_ctarank, read for a CTA pair's MMA or commit */
   MlirType i1, i8, i16, i32, i64, f16, bf16, f32, f64, ptr1, ptr3, vd;
   /* print and device_assert (lower_debug.c) */
   MlirBlock kentry;          /* the kernel's entry block ... */

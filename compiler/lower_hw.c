@@ -606,6 +606,18 @@ static void arrive_elected(Lw *L, TValue *bar) {
   lw_end_if(L, &sc, L->elect);
 }
 
+/* barrier_arrive(bar, cta = r): the mbarrier at bar's offset in CTA r of the cluster, released at cluster scope
+ * (what this thread's CTA did before is visible to the threads that wait there). */
+static void arrive_remote(Lw *L, TValue *bar, MlirValue rank) {
+  IfScope sc;
+  elected(L, &sc);
+  MlirValue a64 = lw_cast(L, "llvm.ptrtoint", bar_addr(L, bar), L->i64);
+  MlirValue ops[2] = {lw_cast(L, "arith.trunci", a64, L->i32), rank};
+  MlirValue ra = lw_asm(L, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", 2, ops, L->i32, true);
+  lw_asm(L, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];", "r", 1, &ra, (MlirType){0}, true);
+  lw_end_if(L, &sc, L->elect);
+}
+
 static bool lower_tma(Lw *L, TOp *op) {
   bool load = op->opc == OP_TMA_LOAD;
   TValue *desc = op->opnds[0], *view = op->opnds[3];
@@ -725,7 +737,10 @@ bool lw_hw_op(Lw *L, TOp *op) {
     lw_end_if(L, &sc, L->elect);
     return true;
   }
-  case OP_BAR_ARRIVE: arrive_elected(L, op->opnds[0]); return true;
+  case OP_BAR_ARRIVE:
+    if (op->nopnds == 2) arrive_remote(L, op->opnds[0], lw_get(L, op->opnds[1])->v[0]);
+    else arrive_elected(L, op->opnds[0]);
+    return true;
   case OP_BAR_WAIT:
     try_wait(L, bar_addr(L, op->opnds[0]), lw_get(L, op->opnds[1])->v[0]);
     return true;

@@ -75,17 +75,34 @@ void lw_tc_sync(Lw *L, TOp *op, bool after) {
  * to allocate more; tcgen05.alloc writes the address to a word of shared
  * memory, which every thread reads after a CTA barrier. At the top level
  * of the kernel, before the tasks: every warp runs it. */
+/* A CTA pair's kernel (tmem(..., pair = true)): the allocation instructions take .cta_group::2. */
+static int group_attr(Lw *L, MlirNamedAttribute *at) {
+  if (!L->kf->tmem_pair) return 0;
+  *at = lw_attr(L, "group", lw_pattr(L, "#nvvm.cta_group<cta_2>"));
+  return 1;
+}
+
+/* barrier.cluster (every thread): the pair's allocations, mbarriers and shared memory are ready for the other
+ * CTA of the pair (at the start), or it no longer touches this CTA's (at the end, before the dealloc). */
+static void cluster_sync(Lw *L) {
+  lw_asm(L, "barrier.cluster.arrive.release.aligned;", "", 0, NULL, (MlirType){0}, true);
+  lw_asm(L, "barrier.cluster.wait.acquire.aligned;", "", 0, NULL, (MlirType){0}, true);
+}
+
 static void tmem_alloc(Lw *L) {
   TFunc *f = L->kf;
   MlirValue slot = lw_gep(L, L->smem, lw_i32(L, f->tmem_slot), L->i8, L->ptr3);
   MlirValue warp0 = lw_cmpi(L, CMPI_EQ, L->warp, lw_i32(L, 0)); /* before the if: its condition */
+  MlirNamedAttribute g;
+  int ng = group_attr(L, &g);
   IfScope sc;
   lw_begin_if(L, &sc);
-  lw_op(L, "nvvm.tcgen05.alloc", 2, (MlirValue[]){slot, lw_i32(L, ir_tmem_alloc_cols(f))}, 0, NULL, 0, NULL);
-  lw_op(L, "nvvm.tcgen05.relinquish_alloc_permit", 0, NULL, 0, NULL, 0, NULL);
+  lw_op(L, "nvvm.tcgen05.alloc", 2, (MlirValue[]){slot, lw_i32(L, ir_tmem_alloc_cols(f))}, 0, NULL, ng, &g);
+  lw_op(L, "nvvm.tcgen05.relinquish_alloc_permit", 0, NULL, 0, NULL, ng, &g);
   lw_end_if(L, &sc, warp0);
   fence(L, false);
   lw_barrier(L);
+  if (f->tmem_pair) cluster_sync(L);
   fence(L, true);
   L->tmem_base = lw_load(L, slot, L->i32, 4);
   L->tmem_ready = true;
@@ -97,12 +114,15 @@ void lw_tc_kernel_end(Lw *L) {
   if (!L->tmem_ready) return;
   fence(L, false);
   lw_barrier(L);
+  if (L->kf->tmem_pair) cluster_sync(L); /* the PTX ISA's example: the pair syncs, then each CTA frees */
+  MlirNamedAttribute g;
+  int ng = group_attr(L, &g);
   MlirValue warp0 = lw_cmpi(L, CMPI_EQ, L->warp, lw_i32(L, 0));
   IfScope sc;
   lw_begin_if(L, &sc);
   fence(L, true);
   MlirValue ops[2] = {tptr(L, L->tmem_base), lw_i32(L, ir_tmem_alloc_cols(L->kf))};
-  lw_op(L, "nvvm.tcgen05.dealloc", 2, ops, 0, NULL, 0, NULL);
+  lw_op(L, "nvvm.tcgen05.dealloc", 2, ops, 0, NULL, ng, &g);
   lw_end_if(L, &sc, warp0);
 }
 
@@ -230,13 +250,37 @@ static int64_t kstep(const TValue *v, bool mn, int k) {
 /* mma_async on sm_100a: the chain of K/16 tcgen05.mma, issued by the
  * group's elected thread (tcgen05.mma is a single thread's instruction),
  * then tcgen05.commit to the mbarrier when asked. */
+/* The commit of a CTA pair's MMAs arrives on the mbarrier at bar's offset in both CTAs of the pair
+ * (.multicast::cluster, mask 0b11 << the even rank); one CTA's, on its own. */
+static void commit(Lw *L, TOp *op, TValue *bar) {
+  if (!(op->flags & OPF_PAIR)) {
+    lw_op(L, "nvvm.tcgen05.commit", 1, (MlirValue[]){addr_of(L, bar)}, 0, NULL, 0, NULL);
+    return;
+  }
+  MlirValue even = lw_bin(L, "arith.andi", L->pair_rank, lw_i32(L, ~1));
+  MlirValue mask = lw_cast(L, "arith.trunci", lw_bin(L, "arith.shli", lw_i32(L, 3), even), mlirIntegerTypeGet(L->mc, 16));
+  MlirNamedAttribute g;
+  group_attr(L, &g);
+  lw_op(L, "nvvm.tcgen05.commit", 2, (MlirValue[]){addr_of(L, bar), mask}, 0, NULL, 1, &g);
+}
+
+/* A pair's MMAs and commits: the elected thread of the even CTA of the pair issues them. */
+static MlirValue issuer(Lw *L, TOp *op) {
+  if (!(op->flags & OPF_PAIR)) return L->elect;
+  L->pair_rank = lw_op1(L, "nvvm.read.ptx.sreg.cluster.ctarank", 0, NULL, L->i32, 0, NULL);
+  MlirValue odd = lw_bin(L, "arith.andi", L->pair_rank, lw_i32(L, 1));
+  return lw_bin(L, "arith.andi", L->elect, lw_cmpi(L, CMPI_EQ, odd, lw_i32(L, 0)));
+}
+
 static bool tc_mma(Lw *L, TOp *op) {
   TValue *a = op->opnds[0], *b = op->opnds[1], *d = op->opnds[2];
-  bool a_tmem = a->type->kind == TY_TMEM;
+  bool a_tmem = a->type->kind == TY_TMEM, pair = op->flags & OPF_PAIR;
   bool a_mn = !a_tmem && a->type->trans, b_mn = !b->type->trans;
   int M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1];
+  if (pair) M *= 2, N *= 2; /* the pair's shape: each CTA holds 128 rows of A and N/2 columns of B */
   bool bf16 = a->type->elem.dt == DT_BF16;
   MlirValue flag = op->ival > 0 ? lw_get(L, op->opnds[3])->v[0] : (MlirValue){0};
+  MlirValue who = issuer(L, op);
   IfScope sc;
   lw_begin_if(L, &sc);
   MlirValue dp = tptr(L, addr_of(L, d));
@@ -244,7 +288,7 @@ static bool tc_mma(Lw *L, TOp *op) {
   MlirValue idesc = lw_i32(L, (int32_t)dsc_idesc_f16(M, N, bf16, a_mn, b_mn));
   MlirNamedAttribute at[3] = {
       lw_attr(L, "kind", lw_pattr(L, "#nvvm.tcgen05_mma_kind<f16>")),
-      lw_attr(L, "ctaGroup", lw_pattr(L, "#nvvm.cta_group<cta_1>")),
+      lw_attr(L, "ctaGroup", lw_pattr(L, pair ? "#nvvm.cta_group<cta_2>" : "#nvvm.cta_group<cta_1>")),
       lw_attr(L, "operandSegmentSizes", lw_pattr(L, "array<i32: 1, 1, 1, 1, 1, 0, 0>")),
   };
   for (int k = 0; k < K / 16; k++) {
@@ -254,8 +298,8 @@ static bool tc_mma(Lw *L, TOp *op) {
     MlirValue en = k > 0 || op->ival == 0 ? lw_int(L, L->i1, 1) : op->ival < 0 ? lw_int(L, L->i1, 0) : flag;
     lw_op(L, "nvvm.tcgen05.mma", 5, (MlirValue[]){dp, ak, bk, idesc, en}, 0, NULL, 3, at);
   }
-  if (op->ival2) lw_op(L, "nvvm.tcgen05.commit", 1, (MlirValue[]){addr_of(L, op->opnds[op->ival2 - 1])}, 0, NULL, 0, NULL);
-  lw_end_if(L, &sc, L->elect);
+  if (op->ival2) commit(L, op, op->opnds[op->ival2 - 1]);
+  lw_end_if(L, &sc, who);
   return true;
 }
 
@@ -296,10 +340,11 @@ bool lw_tc_op(Lw *L, TOp *op) {
   case OP_TMEM_STORE: return tmem_store(L, op);
   case OP_TC_MMA: return tc_mma(L, op);
   case OP_TC_COMMIT: {
+    MlirValue who = issuer(L, op);
     IfScope sc;
     lw_begin_if(L, &sc);
-    lw_op(L, "nvvm.tcgen05.commit", 1, (MlirValue[]){addr_of(L, op->opnds[0])}, 0, NULL, 0, NULL);
-    lw_end_if(L, &sc, L->elect);
+    commit(L, op, op->opnds[0]);
+    lw_end_if(L, &sc, who);
     return true;
   }
   default: dg_ice(L->c, op->loc, "no Blackwell lowering for %s", ir_opname(op->opc)); return false;

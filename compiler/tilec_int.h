@@ -8,8 +8,9 @@
  * lower_math.c (the math builtins: exp ... tanh, erf, rcp, fdiv),
  * lower_ops.c (layouts, reductions, dot), lower_mem.c (loads, stores),
  * lower_hw.c (explicit Hopper primitives, and what sm_100a shares with
- * them: shared memory, mbarriers, TMA), lower_sm100.c (Blackwell's own:
- * tensor memory, tcgen05.mma/commit/ld/st and the fences tcgen05 needs).
+ * them: shared memory, mbarriers (an arrival on another CTA's too), TMA),
+ * lower_sm100.c (Blackwell's own: tensor memory, tcgen05.mma/commit/ld/st
+ * and the fences tcgen05 needs; a CTA pair's .cta_group::2 forms).
  * Sema's hardware builtins likewise: builtins_hw.c (shared memory, barriers,
  * TMA, views, wgmma), builtins_sm100.c (tmem, tmem_load/store and
  * mma_async/mma_commit on sm_100a); desc.c holds the MMA descriptors
@@ -551,8 +552,9 @@ struct TOp {
  * transposed, element (r, c) of x at (c, r) of the view. */
 /* OPF_ALIAS (tmem_alloc, builtins_sm100.c): on another allocation's columns, taking none of its own;
  * (smem_alloc, pipeline.c) on the bytes of opnds[0]'s allocation, which must be dead where it is used. */
+/* OPF_PAIR (tmem_alloc, tc_mma, tc_commit, builtins_sm100.c): the CTA pair's (.cta_group::2; docs/blackwell.md). */
 enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16, OPF_SKIP_ONES = 32,
-       OPF_TRANS = 64, OPF_ALIAS = 1 << 21 };
+       OPF_TRANS = 64, OPF_ALIAS = 1 << 21, OPF_PAIR = 1 << 22 };
 
 typedef struct TParam {
   const char *name;
@@ -592,6 +594,7 @@ typedef struct TFunc {
   bool has_tasks;
   int tmem_cols;      /* TMEM columns the tmem() allocations take (sema; at most 512) */
   int tmem_slot;      /* byte offset of the shared-memory word tcgen05.alloc writes (passes.c) */
+  bool tmem_pair;     /* its tensor memory and MMAs are the CTA pair's: tcgen05 .cta_group::2 (sema) */
   int stages;         /* stages(S): pipeline depth for a dot in a loop (-1: pipeline.c picks, 0: none) */
   Vec notes;          /* char*: what pipeline.c did or could not do, printed by --emit=tir */
 } TFunc;

@@ -228,9 +228,15 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
     break;
   case OP_MMA_WAIT:
   case OP_ASYNC_WAIT: buf_printf(o, " %lld", (long long)op->ival); break;
-  case OP_TMEM_ALLOC: buf_printf(o, " column=%lld", (long long)op->ival); break;
+  case OP_TMEM_ALLOC:
+    buf_printf(o, " column=%lld%s", (long long)op->ival, op->flags & OPF_PAIR ? " pair" : "");
+    break;
   case OP_TC_MMA:
     if (op->ival < 0) buf_puts(o, " overwrite");
+    if (op->flags & OPF_PAIR) buf_puts(o, " pair");
+    break;
+  case OP_TC_COMMIT:
+    if (op->flags & OPF_PAIR) buf_puts(o, " pair");
     break;
   case OP_TMA_STORE:
     if (op->pred) buf_puts(o, " add");

@@ -77,6 +77,12 @@ bool em_smem_at(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad, si
   return smem_at(c, t, in, sp, ad, bytes, align, what, out, NULL);
 }
 
+bool em_smem_at_cluster(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad, size_t bytes, uint32_t align,
+                        const char *what, uint32_t *out, Cta **owner) {
+  *owner = c;
+  return smem_at(c, t, in, sp, ad, bytes, align, what, out, owner);
+}
+
 /* ---- mbarriers ---- */
 
 static EmMbar *mb_find(Cta *c, uint32_t addr) {
@@ -566,5 +572,23 @@ bool em_mbar_arrive_async(Cta *c, const Thr *t, const EmIns *in, uint32_t addr) 
   if (!em_chk_mbar_arrive(c, t, in, b)) return false; /* the issuing thread's release (as it is now: a later point) */
   b->pending--;
   mb_settle(c, b);
+  return true;
+}
+
+/* A .cta_group::2 or multicast tcgen05.commit's arrival on CTA d's mbarrier, issued by t of c (another CTA of
+ * the cluster): unchecked by check.c as a thread's arrival (its tcgen05 epoch: tmem.c's em_chk_tc_commit). */
+bool em_mbar_arrive_remote(Cta *d, Cta *c, const Thr *t, const EmIns *in, uint32_t addr) {
+  EmMbar *b = mb_find(d, addr);
+  if (!b) {
+    em_fail(c, t, in, "the tcgen05.commit completed on smem+0x%x of CTA rank %d, not an mbarrier there", addr, d->rank);
+    return false;
+  }
+  if (b->pending < 1) {
+    em_fail(c, t, in, "mbarrier at smem+0x%x of CTA rank %d: the tcgen05.commit's arrival in a phase with none pending",
+            addr, d->rank);
+    return false;
+  }
+  b->pending--;
+  mb_settle(d, b);
   return true;
 }

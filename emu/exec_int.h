@@ -175,6 +175,9 @@ void em_sys_free(Cta *c);
  * `align`; false after a report naming `what`. */
 bool em_smem_at(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad, size_t bytes, uint32_t align,
                 const char *what, uint32_t *out);
+/* The same for a shared::cluster address, which may be in another CTA of the cluster: *owner. */
+bool em_smem_at_cluster(Cta *c, Thr *t, const EmIns *in, EmSpace sp, const EmArg *ad, size_t bytes, uint32_t align,
+                        const char *what, uint32_t *out, Cta **owner);
 /* Execute one of EM_MBAR_*, EM_TMA_*, EM_BULK_*, EM_SETMAXNREG (advancing
  * the pc, or blocking the thread). */
 void em_async_step(Cta *c, Thr *t, const EmIns *in);
@@ -267,6 +270,8 @@ void em_tc_free(Cta *c);
 /* async.c: one arrival on the mbarrier at addr from an asynchronous engine
  * (tcgen05.commit), on behalf of t's instruction in; false after a report. */
 bool em_mbar_arrive_async(Cta *c, const Thr *t, const EmIns *in, uint32_t addr);
+/* The same arrival on another CTA d of c's cluster (a .cta_group::2 or multicast tcgen05.commit). */
+bool em_mbar_arrive_remote(Cta *d, Cta *c, const Thr *t, const EmIns *in, uint32_t addr);
 
 /* ---- regs.c: the register file under setmaxnreg ---- */
 /* The registers a thread holds at launch of f with nthr threads (regs: the

@@ -1,19 +1,22 @@
 /* ptx_tc.c - the parser's part for Blackwell's tcgen05 instructions
  * (issues 16 and 18). ptx_op.c hands it every opcode whose root is
  * `tcgen05`; each modifier word must be one this file knows, anything else
- * (cta_group::2, .ws, .sp, other kinds, block scaling, multicast commits, the 16x32bx2 shape, pack/unpack, tcgen05.cp and
- * .shift) leaves the instruction EM_UNSUPPORTED, for exec to name if a
- * kernel reaches it.
+ * (.ws, .sp, other kinds, block scaling, the 16x32bx2 shape, pack/unpack,
+ * tcgen05.cp and .shift) leaves the instruction EM_UNSUPPORTED, for exec to
+ * name if a kernel reaches it. .cta_group::2 (a CTA pair, tmem.c and
+ * tcgen05_pair.c) sets EMM_TC_PAIR; a commit's .multicast::cluster sets
+ * EMM_MCAST and takes a CTA mask after the mbarrier.
  *
  * Forms (PTX ISA 9.7.16; each assembled by ptxas for sm_100a in
  * tests/unit/test_emu_tcgen05.c):
- *   tcgen05.alloc.cta_group::1.sync.aligned[.shared::cta].b32 [dst], ncols;
- *   tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols;
- *   tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
- *   tcgen05.mma.cta_group::1.kind::f16[.collector::a::{discard,fill,use,lastuse}]
+ *   tcgen05.alloc.cta_group::{1,2}.sync.aligned[.shared::cta].b32 [dst], ncols;
+ *   tcgen05.dealloc.cta_group::{1,2}.sync.aligned.b32 taddr, ncols;
+ *   tcgen05.relinquish_alloc_permit.cta_group::{1,2}.sync.aligned;
+ *   tcgen05.mma.cta_group::{1,2}.kind::f16[.collector::a::{discard,fill,use,lastuse}]
  *       [d], a-desc | [a-tmem], b-desc, idesc,
  *       [{disable-output-lane x4},] enable-input-d [, scale-input-d];
- *   tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [mbar];
+ *   tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one[.shared::cluster][.multicast::cluster].b64
+ *       [mbar] [, ctaMask];
  *   tcgen05.ld.sync.aligned.SHAPE.xN.b32 {r..}, [taddr];
  *   tcgen05.st.sync.aligned.SHAPE.xN.b32 [taddr], {r..};   SHAPE 32x32b 16x64b 16x128b 16x256b
  *   tcgen05.wait::ld.sync.aligned;  tcgen05.wait::st.sync.aligned;
@@ -67,6 +70,11 @@ static bool ldst_shape(const char **w, const int *wl, int n, EmIns *in) {
   return true;
 }
 
+/* .cta_group::2 is read as ::1 with EMM_TC_PAIR set, so the forms below name ::1 only */
+static void pair_word(const char **w, int *wl, int n, EmIns *in) {
+  if (n > 2 && weq(w[2], wl[2], "cta_group::2")) w[2] = "cta_group::1", in->mod |= EMM_TC_PAIR;
+}
+
 bool em_ptx_tc_opcode(const char *s, int len, EmIns *in) {
   const char *w[MAXW];
   int wl[MAXW], n = words(s, len, w, wl);
@@ -80,6 +88,7 @@ bool em_ptx_tc_opcode(const char *s, int len, EmIns *in) {
   const char *op = w[1];
   int ol = wl[1];
   in->opc = EM_UNSUPPORTED;
+  if (!weq(op, ol, "ld") && !weq(op, ol, "st")) pair_word(w, wl, n, in);
   if (weq(op, ol, "alloc")) { /* [dst] in shared memory (.shared::cta), else a generic address */
     ok = rest(w, wl, n, 2, alloc_w) || rest(w, wl, n, 2, dealloc_w);
     in->opc = EM_TC_ALLOC;
@@ -102,7 +111,8 @@ bool em_ptx_tc_opcode(const char *s, int len, EmIns *in) {
     int i = 4;
     ok = n >= 5 && weq(w[2], wl[2], "cta_group::1") && weq(w[3], wl[3], "mbarrier::arrive::one");
     if (ok && i < n && (weq(w[i], wl[i], "shared::cluster") || weq(w[i], wl[i], "shared::cta"))) in->space = ES_SHARED, i++;
-    ok = ok && i == n - 1 && weq(w[i], wl[i], "b64"); /* .multicast::cluster: not here */
+    if (ok && i < n && weq(w[i], wl[i], "multicast::cluster")) in->mod |= EMM_MCAST, i++;
+    ok = ok && i == n - 1 && weq(w[i], wl[i], "b64");
     in->opc = EM_TC_COMMIT;
   } else if (weq(op, ol, "ld") || weq(op, ol, "st")) {
     ok = n > 3 && rest(w, wl, 4, 2, sync_w) && ldst_shape(w, wl, n, in);
@@ -144,6 +154,7 @@ const char *em_ptx_tc_operands(EmIns *in) {
   case EM_TC_FENCE:
     return n == 0 ? NULL : "expected no operands";
   case EM_TC_COMMIT:
+    if (in->mod & EMM_MCAST) return n == 2 && addr(&a[0]) && value(&a[1]) ? NULL : "expected [mbarrier], ctaMask";
     return n == 1 && addr(&a[0]) ? NULL : "expected [mbarrier]";
   case EM_TC_LD:
   case EM_TC_ST: {
@@ -161,7 +172,9 @@ const char *em_ptx_tc_operands(EmIns *in) {
       return want;
     int i = 4;
     if (a[i].kind == EA_VEC) {
-      if (!regs(&a[i], 4)) return "expected a disable-output-lane vector of 4 registers (cta_group::1)";
+      if (!regs(&a[i], in->mod & EMM_TC_PAIR ? 8 : 4))
+        return in->mod & EMM_TC_PAIR ? "expected a disable-output-lane vector of 8 registers (cta_group::2)"
+                                     : "expected a disable-output-lane vector of 4 registers (cta_group::1)";
       in->mod |= EMM_TC_MASK, i++;
     }
     if (i >= n || a[i].kind != EA_REG) return want;

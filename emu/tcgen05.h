@@ -123,8 +123,30 @@ const char *em_tc_shape_name(int s);
  *   of A (0 discard, the default; 1 fill; 2 use; 3 lastuse); EMM_TC_MASK:
  *   a disable-output-lane vector; EMM_TC_SCALE: a scale-input-d immediate.
  * EM_TC_WAIT: rank 0 wait::ld, 1 wait::st. EM_TC_FENCE: rank 0
- *   before_thread_sync, 1 after_thread_sync. */
-enum { EMM_TC_MASK = 1u << 26, EMM_TC_SCALE = 1u << 27 };
+ *   before_thread_sync, 1 after_thread_sync.
+ * EM_TC_ALLOC, _DEALLOC, _RELINQUISH, _MMA, _COMMIT: EMM_TC_PAIR for
+ *   .cta_group::2; EM_TC_COMMIT: EMM_MCAST for .multicast::cluster (a
+ *   ctaMask operand after the mbarrier). */
+enum { EMM_TC_MASK = 1u << 26, EMM_TC_SCALE = 1u << 27, EMM_TC_PAIR = 1u << 29 };
+
+/* ---- tcgen05_pair.c: the MMA of a CTA pair (.cta_group::2) ----
+ * One tcgen05.mma.cta_group::2.kind::f16, issued by one thread of the pair,
+ * computes D (M = 256 x N) = A (256 x 16) * B (16 x N) with the operands
+ * split over the pair's two CTAs (rank 2p: "even", 2p + 1: "odd"; PTX ISA
+ * 9.7.16, the data path and issue granularity of .cta_group::2; CUTLASS's
+ * SM100_MMA_F16BF16_2x1SM_SS): the same descriptors and tensor-memory
+ * address are read in each CTA; A's rows 0..127 come from the even CTA's
+ * shared memory, 128..255 from the odd one's; B's columns 0..N/2-1 from
+ * the even CTA's, N/2..N-1 from the odd one's (each holds N/2 of the
+ * descriptor's "rows"); D's rows 0..127 go to the even CTA's tensor memory,
+ * lanes 0..127 at the address's columns, rows 128..255 to the odd one's.
+ * The instruction descriptor's M field says 256 (16 in bits 24-28); N is
+ * 32..256 in steps of 32 (each CTA's B half a multiple of 16). */
+bool em_tc_idesc_pair(uint32_t v, EmTcIdesc *d, char *err, size_t errlen);
+bool em_tc_mma_pair_check(const EmTcMma *op, char *err, size_t errlen);
+/* smem[0], tm[0]: the even CTA's; smem[1], tm[1]: the odd one's. */
+bool em_tc_mma_pair_run(const EmTcMma *op, const uint8_t *const smem[2], const size_t smem_bytes[2],
+                        EmTmemCells *tm[2], char *err, size_t errlen);
 
 /* ptx_tc.c: em_ptx_tc_opcode: true when the opcode's root is tcgen05 (in
  * then decoded, or EM_UNSUPPORTED); em_ptx_tc_operands: NULL when the

@@ -4,7 +4,7 @@
  * tcgen05.ld / tcgen05.st with Blackwell's lane rules. What one MMA
  * computes, the descriptors and the ld/st layouts are tcgen05.c's.
  *
- * PTX ISA 9.7.16 as modelled here (cta_group::1 only):
+ * PTX ISA 9.7.16 as modelled here (cta_group::1; cta_group::2 below):
  *   - tcgen05.alloc / dealloc / relinquish_alloc_permit are warp
  *     collectives. alloc takes a power of two of columns from 32 to 512
  *     and writes the address (lane 0 << 16 | column) to shared memory; the
@@ -49,6 +49,32 @@
  * wait on the mbarrier of a tcgen05.commit that covers the MMA. Each is a
  * `race` report naming the columns, the lanes, the other instruction and
  * what is missing.
+ *
+ * .cta_group::2 (a CTA pair: the CTAs of the cluster whose ranks differ in
+ * bit 0; PTX ISA 9.7.16, "Issue Granularity"):
+ *   - every tcgen05 instruction of a CTA uses one .cta_group (the PTX ISA
+ *     asks it of a kernel); mixing is reported at the first that differs;
+ *     the peer CTA must be in the cluster (a cluster of an even size);
+ *   - alloc / dealloc / relinquish are run by a warp of each CTA of the
+ *     pair; each runs on its own CTA's columns here (the same program makes
+ *     the same choices, so the addresses agree), and an MMA checks that its
+ *     D columns are allocated in both;
+ *   - tcgen05.mma.cta_group::2 is issued by one thread of either CTA and
+ *     queued on that CTA's pipe; when it runs it reads A and B from both
+ *     CTAs' shared memory and writes both CTAs' tensor memory
+ *     (tcgen05_pair.c); the peer must not have ended. A dealloc in either
+ *     CTA of columns a queued pair MMA writes is reported;
+ *   - tcgen05.commit (either group) arrives, when the issuing thread's
+ *     MMAs before it are done, on the mbarrier it names (a shared::cluster
+ *     address: possibly the peer's), or with .multicast::cluster on the
+ *     mbarrier at that offset in each CTA of ctaMask;
+ *   - the checks: the pair MMA's writes stand in each CTA's shadow under
+ *     that CTA's own pipe epoch, and the commit carries each target CTA's
+ *     epoch to its mbarrier, so the peer's tcgen05.ld of D before a wait on
+ *     a commit covering the MMA is a race report, as in one CTA. The
+ *     tcgen05.st-before-MMA ordering is checked for the issuing CTA's
+ *     tensor memory only (the peer's threads have no clocks the issuing
+ *     thread's can be compared with).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +93,9 @@ typedef struct TcOp { /* an MMA or a commit, in issue order */
   const EmIns *in;
   int thr;
   bool commit;
+  bool pair;       /* .cta_group::2: an MMA of the pair (the peer: rank ^ 1) */
+  uint16_t mask;   /* a commit: the CTAs (ranks) whose mbarrier at mbar it arrives on */
+  uint32_t eps[16]; /* a commit: each target CTA's pipe epoch at issue (the checks) */
   uint32_t ep;   /* the checks' MMA-pipe epoch: an MMA's own, the last MMA's before a commit */
   uint32_t mbar;
   EmTcMma mma;
@@ -97,6 +126,8 @@ struct EmTc {
   int nal;
   const EmIns *freed[EM_TMEM_COLS]; /* the dealloc that last released each column, NULL: never */
   bool relinquished;
+  int group;             /* the .cta_group of its tcgen05 instructions: 1 or 2 (0: none yet), and the first */
+  const EmIns *group_in;
   bool coll;             /* the A collector buffer holds an operand (a .collector::a::fill MMA's) */
   bool coll_tmem;
   uint64_t coll_a;       /* its descriptor or tensor-memory address */
@@ -208,9 +239,12 @@ static const TcAlloc *alloc_of(const struct EmTc *tc, int col) {
   return NULL;
 }
 
-/* Columns col..col+n-1 allocated (else a report naming `what`). */
-static bool cols_ok(Cta *c, const Thr *t, const EmIns *in, int col, int n, const char *what) {
-  struct EmTc *tc = c->tc;
+/* Columns col..col+n-1 allocated in tc (c's, or its peer's) (else a report naming `what`). */
+static bool cols_ok_in(Cta *c, const struct EmTc *tc, const Thr *t, const EmIns *in, int col, int n, const char *what) {
+  if (!tc) {
+    em_fail(c, t, in, "%s: no column of tensor memory is allocated", what);
+    return false;
+  }
   if (col < 0 || n < 0 || col + n > EM_TMEM_COLS) {
     em_fail(c, t, in, "%s: columns %d..%d are outside the 512 columns of tensor memory", what, col, col + n - 1);
     return false;
@@ -225,6 +259,36 @@ static bool cols_ok(Cta *c, const Thr *t, const EmIns *in, int col, int n, const
   }
   return true;
 }
+
+static bool cols_ok(Cta *c, const Thr *t, const EmIns *in, int col, int n, const char *what) {
+  return cols_ok_in(c, c->tc, t, in, col, n, what);
+}
+
+/* ---- CTA pairs (.cta_group::2) ---- */
+
+/* One .cta_group in the CTA's tcgen05 instructions; for ::2, the peer CTA (else NULL after a report; for ::1,
+ * c itself). */
+static Cta *group_of(Cta *c, const Thr *t, const EmIns *in) {
+  struct EmTc *tc = c->tc;
+  int g = in->mod & EMM_TC_PAIR ? 2 : 1;
+  if (tc->group && tc->group != g) {
+    em_fail(c, t, in, "tcgen05 with .cta_group::%d after .cta_group::%d (ptx line %d): every tcgen05 instruction of a "
+            "kernel uses one .cta_group", g, tc->group, tc->group_in->ptx_line);
+    return NULL;
+  }
+  if (!tc->group) tc->group = g, tc->group_in = in;
+  if (g == 1) return c;
+  int pr = c->rank ^ 1;
+  if (pr >= c->clu->n) {
+    em_fail(c, t, in, "tcgen05 .cta_group::2 in CTA rank %d of a cluster of %d CTA%s: the CTA pair is ranks %d and %d, "
+            "so the cluster needs an even number of CTAs (launch with a cluster of 2)", c->rank, c->clu->n,
+            c->clu->n == 1 ? "" : "s", c->rank & ~1, pr);
+    return NULL;
+  }
+  return c->clu->cta[pr];
+}
+
+static Cta *peer_of(Cta *c) { return c->clu->cta[c->rank ^ 1]; }
 
 static void describe_allocs(const struct EmTc *tc, char *buf, size_t n) {
   size_t len = 0;
@@ -251,7 +315,7 @@ static bool uniform(Cta *c, unsigned w0, const EmIns *in, const uint64_t *v, con
 static void tc_alloc(Cta *c, unsigned w0, const EmIns *in) {
   Thr *t = &c->t[w0];
   struct EmTc *tc = tc_of(c, t, in);
-  if (!tc) return;
+  if (!tc || !group_of(c, t, in)) return;
   uint64_t n[32], dst[32];
   for (unsigned l = 0; l < 32; l++) {
     Thr *o = &c->t[w0 + l];
@@ -306,7 +370,8 @@ static bool op_touches(const TcOp *op, int col, int n) {
 static void tc_dealloc(Cta *c, unsigned w0, const EmIns *in) {
   Thr *t = &c->t[w0];
   struct EmTc *tc = tc_of(c, t, in);
-  if (!tc) return;
+  Cta *pc = tc ? group_of(c, t, in) : NULL;
+  if (!pc) return;
   uint64_t n[32], ta[32];
   for (unsigned l = 0; l < 32; l++) {
     n[l] = em_src(c, &c->t[w0 + l], &in->a[1], ET_U32);
@@ -340,6 +405,13 @@ static void tc_dealloc(Cta *c, unsigned w0, const EmIns *in) {
               tc->q[i].in->ptx_line, tc->q[i].thr);
       return;
     }
+  for (int i = 0; pc != c && pc->tc && i < pc->tc->nq; i++) /* the peer's pair MMAs write these columns too */
+    if (pc->tc->q[i].pair && op_touches(&pc->tc->q[i], col, ncols)) {
+      em_fail(c, t, in, "tcgen05.dealloc of columns %d..%d while the pair's tcgen05.mma at ptx line %d (thread %d of "
+              "the peer CTA, rank %d) that writes them has not completed: wait for its tcgen05.commit's mbarrier first",
+              col, col + ncols - 1, pc->tc->q[i].in->ptx_line, pc->tc->q[i].thr, pc->rank);
+      return;
+    }
   for (int x = col; x < col + ncols; x++) tc->freed[x] = in;
   tc->al[k] = tc->al[--tc->nal];
 }
@@ -368,7 +440,10 @@ static bool enqueue(Cta *c, Thr *t, const EmIns *in, TcOp *op) {
 
 static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
   struct EmTc *tc = tc_of(c, t, in);
-  if (!tc) return;
+  Cta *pc = tc ? group_of(c, t, in) : NULL;
+  if (!pc) return;
+  bool pair = pc != c;
+  struct EmTc *ptc = pair ? pc->tc : NULL;
   const EmArg *a = in->a;
   TcOp op = {0};
   EmTcMma *m = &op.mma;
@@ -392,12 +467,21 @@ static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
   m->scale_d = (in->mod & EMM_TC_SCALE) ? (int)a[5].imm : 0;
   if (c->failed) return;
   char why[320];
-  if (!em_tc_mma_check(m, why, sizeof why)) {
-    em_fail(c, t, in, "tcgen05.mma: %s", why);
+  if (!(pair ? em_tc_mma_pair_check(m, why, sizeof why) : em_tc_mma_check(m, why, sizeof why))) {
+    em_fail(c, t, in, "tcgen05.mma%s: %s", pair ? ".cta_group::2" : "", why);
     return;
   }
-  em_tc_idesc(m->id.raw, &m->id, NULL, 0);
+  if (pair) em_tc_idesc_pair(m->id.raw, &m->id, NULL, 0);
+  else em_tc_idesc(m->id.raw, &m->id, NULL, 0);
   if (!cols_ok(c, t, in, (int)(m->d_taddr & 0xffff), m->id.n, "tcgen05.mma's D")) return;
+  if (pair && pc->ended) {
+    em_fail(c, t, in, "tcgen05.mma.cta_group::2 with the peer CTA (rank %d) ended: the pair's MMA writes its tensor "
+            "memory, and the peer must not have exited", pc->rank);
+    return;
+  }
+  if (pair && !cols_ok_in(c, ptc, t, in, (int)(m->d_taddr & 0xffff), m->id.n, "tcgen05.mma.cta_group::2's D in the "
+                          "peer CTA"))
+    return;
   if (m->a_tmem && !cols_ok(c, t, in, (int)(m->a_taddr & 0xffff), 8, "tcgen05.mma's A")) return;
   /* the A collector: fill keeps A; use and lastuse take the A it keeps (which must be this MMA's A: the
    * emulator reads A from memory again, the same operand); discard (the default) and lastuse empty it */
@@ -423,21 +507,48 @@ static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
   tc->coll = cu == 1 || cu == 2;
   if (cu == 1) tc->coll_tmem = m->a_tmem, tc->coll_a = aop, tc->coll_in = in;
   op.ep = tc->last_ep = em_chk_tc_mma(c);
+  op.pair = pair;
   for (int q = 0; tc->ck && q < 4; q++)
     for (int x = dcol; x < dcol + m->id.n && x < EM_TMEM_COLS; x++)
       tc->ck[q * EM_TMEM_COLS + x] = (TcCell){.stw = -1, .mep = op.ep, .mma_in = in, .mma_thr = (int)(t - c->t)};
+  if (pair) { /* the peer's cells: written by this MMA, under the peer's own pipe epoch */
+    uint32_t pe = ptc->last_ep = em_chk_tc_mma(pc);
+    for (int q = 0; ptc->ck && q < 4; q++)
+      for (int x = dcol; x < dcol + m->id.n && x < EM_TMEM_COLS; x++)
+        ptc->ck[q * EM_TMEM_COLS + x] = (TcCell){.stw = -1, .mep = pe, .mma_in = in, .mma_thr = (int)(t - c->t)};
+  }
   enqueue(c, t, in, &op);
 }
 
+/* The commit arrives on the mbarrier it names (in the executing CTA or, through a shared::cluster address,
+ * another of the cluster), or with .multicast::cluster on the mbarrier at that offset in each CTA of ctaMask. */
 static void tc_commit(Cta *c, Thr *t, const EmIns *in) {
   struct EmTc *tc = tc_of(c, t, in);
   uint32_t addr;
-  if (!tc || !em_smem_at(c, t, in, (EmSpace)in->space, &in->a[0], 8, 8, "the mbarrier", &addr)) return;
-  if (!mbar_at(c, addr)) {
-    em_fail(c, t, in, "smem+0x%x is not an mbarrier (no mbarrier.init set it up)", addr);
+  Cta *o = c;
+  if (!tc || !group_of(c, t, in) ||
+      !em_smem_at_cluster(c, t, in, (EmSpace)in->space, &in->a[0], 8, 8, "the mbarrier", &addr, &o))
     return;
+  uint32_t mask = 1u << o->rank;
+  if (in->mod & EMM_MCAST) {
+    mask = (uint32_t)em_src(c, t, &in->a[1], ET_U16) & 0xffffu;
+    if (!mask || mask >> c->clu->n) {
+      em_fail(c, t, in, "the multicast tcgen05.commit's CTA mask 0x%x names %s of a cluster of %d CTAs", mask,
+              mask ? "ranks outside" : "no CTA", c->clu->n);
+      return;
+    }
   }
-  TcOp op = {.commit = true, .mbar = addr, .ep = tc->last_ep}; /* the checks: it covers every MMA issued before */
+  TcOp op = {.commit = true, .mbar = addr, .ep = tc->last_ep, .mask = (uint16_t)mask};
+  for (int r = 0; r < c->clu->n; r++) {
+    if (!(mask >> r & 1)) continue;
+    Cta *d = c->clu->cta[r];
+    if (!mbar_at(d, addr)) {
+      if (d == c) em_fail(c, t, in, "smem+0x%x is not an mbarrier (no mbarrier.init set it up)", addr);
+      else em_fail(c, t, in, "smem+0x%x of CTA rank %d is not an mbarrier (no mbarrier.init set it up)", addr, r);
+      return;
+    }
+    op.eps[r] = d == c ? tc->last_ep : d->tc ? d->tc->last_ep : 0; /* the checks: it covers every MMA issued before */
+  }
   enqueue(c, t, in, &op);
 }
 
@@ -448,10 +559,42 @@ static bool run_head(Cta *c) {
   memmove(tc->q, tc->q + 1, sizeof *tc->q * (size_t)--tc->nq);
   Thr *t = &c->t[op.thr];
   if (op.commit) {
-    em_chk_tc_commit(c, mbar_at(c, op.mbar), op.ep);
-    return em_mbar_arrive_async(c, t, op.in, op.mbar);
+    for (int r = 0; r < c->clu->n; r++) {
+      if (!(op.mask >> r & 1)) continue;
+      Cta *d = c->clu->cta[r];
+      if (d != c && d->ended) {
+        em_fail(c, t, op.in, "the tcgen05.commit arrives on an mbarrier of CTA rank %d, whose threads have all exited",
+                r);
+        return false;
+      }
+      em_chk_tc_commit(d, mbar_at(d, op.mbar), op.eps[r]);
+      if (!(d == c ? em_mbar_arrive_async(c, t, op.in, op.mbar) : em_mbar_arrive_remote(d, c, t, op.in, op.mbar)))
+        return false;
+    }
+    return true;
   }
   if (!cols_ok(c, t, op.in, (int)(op.mma.d_taddr & 0xffff), op.mma.id.n, "tcgen05.mma's D (as it runs)")) return false;
+  if (op.pair) {
+    Cta *pc = peer_of(c);
+    if (pc->ended) {
+      em_fail(c, t, op.in, "tcgen05.mma.cta_group::2 (issued by thread %d) runs with the peer CTA (rank %d) ended: the "
+              "peer must not exit while the pair's MMA may write its tensor memory", op.thr, pc->rank);
+      return false;
+    }
+    if (!cols_ok_in(c, pc->tc, t, op.in, (int)(op.mma.d_taddr & 0xffff), op.mma.id.n,
+                    "tcgen05.mma.cta_group::2's D in the peer CTA (as it runs)"))
+      return false;
+    Cta *ev = c->rank & 1 ? pc : c, *od = c->rank & 1 ? c : pc;
+    const uint8_t *sm[2] = {ev->smem, od->smem};
+    size_t sb[2] = {ev->smem_size, od->smem_size};
+    EmTmemCells *tm[2] = {ev->tc->tm, od->tc->tm};
+    char why[320];
+    if (!em_tc_mma_pair_run(&op.mma, sm, sb, tm, why, sizeof why)) {
+      em_fail(c, t, op.in, "tcgen05.mma.cta_group::2 (issued by thread %d): %s", op.thr, why);
+      return false;
+    }
+    return true;
+  }
   if (op.mma.a_tmem && !cols_ok(c, t, op.in, (int)(op.mma.a_taddr & 0xffff), 8, "tcgen05.mma's A (as it runs)"))
     return false;
   char why[320];
@@ -564,7 +707,7 @@ void em_tc_finish(Cta *c, Thr *t, const EmIns *in) {
   case EM_TC_DEALLOC: tc_dealloc(c, w0, in); break;
   case EM_TC_RELINQUISH: {
     struct EmTc *tc = tc_of(c, t, in);
-    if (tc) tc->relinquished = true;
+    if (tc && group_of(c, t, in)) tc->relinquished = true;
     break;
   }
   case EM_TC_LD: case EM_TC_ST: tc_ldst(c, w0, in); break;

@@ -111,6 +111,14 @@ $(B)/examples/gemm_sm100.sm_100a.cubin: examples/gemm/gemm_sm100.tile $(B)/bin/t
 $(B)/examples/gemm_sm100.sm_100a.ptx: examples/gemm/gemm_sm100.tile $(B)/bin/tilec
 	@mkdir -p $(dir $@)
 	$(B)/bin/tilec --arch=sm_100a --emit=ptx -o $@ $<
+# the 2-CTA Blackwell GEMM (tcgen05.mma.cta_group::2 on a cluster of 2): kernel gemm_pair, the same host
+$(B)/examples/gemm_sm100_2cta.sm_100a.cubin: examples/gemm/gemm_sm100_2cta.tile $(B)/bin/tilec
+	@mkdir -p $(dir $@)
+	$(B)/bin/tilec --arch=sm_100a -o $@ $<
+$(B)/examples/gemm_sm100_2cta.sm_100a.ptx: examples/gemm/gemm_sm100_2cta.tile $(B)/bin/tilec
+	@mkdir -p $(dir $@)
+	$(B)/bin/tilec --arch=sm_100a --emit=ptx -o $@ $<
+examples: $(B)/examples/gemm_sm100_2cta.sm_100a.cubin $(B)/examples/gemm_sm100_2cta.sm_100a.ptx
 examples: $(B)/examples/gemm_sm100.sm_100a.cubin $(B)/examples/gemm_sm100.sm_100a.ptx
 
 # the tutorial's middle step (docs/tutorial-gemm.md)

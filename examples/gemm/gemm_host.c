@@ -17,8 +17,10 @@ int main(int argc, char **argv) {
   CHECK(tile_device_info_get(&dev));
   tile_module *m = load_module(&a);
   /* gemm (persistent, 128 x 256 tiles) or gemm_simple (one 64 x 256 tile per CTA) */
+  /* ... or gemm_pair (gemm_sm100_2cta.tile: clusters of 2 CTAs, 256 x 256 tiles, an even grid) */
   tile_kernel *k;
-  int simple = tile_module_get_kernel(m, "gemm", &k) != TILE_OK;
+  int pair = tile_module_get_kernel(m, "gemm_pair", &k) == TILE_OK;
+  int simple = !pair && tile_module_get_kernel(m, "gemm", &k) != TILE_OK;
   if (simple) CHECK(tile_module_get_kernel(m, "gemm_simple", &k));
   int failures = 0;
   for (int t = 0; t < a.trials; t++) {
@@ -47,6 +49,10 @@ int main(int argc, char **argv) {
     long tiles = ((M + 127) / 128) * ((N + 255) / 256);
     unsigned grid = (unsigned)(tiles < dev.sm_count ? tiles : dev.sm_count), gy = 1;
     if (simple) grid = (unsigned)((M + 63) / 64), gy = (unsigned)((N + 255) / 256);
+    if (pair) {
+      long ptiles = ((M + 255) / 256) * ((N + 255) / 256), npairs = dev.sm_count / 2;
+      grid = 2 * (unsigned)(ptiles < npairs ? ptiles : npairs);
+    }
     CHECK(tile_launch(k, grid, gy, 1, args, 6, NULL));
     CHECK(tile_synchronize());
     CHECK(tile_memcpy_dtoh(C, dC, (size_t)(M * ldc) * 2));

@@ -42,6 +42,22 @@ if timeout 300 "$B/examples/gemm_host" --cubin "$c100" --trials 3 --seed 7 > "$l
 else
   echo "FAIL gemm_sm100 on the emulator:"; tail -n 5 "$log"; fail=1
 fi
+# gemm_sm100_2cta: the 2-CTA Blackwell GEMM (tcgen05.mma.cta_group::2 on
+# clusters of 2, 256 x 256 tiles) through the same host, at gemm_host's
+# sizes and at 2100 x 4300 x 200 (153 tiles over 66 pairs: both TMEM
+# accumulators and their phases) on a random and an adversarial schedule
+log=${TMPDIR:-/tmp}/emu_gemm_sm100_2cta.log
+c2=$B/examples/gemm_sm100_2cta.sm_100a.cubin
+if timeout 300 "$B/examples/gemm_host" --cubin "$c2" --trials 3 --seed 7 > "$log" 2>&1 &&
+   TILE_EMU_SEED=random:5 timeout 300 "$B/examples/gemm_host" --cubin "$c2" --trials 1 --size 2100 --size 4300 \
+     --size 200 >> "$log" 2>&1 &&
+   TILE_EMU_SEED=adv:3 timeout 300 "$B/examples/gemm_host" --cubin "$c2" --trials 1 --size 2100 --size 4300 \
+     --size 200 >> "$log" 2>&1 &&
+   [ "$(grep -c ' OK$' "$log")" -eq 5 ]; then
+  echo "ok   gemm_sm100_2cta on the emulator ($(grep -c ' OK$' "$log") checks)"
+else
+  echo "FAIL gemm_sm100_2cta on the emulator:"; tail -n 5 "$log"; fail=1
+fi
 # Jagged Flash Attention, forward and backward, their own small checks
 # (both head dims, causal, broadcast-Q, split tiles, the deterministic
 # backward whose CTAs wait on each other through a semaphore), each on a

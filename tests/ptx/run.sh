@@ -219,6 +219,44 @@ for d in 64 128; do
     fi
   done
 done
+# The 2-CTA Blackwell GEMM (examples/gemm/gemm_sm100_2cta.tile): a CTA
+# pair's tensor memory and MMAs (.cta_group::2 throughout: ptxas refuses a
+# kernel mixing ::1 and ::2), in clusters of 2 (.reqnctapercluster); the
+# pair's MMA issued with the M = 256 instruction descriptor; its commits
+# multicast to both CTAs' mbarriers; the odd CTA's arrivals on the even
+# CTA's mbarriers through mapa; the cluster barriers around allocation and
+# dealloc; no wgmma; ptxas: no spills, no stack frame.
+G2=examples/gemm/gemm_sm100_2cta.tile
+ptx=$tmp/gemm_sm100_2cta.ptx
+n=$((n+1))
+if ! "$TILEC" --arch=sm_100a --emit=ptx -o "$ptx" "$G2" 2> "$tmp/err"; then
+  echo "FAIL gemm_sm100_2cta: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+else
+  name=gemm_sm100_2cta
+  check $name "clusters of 2" "$ptx" "^\.reqnctapercluster 2, 1, 1\$"
+  check $name "the pair's TMEM allocated" "$ptx" "tcgen05\.alloc\.cta_group::2\.sync\.aligned\.shared::cta\.b32"
+  check $name "the pair's right to allocate given up" "$ptx" "tcgen05\.relinquish_alloc_permit\.cta_group::2\.sync\.aligned;"
+  check $name "the pair's TMEM freed" "$ptx" "tcgen05\.dealloc\.cta_group::2\.sync\.aligned\.b32"
+  check $name "the pair's MMA" "$ptx" \
+    "tcgen05\.mma\.cta_group::2\.kind::f16(\.collector::a::discard)? \[%r[0-9]+\], %rd[0-9]+, %rd[0-9]+, %r[0-9]+, %p[0-9]+;"
+  check $name "commits multicast to both CTAs" "$ptx" \
+    "tcgen05\.commit\.cta_group::2\.mbarrier::arrive::one\.shared::cluster\.multicast::cluster\.b64"
+  check $name "the instruction descriptor (bf16, f32, M 256, N 256, K-major)" "$ptx" "mov\.b32[[:space:]]+%r[0-9]+, 272630928;"
+  check $name "the issuer: the even CTA's elected thread" "$ptx" "mov\.u32[[:space:]]+%r[0-9]+, %cluster_ctarank;"
+  check $name "arrivals on the even CTA's mbarriers" "$ptx" "mapa\.shared::cluster\.u32"
+  check $name "... released at cluster scope" "$ptx" "mbarrier\.arrive\.release\.cluster\.shared::cluster\.b64 _"
+  check $name "cluster barriers (allocation, dealloc)" "$ptx" "barrier\.cluster\.wait\.acquire\.aligned;"
+  check $name "the accumulator read 64 columns at a time" "$ptx" "tcgen05\.ld\.sync\.aligned\.32x32b\.x64\.b32"
+  check_not $name "no .cta_group::1" "$ptx" "cta_group::1"
+  check_not $name "no wgmma" "$ptx" "wgmma"
+  "$TILEC" --arch=sm_100a --emit=meta -o "$tmp/gemm_sm100_2cta.meta" "$G2"
+  check $name "metadata: all 512 TMEM columns" "$tmp/gemm_sm100_2cta.meta" "^tmem 512\$"
+  check $name "metadata: clusters of 2" "$tmp/gemm_sm100_2cta.meta" "^cluster 2 1 1\$"
+  if [ -x "$PTXAS" ] && assemble $name sm_100a "$ptx"; then
+    check $name "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
+    check $name "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
+  fi
+fi
 # Jagged Flash Attention (examples/jagged_attention): each variant for
 # sm_90a uses the Hopper machinery it is written around and the fast
 # softmax code; on sm_100a its register accumulators are refused with a
@@ -572,7 +610,7 @@ done
 # same PTX (with -lineinfo, as tilec assembles): a warp-specialized kernel
 # on each target and one without tasks
 for v in "sm_90a examples/gemm/gemm.tile" "sm_90a examples/matmul/matmul.tile" \
-         "sm_100a examples/gemm/gemm_sm100.tile"; do
+         "sm_100a examples/gemm/gemm_sm100.tile" "sm_100a examples/gemm/gemm_sm100_2cta.tile"; do
   set -- $v
   arch=$1; src=$2; name=stats/$(basename "$src" .tile)/$arch
   [ -x "$PTXAS" ] || continue

@@ -48,6 +48,7 @@ static void test_idesc_fields(void **state) {
   for (int n = 16; n <= 256; n += 16)
     for (int t = 0; t < 8; t++) check_idesc(128, n, t & 1, t >> 1 & 1, t >> 2 & 1);
   for (int n = 8; n <= 256; n += 8) check_idesc(64, n, true, false, false);
+  for (int n = 32; n <= 256; n += 32) check_idesc(256, n, true, false, false); /* a CTA pair's M = 256 */
 }
 
 /* Whole words, computed by hand from the table: what gemm_sm100 uses. */
@@ -61,6 +62,8 @@ static void test_idesc_words(void **state) {
   /* bf16, M 128, N 64, B N-major (P V with V's N contiguous):
    * 1<<4 | 1<<7 | 1<<10 | 1<<16 | 8<<17 | 8<<24 */
   assert_int_equal(dsc_idesc_f16(128, 64, true, false, true), 0x08110490u);
+  /* the CTA pair's (gemm_sm100_2cta): bf16, M 256, N 256, K-major: 1<<4 | 1<<7 | 1<<10 | 32<<17 | 16<<24 */
+  assert_int_equal(dsc_idesc_f16(256, 256, true, false, false), 0x10400490u);
 }
 
 /* ---- shared-memory descriptors ----------------------------------------- */

@@ -73,6 +73,21 @@ static inline void lacks(const char *hay, const char *needle, const char *what) 
 /* The emulator's tests (after emu/emu.h): parse ptx and run the launch l;
  * true when it ran, else the report (or the parser's error) in err. */
 #ifdef TILE_EMU_H
+#include <unistd.h>
+/* ptxas for sm_100a/sm_90a assembly checks: $TILE_PTXAS, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH (NULL: none). */
+static inline const char *tu_ptxas_path(void) {
+  static char buf[4096];
+  const char *e = getenv("TILE_PTXAS");
+  if (e && *e && access(e, X_OK) == 0) return e;
+  const char *home = getenv("CUDA_HOME");
+  if (home) {
+    snprintf(buf, sizeof buf, "%s/bin/ptxas", home);
+    if (access(buf, X_OK) == 0) return buf;
+  }
+  if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
+  return system("command -v ptxas >/dev/null 2>&1") == 0 ? "ptxas" : NULL;
+}
+
 static inline bool tu_emu_run(const char *ptx, const EmLaunch *l, char *err, size_t errlen) {
   EmModule *m = NULL;
   if (!em_ptx_parse(ptx, strlen(ptx), &m, err, errlen)) return false;

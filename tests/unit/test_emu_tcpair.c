@@ -1,0 +1,304 @@
+/* test_emu_tcpair.c - the CTA pair's tcgen05 (.cta_group::2) under the
+ * emulator (emu/tcgen05_pair.c, emu/tmem.c, emu/ptx_tc.c): the instruction
+ * descriptor of M = 256 field by field, what the pair's MMA refuses, and a
+ * hand-written sm_100a kernel on a cluster of two CTAs: each CTA holds 128
+ * rows of A and 64 of B's 128 columns in its own shared memory; warp 0 of
+ * each runs tcgen05.alloc/relinquish/dealloc.cta_group::2; thread 0 of the
+ * even CTA issues four tcgen05.mma.cta_group::2 (M 256, N 128, K 64) and
+ * one tcgen05.commit.cta_group::2 ... multicast::cluster to both CTAs'
+ * mbarriers; every warp of each CTA waits on its own mbarrier and loads its
+ * 32 lanes of its 128 rows of D. Checked against float64 under every
+ * schedule; then the reports of broken variants: the odd CTA not waiting
+ * for the commit (a race on its tensor memory), a commit that does not
+ * multicast (the odd CTA waits forever), .cta_group::1 mixed with ::2, a
+ * launch without a cluster, the odd CTA ending while the pair's MMA may
+ * still write its tensor memory. Every kernel is assembled by ptxas for
+ * sm_100a (test_ptxas), so the forms are real. */
+#include "../../emu/emu.h"
+#include "../../emu/tcgen05.h"
+#include "testutil.h"
+
+#include <math.h>
+
+/* ---- the instruction descriptor of M = 256 ---- */
+
+static uint32_t idesc(int ab, int n, int m) { return 1u << 4 | (uint32_t)ab << 7 | (uint32_t)ab << 10 | (uint32_t)(n >> 3) << 17 | (uint32_t)(m >> 4) << 24; }
+
+static void test_idesc_pair(void **state) {
+  (void)state;
+  EmTcIdesc d;
+  char err[256];
+  /* PTX ISA's table: M >> 4 in bits 24-28 (256 -> 16 -> bit 28), N >> 3 in bits 17-22 */
+  uint32_t v = idesc(1, 128, 256);
+  assert_int_equal(v, 0x10200490u);
+  assert_true(em_tc_idesc_pair(v, &d, err, sizeof err));
+  assert_int_equal(d.m, 256);
+  assert_int_equal(d.n, 128);
+  assert_int_equal(d.atype, ET_BF16);
+  assert_int_equal(d.dtype, ET_F32);
+  assert_true(em_tc_idesc_pair(idesc(0, 256, 256), &d, err, sizeof err));
+  assert_int_equal(d.n, 256);
+  assert_int_equal(d.atype, ET_F16);
+  assert_true(em_tc_idesc_pair(idesc(1, 32, 256) | 1u << 15, &d, err, sizeof err));
+  assert_true(d.a_mn && !d.b_mn);
+  /* one CTA's decoder refuses M = 256; the pair's refuses what it does not run */
+  assert_false(em_tc_idesc(v, &d, err, sizeof err));
+  assert_false(em_tc_idesc_pair(idesc(1, 128, 128), &d, err, sizeof err));
+  has(err, "M = 128 with .cta_group::2", "M 128 pair");
+  assert_false(em_tc_idesc_pair(idesc(1, 48, 256), &d, err, sizeof err));
+  has(err, "N = 48", "N 48");
+  assert_false(em_tc_idesc_pair(idesc(1, 128, 64), &d, err, sizeof err));
+  has(err, "M = 64", "M 64");
+  assert_false(em_tc_idesc_pair(v | 1u << 23, &d, err, sizeof err));
+  has(err, "reserved", "reserved bit");
+  EmTcMma op = {.adesc = 0x4000404000010000ull, .bdesc = 0x4000404000010400ull, .d_taddr = 0};
+  op.id.raw = v;
+  assert_true(em_tc_mma_pair_check(&op, err, sizeof err));
+  op.d_taddr = 1u << 16;
+  assert_false(em_tc_mma_pair_check(&op, err, sizeof err));
+  has(err, "start at lane 0", "lane");
+  op.d_taddr = 400;
+  assert_false(em_tc_mma_pair_check(&op, err, sizeof err));
+  has(err, "pass the 512 columns", "columns");
+  op.d_taddr = 0, op.a_tmem = true;
+  assert_false(em_tc_mma_pair_check(&op, err, sizeof err));
+  has(err, "A in tensor memory", "A in tmem");
+}
+
+/* ---- the pair's GEMM kernel ---- */
+
+#define HEAD ".version 8.7\n.target sm_100a\n.address_size 64\n"
+
+static char *made[16];
+static int nmade;
+static char *mixed; /* the kernel mixing .cta_group::1 and ::2: ptxas refuses it too */
+
+enum { P_NOWAIT = 1 /* the odd CTA reads D without waiting on its mbarrier */,
+       P_NOMCAST = 2 /* the commit arrives on the even CTA's mbarrier only */,
+       P_MIXED = 4 /* the allocation is .cta_group::1 */,
+       P_EARLYEXIT = 8 /* the odd CTA exits at once: no wait, no cluster barrier, its columns freed first */ };
+
+/* img: two images of 24576 bytes (one a CTA: A 128 x 64 at 0, B's 64 columns x 64 at 16384, 128-byte rows,
+ * swizzled); out: two 128 x 128 f32 blocks (the CTA's rows of D). */
+static char *pair_ptx(int broken) {
+  size_t cap = 64 * 1024, n = 0;
+  char *s = malloc(cap);
+#define P(...) (n += (size_t)snprintf(s + n, cap - n, __VA_ARGS__))
+  const char *grp = broken & P_MIXED ? "cta_group::1" : "cta_group::2";
+  P(HEAD ".shared .align 1024 .b8 tile[24576];\n.shared .align 8 .b64 bar;\n.shared .align 4 .b32 slot;\n"
+      ".visible .entry k(.param .u64 img, .param .u64 out)\n.reqnctapercluster 2, 1, 1\n{\n"
+      ".reg .b64 %%rd<40>;\n.reg .b32 %%r<200>;\n.reg .b16 %%rs<4>;\n.reg .pred %%p<10>;\n"
+      "ld.param.u64 %%rd1, [img];\nld.param.u64 %%rd2, [out];\nmov.u32 %%r1, %%tid.x;\nshr.u32 %%r10, %%r1, 5;\n"
+      "mov.u32 %%r50, %%cluster_ctarank;\nmul.wide.u32 %%rd30, %%r50, 24576;\nadd.u64 %%rd1, %%rd1, %%rd30;\n"
+      "mul.wide.u32 %%rd31, %%r50, 65536;\nadd.u64 %%rd2, %%rd2, %%rd31;\nmov.u32 %%r2, %%r1;\n"
+      "COPY:\nmul.wide.u32 %%rd3, %%r2, 16;\nadd.u64 %%rd4, %%rd1, %%rd3;\n"
+      "ld.global.v4.b32 {%%r3, %%r4, %%r5, %%r6}, [%%rd4];\nmov.u32 %%r7, tile;\nshl.b32 %%r8, %%r2, 4;\n"
+      "add.u32 %%r9, %%r7, %%r8;\nst.shared.v4.b32 [%%r9], {%%r3, %%r4, %%r5, %%r6};\nadd.u32 %%r2, %%r2, 128;\n"
+      "setp.lt.u32 %%p1, %%r2, 1536;\n@%%p1 bra COPY;\nfence.proxy.async.shared::cta;\n"
+      "setp.ne.u32 %%p2, %%r10, 0;\nsetp.ne.u32 %%p3, %%r1, 0;\nsetp.ne.u32 %%p6, %%r50, 0;\n"
+      "@%%p2 bra NOALLOC;\nmov.u32 %%r11, slot;\n"
+      "tcgen05.alloc.%s.sync.aligned.shared::cta.b32 [%%r11], 128;\n"
+      "tcgen05.relinquish_alloc_permit.%s.sync.aligned;\nNOALLOC:\n"
+      "@%%p3 bra NOINIT;\nmbarrier.init.shared::cta.b64 [bar], 1;\nNOINIT:\n"
+      "tcgen05.fence::before_thread_sync;\nbar.sync 0;\n"
+      /* both CTAs' operands, mbarriers and columns are ready before the even CTA issues */
+      "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n"
+      "tcgen05.fence::after_thread_sync;\n"
+      "ld.shared.b32 %%r12, [slot];\nshl.b32 %%r30, %%r10, 21;\nadd.u32 %%r31, %%r12, %%r30;\n", grp, grp);
+  if (broken & P_EARLYEXIT) /* the odd CTA: free the columns and leave */
+    P("@!%%p6 bra EVEN;\n@%%p2 bra END;\ntcgen05.dealloc.%s.sync.aligned.b32 %%r12, 128;\nbra.uni END;\nEVEN:\n", grp);
+  /* thread 0 of the even CTA: the descriptors (the same offsets in both CTAs), four MMAs, the commit */
+  P("or.pred %%p7, %%p3, %%p6;\n@%%p7 bra WAITMMA;\nmov.u32 %%r13, tile;\nshr.u32 %%r14, %%r13, 4;\n"
+    "cvt.u64.u32 %%rd5, %%r14;\nmov.b64 %%rd6, 0x4000404000010000;\nadd.u64 %%rd7, %%rd6, %%rd5;\n"
+    "add.u64 %%rd8, %%rd7, 1024;\nmov.u32 %%r15, %u;\n", idesc(1, 128, 256));
+  for (int k = 0; k < 4; k++) {
+    P("setp.ne.u32 %%p4, %d, 0;\nadd.u64 %%rd9, %%rd7, %d;\nadd.u64 %%rd10, %%rd8, %d;\n", k, 2 * k, 2 * k);
+    P("tcgen05.mma.cta_group::2.kind::f16 [%%r12], %%rd9, %%rd10, %%r15, %%p4;\n");
+  }
+  if (broken & P_NOMCAST) P("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 [bar];\n");
+  else P("mov.b16 %%rs1, 3;\n"
+         "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [bar], %%rs1;\n");
+  P("WAITMMA:\n");
+  if (broken & P_NOWAIT) P("@%%p6 bra LOAD;\n");
+  P("mbarrier.try_wait.parity.shared::cta.b64 %%p5, [bar], 0;\n@!%%p5 bra WAITMMA;\nLOAD:\n"
+    "tcgen05.fence::after_thread_sync;\n");
+  for (int c = 0; c < 8; c++) {
+    P("tcgen05.ld.sync.aligned.32x32b.x16.b32 {");
+    for (int i = 0; i < 16; i++) P("%s%%r%d", i ? ", " : "", 60 + i);
+    P("}, [%%r31+%d];\ntcgen05.wait::ld.sync.aligned;\n", 16 * c);
+    P("mul.wide.u32 %%rd11, %%r1, 512;\nadd.u64 %%rd12, %%rd2, %%rd11;\n");
+    for (int i = 0; i < 16; i++) P("st.global.b32 [%%rd12+%d], %%r%d;\n", 4 * (16 * c + i), 60 + i);
+  }
+  /* the PTX ISA's example: a cluster barrier, then each CTA's warp frees the pair's columns */
+  P("tcgen05.fence::before_thread_sync;\nbar.sync 0;\n"
+    "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n"
+    "@%%p2 bra END;\ntcgen05.fence::after_thread_sync;\n"
+    "tcgen05.dealloc.%s.sync.aligned.b32 %%r12, 128;\nEND:\nret;\n}\n", grp);
+#undef P
+  assert_true(n < cap);
+  if (nmade < 16 && !(broken & P_MIXED)) made[nmade++] = strdup(s);
+  else if (broken & P_MIXED) mixed = strdup(s);
+  return s;
+}
+
+typedef struct {
+  uint8_t img[2][24576];
+  double a[256][64], b[128][64];
+  float out[2][128 * 128];
+} Pair;
+
+/* a random bf16: 0 one time in 16, else +-(1 + m) 2^e, e in -6..0 (sums exact in double) */
+static uint16_t rnd_bf16(uint64_t *s, double *v) {
+  uint64_t r = tu_xorshift(s);
+  if ((r & 15) == 0) return *v = 0, 0;
+  int e = -(int)((r >> 4) % 7);
+  uint32_t m = (uint32_t)(r >> 8) & 127, neg = (r >> 40) & 1;
+  *v = ldexp(1.0 + ldexp(m, -7), e) * (neg ? -1 : 1);
+  return (uint16_t)(neg << 15 | (uint32_t)(e + 127) << 7 | m);
+}
+
+static void pair_init(Pair *g, uint64_t seed) {
+  uint64_t s = 77 + seed;
+  for (int c = 0; c < 2; c++)
+    for (size_t i = 0; i < sizeof g->img[c]; i++) g->img[c][i] = (uint8_t)tu_xorshift(&s);
+  for (int c = 0; c < 2; c++)
+    for (int r = 0; r < 192; r++) /* 128 rows of A, then 64 columns of B (their K contiguous) */
+      for (int k = 0; k < 64; k++) {
+        double v;
+        uint16_t h = rnd_bf16(&s, &v);
+        size_t off = (r < 128 ? 0 : 16384) + (size_t)(r < 128 ? r : r - 128) * 128 + (size_t)k * 2;
+        off ^= ((off >> 7) & 7) << 4; /* the 128-byte swizzle */
+        g->img[c][off] = (uint8_t)h, g->img[c][off + 1] = (uint8_t)(h >> 8);
+        if (r < 128) g->a[128 * c + r][k] = v;
+        else g->b[64 * c + r - 128][k] = v;
+      }
+  for (int c = 0; c < 2; c++)
+    for (int i = 0; i < 128 * 128; i++) g->out[c][i] = NAN;
+}
+
+static int pair_check(const Pair *g) {
+  int bad = 0;
+  for (int m = 0; m < 256; m++)
+    for (int n = 0; n < 128; n++) {
+      double want = 0, mag = 0; /* four MMAs, each rounded to f32: within 1e-6 of the sum of |products| */
+      for (int k = 0; k < 64; k++) want += g->a[m][k] * g->b[n][k], mag += fabs(g->a[m][k] * g->b[n][k]);
+      double got = g->out[m / 128][(m % 128) * 128 + n];
+      if (!(fabs(got - want) <= 1e-6 * mag + 1e-30)) {
+        if (bad < 5) print_error("D[%d][%d] = %.9g, want %.9g\n", m, n, got, want);
+        bad++;
+      }
+    }
+  return bad;
+}
+
+static bool run(const char *ptx, Pair *g, unsigned cluster, int sched, uint64_t seed, char *err, size_t errlen) {
+  uint64_t p[2] = {(uint64_t)(uintptr_t)g->img, (uint64_t)(uintptr_t)g->out};
+  EmLaunch l = {.kernel = "k", .grid = {2, 1, 1}, .block = {128, 1, 1}, .params = p, .params_size = sizeof p,
+                .max_steps = 50000000, .sched = sched, .seed = seed, .cluster = {cluster, 1, 1}};
+  return tu_emu_run(ptx, &l, err, errlen);
+}
+
+static const int scheds[][2] = {{EM_SCHED_RR, 0}, {EM_SCHED_RANDOM, 1}, {EM_SCHED_RANDOM, 2},
+                                {EM_SCHED_ADVERSARIAL, 3}, {EM_SCHED_ADVERSARIAL, 4}};
+
+static void test_pair_gemm(void **state) {
+  (void)state;
+  char *ptx = pair_ptx(0), err[2048];
+  Pair *g = malloc(sizeof *g);
+  for (int i = 0; i < 5; i++) {
+    pair_init(g, (uint64_t)i);
+    bool ok = run(ptx, g, 2, scheds[i][0], (uint64_t)scheds[i][1], err, sizeof err);
+    if (!ok) print_error("schedule %d: %s\n", i, err);
+    assert_true(ok);
+    assert_int_equal(pair_check(g), 0);
+  }
+  free(g);
+  free(ptx);
+}
+
+static void must_fail(int broken, unsigned cluster, int sched, const char *const *want) {
+  char *ptx = pair_ptx(broken), err[4096];
+  Pair *g = malloc(sizeof *g);
+  pair_init(g, 9);
+  bool ok = run(ptx, g, cluster, sched, 5, err, sizeof err);
+  if (ok) print_error("variant %d ran clean\n", broken);
+  if (getenv("TCPAIR_SHOW")) print_message("variant %d: %s\n", broken, err);
+  assert_false(ok);
+  for (; *want; want++) has(err, *want, *want);
+  free(g);
+  free(ptx);
+}
+
+static void test_pair_reports(void **state) {
+  (void)state;
+  /* the odd CTA reads D before the commit's arrival: a race on its own tensor memory, naming the pair's MMA */
+  must_fail(P_NOWAIT, 2, EM_SCHED_ADVERSARIAL,
+            (const char *const[]){"race: the tcgen05.ld reads tensor memory columns", "tcgen05.mma", NULL});
+  /* the commit arrives on the even CTA's mbarrier only: the odd CTA waits forever */
+  must_fail(P_NOMCAST, 2, EM_SCHED_RR, (const char *const[]){"deadlock", NULL});
+  /* .cta_group::1 allocation, .cta_group::2 MMA */
+  must_fail(P_MIXED, 2, EM_SCHED_RR, (const char *const[]){"tcgen05 with .cta_group::2 after .cta_group::1", NULL});
+  /* the odd CTA frees its columns and exits while the pair's MMA is to write them */
+  must_fail(P_EARLYEXIT, 2, EM_SCHED_ADVERSARIAL,
+            (const char *const[]){"tcgen05.dealloc of columns 0..127 while the pair's tcgen05.mma", NULL});
+}
+
+static void test_ptxas(void **state) {
+  (void)state;
+  const char *ptxas = tu_ptxas_path();
+  if (!ptxas) {
+    if (getenv("TILE_ALLOW_MISSING_TOOLS")) {
+      print_message("[  SKIP    ] no ptxas (TILE_ALLOW_MISSING_TOOLS is set): the sm_100a forms are not assembled\n");
+      skip();
+    }
+    fail_msg("no ptxas: test_ptxas assembles the kernels for sm_100a (set TILE_ALLOW_MISSING_TOOLS=1 to skip)");
+  }
+  assert_true(nmade >= 4);
+  char dir[512], path[600], cmd[8192];
+  assert_int_equal(tu_tmpdir(dir, sizeof dir), 0);
+  for (int i = 0; i < nmade; i++) {
+    snprintf(path, sizeof path, "%s/k%d.ptx", dir, i);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(made[i], f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_100a '%s' -o '%s/k%d.cubin' 2>'%s/k%d.log'", ptxas, path, dir, i, dir, i);
+    if (system(cmd) != 0) {
+      snprintf(path, sizeof path, "%s/k%d.log", dir, i);
+      char *log = tu_read_file(path, NULL);
+      print_error("ptxas refuses kernel %d:\n%s\n--- its PTX ---\n%s\n", i, log ? log : "", made[i]);
+      free(log);
+      tu_rmtree(dir);
+      fail();
+    }
+  }
+  /* the emulator's rule is ptxas's: one .cta_group in a kernel */
+  assert_non_null(mixed);
+  snprintf(path, sizeof path, "%s/mixed.ptx", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(mixed, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "'%s' -arch=sm_100a '%s' -o '%s/mixed.cubin' 2>'%s/mixed.log'", ptxas, path, dir, dir);
+  assert_int_not_equal(system(cmd), 0);
+  snprintf(path, sizeof path, "%s/mixed.log", dir);
+  char *log = tu_read_file(path, NULL);
+  assert_non_null(log);
+  has(log, ".cta_group::1) and CTA pair granularity(.cta_group::2)", "ptxas's refusal");
+  free(log);
+  free(mixed);
+  mixed = NULL;
+  tu_rmtree(dir);
+  for (int i = 0; i < nmade; i++) free(made[i]);
+  nmade = 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_idesc_pair),
+      cmocka_unit_test(test_pair_gemm),
+      cmocka_unit_test(test_pair_reports),
+      cmocka_unit_test(test_ptxas),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
