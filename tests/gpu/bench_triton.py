@@ -407,9 +407,12 @@ def case_layernorm_bwd(E):
             dx_r, dw_r, db_r = torch.empty_like(x), torch.empty_like(w), torch.empty_like(w)
             E.poison(dwp, dbp, dx_t, dw_t, db_t, dx_r, dw_r, db_r)
             launches = [(kdx, (G, ), (x, dy, w, mean, rstd, dx_t, dwp, dbp, M, N, N, rpp))]
-            if split:
-                launches.append((kpart, (triton_cdiv(N, pbn), G), (x, dy, mean, rstd, dwp, dbp, M, N, N, rpp)))
-            launches.append((kdw, (triton_cdiv(N, bn), ), (dwp, dbp, dw_t, db_t, G, N)))
+            Gp = G
+            if split:  # the partial sums over strips of 512 rows (layernorm_bwd_host.c's PART_ROWS)
+                rppp = triton_cdiv(M, min(G, triton_cdiv(M, 512)))
+                Gp = triton_cdiv(M, rppp)
+                launches.append((kpart, (triton_cdiv(N, pbn), Gp), (x, dy, mean, rstd, dwp, dbp, M, N, N, rppp)))
+            launches.append((kdw, (triton_cdiv(N, bn), ), (dwp, dbp, dw_t, db_t, Gp, N)))
             ft = E.launcher(launches)
             fr = (lambda: E.tt.layer_norm_bwd(x, dy, w, mean, rstd, dx_r, dw_r, db_r)) if E.tt else None
             ft()
@@ -436,7 +439,7 @@ def case_layernorm_bwd(E):
                            ("tile dx vs triton", E.rel(dx_t, dx_r), 2 * tol)]
             tm, rm = E.compare(ft, fr)
             E.row("layernorm_bwd", shape, tm, rm, 3.0 * M * N * x.element_size(), "GB/s", checks,
-                  note="Tile G=%d programs%s" % (G, ", dw/db by a kernel of their own" if split else ""))
+                  note="Tile G=%d programs%s" % (G, ", dw/db by a kernel of their own over %d strips" % Gp if split else ""))
         except Exception as e:
             E.error("layernorm_bwd", shape, e)
 
