@@ -14,9 +14,11 @@
 #define TILE_EMU_H
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* A 16-bit bf16 (f16 false) or f16 value, exactly, as a double: what the
@@ -31,6 +33,20 @@ static inline double em_half_value(uint16_t h, bool f16) {
   int e = (h >> 10) & 0x1f, mant = h & 0x3ff;
   double v = e == 31 ? (mant ? NAN : INFINITY) : e == 0 ? ldexp(mant, -24) : ldexp(mant | 0x400, e - 25);
   return (h & 0x8000) ? -v : v;
+}
+
+/* The decoders' error: the message (printf-style) into err[errlen], if
+ * given; returns false, for `return em_errf(...)` (tma.c, wgmma.c,
+ * tcgen05.c, tcgen05_pair.c). */
+static inline bool em_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline bool em_errf(char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return false;
 }
 
 /* ---- ptx.c: parsing ---- */

@@ -40,17 +40,6 @@
 
 #include "tcgen05.h"
 
-static bool tc_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool tc_fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return false;
-}
-
 /* ---- the instruction descriptor ---- */
 
 bool em_tc_idesc(uint32_t v, EmTcIdesc *d, char *err, size_t errlen) {
@@ -72,33 +61,33 @@ bool em_tc_idesc(uint32_t v, EmTcIdesc *d, char *err, size_t errlen) {
   d->max_shift = (int)(v >> 30);
   uint32_t reserved = v & (1u << 6 | 1u << 23 | 1u << 29);
   if (reserved)
-    return tc_fail(err, errlen, "the instruction descriptor 0x%08x sets reserved bits (0x%08x)", v, reserved);
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x sets reserved bits (0x%08x)", v, reserved);
   if (d->sparse)
-    return tc_fail(err, errlen, "the instruction descriptor 0x%08x asks for a sparse A (bit 2): the emulator runs dense "
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x asks for a sparse A (bit 2): the emulator runs dense "
                    "MMAs only (and tcgen05.mma.sp names sparsity)", v);
   if (d->sparse_sel || d->sat)
-    return tc_fail(err, errlen, "the instruction descriptor 0x%08x sets the sparsity selector or saturate bits, which "
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x sets the sparsity selector or saturate bits, which "
                    ".kind::f16 has not", v);
   if (d->max_shift)
-    return tc_fail(err, errlen, "the instruction descriptor 0x%08x sets a maximum shift (bits 30-31), which only "
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x sets a maximum shift (bits 30-31), which only "
                    "tcgen05.mma.ws has", v);
   if (d->dtype == ET_NONE)
-    return tc_fail(err, errlen, "the instruction descriptor 0x%08x has D type %u (.kind::f16: 0 f16, 1 f32)", v, dt);
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x has D type %u (.kind::f16: 0 f16, 1 f32)", v, dt);
   if (d->dtype != ET_F32)
-    return tc_fail(err, errlen, "the instruction descriptor 0x%08x asks for an f16 D: the emulator runs f32 "
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x asks for an f16 D: the emulator runs f32 "
                    "accumulators only", v);
   if (at > 1 || bt > 1)
-    return tc_fail(err, errlen, "the instruction descriptor 0x%08x has A type %u and B type %u (.kind::f16: 0 f16, "
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x has A type %u and B type %u (.kind::f16: 0 f16, "
                    "1 bf16)", v, at, bt);
   if (at != bt)
-    return tc_fail(err, errlen, "the instruction descriptor 0x%08x mixes an %s A with a %s B: the emulator runs one type "
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x mixes an %s A with a %s B: the emulator runs one type "
                    "for both", v, at ? "bf16" : "f16", bt ? "bf16" : "f16");
   if (d->m != 64 && d->m != 128)
-    return tc_fail(err, errlen, "the instruction descriptor 0x%08x has M = %d: cta_group::1 has M 64 or 128 (M >> 4 in "
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x has M = %d: cta_group::1 has M 64 or 128 (M >> 4 in "
                    "bits 24-28)", v, d->m);
   int step = d->m == 64 ? 8 : 16;
   if (d->n < step || d->n > 256 || d->n % step)
-    return tc_fail(err, errlen, "the instruction descriptor 0x%08x has N = %d: with M = %d, N is %d to 256 in steps of "
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x has N = %d: with M = %d, N is %d to 256 in steps of "
                    "%d (N >> 3 in bits 17-22)", v, d->n, d->m, step, step);
   return true;
 }
@@ -119,20 +108,20 @@ bool em_tc_sdesc(uint64_t v, const char *which, EmTcSdesc *d, char *err, size_t 
   d->base32b = d->mode == 1;
   uint64_t reserved = v & (3ull << 14 | 3ull << 30 | 0xffull << 53);
   if (reserved)
-    return tc_fail(err, errlen, "the %s descriptor 0x%016" PRIx64 " sets reserved bits (0x%016" PRIx64 ")", which, v,
+    return em_errf(err, errlen, "the %s descriptor 0x%016" PRIx64 " sets reserved bits (0x%016" PRIx64 ")", which, v,
                    reserved);
   if (d->version != 1)
-    return tc_fail(err, errlen, "the %s descriptor 0x%016" PRIx64 " has %u in bits 46-48, not the 0b001 tcgen05 "
+    return em_errf(err, errlen, "the %s descriptor 0x%016" PRIx64 " has %u in bits 46-48, not the 0b001 tcgen05 "
                    "descriptors carry%s", which, v, (unsigned)d->version,
                    d->version == 0 ? " (a Hopper wgmma descriptor?)" : "");
   if (d->mode == 3 || d->mode == 5 || d->mode == 7)
-    return tc_fail(err, errlen, "the %s descriptor 0x%016" PRIx64 " has swizzle mode %d (0 none, 1 128-byte with "
+    return em_errf(err, errlen, "the %s descriptor 0x%016" PRIx64 " has swizzle mode %d (0 none, 1 128-byte with "
                    "32-byte atoms, 2 128-byte, 4 64-byte, 6 32-byte)", which, v, d->mode);
   if (d->lbo_mode)
-    return tc_fail(err, errlen, "the %s descriptor 0x%016" PRIx64 " sets the LBO mode (bit 52, for 48-byte K tiles): "
+    return em_errf(err, errlen, "the %s descriptor 0x%016" PRIx64 " sets the LBO mode (bit 52, for 48-byte K tiles): "
                    "the emulator does not model it", which, v);
   if (d->base)
-    return tc_fail(err, errlen, "the %s descriptor 0x%016" PRIx64 " has matrix base offset %d; the emulator models only "
+    return em_errf(err, errlen, "the %s descriptor 0x%016" PRIx64 " has matrix base offset %d; the emulator models only "
                    "0 (the swizzle pattern starting on its repeat boundary of the shared window)", which, v, d->base);
   return true;
 }
@@ -166,35 +155,35 @@ bool em_tc_mma_check(const EmTcMma *op, char *err, size_t errlen) {
   if (!op->a_tmem) {
     if (!em_tc_sdesc(op->adesc, "A", &da, err, errlen)) return false;
     if (da.base32b && !id.a_mn)
-      return tc_fail(err, errlen, "the A descriptor's swizzle mode 1 (128-byte rows, 32-byte atoms) with a K-major A: "
+      return em_errf(err, errlen, "the A descriptor's swizzle mode 1 (128-byte rows, 32-byte atoms) with a K-major A: "
                      "the emulator models that mode MN-major only");
   } else if (id.a_mn) {
-    return tc_fail(err, errlen, "A in tensor memory with the transpose-A bit set (bit 15): A in tensor memory has one "
+    return em_errf(err, errlen, "A in tensor memory with the transpose-A bit set (bit 15): A in tensor memory has one "
                    "layout, a row to a lane");
   }
   if (!em_tc_sdesc(op->bdesc, "B", &db, err, errlen)) return false;
   if (db.base32b && !id.b_mn)
-    return tc_fail(err, errlen, "the B descriptor's swizzle mode 1 (128-byte rows, 32-byte atoms) with a K-major B: the "
+    return em_errf(err, errlen, "the B descriptor's swizzle mode 1 (128-byte rows, 32-byte atoms) with a K-major B: the "
                    "emulator models that mode MN-major only");
   if (op->scale_d < 0 || op->scale_d > 15)
-    return tc_fail(err, errlen, "scale-input-d %d (0 to 15)", op->scale_d);
+    return em_errf(err, errlen, "scale-input-d %d (0 to 15)", op->scale_d);
   int dl = tlane(op->d_taddr), dc = tcol(op->d_taddr);
   if (id.m == 128 && dl != 0)
-    return tc_fail(err, errlen, "D at tensor-memory address 0x%08x: an M = 128 accumulator starts at lane 0 (lane %d "
+    return em_errf(err, errlen, "D at tensor-memory address 0x%08x: an M = 128 accumulator starts at lane 0 (lane %d "
                    "here)", op->d_taddr, dl);
   if (id.m == 64 && dl != 0 && dl != 16)
-    return tc_fail(err, errlen, "D at tensor-memory address 0x%08x: an M = 64 accumulator starts at lane 0 or 16 (lane "
+    return em_errf(err, errlen, "D at tensor-memory address 0x%08x: an M = 64 accumulator starts at lane 0 or 16 (lane "
                    "%d here)", op->d_taddr, dl);
   if (dc + id.n > EM_TMEM_COLS)
-    return tc_fail(err, errlen, "D at tensor-memory address 0x%08x: columns %d..%d pass the 512 columns", op->d_taddr, dc,
+    return em_errf(err, errlen, "D at tensor-memory address 0x%08x: columns %d..%d pass the 512 columns", op->d_taddr, dc,
                    dc + id.n - 1);
   if (op->a_tmem) {
     int al = tlane(op->a_taddr), ac = tcol(op->a_taddr);
     if (al != dl)
-      return tc_fail(err, errlen, "A at tensor-memory address 0x%08x and D at 0x%08x: A and D start at the same lane "
+      return em_errf(err, errlen, "A at tensor-memory address 0x%08x and D at 0x%08x: A and D start at the same lane "
                      "(%d and %d here)", op->a_taddr, op->d_taddr, al, dl);
     if (ac + 8 > EM_TMEM_COLS)
-      return tc_fail(err, errlen, "A at tensor-memory address 0x%08x: columns %d..%d pass the 512 columns",
+      return em_errf(err, errlen, "A at tensor-memory address 0x%08x: columns %d..%d pass the 512 columns",
                      op->a_taddr, ac, ac + 7);
   }
   return true;
@@ -208,7 +197,7 @@ static bool tc_load(const EmTcSdesc *d, bool mn_major, int rows, bool f16, doubl
     for (int k = 0; k < 16; k++) {
       uint64_t a = em_tc_sdesc_addr(d, mn_major, mn, k);
       if (a >= smem_bytes || smem_bytes - a < 2)
-        return tc_fail(err, errlen,
+        return em_errf(err, errlen,
                        "the %s descriptor 0x%016" PRIx64 " (%s-major, swizzle mode %d) reads shared bytes 0x%" PRIx64
                        "..0x%" PRIx64 " (%s %d, k %d), outside the CTA's %zu-byte shared window",
                        which, d->raw, mn_major ? "MN" : "K", d->mode, a, a + 1, which[0] == 'A' ? "row" : "column", mn,
@@ -221,7 +210,7 @@ static bool tc_load(const EmTcSdesc *d, bool mn_major, int rows, bool f16, doubl
 bool em_tc_mma_run(const EmTcMma *op, const uint8_t *smem, size_t smem_bytes, EmTmemCells *tm, char *err,
                    size_t errlen) {
   if (!em_tc_mma_check(op, err, errlen)) return false;
-  if (!smem && smem_bytes) return tc_fail(err, errlen, "no shared memory window");
+  if (!smem && smem_bytes) return em_errf(err, errlen, "no shared memory window");
   EmTcIdesc id;
   em_tc_idesc(op->id.raw, &id, NULL, 0);
   bool f16 = id.atype == ET_F16;
@@ -236,7 +225,7 @@ bool em_tc_mma_run(const EmTcMma *op, const uint8_t *smem, size_t smem_bytes, Em
       int lane = em_tc_row_lane(M, dl, m);
       for (int k = 0; k < 16; k++) {
         if (!def_bit(tm, lane, ac + k / 2))
-          return tc_fail(err, errlen, "A in tensor memory at 0x%08x: row %d (lane %d, column %d) was never written",
+          return em_errf(err, errlen, "A in tensor memory at 0x%08x: row %d (lane %d, column %d) was never written",
                          op->a_taddr, m, lane, ac + k / 2);
         uint16_t h = (uint16_t)(tm->cell[lane][ac + k / 2] >> (16 * (k % 2)));
         A[m][k] = (id.neg_a ? -1 : 1) * em_half_value(h, f16);
@@ -251,7 +240,7 @@ bool em_tc_mma_run(const EmTcMma *op, const uint8_t *smem, size_t smem_bytes, Em
     for (int m = 0; m < M; m++)
       for (int n = 0; n < N; n++)
         if (!def_bit(tm, em_tc_row_lane(M, dl, m), dc + n))
-          return tc_fail(err, errlen, "D at tensor-memory address 0x%08x is accumulated into (enable-input-d), but row %d "
+          return em_errf(err, errlen, "D at tensor-memory address 0x%08x is accumulated into (enable-input-d), but row %d "
                          "column %d (lane %d, column %d) was never written since its allocation: the first MMA of a "
                          "chain wants enable-input-d false", op->d_taddr, m, n, em_tc_row_lane(M, dl, m), dc + n);
   for (int m = 0; m < M; m++) {

@@ -28,17 +28,6 @@
 
 #include "tcgen05.h"
 
-static bool pr_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool pr_fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return false;
-}
-
 bool em_tc_idesc_pair(uint32_t v, EmTcIdesc *d, char *err, size_t errlen) {
   /* every other field as for one CTA: decode it with M = 128 in its place */
   uint32_t m = (v >> 24) & 0x1f;
@@ -46,13 +35,13 @@ bool em_tc_idesc_pair(uint32_t v, EmTcIdesc *d, char *err, size_t errlen) {
   d->raw = v;
   d->m = (int)m << 4;
   if (d->m == 128)
-    return pr_fail(err, errlen, "the instruction descriptor 0x%08x has M = 128 with .cta_group::2 (64 rows a CTA): the "
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x has M = 128 with .cta_group::2 (64 rows a CTA): the "
                    "emulator runs the pair's M = 256 only", v);
   if (d->m != 256)
-    return pr_fail(err, errlen, "the instruction descriptor 0x%08x has M = %d: .cta_group::2 has M 128 or 256 (M >> 4 "
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x has M = %d: .cta_group::2 has M 128 or 256 (M >> 4 "
                    "in bits 24-28)", v, d->m);
   if (d->n < 32 || d->n > 256 || d->n % 32)
-    return pr_fail(err, errlen, "the instruction descriptor 0x%08x has N = %d: with M = 256 (.cta_group::2), N is 32 to "
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x has N = %d: with M = 256 (.cta_group::2), N is 32 to "
                    "256 in steps of 32, N/2 columns of B in each CTA", v, d->n);
   return true;
 }
@@ -62,19 +51,19 @@ bool em_tc_mma_pair_check(const EmTcMma *op, char *err, size_t errlen) {
   EmTcSdesc da, db;
   if (!em_tc_idesc_pair(op->id.raw, &id, err, errlen)) return false;
   if (op->a_tmem)
-    return pr_fail(err, errlen, "A in tensor memory with .cta_group::2: the emulator runs the pair's MMA with A in shared "
+    return em_errf(err, errlen, "A in tensor memory with .cta_group::2: the emulator runs the pair's MMA with A in shared "
                    "memory only");
   if (!em_tc_sdesc(op->adesc, "A", &da, err, errlen) || !em_tc_sdesc(op->bdesc, "B", &db, err, errlen)) return false;
   if ((da.base32b && !id.a_mn) || (db.base32b && !id.b_mn))
-    return pr_fail(err, errlen, "a descriptor's swizzle mode 1 (128-byte rows, 32-byte atoms) with a K-major operand: "
+    return em_errf(err, errlen, "a descriptor's swizzle mode 1 (128-byte rows, 32-byte atoms) with a K-major operand: "
                    "the emulator models that mode MN-major only");
-  if (op->scale_d < 0 || op->scale_d > 15) return pr_fail(err, errlen, "scale-input-d %d (0 to 15)", op->scale_d);
+  if (op->scale_d < 0 || op->scale_d > 15) return em_errf(err, errlen, "scale-input-d %d (0 to 15)", op->scale_d);
   int dl = (int)(op->d_taddr >> 16), dc = (int)(op->d_taddr & 0xffff);
   if (dl)
-    return pr_fail(err, errlen, "D at tensor-memory address 0x%08x: with M = 256 each CTA's 128 rows start at lane 0 "
+    return em_errf(err, errlen, "D at tensor-memory address 0x%08x: with M = 256 each CTA's 128 rows start at lane 0 "
                    "(lane %d here)", op->d_taddr, dl);
   if (dc + id.n > EM_TMEM_COLS)
-    return pr_fail(err, errlen, "D at tensor-memory address 0x%08x: columns %d..%d pass the 512 columns", op->d_taddr, dc,
+    return em_errf(err, errlen, "D at tensor-memory address 0x%08x: columns %d..%d pass the 512 columns", op->d_taddr, dc,
                    dc + id.n - 1);
   return true;
 }
@@ -86,7 +75,7 @@ static bool load(const EmTcSdesc *d, bool mn_major, int rows, bool f16, double s
     for (int k = 0; k < 16; k++) {
       uint64_t a = em_tc_sdesc_addr(d, mn_major, mn, k);
       if (a >= bytes || bytes - a < 2)
-        return pr_fail(err, errlen, "the %s descriptor 0x%016" PRIx64 " reads shared bytes 0x%" PRIx64 "..0x%" PRIx64
+        return em_errf(err, errlen, "the %s descriptor 0x%016" PRIx64 " reads shared bytes 0x%" PRIx64 "..0x%" PRIx64
                        " (%s %d, k %d) of the pair's %s CTA, outside its %zu-byte shared window", which, d->raw, a,
                        a + 1, which[0] == 'A' ? "row" : "column", mn, k, cta ? "odd" : "even", bytes);
       out[mn][k] = scale * em_half_value((uint16_t)(smem[a] | smem[a + 1] << 8), f16);
@@ -117,7 +106,7 @@ bool em_tc_mma_pair_run(const EmTcMma *op, const uint8_t *const smem[2], const s
       for (int m = 0; m < 128; m++)
         for (int n = 0; n < N; n++)
           if (!def_bit(tm[r], m, dc + n))
-            return pr_fail(err, errlen, "D at tensor-memory address 0x%08x is accumulated into (enable-input-d), but "
+            return em_errf(err, errlen, "D at tensor-memory address 0x%08x is accumulated into (enable-input-d), but "
                            "row %d column %d (the %s CTA's lane %d, column %d) was never written since its "
                            "allocation: the first MMA of a chain wants enable-input-d false", op->d_taddr,
                            128 * r + m, n, r ? "odd" : "even", m, dc + n);

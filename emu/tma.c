@@ -17,17 +17,6 @@
 
 #include "emu.h"
 
-static bool tm_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool tm_fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return false;
-}
-
 /* FNV-1a over the map's bytes before its checksum. */
 static uint64_t tm_check(const EmTensorMap *m) {
   const uint8_t *p = (const uint8_t *)m;
@@ -50,43 +39,43 @@ bool em_tmap_encode(EmTensorMap *map, int dtype, unsigned rank, const void *base
   if (!unsupported) unsupported = &unsup_scratch;
   *unsupported = false;
   int es = tm_esize(dtype);
-  if (!map) return tm_fail(err, errlen, "no tensor map to fill");
-  if (((uintptr_t)map) % 64) return tm_fail(err, errlen, "the tensor map at %p is not 64-byte aligned", (void *)map);
-  if (es < 0) return tm_fail(err, errlen, "data type %d is not a CUtensorMapDataType", dtype);
-  if (interleave < 0 || interleave > 2) return tm_fail(err, errlen, "interleave %d is not a CUtensorMapInterleave", interleave);
-  if (swizzle < 0 || swizzle > 3) return tm_fail(err, errlen, "swizzle %d is not one of none, 32B, 64B, 128B", swizzle);
-  if (l2 < 0 || l2 > 3) return tm_fail(err, errlen, "L2 promotion %d is not a CUtensorMapL2promotion", l2);
-  if (oob < 0 || oob > 1) return tm_fail(err, errlen, "out-of-bounds fill %d is not a CUtensorMapFloatOOBfill", oob);
+  if (!map) return em_errf(err, errlen, "no tensor map to fill");
+  if (((uintptr_t)map) % 64) return em_errf(err, errlen, "the tensor map at %p is not 64-byte aligned", (void *)map);
+  if (es < 0) return em_errf(err, errlen, "data type %d is not a CUtensorMapDataType", dtype);
+  if (interleave < 0 || interleave > 2) return em_errf(err, errlen, "interleave %d is not a CUtensorMapInterleave", interleave);
+  if (swizzle < 0 || swizzle > 3) return em_errf(err, errlen, "swizzle %d is not one of none, 32B, 64B, 128B", swizzle);
+  if (l2 < 0 || l2 > 3) return em_errf(err, errlen, "L2 promotion %d is not a CUtensorMapL2promotion", l2);
+  if (oob < 0 || oob > 1) return em_errf(err, errlen, "out-of-bounds fill %d is not a CUtensorMapFloatOOBfill", oob);
   if (rank < 1 || rank > 5 || (interleave && rank < 3))
-    return tm_fail(err, errlen, "rank %u (1 to 5, 3 to 5 when interleaved)", rank);
-  if (!dims || !box || !estr || (rank > 1 && !strides)) return tm_fail(err, errlen, "a NULL array argument");
+    return em_errf(err, errlen, "rank %u (1 to 5, 3 to 5 when interleaved)", rank);
+  if (!dims || !box || !estr || (rank > 1 && !strides)) return em_errf(err, errlen, "a NULL array argument");
   unsigned align = interleave == 2 ? 32 : 16;
   if (!base || (uintptr_t)base % align)
-    return tm_fail(err, errlen, "the global address %p is not %u-byte aligned", base, align);
+    return em_errf(err, errlen, "the global address %p is not %u-byte aligned", base, align);
   if (oob == 1 && !(dtype >= 6 && dtype <= 12))
-    return tm_fail(err, errlen, "the NaN out-of-bounds fill on data type %d, not a floating-point one", dtype);
+    return em_errf(err, errlen, "the NaN out-of-bounds fill on data type %d, not a floating-point one", dtype);
   for (unsigned i = 0; i < rank; i++) {
     if (dims[i] == 0 || dims[i] > (1ull << 32))
-      return tm_fail(err, errlen, "global dimension %u is %llu (1 to 2^32)", i, (unsigned long long)dims[i]);
-    if (box[i] == 0 || box[i] > 256) return tm_fail(err, errlen, "box dimension %u is %u (1 to 256)", i, box[i]);
-    if (estr[i] == 0 || estr[i] > 8) return tm_fail(err, errlen, "element stride %u is %u (1 to 8)", i, estr[i]);
+      return em_errf(err, errlen, "global dimension %u is %llu (1 to 2^32)", i, (unsigned long long)dims[i]);
+    if (box[i] == 0 || box[i] > 256) return em_errf(err, errlen, "box dimension %u is %u (1 to 256)", i, box[i]);
+    if (estr[i] == 0 || estr[i] > 8) return em_errf(err, errlen, "element stride %u is %u (1 to 8)", i, estr[i]);
     if (i > 0 && (strides[i - 1] % align || strides[i - 1] >= (1ull << 40)))
-      return tm_fail(err, errlen, "global stride %u is %llu bytes (a multiple of %u below 2^40)", i - 1,
+      return em_errf(err, errlen, "global stride %u is %llu bytes (a multiple of %u below 2^40)", i - 1,
                      (unsigned long long)strides[i - 1], align);
   }
   if (es == 0 || interleave) {
     *unsupported = true;
-    return tm_fail(err, errlen, "the emulator does not run %s tensor maps yet",
+    return em_errf(err, errlen, "the emulator does not run %s tensor maps yet",
                    es == 0 ? "packed sub-byte" : "interleaved");
   }
   uint64_t inner = (uint64_t)box[0] * (unsigned)es;
-  if (inner % 16) return tm_fail(err, errlen, "the box's inner dimension is %llu bytes, not a multiple of 16",
+  if (inner % 16) return em_errf(err, errlen, "the box's inner dimension is %llu bytes, not a multiple of 16",
                                  (unsigned long long)inner);
   if (swizzle && inner > (16u << swizzle))
-    return tm_fail(err, errlen, "the box's inner dimension is %llu bytes, more than the %u-byte swizzle span",
+    return em_errf(err, errlen, "the box's inner dimension is %llu bytes, more than the %u-byte swizzle span",
                    (unsigned long long)inner, 16u << swizzle);
   if (rank > 1 && strides[0] < dims[0] * (unsigned)es)
-    return tm_fail(err, errlen, "global stride 0 is %llu bytes, less than a row of %llu elements",
+    return em_errf(err, errlen, "global stride 0 is %llu bytes, less than a row of %llu elements",
                    (unsigned long long)strides[0], (unsigned long long)dims[0]);
   EmTensorMap m = {.magic = EM_TMAP_MAGIC, .dtype = (uint8_t)dtype, .rank = (uint8_t)rank, .esize = (uint8_t)es,
                    .swizzle = (uint8_t)swizzle, .interleave = (uint8_t)interleave, .oob = (uint8_t)oob,

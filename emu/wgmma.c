@@ -67,17 +67,6 @@ typedef struct WgDesc {
   int sw;                   /* swizzle width in bytes: 0 (none), 32, 64, 128 */
 } WgDesc;
 
-static bool wg_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool wg_fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return false;
-}
-
 static const char *wg_type(EmType t) {
   switch (t) {
   case ET_BF16: return "bf16";
@@ -95,7 +84,7 @@ static bool wg_desc(uint64_t v, const char *which, WgDesc *d, char *err, size_t 
   static const int sw_bytes[4] = {0, 128, 64, 32};
   const uint64_t known = 0x3FFFull | 0x3FFFull << 16 | 0x3FFFull << 32 | 7ull << 49 | 3ull << 62;
   if (v & ~known)
-    return wg_fail(err, errlen, "wgmma: the %s descriptor 0x%016" PRIx64 " sets reserved bits (0x%016" PRIx64 ")",
+    return em_errf(err, errlen, "wgmma: the %s descriptor 0x%016" PRIx64 " sets reserved bits (0x%016" PRIx64 ")",
                    which, v, v & ~known);
   unsigned base = (unsigned)(v >> 49) & 7;
   d->raw = v;
@@ -104,10 +93,10 @@ static bool wg_desc(uint64_t v, const char *which, WgDesc *d, char *err, size_t 
   d->sbo = ((v >> 32) & 0x3FFF) << 4;
   d->sw = sw_bytes[v >> 62];
   if (base && !d->sw)
-    return wg_fail(err, errlen, "wgmma: the %s descriptor 0x%016" PRIx64 " has matrix base offset %u without a swizzle",
+    return em_errf(err, errlen, "wgmma: the %s descriptor 0x%016" PRIx64 " has matrix base offset %u without a swizzle",
                    which, v, base);
   if (base)
-    return wg_fail(err, errlen,
+    return em_errf(err, errlen,
                    "wgmma: the %s descriptor 0x%016" PRIx64 " has matrix base offset %u; the emulator models only 0 "
                    "(the %d-byte swizzle's pattern starting on a %d-byte boundary of the shared window)",
                    which, v, base, d->sw, d->sw * 8);
@@ -145,7 +134,7 @@ static bool wg_load(const WgDesc *d, bool mn_major, int rows, bool f16, double s
     for (int k = 0; k < 16; k++) {
       uint64_t a = wg_addr(d, mn_major, mn, k);
       if (a >= smem_bytes || smem_bytes - a < 2)
-        return wg_fail(err, errlen,
+        return em_errf(err, errlen,
                        "wgmma: the %s descriptor 0x%016" PRIx64 " (%s-major, %s) reads shared bytes 0x%" PRIx64
                        "..0x%" PRIx64 " (%s %d, k %d), outside the CTA's %zu-byte shared window",
                        which, d->raw, mn_major ? "MN" : "K",
@@ -160,25 +149,25 @@ static bool wg_load(const WgDesc *d, bool mn_major, int rows, bool f16, double s
 
 bool em_wgmma_run(const EmWgmma *w, const uint8_t *smem, size_t smem_bytes, const uint32_t (*a)[4], uint32_t (*d)[128],
                   char *err, size_t errlen) {
-  if (!w || !d) return wg_fail(err, errlen, "wgmma: no instruction or no accumulator");
+  if (!w || !d) return em_errf(err, errlen, "wgmma: no instruction or no accumulator");
   int n = w->n;
   if (n < 8 || n > 256 || n % 8)
-    return wg_fail(err, errlen, "wgmma: N = %d is not a multiple of 8 from 8 to 256 (m64nNk16)", n);
+    return em_errf(err, errlen, "wgmma: N = %d is not a multiple of 8 from 8 to 256 (m64nNk16)", n);
   if ((w->atype != ET_BF16 && w->atype != ET_F16) || w->btype != w->atype)
-    return wg_fail(err, errlen,
+    return em_errf(err, errlen,
                    "wgmma: the emulator runs .f32.bf16.bf16 and .f32.f16.f16 only (A and B of one type, bf16 or "
                    "f16), not A %s with B %s",
                    wg_type(w->atype), wg_type(w->btype));
   if ((w->scale_a != 1 && w->scale_a != -1) || (w->scale_b != 1 && w->scale_b != -1))
-    return wg_fail(err, errlen, "wgmma: imm-scale-a/imm-scale-b must be 1 or -1, not %d and %d", w->scale_a,
+    return em_errf(err, errlen, "wgmma: imm-scale-a/imm-scale-b must be 1 or -1, not %d and %d", w->scale_a,
                    w->scale_b);
   if ((w->trans_a != 0 && w->trans_a != 1) || (w->trans_b != 0 && w->trans_b != 1))
-    return wg_fail(err, errlen, "wgmma: imm-trans-a/imm-trans-b must be 0 or 1, not %d and %d", w->trans_a,
+    return em_errf(err, errlen, "wgmma: imm-trans-a/imm-trans-b must be 0 or 1, not %d and %d", w->trans_a,
                    w->trans_b);
   if (w->a_regs && w->trans_a)
-    return wg_fail(err, errlen, "wgmma: A from registers has no imm-trans-a (its fragment layout is fixed)");
-  if (w->a_regs && !a) return wg_fail(err, errlen, "wgmma: A from registers, but no A registers given");
-  if (!smem && smem_bytes) return wg_fail(err, errlen, "wgmma: no shared memory window");
+    return em_errf(err, errlen, "wgmma: A from registers has no imm-trans-a (its fragment layout is fixed)");
+  if (w->a_regs && !a) return em_errf(err, errlen, "wgmma: A from registers, but no A registers given");
+  if (!smem && smem_bytes) return em_errf(err, errlen, "wgmma: no shared memory window");
   bool f16 = w->atype == ET_F16;
 
   double A[64][16], B[256][16];
