@@ -1007,22 +1007,9 @@ static void test_reports(void **state) {
 
 /* ---- ptxas: every kernel above assembles for sm_100a ---- */
 
-static const char *ptxas_path(void) {
-  static char buf[4096];
-  const char *e = getenv("TILE_PTXAS");
-  if (e && *e && access(e, X_OK) == 0) return e;
-  const char *home = getenv("CUDA_HOME");
-  if (home) {
-    snprintf(buf, sizeof buf, "%s/bin/ptxas", home);
-    if (access(buf, X_OK) == 0) return buf;
-  }
-  if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
-  return system("command -v ptxas >/dev/null 2>&1") == 0 ? "ptxas" : NULL;
-}
-
 static void test_ptxas(void **state) {
   (void)state;
-  const char *ptxas = ptxas_path();
+  const char *ptxas = tu_ptxas_path();
   if (!ptxas) {
     if (getenv("TILE_ALLOW_MISSING_TOOLS")) {
       print_message("[  SKIP    ] no ptxas (TILE_ALLOW_MISSING_TOOLS is set): the sm_100a forms are not assembled\n");

@@ -120,19 +120,6 @@ static int build_fake(void) {
 
 /* ---- the cubin ----------------------------------------------------------- */
 
-static const char *ptxas_path(void) {
-  static char buf[4096];
-  const char *e = getenv("TILE_PTXAS");
-  if (e && *e && access(e, X_OK) == 0) return e;
-  const char *home = getenv("CUDA_HOME");
-  if (home) {
-    snprintf(buf, sizeof buf, "%s/bin/ptxas", home);
-    if (access(buf, X_OK) == 0) return buf;
-  }
-  if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
-  return system("command -v ptxas >/dev/null 2>&1") == 0 ? "ptxas" : NULL;
-}
-
 /* Parameters: a..f TMA descriptors (box rows x cols), then n. */
 static const char META[] = "tile-meta 1\narch sm_90a\nkernel k\nthreads 128\nsmem 0\ncluster 1 1 1\n"
                            "param a tma f32 128\ntmabox a 16 32 swizzle 128\n"
@@ -145,7 +132,7 @@ static const char META[] = "tile-meta 1\narch sm_90a\nkernel k\nthreads 128\nsme
                            "end\n";
 
 static tile_module *load_module(void) {
-  const char *ptxas = ptxas_path();
+  const char *ptxas = tu_ptxas_path();
   if (!ptxas) {
     if (getenv("TILE_ALLOW_MISSING_TOOLS")) {
       print_message("[  SKIP    ] no ptxas (TILE_ALLOW_MISSING_TOOLS is set): TMA descriptor test skipped\n");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <unistd.h>
 
 #ifndef TILE_SRC_DIR
 #define TILE_SRC_DIR "."
@@ -70,10 +71,6 @@ static inline void lacks(const char *hay, const char *needle, const char *what) 
   }
 }
 
-/* The emulator's tests (after emu/emu.h): parse ptx and run the launch l;
- * true when it ran, else the report (or the parser's error) in err. */
-#ifdef TILE_EMU_H
-#include <unistd.h>
 /* ptxas for sm_100a/sm_90a assembly checks: $TILE_PTXAS, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH (NULL: none). */
 static inline const char *tu_ptxas_path(void) {
   static char buf[4096];
@@ -88,6 +85,9 @@ static inline const char *tu_ptxas_path(void) {
   return system("command -v ptxas >/dev/null 2>&1") == 0 ? "ptxas" : NULL;
 }
 
+#ifdef TILE_EMU_H
+/* The emulator's tests (after emu/emu.h): parse ptx and run the launch l;
+ * true when it ran, else the report (or the parser's error) in err. */
 static inline bool tu_emu_run(const char *ptx, const EmLaunch *l, char *err, size_t errlen) {
   EmModule *m = NULL;
   if (!em_ptx_parse(ptx, strlen(ptx), &m, err, errlen)) return false;
