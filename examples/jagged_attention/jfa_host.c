@@ -8,7 +8,8 @@
  *       reference on sampled rows; outputs poisoned with NaN first and a
  *       guard band after O checked untouched; plus the API's bad-input errors.
  *       --update: each plan made for another batch, then jfa_plan_update'd
- *       (jfa_test.h, plan_for).
+ *       (jfa_test.h, plan_for). --ctas N: plans of N CTAs, so that each
+ *       walks several tiles (the small cases have fewer than 132).
  *   jfa_host --cubins DIR --check [--small] --blocksparse [--ignore-mask]
  *       block-sparse attention's cases only (jfa_params.block_mask: random
  *       masks, none, all, per batch and per sequence, causal or not);
@@ -49,6 +50,7 @@ typedef struct Data {
 
 enum { GUARD_ROWS = 3 };
 static const uint16_t GUARD = 0x7777;
+static int num_ctas; /* --ctas N: plans with N CTAs, each walking several tiles (0: one per SM) */
 
 static void tensors(const Case *c, const Data *d, jfa_tensor *q, jfa_tensor *k, jfa_tensor *v, jfa_tensor *o,
                     jfa_tensor *lse) {
@@ -197,6 +199,7 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   size_t row = (size_t)c->H * c->D;
   poison(&d, row);
   jfa_params p = {0};
+  p.num_ctas = num_ctas;
   p.batch = c->B;
   p.cu_seqlens = d.off;
   p.heads = c->H;
@@ -638,6 +641,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--allocs") && i + 1 < argc) allocs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+    else if (!strcmp(argv[i], "--ctas") && i + 1 < argc) num_ctas = atoi(argv[++i]); /* several tiles a CTA */
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc) host_dump_open(argv[++i]); /* the outputs (host.h) */
     else if (!strcmp(argv[i], "--ab") && i + 1 < argc) {
       if (!parse_ab(argv[++i], ab, &nab)) {
@@ -656,7 +660,7 @@ int main(int argc, char **argv) {
             "usage: %s --cubins DIR (--check [--small] [--update] [--case SUBSTR] [--variant NAME [--variant-args A,B,..] "
             "[--variant-causal] | --blocksparse [--ignore-mask]]\n"
             "       | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
-            "       [--allocs N | --ab DIR1[,DIR2,...]]) [--seed S]\n",
+            "       [--allocs N | --ab DIR1[,DIR2,...]]) [--seed S] [--ctas N]\n",
             argv[0]);
     return 2;
   }

@@ -79,6 +79,16 @@ for e in jfa jfa_bwd; do
     echo "FAIL $e on the emulator:"; tail -n 3 "$log"; fail=1
   fi
 done
+# the forward on 7 CTAs, so that each walks several tiles: the tile-info
+# and Q slots and the K/V ring across tiles (the small cases on 132 CTAs
+# give most CTAs one tile); adversarial schedule
+log=${TMPDIR:-/tmp}/emu_jfa_ctas.log
+if TILE_EMU_SEED=adversarial:1 timeout 300 "$B/examples/jfa_host" --cubins "$B/examples" --check --small --ctas 7 \
+     > "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+  echo "ok   jfa on 7 CTAs, several tiles each, on the emulator ($(grep -c ' OK$' "$log") checks)"
+else
+  echo "FAIL jfa on 7 CTAs on the emulator:"; tail -n 3 "$log"; fail=1
+fi
 # the backward on 7 CTAs, so that each walks several items: the hand-offs
 # between items (K and V's buffers, the dQ stages, the Q ring across items),
 # which the small cases on 132 CTAs barely reach; adversarial schedule
