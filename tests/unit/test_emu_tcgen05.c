@@ -1019,24 +1019,9 @@ static void test_ptxas(void **state) {
              "for sm_100a (set TILE_ALLOW_MISSING_TOOLS=1 to skip)");
   }
   assert_true(nmade >= 20);
-  char dir[512], path[600], cmd[8192];
+  char dir[512];
   assert_int_equal(tu_tmpdir(dir, sizeof dir), 0);
-  for (int i = 0; i < nmade; i++) {
-    snprintf(path, sizeof path, "%s/k%d.ptx", dir, i);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(made[i], f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_100a '%s' -o '%s/k%d.cubin' 2>'%s/k%d.log'", ptxas, path, dir, i, dir, i);
-    if (system(cmd) != 0) {
-      snprintf(path, sizeof path, "%s/k%d.log", dir, i);
-      char *log = tu_read_file(path, NULL);
-      print_error("ptxas refuses kernel %d:\n%s\n--- its PTX ---\n%s\n", i, log ? log : "", made[i]);
-      free(log);
-      tu_rmtree(dir);
-      fail();
-    }
-  }
+  tu_ptxas_each(ptxas, "sm_100a", (const char *const *)made, nmade, dir);
   tu_rmtree(dir);
   for (int i = 0; i < nmade; i++) free(made[i]);
   nmade = 0;

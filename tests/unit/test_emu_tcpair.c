@@ -256,22 +256,7 @@ static void test_ptxas(void **state) {
   assert_true(nmade >= 4);
   char dir[512], path[600], cmd[8192];
   assert_int_equal(tu_tmpdir(dir, sizeof dir), 0);
-  for (int i = 0; i < nmade; i++) {
-    snprintf(path, sizeof path, "%s/k%d.ptx", dir, i);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(made[i], f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_100a '%s' -o '%s/k%d.cubin' 2>'%s/k%d.log'", ptxas, path, dir, i, dir, i);
-    if (system(cmd) != 0) {
-      snprintf(path, sizeof path, "%s/k%d.log", dir, i);
-      char *log = tu_read_file(path, NULL);
-      print_error("ptxas refuses kernel %d:\n%s\n--- its PTX ---\n%s\n", i, log ? log : "", made[i]);
-      free(log);
-      tu_rmtree(dir);
-      fail();
-    }
-  }
+  tu_ptxas_each(ptxas, "sm_100a", (const char *const *)made, nmade, dir);
   /* the emulator's rule is ptxas's: one .cta_group in a kernel */
   assert_non_null(mixed);
   snprintf(path, sizeof path, "%s/mixed.ptx", dir);

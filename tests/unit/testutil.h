@@ -85,6 +85,29 @@ static inline const char *tu_ptxas_path(void) {
   return system("command -v ptxas >/dev/null 2>&1") == 0 ? "ptxas" : NULL;
 }
 
+/* Assemble each of the n PTX texts with ptxas for arch in dir (k<i>.ptx,
+ * k<i>.cubin, k<i>.log); a refusal fails the test with ptxas's log and
+ * the PTX (dir removed first). */
+static inline void tu_ptxas_each(const char *ptxas, const char *arch, const char *const *ptx, int n, const char *dir) {
+  char path[600], cmd[8192];
+  for (int i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/k%d.ptx", dir, i);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(ptx[i], f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' -arch=%s '%s' -o '%s/k%d.cubin' 2>'%s/k%d.log'", ptxas, arch, path, dir, i, dir, i);
+    if (system(cmd) != 0) {
+      snprintf(path, sizeof path, "%s/k%d.log", dir, i);
+      char *log = tu_read_file(path, NULL);
+      print_error("ptxas refuses kernel %d:\n%s\n--- its PTX ---\n%s\n", i, log ? log : "", ptx[i]);
+      free(log);
+      tu_rmtree(dir);
+      fail();
+    }
+  }
+}
+
 #ifdef TILE_EMU_H
 /* The emulator's tests (after emu/emu.h): parse ptx and run the launch l;
  * true when it ran, else the report (or the parser's error) in err. */
