@@ -88,6 +88,15 @@ TUT_BENCH := \
   $(foreach b,4096 8192,layernorm.b$(b).s16|examples/layernorm/layernorm.tile|BLOCK=$(b)+WARPS=$(if $(filter 8192,$(b)),4,8)+ONE_BLOCK=true+$(TUT_ROW16)) \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
     layernorm_bwd.$(t).b$(b).s16|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(b))+$(TUT_ROW16)))
+# The attention forward's block-size variants (bench_triton.py reports the
+# faster, as Triton's tutorial autotunes): .fb32 128 x 32 blocks on 8 warps
+# (126 registers at head dim 128, 96 KiB: two programs an SM), .fm64 64 x 64
+# on 4 warps and 3 stages (112 KiB: two an SM). The default 128 x 64 on 8
+# warps takes 136 registers and 160 KiB at head dim 128: one an SM, its two
+# warpgroups in step at the ring's CTA barrier.
+TUT_FWD := $(foreach d,64 128,$(foreach c,full causal,$(foreach v,fb32|BM=128+BN=32 fm64|BM=64+BN=64+FWARPS=4+STAGES=3,\
+  fused_attention.d$(d).$(c).f16.$(word 1,$(subst |, ,$(v)))|$(TUT_FA_SRC)|HEAD_DIM=$(d)+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16+$(word 2,$(subst |, ,$(v))))))
+TUT_BENCH += $(TUT_FWD)
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
 tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so

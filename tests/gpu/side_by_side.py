@@ -223,6 +223,14 @@ class Peer:
     def grads(self):
         return [self.back(t.grad) for t in self.t]
 
+    def bwd_direct(self, do):
+        """The backward alone: one forward kept with its graph, then
+        torch.autograd.grad over it (retain_graph) per call, so no forward
+        is timed and nothing is subtracted."""
+        with torch.enable_grad():
+            out = self.f()
+        return lambda: torch.autograd.grad(out, self.t, do, retain_graph=True)
+
 
 def main_bwd(a, jfa):
     """--bwd: our backward beside the peer's, alternating, one process."""
@@ -230,9 +238,10 @@ def main_bwd(a, jfa):
     suites = json.load(open(os.path.join(a.suites, "suites.json")))
     rows, ok = [], True
     print(f"backward: protocol peers.py's bench() (3 warm-up + median of {a.reps}), alternating, {a.rounds} rounds; "
-          "peer bwd = fwd+bwd - fwd", flush=True)
+          "peer bwd = fwd+bwd - fwd; 'direct': the peer's backward alone (autograd.grad over a kept forward)",
+          flush=True)
     print("suite  peer          ours bwd ms  peer bwd ms  ours TF/s  peer TF/s  ours/peer  step ours/peer  "
-          "dq_err  dk_err  dv_err")
+          "dq_err  dk_err  dv_err  peer direct ms  ours/peer direct")
     for s in suites:
         if a.only and s["name"] not in a.only.split(","):
             continue
@@ -262,22 +271,30 @@ def main_bwd(a, jfa):
             fwd(); bwd()
         peer_fb(); torch.cuda.synchronize()
         errs = tuple(rel(ours, ref) for ours, ref in zip((dq, dk, dv), peer.grads()))
+        peer_b = peer.bwd_direct(pdo)
         ff = fwd_flops(s)
-        tb, tpf, tpfb, tofb = [], [], [], []
+        tb, tpf, tpfb, tofb, tpb = [], [], [], [], []
         for i in range(a.rounds):
             for who in ((0, 1) if i % 2 == 0 else (1, 0)):
                 if who == 0:
                     tb.append(bench(bwd, a.reps)); tofb.append(bench(ours_fb, a.reps))
                 else:
                     tpf.append(bench(peer_f, a.reps)); tpfb.append(bench(peer_fb, a.reps))
-        mb, mpb = med(tb), med(tpfb) - med(tpf)
+                    tpb.append(bench(peer_b, a.reps))
+        if a.timeline:
+            timeline(f"{s['name']} ours bwd", bwd)
+            timeline(f"{s['name']} {pname} bwd", peer_b)
+        del peer_b
+        mb, mpb, mpd = med(tb), med(tpfb) - med(tpf), med(tpb)
         step = (med(tpfb)) / med(tofb)
         bad = not all(e < 2e-2 for e in errs)
         ok &= not bad
         print(f"{s['name']:6s} {pname:12s} {mb:11.3f} {mpb:12.3f}  {2.5 * ff / mb / 1e9:9.1f}  "
               f"{2.5 * ff / mpb / 1e9:9.1f}   {mpb / mb:6.3f}x   {step:12.3f}x  "
-              f"{errs[0]:.1e} {errs[1]:.1e} {errs[2]:.1e}{'  FAIL' if bad else ''}", flush=True)
+              f"{errs[0]:.1e} {errs[1]:.1e} {errs[2]:.1e}  {mpd:14.3f}  {mpd / mb:15.3f}x"
+              f"{'  FAIL' if bad else ''}", flush=True)
         rows.append({"suite": s["name"], "peer": pname, "ours_bwd_ms": mb, "peer_bwd_ms": mpb,
+                     "peer_bwd_direct_ms": mpd,
                      "ours_step_ms": med(tofb), "peer_step_ms": med(tpfb), "grad_err": errs})
         del k, v, q, o, do, lse, dq, dk, dv, peer
         torch.cuda.empty_cache()
@@ -439,18 +456,32 @@ def main_variant(a, jfa):
                     ours_fb(); peer_fb(); torch.cuda.synchronize()
                     gerr = max(((g1.float() - g2.grad.float()).norm() / g2.grad.float().norm()).item()
                                for g1, g2 in ((dq, qp), (dk, kp), (dv, vp)))
-                    tob, tpb = [], []
+                    # and each backward alone: ours by itself, the peer's by
+                    # autograd.grad over one kept forward (nothing subtracted)
+                    with torch.enable_grad():
+                        pout = peer.fwd_on(qp, kp, vp)
+                    peer_b = lambda pout=pout, qp=qp, kp=kp, vp=vp: torch.autograd.grad(pout, (qp, kp, vp), do,
+                                                                                       retain_graph=True)
+                    tob, tpb, tod, tpd = [], [], [], []
                     for i in range(a.rounds):
                         for who in ((0, 1) if i % 2 == 0 else (1, 0)):
                             if who == 0:
-                                tob.append(bench(ours_fb, a.reps))
+                                tob.append(bench(ours_fb, a.reps)); tod.append(bench(ours_b, a.reps))
                             else:
-                                tpb.append(bench(peer_fb, a.reps))
+                                tpb.append(bench(peer_fb, a.reps)); tpd.append(bench(peer_b, a.reps))
+                    if a.timeline:
+                        timeline(f"{s['name']} {spec} ours bwd", ours_b)
+                        timeline(f"{s['name']} {spec} {pname} bwd", peer_b)
+                    del peer_b, pout
                     bo, bp = med(tob) - mo, med(tpb) - mp
+                    do_, dp_ = med(tod), med(tpd)
+                    print(f"{'':5s} {spec:14s} {pname:10s} bwd direct {do_:8.3f} {dp_:8.3f}  "
+                          f"{2.5 * ff / do_ / 1e9:9.1f}  {2.5 * ff / dp_ / 1e9:9.1f}   {dp_ / do_:6.3f}x", flush=True)
                     print(f"{'':5s} {spec:14s} {pname:10s} bwd {bo:8.3f} {bp:8.3f}  {2.5 * ff / bo / 1e9:9.1f}  "
                           f"{2.5 * ff / bp / 1e9:9.1f}   {bp / bo:6.3f}x  grad_err {gerr:.1e}"
                           f"{'  FAIL' if not gerr < 2e-2 else ''}", flush=True)
-                    row.update({"ours_bwd_ms": bo, "peer_bwd_ms": bp, "grad_err": gerr})
+                    row.update({"ours_bwd_ms": bo, "peer_bwd_ms": bp, "grad_err": gerr,
+                                "ours_bwd_direct_ms": do_, "peer_bwd_direct_ms": dp_})
                     if not gerr < 2e-2:
                         row["out_err"] = gerr
                 rows.append(row)
@@ -460,6 +491,31 @@ def main_variant(a, jfa):
     if a.json:
         json.dump(rows, open(a.json, "w"), indent=1)
     return 0 if all(r["out_err"] < 2e-2 for r in rows) else 1
+
+
+def timeline(what, fn, n=5):
+    """--timeline: n calls of fn under torch.profiler (CUPTI, real clocks,
+    nothing serialized): each kernel's mean duration, and per call the GPU's
+    span from the first kernel's start to the last one's end, so gaps
+    between one call's kernels show as span - sum."""
+    from torch.profiler import profile, ProfilerActivity
+    fn(); torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(n):
+            fn()
+            torch.cuda.synchronize()
+    ev = [e for e in prof.events() if str(e.device_type).endswith("CUDA")]
+    ev.sort(key=lambda e: e.time_range.start)
+    per = {}
+    for e in ev:
+        per.setdefault(e.name[:70], []).append(e.time_range.elapsed_us())
+    tot = sum(sum(v) for v in per.values()) / n
+    m = len(ev) // n                      # every call launches the same kernels
+    spans = sorted(ev[i * m + m - 1].time_range.end - ev[i * m].time_range.start for i in range(n)) if m else [0]
+    print(f"timeline {what}: {m} kernels a call, their durations {tot / 1e3:.3f} ms a call, first start to "
+          f"last end {spans[len(spans) // 2] / 1e3:.3f} ms (median of {n})", flush=True)
+    for k, v in per.items():
+        print(f"  {sum(v) / len(v) / 1e3:8.3f} ms x{len(v) // n}  {k}", flush=True)
 
 
 def main():
@@ -477,6 +533,8 @@ def main():
     ap.add_argument("--variant", default="", help="window:256,softcap:30,blocksparse:0.5,blocksparse_causal:0.5: "
                     "the forward variants beside FA4/FA2/FlexAttention")
     ap.add_argument("--bwd-variants", action="store_true", help="with --variant: forward + backward too")
+    ap.add_argument("--timeline", action="store_true",
+                    help="with --bwd or --bwd-variants: each backward's kernels under torch.profiler (durations, gaps)")
     a = ap.parse_args()
     if (a.peer == "fa4" or a.variant) and os.path.isdir("/tmp/site"):
         import site

@@ -59,13 +59,12 @@ static void test_pipelined_pair(void **state) {
   every_tile_has_layout(t);
   free(t);
   /* what stops it, said */
-  char *s0 = spliced(src, "warps(WARPS) {", "warps(WARPS) stages(0) {");
-  t = attn_fwd_tir(s0, NULL, 0);
+  tilec_define s0 = {"STAGES", "0"}; /* attn_fwd's stages(STAGES) */
+  t = attn_fwd_tir(src, &s0, 1);
   has(t, "dot at 52:14 and the one after it not pipelined: stages(0)", "stages(0)");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
-  free(s0);
-  tilec_define w4 = {"WARPS", "4"};
+  tilec_define w4 = {"FWARPS", "4"};
   t = attn_fwd_tir(src, &w4, 1);
   has(t, "not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps", "M = 128 on 4 warps");
   assert_int_equal(op_count(t, "dot"), 4);
