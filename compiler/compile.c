@@ -139,8 +139,54 @@ static bool import_too_large(Ctx *c, Node *imp, size_t size) {
   return true;
 }
 
+/* The targets tilec compiles for (--arch), and the `sm` of each. */
+static const struct {
+  const char *name;
+  int sm;
+} targets[] = {{"sm_90a", 90}, {"sm_100a", 100}};
+#define NTARGETS (int)(sizeof targets / sizeof targets[0])
+
+/* "sm_90a, sm_100a": the targets' names, for the diagnostics */
+static const char *known_targets(Ctx *c) {
+  const char *s = targets[0].name;
+  for (int i = 1; i < NTARGETS; i++) s = ar_printf(&c->arena, "%s, %s", s, targets[i].name);
+  return s;
+}
+
+/* A conditional import (`import "f" if arch == "T";`) counts only when T is
+ * the target compiled for; one not taken reads nothing, so its file need not
+ * exist. A target tilec does not know is an error (a misspelt one would
+ * otherwise never import, on any target). */
+static bool import_taken(Ctx *c, const Node *imp) {
+  const Node *cond = imp->cond;
+  if (!cond) return true;
+  for (int i = 0; i < NTARGETS; i++) {
+    if (strcmp(cond->str, targets[i].name)) continue;
+    if (!strcmp(cond->str, c->arch)) return true;
+    vec_push(&c->arena, &c->untaken, (void *)imp);
+    return false;
+  }
+  dg_error(c, cond->loc, "unknown target '%s' in the import's condition (known: %s)", cond->str,
+           known_targets(c));
+  return false;
+}
+
+void cx_note_untaken_imports(Ctx *c) {
+  if (c->untaken_noted) return;
+  c->untaken_noted = true;
+  for (int i = 0; i < c->untaken.len; i++) {
+    const Node *imp = c->untaken.data[i];
+    bool taken = false; /* imported anyway, by an import of its own */
+    for (int j = 0; j < c->imported.len && !taken; j++) taken = !strcmp(c->imported.data[j], imp->str);
+    if (taken) continue;
+    dg_note(c, imp->loc, "'%s' was not imported: its import is for %s, and this compilation is for %s", imp->str,
+            imp->cond->str, c->arch);
+  }
+}
+
 static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
   const char *name = imp->str;
+  if (!import_taken(c, imp)) return true;
   for (int i = 0; i < c->imported.len; i++)
     if (!strcmp(c->imported.data[i], name)) return true;
   vec_push(&c->arena, &c->imported, (void *)name);
@@ -213,10 +259,10 @@ static void parse_all(Ctx *c, Source *main, Program *prog) {
 
 static bool check_options(Ctx *c) {
   if (!c->opts.arch) c->opts.arch = "sm_90a";
-  if (!strcmp(c->opts.arch, "sm_90a")) c->sm = 90;
-  else if (!strcmp(c->opts.arch, "sm_100a")) c->sm = 100;
-  else {
-    dg_plain(c, "unknown --arch '%s' (known: sm_90a, sm_100a)", c->opts.arch);
+  for (int i = 0; i < NTARGETS && !c->sm; i++)
+    if (!strcmp(c->opts.arch, targets[i].name)) c->sm = targets[i].sm;
+  if (!c->sm) {
+    dg_plain(c, "unknown --arch '%s' (known: %s)", c->opts.arch, known_targets(c));
     return false;
   }
   c->arch = c->opts.arch;

@@ -849,8 +849,38 @@ static void sync_item(Parser *P) {
   P->panic = false;
 }
 
+/* import_cond = "if" "arch" "==" STRING
+ * The target test of a conditional import (`import "f.tile" if arch ==
+ * "sm_100a";`): an ND_STR node holding the target's name, which compile.c
+ * checks and compares with --arch. Imports are resolved before sema, so the
+ * condition is this one form, not an expression. */
+static Node *import_cond(Parser *P) {
+  next(P); /* 'if' */
+  static const char form[] = "(an import's condition tests the target: import \"f.tile\" if arch == \"sm_100a\";)";
+  Token *a = peek(P);
+  if (a->kind != TK_IDENT || strcmp(a->str, "arch")) {
+    perr(P, a, "expected 'arch' after 'if' in an import, found %s %s", tok_desc(P, a), form);
+    return NULL;
+  }
+  next(P);
+  if (!at(P, TK_EQ)) {
+    perr(P, peek(P), "expected '==' after 'arch' in an import, found %s %s", tok_desc(P, peek(P)), form);
+    return NULL;
+  }
+  next(P);
+  if (!at(P, TK_STRING)) {
+    perr(P, peek(P), "expected the target's name as a string after 'arch ==', found %s %s", tok_desc(P, peek(P)),
+         form);
+    return NULL;
+  }
+  Token *s = next(P);
+  Node *n = new_node(P, ND_STR, s->loc);
+  n->str = s->str;
+  return n;
+}
+
 /* program = { import_decl | const_decl | fn_decl | kernel_decl }
- * import_decl = "import" STRING ";" */
+ * import_decl = "import" STRING [ import_cond ] ";" */
 bool ps_parse(Ctx *c, const Source *src, Program *prog, Vec *imports) {
   int ntok = 0;
   int errs0 = c->nerrors;
@@ -877,9 +907,12 @@ bool ps_parse(Ctx *c, const Source *src, Program *prog, Vec *imports) {
     case TK_IMPORT: {
       next(&P);
       Token *s = expect(&P, TK_STRING, "after 'import' (e.g. import \"std.tile\";)");
-      if (s && expect(&P, TK_SEMI, "after the import")) {
+      Node *cond = NULL;
+      bool ok = s && (!at(&P, TK_IF) || (cond = import_cond(&P)));
+      if (ok && expect(&P, TK_SEMI, "after the import")) {
         Node *n = new_node(&P, ND_STR, s->loc);
         n->str = s->str;
+        n->cond = cond;
         vec_push(&c->arena, imports, n);
       } else {
         sync_item(&P);

@@ -735,7 +735,10 @@ static SVal call_expr(S *s, Node *n, const char *name, Node *self) {
   if (sm_builtin(s, n, name, self, &out)) return out;
   if (y) dg_error(s->c, n->loc, "'%s' is not a function", name);
   else if (self) dg_error(s->c, n->loc, "unknown method '%s'", name);
-  else dg_error(s->c, n->loc, "unknown function '%s'", name);
+  else {
+    dg_error(s->c, n->loc, "unknown function '%s'", name);
+    cx_note_untaken_imports(s->c);
+  }
   return sv_err();
 }
 

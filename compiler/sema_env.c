@@ -185,9 +185,11 @@ void sm_declare_globals(S *s, Program *p) {
   }
   for (int i = 0; i < p->funcs.len; i++) {
     Func *f = p->funcs.data[i];
-    if (f->is_override && !f->replaced)
+    if (f->is_override && !f->replaced) {
       dg_error(c, f->loc, "'override fn %s' replaces nothing: no imported file defines a function '%s'", f->name,
                f->name);
+      cx_note_untaken_imports(c);
+    }
   }
   /* A kernel's name is its PTX entry point, the one user name that reaches
    * the PTX (parameters become NAME_param_N, locals registers).  ptxas

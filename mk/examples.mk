@@ -156,29 +156,34 @@ $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_SRC) $(B)/bin/tilec mk/exampl
 endef
 $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_rules,$(d),$(v)))))
 # attention variants (issue 17): a small file each under variants/ that
-# imports jfa_fwd.tile and overrides its hooks; the cubin is named after it
+# imports jfa_kernels.tile (the target's kernels) and overrides their hooks;
+# the cubin is named after it. One source for every target: these rules
+# build it for sm_90a (forward and backward in one cubin), the sm_100a ones
+# below for Blackwell.
 JFA_FWD_VARIANTS := window softcap alibi prefix_lm blocksparse
+# soft-capping, ALiBi and block-sparse over causal attention too: the same files, CAUSAL on
+JFA_CAUSAL_VARIANTS := softcap alibi blocksparse
+JFA_VAR_SRC := $(JFA_DIR)/jfa_kernels.tile $(JFA_DIR)/jfa_variant.tile
 JFA_VAR_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
 define jfa_var_rules
-$(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
+$(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(JFA_VAR_SRC) $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(1) $(call jfa_pipe,$(1)) -o $$@ $(JFA_DIR)/variants/$(2).tile
-$(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
+$(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(JFA_VAR_SRC) $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(1) $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/variants/$(2).tile
 endef
 $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(eval $(call jfa_var_rules,$(d),$(v)))))
-# soft-capping, ALiBi and block-sparse over causal attention: the same files, CAUSAL on
 define jfa_var_causal_rules
-$(B)/examples/jfa_fwd.d$(1).$(2)_causal.sm_90a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
+$(B)/examples/jfa_fwd.d$(1).$(2)_causal.sm_90a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(JFA_VAR_SRC) $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(1) -D CAUSAL=true $(call jfa_pipe,$(1)) -o $$@ $(JFA_DIR)/variants/$(2).tile
-$(B)/examples/jfa_fwd.d$(1).$(2)_causal.sm_90a.ptx: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(B)/bin/tilec mk/examples.mk
+$(B)/examples/jfa_fwd.d$(1).$(2)_causal.sm_90a.ptx: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(JFA_VAR_SRC) $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(1) -D CAUSAL=true $(call jfa_pipe,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/variants/$(2).tile
 endef
-$(foreach d,64 128,$(foreach v,softcap alibi blocksparse,$(eval $(call jfa_var_causal_rules,$(d),$(v)))))
-JFA_VAR_CUBINS += $(foreach d,64 128,$(foreach v,softcap alibi blocksparse,$(B)/examples/jfa_fwd.d$(d).$(v)_causal.sm_90a.cubin))
+$(foreach d,64 128,$(foreach v,$(JFA_CAUSAL_VARIANTS),$(eval $(call jfa_var_causal_rules,$(d),$(v)))))
+JFA_VAR_CUBINS += $(foreach d,64 128,$(foreach v,$(JFA_CAUSAL_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v)_causal.sm_90a.cubin))
 JFA_CUBINS += $(JFA_VAR_CUBINS)
 # the second kernel of a split forward pass (jfa_combine.tile): self and
 # broadcast-Q layouts (causal schedules are never split)
@@ -234,7 +239,7 @@ examples: jfa
 # forward"): the same kernel name, signature and cubin names as Hopper's
 # with sm_100a, so the library (jfa.c) picks them on a compute capability
 # 10.x device (the emulator's with TILE_EMU_ARCH=sm_100a); with the split
-# path's jfa_combine, built for sm_100a unchanged. No variant cubins yet.
+# path's jfa_combine, built for sm_100a unchanged.
 JFA_SM100_SRC := $(JFA_DIR)/jfa_fwd_sm100.tile $(JFA_DIR)/jfa_common.tile $(JFA_DIR)/jfa_variant.tile
 JFA_SM100 := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_100a.cubin)) \
   $(foreach d,64 128,$(foreach v,self bcast,$(B)/examples/jfa_combine.d$(d).$(v).sm_100a.cubin))
@@ -253,6 +258,24 @@ $(B)/examples/jfa_combine.d$(1).$(2).sm_100a.cubin: $(JFA_DIR)/jfa_combine.tile 
 	$(B)/bin/tilec --arch=sm_100a -D D=$(1) $(call jfa_defs,$(2)) -o $$@ $(JFA_DIR)/jfa_combine.tile
 endef
 $(foreach d,64 128,$(foreach v,self bcast,$(eval $(call jfa_combine_sm100_rules,$(d),$(v)))))
+# the variants on Blackwell: the same variants/*.tile, --arch=sm_100a (their
+# jfa_kernels.tile import takes the target's kernels), named as Hopper's with
+# sm_100a, so jfa.c finds them by target. The forward only until
+# jfa_bwd_sm100.tile is imported there (a dependency here once it exists).
+JFA_SM100_VAR_SRC := $(JFA_VAR_SRC) $(JFA_SM100_SRC) $(wildcard $(JFA_DIR)/jfa_bwd_sm100.tile)
+JFA_SM100_VAR := $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_100a.cubin)) \
+  $(foreach d,64 128,$(foreach v,$(JFA_CAUSAL_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v)_causal.sm_100a.cubin))
+define jfa_var_sm100_rules
+$(B)/examples/jfa_fwd.d$(1).$(2)$(3).sm_100a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SM100_VAR_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=sm_100a -D D=$(1) $(if $(3),-D CAUSAL=true,) -o $$@ $(JFA_DIR)/variants/$(2).tile
+$(B)/examples/jfa_fwd.d$(1).$(2)$(3).sm_100a.ptx: $(JFA_DIR)/variants/$(2).tile $(JFA_SM100_VAR_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=sm_100a -D D=$(1) $(if $(3),-D CAUSAL=true,) --emit=ptx -o $$@ $(JFA_DIR)/variants/$(2).tile
+endef
+$(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(eval $(call jfa_var_sm100_rules,$(d),$(v),))))
+$(foreach d,64 128,$(foreach v,$(JFA_CAUSAL_VARIANTS),$(eval $(call jfa_var_sm100_rules,$(d),$(v),_causal))))
+JFA_SM100 += $(JFA_SM100_VAR)
 .PHONY: jfa-sm100
 jfa-sm100: $(JFA_SM100) $(patsubst %.cubin,%.ptx,$(filter $(B)/examples/jfa_fwd.%,$(JFA_SM100)))
 examples: jfa-sm100

@@ -106,15 +106,35 @@ fi
 # cubins (the check says which); the same small cases (empty and length-1
 # sequences, one of 1000 rows, causal and not, both head dims, broadcast-Q,
 # a split tile with jfa_combine) on the round-robin and an adversarial
-# schedule (about 10 s each in the release build)
+# schedule, with the variants whose cubins jfa_host finds (the same
+# variants/*.tile built --arch=sm_100a, mk/examples.mk): a window, softcap
+# (causal too) and ALiBi, both head dims (about 35 s each in the release
+# build; the check fails if the variants' cubins are missing)
 for sched in rr adv:3; do
   log=${TMPDIR:-/tmp}/emu_jfa_sm100.log
   if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 300 "$B/examples/jfa_host" --cubins "$B/examples" --check \
-       --small --update > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
-    echo "ok   jfa on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched)"
+       --small --update > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && ! grep -q "^(no variant cubins" "$log" &&
+     tail -n 1 "$log" | grep -q "^ALL OK$"; then
+    echo "ok   jfa and its window, softcap, alibi variants on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched)"
   else
     echo "FAIL jfa on sm_100a on the emulator (schedule $sched):"; tail -n 3 "$log"; fail=1
   fi
+done
+# the other variants on Blackwell, forward only (jfa_fwd_sm100.tile; no
+# sm_100a backward yet): prefix-LM (a prompt spanning blocks) and
+# block-sparse (its masks, causal and not; --update: refused, then run),
+# both head dims, round-robin and adversarial (about 5 s and 20 s each)
+for sched in rr adv:5; do
+  for v in prefix_lm blocksparse; do
+    log=${TMPDIR:-/tmp}/emu_${v}_sm100.log
+    if [ $v = prefix_lm ]; then set -- --variant prefix_lm --variant-args 100; else set -- --blocksparse --update; fi
+    if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 300 "$B/examples/jfa_host" --cubins "$B/examples" --check \
+         --small "$@" > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+      echo "ok   the $v variant on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched)"
+    else
+      echo "FAIL the $v variant on sm_100a on the emulator (schedule $sched):"; tail -n 3 "$log"; fail=1
+    fi
+  done
 done
 # a variant of the user's own (docs/tutorial-variant.md): prefix-LM, its
 # prompt shorter than a block, spanning blocks, longer than the sequences
