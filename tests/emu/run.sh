@@ -116,6 +116,29 @@ for sched in rr adv:3; do
     echo "FAIL jfa on sm_100a on the emulator (schedule $sched):"; tail -n 3 "$log"; fail=1
   fi
 done
+# the JFA backward for Blackwell (jfa_bwd_sm100.tile): the library loads the
+# sm_100a jfa_bwd and jfa_bwd_pre cubins (the check says which target); the
+# small cases (empty and length-1 sequences, one of 1000 rows, causal,
+# broadcast-Q, both head dims, deterministic or not) on the round-robin and
+# an adversarial schedule, then on 7 CTAs, several items each (the hand-offs
+# between items: K and V, dK and dV in tensor memory, the Q ring, dQ), on
+# another adversarial one (about 50 s each in the release build)
+for run in rr adv ctas7; do
+  log=${TMPDIR:-/tmp}/emu_jfa_bwd_sm100_$run.log
+  case $run in
+    rr) sched=rr; args= ;;
+    adv) sched=adv:3; args= ;;
+    *) sched=adversarial:1; args="--ctas 7" ;;
+  esac
+  if [ -n "${TILE_SAN:-}" ] && [ $run = ctas7 ]; then
+    echo "skip jfa_bwd_sm100 on 7 CTAs under the sanitizer build (the release run checks it)"
+  elif TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 300 "$B/examples/jfa_bwd_host" --cubins "$B/examples" \
+       --check --small $args > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+    echo "ok   jfa_bwd on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched${args:+ $args})"
+  else
+    echo "FAIL jfa_bwd_sm100_$run on the emulator (schedule $sched${args:+ $args}):"; tail -n 3 "$log"; fail=1
+  fi
+done
 # a variant of the user's own (docs/tutorial-variant.md): prefix-LM, its
 # prompt shorter than a block, spanning blocks, longer than the sequences
 for P in 0 100 1000; do
