@@ -445,6 +445,7 @@ bool em_chk_remote_read(Cta *d, Cta *c, const Thr *t, const EmIns *in, uint32_t 
 uint32_t em_chk_tc_now(Cta *c, const Thr *t) {
   EmChk *k = c->chk;
   if (!k) return 0;
+  tick(k, t->warp); /* after the warp's last release: a thread that saw only that release does not know of this */
   uint32_t e = row_of(k, t)[t->warp];
   publish(k, t);
   return e;

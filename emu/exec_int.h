@@ -243,11 +243,12 @@ const char *em_mbar_name(const Cta *c, const EmMbar *b, char *buf, size_t n);
 bool em_box_chunks(const EmAsync *op, bool (*fn)(void *, uint32_t, uint32_t), void *arg); /* false: fn said stop */
 
 /* check.c: tcgen05 ordering, for tmem.c's tensor-memory shadow (every one a no-op, or "known", with the checks
- * off). em_chk_tc_now: t's warp's epoch now, published (its wait::st). em_chk_tc_knows: what t knows of warp w's
- * epoch e: 0 nothing, 1 through a thread sync, 2 through a sync and a tcgen05.fence::after_thread_sync after it
- * (or w is t's warp). em_chk_tc_fence_after: t's fence::after_thread_sync. em_chk_tc_mma: a new MMA's epoch of
- * the CTA's tcgen05 pipe; em_chk_tc_commit: a commit covering the MMAs up to e arrives on b's phase;
- * em_chk_tc_mma_done: t waited on a phase a commit covering MMA e arrived on. */
+ * off). em_chk_tc_now: t's warp's epoch now (past its last release), published (its wait::st or wait::ld).
+ * em_chk_tc_knows: what t knows of warp w's epoch e: 0 nothing, 1 through a thread sync, 2 through a sync and a
+ * tcgen05.fence::after_thread_sync after it (or w is t's warp). em_chk_tc_fence_after: t's
+ * fence::after_thread_sync. em_chk_tc_mma: a new MMA's epoch of the CTA's tcgen05 pipe; em_chk_tc_commit: a
+ * commit covering the MMAs up to e arrives on b's phase; em_chk_tc_mma_done: t waited on a phase a commit
+ * covering MMA e arrived on. */
 uint32_t em_chk_tc_now(Cta *c, const Thr *t);
 int em_chk_tc_knows(Cta *c, const Thr *t, int w, uint32_t e);
 void em_chk_tc_fence_after(Cta *c, const Thr *t);

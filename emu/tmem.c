@@ -118,6 +118,8 @@ typedef struct TcThr { /* a thread's tcgen05.ld values and tcgen05.st cells not 
   TcSt *st;
   int nst, capst;
   const EmIns *st_in;
+  int (*ldr)[3]; /* the checks: the cells of the warp's tcgen05.ld not yet waited for (quarter, column, count) */
+  int nldr, capldr;
 } TcThr;
 
 struct EmTc {
@@ -149,6 +151,11 @@ typedef struct TcCell {
   uint32_t mep;          /* the last MMA writing it: its pipe epoch (0: none), instruction, thread */
   const EmIns *mma_in;
   int mma_thr;
+  int8_t ldw;            /* the warp whose tcgen05.ld read it last (-1: none since the last MMA write) */
+  bool ldpend;           /* that ld's wait::ld has not come yet */
+  uint32_t ldstep;       /* the reader's epoch at its wait::ld */
+  const EmIns *ld_in;    /* the ld, and a thread of its warp */
+  int ld_thr;
 } TcCell;
 
 static bool grow(void **p, int *cap, int need, size_t sz) {
@@ -166,7 +173,7 @@ static struct EmTc *tc_of(Cta *c, const Thr *t, const EmIns *in) {
   struct EmTc *tc = calloc(1, sizeof *tc);
   if (tc) tc->tm = malloc(sizeof *tc->tm), tc->th = calloc((size_t)c->n, sizeof *tc->th);
   if (tc && c->chk && (tc->ck = calloc(4 * EM_TMEM_COLS, sizeof *tc->ck)))
-    for (int i = 0; i < 4 * EM_TMEM_COLS; i++) tc->ck[i].stw = -1;
+    for (int i = 0; i < 4 * EM_TMEM_COLS; i++) tc->ck[i].stw = -1, tc->ck[i].ldw = -1;
   if (!tc || !tc->tm || !tc->th || (c->chk && !tc->ck)) {
     if (tc) free(tc->tm), free(tc->th), free(tc->ck);
     free(tc);
@@ -179,7 +186,7 @@ static struct EmTc *tc_of(Cta *c, const Thr *t, const EmIns *in) {
 void em_tc_free(Cta *c) {
   struct EmTc *tc = c->tc;
   if (!tc) return;
-  for (int i = 0; i < c->n; i++) free(tc->th[i].ld), free(tc->th[i].st);
+  for (int i = 0; i < c->n; i++) free(tc->th[i].ld), free(tc->th[i].st), free(tc->th[i].ldr);
   free(tc->th);
   free(tc->q);
   free(tc->tm);
@@ -224,6 +231,32 @@ static bool tc_order(Cta *c, const Thr *t, const EmIns *in, const char *what, in
               where(c, k->st_in, w, sizeof w), k->st_thr,
               kn < 0 ? (own ? "before the tcgen05.wait::st that completes it" : "before that warp's tcgen05.wait::st")
               : kn == 0 ? "with no thread sync (a barrier or an mbarrier) between the writer's tcgen05.wait::st and "
+                          "this thread"
+                        : "with no tcgen05.fence::after_thread_sync between the thread sync and this instruction");
+      return false;
+    }
+  return true;
+}
+
+/* An MMA's write of columns col..col+n-1 (all four quarters) against the last tcgen05.ld of each cell (a
+ * write after a read): the reading warp's tcgen05.wait::ld, a thread sync and a tcgen05.fence::after_thread_sync
+ * must come before the MMA is issued, or it may overwrite the cells before the ld has read them (the early
+ * release of an accumulator: its readers hand it back once their ld's are done); false after a report. */
+static bool tc_order_war(Cta *c, const Thr *t, const EmIns *in, int col, int n) {
+  struct EmTc *tc = c->tc;
+  if (!tc || !tc->ck) return true;
+  for (int q = 0; q < 4; q++)
+    for (int x = col; x < col + n && x < EM_TMEM_COLS; x++) {
+      const TcCell *k = &tc->ck[q * EM_TMEM_COLS + x];
+      if (k->ldw < 0) continue;
+      int kn = k->ldpend ? -1 : em_chk_tc_knows(c, t, k->ldw, k->ldstep);
+      if (kn == 2) continue;
+      char w[160];
+      em_fail(c, t, in, "race: the tcgen05.mma writes tensor memory columns %d..%d (lanes %d..%d), which warp %d's "
+              "tcgen05.ld at %s (thread %d) reads, %s", col, col + n - 1, 32 * q, 32 * q + 31, k->ldw,
+              where(c, k->ld_in, w, sizeof w), k->ld_thr,
+              kn < 0 ? "before that warp's tcgen05.wait::ld"
+              : kn == 0 ? "with no thread sync (a barrier or an mbarrier) between the reader's tcgen05.wait::ld and "
                           "this thread"
                         : "with no tcgen05.fence::after_thread_sync between the thread sync and this instruction");
       return false;
@@ -504,18 +537,21 @@ static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
     return;
   if (m->a_tmem && !tc_order(c, t, in, "the tcgen05.mma reads A,", 0, 3, (int)(m->a_taddr & 0xffff), 8, true, false))
     return;
+  if (!tc_order_war(c, t, in, dcol, m->id.n)) return;
   tc->coll = cu == 1 || cu == 2;
   if (cu == 1) tc->coll_tmem = m->a_tmem, tc->coll_a = aop, tc->coll_in = in;
   op.ep = tc->last_ep = em_chk_tc_mma(c);
   op.pair = pair;
   for (int q = 0; tc->ck && q < 4; q++)
     for (int x = dcol; x < dcol + m->id.n && x < EM_TMEM_COLS; x++)
-      tc->ck[q * EM_TMEM_COLS + x] = (TcCell){.stw = -1, .mep = op.ep, .mma_in = in, .mma_thr = (int)(t - c->t)};
+      tc->ck[q * EM_TMEM_COLS + x] =
+          (TcCell){.stw = -1, .mep = op.ep, .mma_in = in, .mma_thr = (int)(t - c->t), .ldw = -1};
   if (pair) { /* the peer's cells: written by this MMA, under the peer's own pipe epoch */
     uint32_t pe = ptc->last_ep = em_chk_tc_mma(pc);
     for (int q = 0; ptc->ck && q < 4; q++)
       for (int x = dcol; x < dcol + m->id.n && x < EM_TMEM_COLS; x++)
-        ptc->ck[q * EM_TMEM_COLS + x] = (TcCell){.stw = -1, .mep = pe, .mma_in = in, .mma_thr = (int)(t - c->t)};
+        ptc->ck[q * EM_TMEM_COLS + x] =
+            (TcCell){.stw = -1, .mep = pe, .mma_in = in, .mma_thr = (int)(t - c->t), .ldw = -1};
   }
   enqueue(c, t, in, &op);
 }
@@ -647,8 +683,24 @@ static void tc_ldst(Cta *c, unsigned w0, const EmIns *in) {
   int qa = lane0 / 32, qb = (lane0 + nl - 1) / 32;
   if (!tc_order(c, t, in, ld ? "the tcgen05.ld reads" : "the tcgen05.st writes", qa, qb, col0, nc, ld, true)) return;
   for (int qq = qa; !ld && tc->ck && qq <= qb; qq++)
-    for (int x = col0; x < col0 + nc; x++)
-      tc->ck[qq * EM_TMEM_COLS + x] = (TcCell){.stw = (int8_t)t->warp, .pend = true, .st_in = in, .st_thr = (int)w0};
+    for (int x = col0; x < col0 + nc; x++) {
+      TcCell *k = &tc->ck[qq * EM_TMEM_COLS + x];
+      *k = (TcCell){.stw = (int8_t)t->warp, .pend = true, .st_in = in, .st_thr = (int)w0, .ldw = k->ldw,
+                    .ldpend = k->ldpend, .ldstep = k->ldstep, .ld_in = k->ld_in, .ld_thr = k->ld_thr};
+    }
+  if (ld && tc->ck) { /* the cells this warp reads, until its wait::ld (kept on its first thread) */
+    TcThr *h0 = &tc->th[w0];
+    if (!grow((void **)&h0->ldr, &h0->capldr, h0->nldr + 1, sizeof *h0->ldr)) {
+      em_fail(c, t, in, "out of memory");
+      return;
+    }
+    h0->ldr[h0->nldr][0] = qa, h0->ldr[h0->nldr][1] = col0, h0->ldr[h0->nldr++][2] = nc;
+    for (int qq = qa; qq <= qb; qq++)
+      for (int x = col0; x < col0 + nc; x++) {
+        TcCell *k = &tc->ck[qq * EM_TMEM_COLS + x];
+        k->ldw = (int8_t)t->warp, k->ldpend = true, k->ld_in = in, k->ld_thr = (int)w0;
+      }
+  }
   for (unsigned l = 0; l < 32; l++) {
     Thr *o = &c->t[w0 + l];
     TcThr *h = &tc->th[w0 + l];
@@ -684,6 +736,15 @@ static void tc_wait(Cta *c, Thr *t, const EmIns *in) {
   if (in->rank == 0) {
     for (int i = 0; i < h->nld; i++) t->r[h->ld[i].reg] = h->ld[i].v;
     h->nld = 0;
+    if (tc->ck && h->nldr) { /* the warp's first thread: its lds are complete, at this epoch */
+      uint32_t e = em_chk_tc_now(c, t);
+      for (int i = 0; i < h->nldr; i++)
+        for (int x = h->ldr[i][1]; x < h->ldr[i][1] + h->ldr[i][2] && x < EM_TMEM_COLS; x++) {
+          TcCell *k = &tc->ck[h->ldr[i][0] * EM_TMEM_COLS + x];
+          if (k->ldw == (int)t->warp && k->ldpend) k->ldpend = false, k->ldstep = e;
+        }
+      h->nldr = 0;
+    }
     return;
   }
   uint32_t e = tc->ck && h->nst ? em_chk_tc_now(c, t) : 0;

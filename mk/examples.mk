@@ -276,8 +276,31 @@ endef
 $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(eval $(call jfa_var_sm100_rules,$(d),$(v),))))
 $(foreach d,64 128,$(foreach v,$(JFA_CAUSAL_VARIANTS),$(eval $(call jfa_var_sm100_rules,$(d),$(v),_causal))))
 JFA_SM100 += $(JFA_SM100_VAR)
+# Blackwell's backward (jfa_bwd_sm100.tile; docs/blackwell.md "The JFA
+# backward"): the Hopper backward's set (head dim x variant x deterministic
+# or not) with sm_100a, and its small kernels before and after
+# (jfa_bwd_pre.tile), built for sm_100a unchanged
+JFA_BWD_SM100_SRC := $(JFA_DIR)/jfa_bwd_sm100.tile $(JFA_DIR)/jfa_variant.tile
+JFA_BWD_SM100 := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(B)/examples/jfa_bwd.d$(d).$(t).sm_100a.cubin))) \
+  $(foreach d,64 128,$(foreach v,self bcast,$(B)/examples/jfa_bwd_pre.d$(d).$(v).sm_100a.cubin))
+define jfa_bwd_sm100_rules
+$(B)/examples/jfa_bwd.d$(1).$(2).sm_100a.cubin: $(JFA_BWD_SM100_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=sm_100a -D D=$(1) $(call jfa_defs,$(basename $(2))) $(call jfa_det,$(2)) -o $$@ $(JFA_DIR)/jfa_bwd_sm100.tile
+$(B)/examples/jfa_bwd.d$(1).$(2).sm_100a.ptx: $(JFA_BWD_SM100_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=sm_100a -D D=$(1) $(call jfa_defs,$(basename $(2))) $(call jfa_det,$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_bwd_sm100.tile
+endef
+$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(eval $(call jfa_bwd_sm100_rules,$(d),$(t))))))
+define jfa_bwd_pre_sm100_rules
+$(B)/examples/jfa_bwd_pre.d$(1).$(2).sm_100a.cubin: $(JFA_DIR)/jfa_bwd_pre.tile $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=sm_100a -D D=$(1) $(call jfa_defs,$(2)) -o $$@ $(JFA_DIR)/jfa_bwd_pre.tile
+endef
+$(foreach d,64 128,$(foreach v,self bcast,$(eval $(call jfa_bwd_pre_sm100_rules,$(d),$(v)))))
 .PHONY: jfa-sm100
-jfa-sm100: $(JFA_SM100) $(patsubst %.cubin,%.ptx,$(filter $(B)/examples/jfa_fwd.%,$(JFA_SM100)))
+jfa-sm100: $(JFA_SM100) $(patsubst %.cubin,%.ptx,$(filter $(B)/examples/jfa_fwd.%,$(JFA_SM100))) \
+  $(JFA_BWD_SM100) $(patsubst %.cubin,%.ptx,$(filter $(B)/examples/jfa_bwd.%,$(JFA_BWD_SM100)))
 examples: jfa-sm100
 
 # Kernel options not on by default, built for an A/B run beside the default

@@ -603,9 +603,10 @@ int main(int argc, char **argv) {
   jfa_lib *lib;
   CHECK(jfa_lib_open(cubins, &lib));
   bool ok = true;
+  if (check) printf("target: %s\n", jfa_lib_arch(lib)); /* whose cubins run (tests/emu/run.sh greps it) */
   /* the variants' checks run where their cubins are (not in A/B folders) */
   char vpath[1200];
-  snprintf(vpath, sizeof vpath, "%s/jfa_fwd.d64.window.sm_90a.cubin", cubins);
+  snprintf(vpath, sizeof vpath, "%s/jfa_fwd.d64.window.%s.cubin", cubins, jfa_lib_arch(lib));
   FILE *vf = fopen(vpath, "rb");
   int variants = vf != NULL;
   if (vf) fclose(vf);

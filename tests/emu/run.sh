@@ -72,7 +72,7 @@ for e in jfa jfa_bwd; do
   if [ $e = jfa_bwd ] && [ -n "${TILE_SAN:-}" ]; then
     echo "skip jfa_bwd on the emulator under the sanitizer build (the release run checks it)"; continue
   fi
-  if timeout 300 "$B/examples/${e}_host" --cubins "$B/examples" --check --small --update > "$log" 2>&1 &&
+  if timeout 900 "$B/examples/${e}_host" --cubins "$B/examples" --check --small --update > "$log" 2>&1 &&
      tail -n 1 "$log" | grep -q "^ALL OK$"; then
     echo "ok   $e on the emulator ($(grep -c ' OK$' "$log") checks)"
   else
@@ -83,7 +83,7 @@ done
 # and Q slots and the K/V ring across tiles (the small cases on 132 CTAs
 # give most CTAs one tile); adversarial schedule
 log=${TMPDIR:-/tmp}/emu_jfa_ctas.log
-if TILE_EMU_SEED=adversarial:1 timeout 300 "$B/examples/jfa_host" --cubins "$B/examples" --check --small --ctas 7 \
+if TILE_EMU_SEED=adversarial:1 timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check --small --ctas 7 \
      > "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$"; then
   echo "ok   jfa on 7 CTAs, several tiles each, on the emulator ($(grep -c ' OK$' "$log") checks)"
 else
@@ -95,7 +95,7 @@ fi
 log=${TMPDIR:-/tmp}/emu_jfa_bwd_ctas.log
 if [ -n "${TILE_SAN:-}" ]; then
   echo "skip jfa_bwd on 7 CTAs under the sanitizer build (the release run checks it)"
-elif TILE_EMU_SEED=adversarial:1 timeout 300 "$B/examples/jfa_bwd_host" --cubins "$B/examples" --check --small \
+elif TILE_EMU_SEED=adversarial:1 timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" --check --small \
        --case "mixed (empty" --ctas 7 > "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$"; then
   echo "ok   jfa_bwd on 7 CTAs, several items each, on the emulator ($(grep -c ' OK$' "$log") checks)"
 else
@@ -112,7 +112,7 @@ fi
 # build; the check fails if the variants' cubins are missing)
 for sched in rr adv:3; do
   log=${TMPDIR:-/tmp}/emu_jfa_sm100.log
-  if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 300 "$B/examples/jfa_host" --cubins "$B/examples" --check \
+  if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check \
        --small --update > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && ! grep -q "^(no variant cubins" "$log" &&
      tail -n 1 "$log" | grep -q "^ALL OK$"; then
     echo "ok   jfa and its window, softcap, alibi variants on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched)"
@@ -120,15 +120,15 @@ for sched in rr adv:3; do
     echo "FAIL jfa on sm_100a on the emulator (schedule $sched):"; tail -n 3 "$log"; fail=1
   fi
 done
-# the other variants on Blackwell, forward only (jfa_fwd_sm100.tile; no
-# sm_100a backward yet): prefix-LM (a prompt spanning blocks) and
+# the other variants on Blackwell, forward (their backward: the variant
+# runs of jfa_bwd_host below): prefix-LM (a prompt spanning blocks) and
 # block-sparse (its masks, causal and not; --update: refused, then run),
 # both head dims, round-robin and adversarial (about 5 s and 20 s each)
 for sched in rr adv:5; do
   for v in prefix_lm blocksparse; do
     log=${TMPDIR:-/tmp}/emu_${v}_sm100.log
     if [ $v = prefix_lm ]; then set -- --variant prefix_lm --variant-args 100; else set -- --blocksparse --update; fi
-    if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 300 "$B/examples/jfa_host" --cubins "$B/examples" --check \
+    if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check \
          --small "$@" > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
       echo "ok   the $v variant on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched)"
     else
@@ -136,11 +136,34 @@ for sched in rr adv:5; do
     fi
   done
 done
+# the JFA backward for Blackwell (jfa_bwd_sm100.tile): the library loads the
+# sm_100a jfa_bwd and jfa_bwd_pre cubins (the check says which target); the
+# small cases (empty and length-1 sequences, one of 1000 rows, causal,
+# broadcast-Q, both head dims, deterministic or not) on the round-robin and
+# an adversarial schedule, then on 7 CTAs, several items each (the hand-offs
+# between items: K and V, dK and dV in tensor memory, the Q ring, dQ), on
+# another adversarial one (about 50 s each in the release build)
+for run in rr adv ctas7; do
+  log=${TMPDIR:-/tmp}/emu_jfa_bwd_sm100_$run.log
+  case $run in
+    rr) sched=rr; args= ;;
+    adv) sched=adv:3; args= ;;
+    *) sched=adversarial:1; args="--ctas 7" ;;
+  esac
+  if [ -n "${TILE_SAN:-}" ] && [ $run = ctas7 ]; then
+    echo "skip jfa_bwd_sm100 on 7 CTAs under the sanitizer build (the release run checks it)"
+  elif TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" \
+       --check --small $args > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+    echo "ok   jfa_bwd on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched${args:+ $args})"
+  else
+    echo "FAIL jfa_bwd_sm100_$run on the emulator (schedule $sched${args:+ $args}):"; tail -n 3 "$log"; fail=1
+  fi
+done
 # a variant of the user's own (docs/tutorial-variant.md): prefix-LM, its
 # prompt shorter than a block, spanning blocks, longer than the sequences
 for P in 0 100 1000; do
   log=${TMPDIR:-/tmp}/emu_prefix_lm.log
-  if timeout 300 "$B/examples/jfa_host" --cubins "$B/examples" --check --small --variant prefix_lm \
+  if timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check --small --variant prefix_lm \
        --variant-args $P > "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$"; then
     echo "ok   the prefix_lm variant (P = $P) on the emulator ($(grep -c ' OK$' "$log") checks)"
   else
@@ -157,7 +180,7 @@ for e in jfa jfa_bwd; do
   if [ $e = jfa_bwd ] && [ -n "${TILE_SAN:-}" ]; then
     echo "skip the blocksparse backward on the emulator under the sanitizer build (the release run checks it)"; continue
   fi
-  if timeout 300 "$B/examples/${e}_host" --cubins "$B/examples" --check --small --blocksparse --update > "$log" 2>&1 &&
+  if timeout 900 "$B/examples/${e}_host" --cubins "$B/examples" --check --small --blocksparse --update > "$log" 2>&1 &&
      tail -n 1 "$log" | grep -q "^ALL OK$"; then
     echo "ok   the blocksparse variant, $e, on the emulator ($(grep -c ' OK$' "$log") checks)"
   else

@@ -219,6 +219,50 @@ for d in 64 128; do
     fi
   done
 done
+# The JFA backward for Blackwell (jfa_bwd_sm100.tile; docs/blackwell.md "The
+# JFA backward"), each head dim and variant the library loads, deterministic
+# or not: S^T = K Q^T, dP^T = V dO^T and dQ = dS K from shared memory, dV +=
+# P^T dO and dK += dS^T Q with A from tensor memory, committed to
+# mbarriers; S^T and dP^T read 64 columns a thread, P^T and dS^T written
+# back (bf16 pairs: 32 columns), dQ read by the dq warps (D columns of lanes
+# 64-127), dK and dV 32 columns at a time; dQ added by TMA reduce-add; no
+# wgmma; a register budget per warpgroup (load, MMA and dq warps 184, the
+# compute warpgroup 240); the metadata's TMEM columns (128 + 3 D, rounded
+# up to a power of two: 512); ptxas: no spills, no stack frame.
+JB100=examples/jagged_attention/jfa_bwd_sm100.tile
+for d in 64 128; do
+  for v in self causal bcast self.det; do
+    name=jfa_bwd_sm100.d$d.$v; ptx=$tmp/$name.ptx
+    defs=; [ $v = causal ] && defs="-D CAUSAL=true"; [ $v = bcast ] && defs="-D BCAST=true"
+    [ $v = self.det ] && defs="-D DET=true"
+    n=$((n+1))
+    if ! "$TILEC" --arch=sm_100a -D D=$d $defs --emit=ptx -o "$ptx" "$JB100" 2> "$tmp/err"; then
+      echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+    fi
+    check $name "target" "$ptx" "^\.target sm_100a\$"
+    check $name "S^T, dP^T, dQ: tcgen05.mma from shared memory" "$ptx" \
+      "tcgen05\.mma\.cta_group::1\.kind::f16(\.collector::a::discard)? \[%r[0-9]+\], %rd[0-9]+, %rd[0-9]+, %r[0-9]+, %p[0-9]+;"
+    check $name "dV, dK: tcgen05.mma with A from tensor memory" "$ptx" \
+      "tcgen05\.mma\.cta_group::1\.kind::f16(\.collector::a::discard)? \[%r[0-9]+\], \[%r[0-9]+\], %rd[0-9]+, %r[0-9]+, %p[0-9]+;"
+    check $name "MMAs committed to mbarriers" "$ptx" "tcgen05\.commit\.cta_group::1\.mbarrier::arrive::one\.shared::cluster\.b64"
+    check $name "S^T and dP^T read a key a thread (64 columns)" "$ptx" "tcgen05\.ld\.sync\.aligned\.32x32b\.x64\.b32"
+    check $name "dQ read by the dq warps ($d columns)" "$ptx" "tcgen05\.ld\.sync\.aligned\.32x32b\.x$d\.b32"
+    check $name "dK and dV read 32 columns at a time" "$ptx" "tcgen05\.ld\.sync\.aligned\.32x32b\.x32\.b32"
+    check $name "P^T and dS^T written back (bf16 pairs, 32 columns)" "$ptx" "tcgen05\.st\.sync\.aligned\.32x32b\.x32\.b32"
+    check $name "fences after thread syncs" "$ptx" "tcgen05\.fence::after_thread_sync;"
+    check $name "TMA loads" "$ptx" "cp\.async\.bulk\.tensor\.2d\.shared::cta\.global"
+    check $name "dQ added by TMA reduce-add" "$ptx" "cp\.reduce\.async\.bulk\.tensor\.2d\.global\.shared::cta\.add"
+    check $name "load, MMA and dq warps: 184 registers" "$ptx" "setmaxnreg\.dec\.sync\.aligned\.u32[[:space:]]+184;"
+    check $name "compute warpgroup: 240 registers" "$ptx" "setmaxnreg\.(dec|inc)\.sync\.aligned\.u32[[:space:]]+240;"
+    check_not $name "no wgmma" "$ptx" "wgmma"
+    "$TILEC" --arch=sm_100a -D D=$d $defs --emit=meta -o "$tmp/$name.meta" "$JB100"
+    check $name "metadata: 512 TMEM columns" "$tmp/$name.meta" "^tmem 512\$"
+    if [ -x "$PTXAS" ] && assemble $name sm_100a "$ptx"; then
+      check $name "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
+      check $name "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
+    fi
+  done
+done
 # The 2-CTA Blackwell GEMM (examples/gemm/gemm_sm100_2cta.tile): a CTA
 # pair's tensor memory and MMAs (.cta_group::2 throughout: ptxas refuses a
 # kernel mixing ::1 and ::2), in clusters of 2 (.reqnctapercluster); the
