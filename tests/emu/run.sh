@@ -194,18 +194,19 @@ fi
 # tensor memory committed to the slots' mbarriers, the accumulator read back
 # with tcgen05.ld after the last commit; ragged M, N, K, two schedules
 ok=1
+log=${TMPDIR:-/tmp}/emu_tcdot.sm_100a.log
 if "$B/bin/tilec" --arch=sm_100a -o "$T/mmp100.cubin" tests/emu/matmul_ptrinc.tile; then
   for c in "$B/examples/matmul.sm_100a.cubin" "$T/mmp100.cubin"; do
     for sched in rr adversarial:3; do
       for sz in "1 1 1" "300 130 1000"; do
         set -- $sz
         TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 300 "$B/examples/matmul_host" --cubin "$c" --size $1 --size $2 \
-          --size $3 > "$T/log" 2>&1 && grep -q " OK$" "$T/log" || { ok=0; break 3; }
+          --size $3 > "$log" 2>&1 && grep -q " OK$" "$log" || { ok=0; break 3; }
       done
     done
   done
-  if [ $ok = 1 ]; then echo "ok   the pipelined dot on tcgen05 (sm_100a: TMA and cp.async, 2 sizes, 2 schedules)"
-  else echo "FAIL the pipelined dot on tcgen05 ($c, $sched, $sz):"; tail -n 3 "$T/log"; fail=1; fi
+  if [ $ok = 1 ]; then echo "ok   tcdot.sm_100a: the pipelined dot on tcgen05 (TMA and cp.async, 2 sizes, 2 schedules)"
+  else echo "FAIL tcdot.sm_100a on the emulator ($(basename "$c"), $sched, $sz):"; tail -n 3 "$log"; fail=1; fi
 else
   echo "FAIL tests/emu/matmul_ptrinc.tile does not compile for sm_100a"; fail=1
 fi
