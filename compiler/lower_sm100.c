@@ -127,21 +127,33 @@ void lw_tc_kernel_end(Lw *L) {
 }
 
 /* The layout tcgen05.ld/st 32x32b moves, as passes.c assigns it: register
- * i = column i, lane bit i = row 2^i, warp bit i = row 32 * 2^i. */
-static bool check_32x32b(Lw *L, TOp *op, const LinLayout *l) {
-  bool ok = l->rank == 2 && l->nlane == 5 && (1 << l->nreg) == l->shape[1] && (32 << l->nwarp) == l->shape[0];
+ * i = column i, lane bit i = row 2^i, warp bit i = row 32 * 2^i; on more
+ * than 4 warps (128 rows), warp bits 2.. split the columns: warpgroup g
+ * holds the g-th share (*split shares). */
+static bool check_32x32b(Lw *L, TOp *op, const LinLayout *l, int *split) {
+  int rw = l->nwarp < 2 || l->shape[0] != 128 ? l->nwarp : 2; /* the warp bits that walk rows */
+  *split = 1 << (l->nwarp - rw);
+  int cols = l->rank == 2 ? l->shape[1] / *split : 0;
+  bool ok = l->rank == 2 && l->nlane == 5 && (1 << l->nreg) == cols && (32 << rw) == l->shape[0];
   for (int i = 0; ok && i < l->nreg; i++) ok = l->reg[i][0] == 0 && l->reg[i][1] == 1 << i;
   for (int i = 0; ok && i < l->nlane; i++) ok = l->lane[i][0] == 1 << i && l->lane[i][1] == 0;
-  for (int i = 0; ok && i < l->nwarp; i++) ok = l->warp[i][0] == 32 << i && l->warp[i][1] == 0;
+  for (int i = 0; ok && i < rw; i++) ok = l->warp[i][0] == 32 << i && l->warp[i][1] == 0;
+  for (int i = rw; ok && i < l->nwarp; i++) ok = l->warp[i][0] == 0 && l->warp[i][1] == cols << (i - rw);
   if (!ok) dg_ice(L->c, op->loc, "%s: the tile is not in the 32x32b layout", ir_opname(op->opc));
   return ok;
 }
 
-/* This warp's part of a view: lanes 32 w .. 32 w + 31 (w: the warp's index
- * in the group; the lane rule was checked by sema). */
-static MlirValue warp_addr(Lw *L, TValue *view) {
-  MlirValue lane = lw_bin(L, "arith.shli", L->warp, lw_i32(L, 5 + 16));
-  return lw_bin(L, "arith.addi", addr_of(L, view), lane);
+/* This warp's part of a view: lanes 32 (w % 4) .. + 31 (w: the warp's index
+ * in the group; the lane rule was checked by sema), and with a column
+ * split, warpgroup w / 4's share of the columns (words 32-bit columns each). */
+static MlirValue warp_addr(Lw *L, TValue *view, int split, int words) {
+  if (split == 1) {
+    MlirValue lane = lw_bin(L, "arith.shli", L->warp, lw_i32(L, 5 + 16));
+    return lw_bin(L, "arith.addi", addr_of(L, view), lane);
+  }
+  MlirValue lane = lw_bin(L, "arith.shli", lw_bin(L, "arith.andi", L->warp, lw_i32(L, 3)), lw_i32(L, 5 + 16));
+  MlirValue col = lw_bin(L, "arith.muli", lw_bin(L, "arith.shrui", L->warp, lw_i32(L, 2)), lw_i32(L, words));
+  return lw_bin(L, "arith.addi", addr_of(L, view), lw_bin(L, "arith.addi", lane, col));
 }
 
 /* An empty asm that "rewrites" the words: uses of what tcgen05.ld returned
@@ -170,10 +182,11 @@ static MlirNamedAttribute shape_32x32b(Lw *L) {
 static bool tmem_load(Lw *L, TOp *op) {
   TValue *view = op->opnds[0], *r = op->res[0];
   LinLayout lin;
-  if (!lw_linear(L, r, &lin) || !check_32x32b(L, op, &lin)) return false;
+  int split;
+  if (!lw_linear(L, r, &lin) || !check_32x32b(L, op, &lin, &split)) return false;
   DType dt = (DType)r->type->elem.dt;
-  int cols = r->type->shape[1], words = ty_tmem_cols(dt, cols);
-  MlirValue base = warp_addr(L, view);
+  int cols = r->type->shape[1] / split, words = ty_tmem_cols(dt, cols);
+  MlirValue base = warp_addr(L, view, split, words);
   MlirValue *w = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)words);
   MlirNamedAttribute sh = shape_32x32b(L);
   for (int j = 0; j < words; j += LDST_MAX) {
@@ -203,9 +216,10 @@ static bool tmem_load(Lw *L, TOp *op) {
 static bool tmem_store(Lw *L, TOp *op) {
   TValue *view = op->opnds[0], *x = op->opnds[1];
   LinLayout lin;
-  if (!lw_linear(L, x, &lin) || !check_32x32b(L, op, &lin)) return false;
+  int split;
+  if (!lw_linear(L, x, &lin) || !check_32x32b(L, op, &lin, &split)) return false;
   DType dt = (DType)x->type->elem.dt;
-  int cols = x->type->shape[1], words = ty_tmem_cols(dt, cols);
+  int cols = x->type->shape[1] / split, words = ty_tmem_cols(dt, cols);
   LV *in = lw_get(L, x);
   MlirType et = lw_elem_type(L, x->type->elem);
   MlirValue *w = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)words);
@@ -215,7 +229,7 @@ static bool tmem_store(Lw *L, TOp *op) {
     else
       w[i] = dt == DT_F32 ? lw_cast(L, "llvm.bitcast", in->v[i], L->i32) : in->v[i];
   }
-  MlirValue base = warp_addr(L, view);
+  MlirValue base = warp_addr(L, view, split, words);
   MlirNamedAttribute sh = shape_32x32b(L);
   for (int j = 0; j < words; j += LDST_MAX) {
     int n = words - j < LDST_MAX ? words - j : LDST_MAX;

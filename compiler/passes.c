@@ -118,10 +118,28 @@ static const Layout *pick(P *p, TOp *op) {
   return first ? first : default_for(p, op->res[0]->type);
 }
 
+/* Is v the accumulator pipeline_sm100.c reads back, or computed from it elementwise? */
+static bool from_dot_acc(const TValue *v, int depth) {
+  const TOp *d = v->def;
+  if (!d || depth > 16) return false;
+  if (d->opc == OP_TMEM_LOAD) return (d->flags & OPF_DOT_ACC) != 0;
+  if (!ir_is_elementwise(d->opc) && d->opc != OP_CONVERT) return false;
+  for (int i = 0; i < d->nopnds; i++)
+    if (from_dot_acc(d->opnds[i], depth + 1)) return true;
+  return false;
+}
+
 /* The register layout of tensor memory's 32x32b shape (tcgen05.ld/st):
  * a thread a row (lane t of warp k: row 32k + t), its registers the
- * columns in order. */
+ * columns in order. More than 4 warps on 128 rows (the accumulator
+ * pipeline_sm100.c reads back): warpgroup g takes the g-th share of the
+ * columns (warp bits 0-1 the rows, the rest the columns: the lane rule). */
 static const Layout *tmem_layout(P *p, const Type *t) {
+  if (p->warps > 4 && t->shape[0] == 128) {
+    int g = p->warps / 4;
+    int spt[2] = {1, t->shape[1] / g}, tpw[2] = {32, 1}, wpc[2] = {4, g}, order[2] = {0, 1};
+    return ly_blocked(p->c, 2, spt, tpw, wpc, order);
+  }
   int spt[2] = {1, t->shape[1]}, tpw[2] = {32, 1}, wpc[2] = {p->warps, 1}, order[2] = {1, 0};
   return ly_blocked(p->c, 2, spt, tpw, wpc, order);
 }
@@ -168,6 +186,12 @@ static void assign_op(P *p, TOp *op) {
     TValue *val = op->nopnds > 1 ? op->opnds[1] : NULL;
     if ((op->opc == OP_STORE || op->opc == OP_ATOMIC_ADD) && val && is_tile(val) && !is_cheap(val, 0) && lay(val) &&
         lay(val)->kind == LY_MMA && ax_get(c, op->opnds[0])->contig[val->type->rank - 1] >= 2)
+      l = lay(val);
+    /* Likewise the accumulator pipeline_sm100.c reads back with tcgen05.ld
+     * (or an elementwise function of it, in its 32x32b layout: a thread a
+     * row, its columns in its registers, contiguous in memory already). */
+    if (op->opc == OP_STORE && val && is_tile(val) && val->type->rank == 2 && lay(val) && lay(val)->kind == LY_BLOCKED &&
+        lay(val)->tpw[0] == 32 && lay(val)->spt[1] >= 2 && from_dot_acc(val, 0) && ax_get(c, op->opnds[0])->contig[1] >= 2)
       l = lay(val);
     /* A small vector reduced from an MMA result (an attention kernel's row
      * statistics, LSE) is stored from the registers that hold it, one
@@ -889,7 +913,10 @@ bool pass_run(Ctx *c, TModule *m) {
     TFunc *f = m->kernels.data[k];
     P p = {.c = c, .f = f, .warps = f->warps};
     ax_analyze(c, f);
-    if (!pm_run(c, f)) pl_run(c, f); /* loops of two to four dots, else one dot */
+    if (!pm_run(c, f)) { /* loops of two to four dots, else one dot */
+      if (c->sm >= 100) pb_run(c, f);
+      else pl_run(c, f);
+    }
     if (c->nerrors) return false;
     ax_analyze(c, f); /* again, for what the pipeline made */
     plan_smem(c, f);

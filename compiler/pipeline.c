@@ -98,7 +98,7 @@ TValue *pl_cmp_lt(Pl *p, TOp *before, TValue *a, TValue *b, Loc loc) {
 /* ---- what the loads may be ---- */
 
 /* A splat (or broadcast, or conversion) of the constant zero. */
-static bool is_zero(const TValue *v) {
+bool pl_is_zero(const TValue *v) {
   const TOp *d = v->def;
   while (d && (d->opc == OP_SPLAT || d->opc == OP_BROADCAST || d->opc == OP_CONVERT || d->opc == OP_EXPAND_DIMS))
     d = d->opnds[0]->def;
@@ -435,7 +435,7 @@ bool pl_check_operand(Pl *p, TValue *v, TBlock *body, Operand *o, const char **w
   if (v->uses != 1 && !shared) return *why = "is used by more than the dot", false;
   TValue *ptr = ld->opnds[0];
   if (ptr->type->kind != TY_TILE || ptr->type->rank != 2) return *why = "is not a 2-D tile load", false;
-  if ((ld->flags & OPF_OTHER) && !is_zero(ld->opnds[2])) return *why = "is loaded with a nonzero 'other'", false;
+  if ((ld->flags & OPF_OTHER) && !pl_is_zero(ld->opnds[2])) return *why = "is loaded with a nonzero 'other'", false;
   int eb = ty_dtype_bytes((DType)v->type->elem.dt), vec = 16 / eb;
   const AxisInfo *ax = ax_get(c, ptr);
   o->cd = ax->contig[1] >= ax->contig[0] ? 1 : 0;
@@ -567,7 +567,7 @@ static void copies(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *iv,
 
 /* A derived kernel parameter: the descriptor of operand o's tensor, which
  * the runtime builds at launch (TParam.derived). */
-static TValue *add_desc(Pl *p, Operand *o, const char *name) {
+TValue *pl_add_desc(Pl *p, Operand *o, const char *name) {
   Ctx *c = p->c;
   TFunc *f = p->f;
   TParam *np = ar_alloc(&c->arena, sizeof(TParam) * (size_t)(f->nparams + 2));
@@ -597,7 +597,7 @@ static TValue *add_desc(Pl *p, Operand *o, const char *name) {
   return q->value;
 }
 
-static TValue *bar_slot(Pl *p, TOp *before, TValue *bars, TValue *i, Loc loc) {
+TValue *pl_bar_slot(Pl *p, TOp *before, TValue *bars, TValue *i, Loc loc) {
   Type *t = ty_void(p->c);
   t->kind = TY_BAR;
   return pl_mk1(p, before, OP_SLOT, loc, 2, (TValue *[]){bars, i}, t);
@@ -612,7 +612,7 @@ static TValue *coord(Pl *p, TOp *before, Clone *cl, TValue *x, int64_t off, Loc 
 }
 
 /* if (valid) { expect both tiles' bytes on full[si]; TMA both into slot si } */
-static void tma_issue(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue **descs, TValue *full, TValue *iv,
+void pl_tma_issue(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue **descs, TValue *full, TValue *iv,
                       TValue *k, TValue *valid, TValue *si, TOp *fop, bool prologue, int steps, Loc loc) {
   Ctx *c = p->c;
   TBlock *then = ir_block(c, 0, NULL), *els = ir_block(c, 0, NULL);
@@ -623,7 +623,7 @@ static void tma_issue(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue *
   ir_add_region(c, iff, then);
   ir_add_region(c, iff, els);
   ir_insert_before(before, iff);
-  TValue *bar = bar_slot(p, yt, full, si, loc);
+  TValue *bar = pl_bar_slot(p, yt, full, si, loc);
   pl_mk(p, yt, OP_BAR_EXPECT, loc, 2, (TValue *[]){bar, pl_iconst(p, yt, ty_dt(c, DT_I32), ops[0].bytes + ops[1].bytes, loc)},
      NULL);
   for (int j = 0; j < 2; j++) {
@@ -678,7 +678,7 @@ static const char *store_box(Pl *p, TOp *st, int M, int N, Operand *o) {
 
 /* The store after the loop (fin: the wait for the last wgmma), if one fits;
  * else a note saying why not. */
-static void tma_epilogue(Pl *p, TOp *fin, TValue *ringb, int64_t ringb_bytes, int warps, Loc loc) {
+void pl_tma_epilogue(Pl *p, TOp *fin, TValue *ringb, int64_t ringb_bytes, int warps, Loc loc) {
   Ctx *c = p->c;
   int M = fin->res[0]->type->shape[0], N = fin->res[0]->type->shape[1];
   TOp *st = NULL;
@@ -708,7 +708,7 @@ static void tma_epilogue(Pl *p, TOp *fin, TValue *ringb, int64_t ringb_bytes, in
   al->flags |= OPF_ALIAS;
   al->res[0]->name = "<dot C>";
   ir_insert_after(ringb->def, al);
-  TValue *desc = add_desc(p, &o, "__dot_c"); /* boxes of M rows, 128 bytes wide */
+  TValue *desc = pl_add_desc(p, &o, "__dot_c"); /* boxes of M rows, 128 bytes wide */
   /* every warpgroup's wgmmas are done (each waited for its own) before the
    * ring is overwritten; the stores are visible to the copy engine (fence)
    * and all made (barrier) before one thread issues the copy */
@@ -805,7 +805,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
     if (f->body->first) ir_insert_before(f->body->first, al);
     else ir_append(f->body, al);
     rings[j] = al->res[0];
-    if (tma) descs[j] = add_desc(p, &ops[j], j ? "__dot_b" : "__dot_a");
+    if (tma) descs[j] = pl_add_desc(p, &ops[j], j ? "__dot_b" : "__dot_a");
   }
   if (tma) {
     Type *t = ty_void(c);
@@ -829,7 +829,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   for (int j = 0; j < D; j++) {
     TValue *k = j ? pl_bin(p, fop, OP_ADD, lo, pl_bin(p, fop, OP_MUL, pl_iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
     if (tma)
-      tma_issue(p, fop, ops, rings, descs, full, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop,
+      pl_tma_issue(p, fop, ops, rings, descs, full, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop,
                 true, j, loc);
     else
       copies(p, fop, ops, rings, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop, true, j, loc);
@@ -845,10 +845,10 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
     TOp *bar = pl_mk(p, dot, OP_NAMED_BAR, loc, 0, NULL, NULL);
     bar->ival = 0, bar->ival2 = 32 * warps;
     kn = pl_bin(p, dot, OP_ADD, iv, pl_bin(p, dot, OP_MUL, pl_iconst(p, dot, ti, D, loc), step, loc), loc);
-    tma_issue(p, dot, ops, rings, descs, full, iv, kn, pl_cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
+    pl_tma_issue(p, dot, ops, rings, descs, full, iv, kn, pl_cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
     TValue *phase = pl_bin(p, dot, OP_REM, pl_bin(p, dot, OP_DIV, it, pl_iconst(p, dot, ti, S, loc), loc),
                         pl_iconst(p, dot, ti, 2, loc), loc);
-    pl_mk(p, dot, OP_BAR_WAIT, loc, 2, (TValue *[]){bar_slot(p, dot, full, cur, loc), phase}, NULL);
+    pl_mk(p, dot, OP_BAR_WAIT, loc, 2, (TValue *[]){pl_bar_slot(p, dot, full, cur, loc), phase}, NULL);
   } else {
     TOp *w = pl_mk(p, dot, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
     w->ival = D - 1;
@@ -889,7 +889,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
          S, D, M, K, ops[0].trans ? "M" : "K", K, N, ops[1].trans ? "K" : "N", (long long)(S * stage), N, warps / 4,
          warps > 4 ? "s" : "", ops[0].tma ? "b" : "a", ops[0].tma ? ops[1].no_tma : ops[0].no_tma);
   if (tma && fop->block == f->body)
-    tma_epilogue(p, fin, rings[1], S * ((ops[1].bytes + 1023) & ~(int64_t)1023), warps, loc);
+    pl_tma_epilogue(p, fin, rings[1], S * ((ops[1].bytes + 1023) & ~(int64_t)1023), warps, loc);
 }
 
 typedef struct Found {

@@ -6,8 +6,10 @@
  * checks (pl_check_operand: a load in the loop's body that cp.async can
  * copy into a 128-byte swizzled ring), its copies (pl_copies_n), ring slots
  * as wgmma operands (pl_slot, pl_as_operand), the shared memory already
- * allocated (pl_smem_in_use). pipeline_multi.c: loops with two to four
- * dots (pm_run, tilec_int.h). */
+ * allocated (pl_smem_in_use), and the TMA form's pieces (pl_add_desc,
+ * pl_bar_slot, pl_tma_issue, pl_tma_epilogue). pipeline_multi.c: loops
+ * with two to four dots (pm_run, tilec_int.h). pipeline_sm100.c: the
+ * single-dot K loop on sm_100a, on tcgen05 (pb_run, tilec_int.h). */
 #ifndef TILEC_PIPELINE_H
 #define TILEC_PIPELINE_H
 #include "tilec_int.h"
@@ -67,5 +69,15 @@ void pl_copies_n(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings, TVa
 TValue *pl_slot(Pl *p, TOp *before, TValue *ring, TValue *i, Loc loc);
 TValue *pl_as_operand(Pl *p, TOp *before, TValue *view, bool trans, Loc loc);
 int64_t pl_smem_in_use(TBlock *b);
+/* a splat (or broadcast, or conversion) of the constant zero */
+bool pl_is_zero(const TValue *v);
+/* the TMA form: operand o's tensor as a derived descriptor parameter */
+TValue *pl_add_desc(Pl *p, Operand *o, const char *name);
+TValue *pl_bar_slot(Pl *p, TOp *before, TValue *bars, TValue *i, Loc loc);
+/* if (valid) { expect both tiles' bytes on full[si]; one thread TMAs both into slot si } */
+void pl_tma_issue(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue **descs, TValue *full, TValue *iv,
+                  TValue *k, TValue *valid, TValue *si, TOp *fop, bool prologue, int steps, Loc loc);
+/* the store of the accumulator after fin (M x N, fin's result) staged on the B ring and written by TMA, if it fits */
+void pl_tma_epilogue(Pl *p, TOp *fin, TValue *ringb, int64_t ringb_bytes, int warps, Loc loc);
 
 #endif

@@ -21,7 +21,8 @@
  * Name prefixes say which file a function lives in: ar_ (arena.c),
  * dg_ (diag.c), lx_ (lexer.re), ps_ (parse.c), ast_ (ast.c), ty_ (type.c),
  * sm_ (sema*.c, builtins*.c), ir_ (tir.c), ly_ (layout.c), ps_/pass_ (passes.c),
- * pl_ (pipeline.c; pipeline.h: what it shares with pipeline_multi.c), pm_ (pipeline_multi.c),
+ * pl_ (pipeline.c; pipeline.h: what it shares with pipeline_multi.c and pipeline_sm100.c), pm_ (pipeline_multi.c),
+ * pb_ (pipeline_sm100.c: the single-dot K loop on Blackwell's tcgen05),
  * ax_ (axisinfo.c), lw_ (lower*.c; lw_tc_ in lower_sm100.c), be_ (backend.c),
  * md_ (meta.c), dsc_ (desc.c), st_ (stats.c: the compile report of
  * tilec --stats, fed by the stages as they run).
@@ -560,8 +561,9 @@ struct TOp {
 /* OPF_ALIAS (tmem_alloc, builtins_sm100.c): on another allocation's columns, taking none of its own;
  * (smem_alloc, pipeline.c) on the bytes of opnds[0]'s allocation, which must be dead where it is used. */
 /* OPF_PAIR (tmem_alloc, tc_mma, tc_commit, builtins_sm100.c): the CTA pair's (.cta_group::2; docs/blackwell.md). */
+/* OPF_DOT_ACC (tmem_load, pipeline_sm100.c): the pipelined dot's accumulator read back after its loop. */
 enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16, OPF_SKIP_ONES = 32,
-       OPF_TRANS = 64, OPF_ALIAS = 1 << 21, OPF_PAIR = 1 << 22 };
+       OPF_TRANS = 64, OPF_ALIAS = 1 << 21, OPF_PAIR = 1 << 22, OPF_DOT_ACC = 1 << 23 };
 
 typedef struct TParam {
   const char *name;
@@ -662,6 +664,16 @@ void pl_run(Ctx *c, TFunc *f);
  * registers; each dot a wgmma waited for at once. True when the kernel has
  * such a loop (pipelined or not: f->notes says); then pl_run does not run. */
 bool pm_run(Ctx *c, TFunc *f);
+
+/* ---- pipeline_sm100.c: the single-dot K loop on sm_100a ----
+ * What pl_run does on sm_90a, with tcgen05.mma instead of wgmma: the
+ * operands staged by TMA (or cp.async) through the same rings, the MMAs
+ * issued by one thread into an accumulator in tensor memory (allocated
+ * here, its columns counted in tmem_cols), each slot freed by the commit of
+ * the MMA that read it, the accumulator read back with tcgen05.ld after the
+ * loop. A dot it cannot take stays on mma.sync; f->notes says why. Runs
+ * instead of pl_run on sm_100a. */
+void pb_run(Ctx *c, TFunc *f);
 
 /* ---- axisinfo.c ---- */
 /* Per dimension d of a value (Triton's axis analysis): the tile splits along

@@ -232,6 +232,27 @@ if "$B/bin/tilec" -o "$T/mmp.cubin" tests/emu/matmul_ptrinc.tile; then
 else
   echo "FAIL tests/emu/matmul_ptrinc.tile does not compile"; fail=1
 fi
+# the Triton-style matmul on sm_100a (pipeline_sm100.c): the tiles by TMA
+# (the example's cubin) or cp.async (pointer increments), tcgen05.mma into
+# tensor memory committed to the slots' mbarriers, the accumulator read back
+# with tcgen05.ld after the last commit; ragged M, N, K, two schedules
+ok=1
+log=${TMPDIR:-/tmp}/emu_tcdot.sm_100a.log
+if "$B/bin/tilec" --arch=sm_100a -o "$T/mmp100.cubin" tests/emu/matmul_ptrinc.tile; then
+  for c in "$B/examples/matmul.sm_100a.cubin" "$T/mmp100.cubin"; do
+    for sched in rr adversarial:3; do
+      for sz in "1 1 1" "300 130 1000"; do
+        set -- $sz
+        TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 300 "$B/examples/matmul_host" --cubin "$c" --size $1 --size $2 \
+          --size $3 > "$log" 2>&1 && grep -q " OK$" "$log" || { ok=0; break 3; }
+      done
+    done
+  done
+  if [ $ok = 1 ]; then echo "ok   tcdot.sm_100a: the pipelined dot on tcgen05 (TMA and cp.async, 2 sizes, 2 schedules)"
+  else echo "FAIL tcdot.sm_100a on the emulator ($(basename "$c"), $sched, $sz):"; tail -n 3 "$log"; fail=1; fi
+else
+  echo "FAIL tests/emu/matmul_ptrinc.tile does not compile for sm_100a"; fail=1
+fi
 # the JIT on the emulator: the source compiled to PTX in process and run as
 # it is (no assembler: a ptxas that does not exist), the second time from
 # the cache

@@ -67,7 +67,22 @@ if [ -n "${TILE_SAN:-}" ]; then
   exit $fail
 fi
 run layernorm_bwd.f16.sm_100a layernorm_bwd_host layernorm_bwd.f16.b1024.sm_100a.cubin 6 --trials 2 --seed 11
-run matmul_lrelu.sm_100a matmul_host matmul_lrelu.sm_100a.cubin 1 --trials 1 --seed 11
+# the matmul on tcgen05 (pipeline_sm100.c: TMA rings, tcgen05.mma into tensor
+# memory committed to the slots' mbarriers, tcgen05.ld by both warpgroups),
+# on a device that says cc 10.0, at ragged M, N, K (a single element, one
+# partial block each way, 16 K blocks with a partial last one, exact
+# blocks), with and without the leaky_relu epilogue, round-robin and
+# adversarial schedules (an MMA runs as late as the hardware may)
+export TILE_EMU_ARCH=sm_100a
+for sched in rr adversarial:5; do
+  export TILE_EMU_SEED=$sched
+  for s in 1x1x1 129x257x65 300x130x1000 128x256x64; do
+    run matmul.sm_100a.$s.$sched matmul_host matmul.sm_100a.cubin 1 \
+      --size "${s%%x*}" --size "$(echo $s | cut -dx -f2)" --size "${s##*x}" --seed 11
+  done
+  run matmul_lrelu.sm_100a.$sched matmul_host matmul_lrelu.sm_100a.cubin 3 --trials 3 --seed 11
+done
+unset TILE_EMU_SEED TILE_EMU_ARCH
 run fused_attention.d64.causal.f16.sm_100a fused_attention_host fused_attention.d64.causal.f16.sm_100a.cubin 18 \
   --trials 2 --seed 11
 run fused_attention.d128.full.bf16.sm_100a fused_attention_host fused_attention.d128.full.bf16.sm_100a.cubin 9 \

@@ -66,9 +66,7 @@ for arch in sm_90a sm_100a; do
   for e in vector_add softmax layernorm matmul; do
     src=examples/$e/$e.tile
     ptx=$tmp/$e.$arch.ptx
-    # matmul on sm_100a: dot is still mma.sync there (no tcgen05 pipeline
-    # yet), whose 128 x 256 accumulator on 8 warps spills 8 bytes: 128 x 128
-    defs=; [ $e/$arch = matmul/sm_100a ] && defs="-D BN=128"
+    defs=
     if ! "$TILEC" --arch=$arch $defs --emit=ptx -o "$ptx" "$src" 2> "$tmp/err"; then
       echo "FAIL $e/$arch: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
     fi
@@ -104,10 +102,20 @@ for arch in sm_90a sm_100a; do
         check "$e/$arch" "async wgmma 64x256x16 bf16" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.bf16\.bf16"
         check "$e/$arch" "one wgmma group kept in flight" "$ptx" "wgmma\.wait_group\.sync\.aligned[[:space:]]+1;"
         check_not "$e/$arch" "no mma.sync" "$ptx" "mma\.sync\.aligned\.m16n8k16" ;;
-      matmul/sm_100a)
-        check "$e/$arch" "tensor-core mma.sync bf16" "$ptx" "mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.bf16\.bf16\.f32"
-        check "$e/$arch" "operands staged through shared memory" "$ptx" "ld\.shared"
-        check "$e/$arch" "CTA barriers around the staging" "$ptx" "bar\.sync|barrier\.sync" ;;
+      matmul/sm_100a) # the compiler's pipeline on tcgen05 (pipeline_sm100.c): TMA into rings, tcgen05.mma
+        # into tensor memory committed to the slots' mbarriers, tcgen05.ld after the loop, C by TMA
+        check "$e/$arch" "TMA copies of the tiles" "$ptx" "cp\.async\.bulk\.tensor\.2d\.shared::cta\.global\.tile\.mbarrier::complete_tx::bytes"
+        check "$e/$arch" "tcgen05.mma kind::f16" "$ptx" "tcgen05\.mma\.cta_group::1\.kind::f16"
+        check "$e/$arch" "tcgen05.commit to an mbarrier" "$ptx" "tcgen05\.commit\.cta_group::1\.mbarrier::arrive::one"
+        check "$e/$arch" "tcgen05.alloc" "$ptx" "tcgen05\.alloc\.cta_group::1"
+        check "$e/$arch" "tcgen05.dealloc" "$ptx" "tcgen05\.dealloc\.cta_group::1"
+        check "$e/$arch" "tcgen05.ld 32x32b (a warpgroup's 128 columns)" "$ptx" "tcgen05\.ld\.sync\.aligned\.32x32b\.x128\.b32"
+        check "$e/$arch" "tcgen05.wait::ld" "$ptx" "tcgen05\.wait::ld"
+        check "$e/$arch" "the slots awaited on mbarriers" "$ptx" "mbarrier\.try_wait\.parity"
+        check "$e/$arch" "C written by TMA" "$ptx" "cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group"
+        check_not "$e/$arch" "no wgmma" "$ptx" "wgmma"
+        check_not "$e/$arch" "no mma.sync" "$ptx" "mma\.sync"
+        check_not "$e/$arch" "no per-thread stores of C" "$ptx" "st\.global" ;;
     esac
     # ptxas resource report
     if [ -x "$PTXAS" ]; then
@@ -125,6 +133,34 @@ for arch in sm_90a sm_100a; do
     lim=1000; [ -n "${TILE_SAN:-}" ] && lim=3000
     if [ "$ms" -ge $lim ]; then echo "FAIL $e/$arch: compile took ${ms} ms (>= $lim ms)"; fail=$((fail+1)); fi
   done
+done
+# The Triton-style matmul on sm_100a (pipeline_sm100.c) with the leaky_relu
+# epilogue (mk/tutorials.mk's matmul_lrelu) and with pointer increments
+# (tests/emu/matmul_ptrinc.tile: cp.async rings, C stored from the tcgen05.ld
+# registers): tcgen05 and nothing older, and no spills
+for v in "matmul_lrelu examples/matmul/matmul.tile -D LEAKY_RELU=true" "matmul_ptrinc tests/emu/matmul_ptrinc.tile"; do
+  set -- $v
+  name=$1.sm_100a; src=$2; shift 2
+  ptx=$tmp/$name.ptx
+  if ! "$TILEC" --arch=sm_100a "$@" --emit=ptx -o "$ptx" "$src" 2> "$tmp/err"; then
+    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+  fi
+  check "$name" "tcgen05.mma kind::f16" "$ptx" "tcgen05\.mma\.cta_group::1\.kind::f16"
+  check "$name" "tcgen05.commit" "$ptx" "tcgen05\.commit\.cta_group::1\.mbarrier::arrive::one"
+  check "$name" "tcgen05.alloc" "$ptx" "tcgen05\.alloc\.cta_group::1"
+  check "$name" "tcgen05.dealloc" "$ptx" "tcgen05\.dealloc\.cta_group::1"
+  check "$name" "tcgen05.ld 32x32b" "$ptx" "tcgen05\.ld\.sync\.aligned\.32x32b"
+  check_not "$name" "no wgmma" "$ptx" "wgmma"
+  check_not "$name" "no mma.sync" "$ptx" "mma\.sync"
+  if [ $name = matmul_ptrinc.sm_100a ]; then
+    check "$name" "cp.async copies into the rings" "$ptx" "cp\.async\.cg\.shared\.global"
+  else
+    check "$name" "TMA copies of the tiles" "$ptx" "cp\.async\.bulk\.tensor\.2d\.shared::cta\.global"
+  fi
+  if [ -x "$PTXAS" ] && assemble "$name" sm_100a "$ptx"; then
+    check "$name" "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
+    check "$name" "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
+  fi
 done
 # The layer-norm backward on rows of 16384 (mk/tutorials.mk's long-row
 # bench build, DWDB=false): its row kernel keeps no dw/db partial sums and
