@@ -171,19 +171,6 @@ static bool import_taken(Ctx *c, const Node *imp) {
   return false;
 }
 
-void cx_note_untaken_imports(Ctx *c) {
-  if (c->untaken_noted) return;
-  c->untaken_noted = true;
-  for (int i = 0; i < c->untaken.len; i++) {
-    const Node *imp = c->untaken.data[i];
-    bool taken = false; /* imported anyway, by an import of its own */
-    for (int j = 0; j < c->imported.len && !taken; j++) taken = !strcmp(c->imported.data[j], imp->str);
-    if (taken) continue;
-    dg_note(c, imp->loc, "'%s' was not imported: its import is for %s, and this compilation is for %s", imp->str,
-            imp->cond->str, c->arch);
-  }
-}
-
 static bool load_import(Ctx *c, const Source *from, Node *imp, Vec *queue) {
   const char *name = imp->str;
   if (!import_taken(c, imp)) return true;

@@ -737,7 +737,7 @@ static SVal call_expr(S *s, Node *n, const char *name, Node *self) {
   else if (self) dg_error(s->c, n->loc, "unknown method '%s'", name);
   else {
     dg_error(s->c, n->loc, "unknown function '%s'", name);
-    cx_note_untaken_imports(s->c);
+    sm_note_untaken_imports(s->c);
   }
   return sv_err();
 }

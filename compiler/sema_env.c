@@ -188,7 +188,7 @@ void sm_declare_globals(S *s, Program *p) {
     if (f->is_override && !f->replaced) {
       dg_error(c, f->loc, "'override fn %s' replaces nothing: no imported file defines a function '%s'", f->name,
                f->name);
-      cx_note_untaken_imports(c);
+      sm_note_untaken_imports(c);
     }
   }
   /* A kernel's name is its PTX entry point, the one user name that reaches
@@ -330,4 +330,20 @@ int sm_define_multiple(S *s, const Param *p, Elem e) {
     n = x;
   }
   return (int)n;
+}
+
+/* After an error about a name defined nowhere, a note for each import not
+ * taken on this target (tilec_int.h); here rather than in compile.c, which
+ * records them, so that the checks do not call back into the driver. */
+void sm_note_untaken_imports(Ctx *c) {
+  if (c->untaken_noted) return;
+  c->untaken_noted = true;
+  for (int i = 0; i < c->untaken.len; i++) {
+    const Node *imp = c->untaken.data[i];
+    bool taken = false; /* imported anyway, by an import of its own */
+    for (int j = 0; j < c->imported.len && !taken; j++) taken = !strcmp(c->imported.data[j], imp->str);
+    if (taken) continue;
+    dg_note(c, imp->loc, "'%s' was not imported: its import is for %s, and this compilation is for %s", imp->str,
+            imp->cond->str, c->arch);
+  }
 }

@@ -157,7 +157,7 @@ struct Ctx {
   Vec imported;         /* import names already handled */
   Vec loaded;           /* canonical paths of the files read */
   Vec untaken;          /* Node*: the conditional imports for another target (not read) */
-  bool untaken_noted;   /* cx_note_untaken_imports has listed them */
+  bool untaken_noted;   /* sm_note_untaken_imports has listed them */
   Vec seen;             /* reported errors, to report each once */
   const InlineSite *inl; /* sema: the inlined calls being evaluated (NULL: the kernel's own code) */
   int nops;             /* TIR operations created (size limit) */
@@ -171,11 +171,12 @@ struct Ctx {
 
 /* compile.c: register a source text with c (name and text copied) */
 Source *cx_add_source(Ctx *c, const char *name, const char *text, size_t len, bool builtin);
-/* compile.c: after an error about a name defined nowhere (an unknown
+/* sema_env.c: after an error about a name defined nowhere (an unknown
  * function, an override that replaces nothing), a note for each import
- * not taken on this target (`import "f" if arch == "T";`), once per
- * compilation: the name may be in one of those files. */
-void cx_note_untaken_imports(Ctx *c);
+ * not taken on this target (`import "f" if arch == "T";`, which compile.c
+ * records in c->untaken), once per compilation: the name may be in one of
+ * those files. */
+void sm_note_untaken_imports(Ctx *c);
 
 /* ---- dtypes (type.c) ---- */
 typedef enum DType {
