@@ -430,14 +430,16 @@ for v in "window 64" "window 128" "softcap 64" "softcap 128" "alibi 64" "alibi 1
   if [ -x "$PTXAS" ] && assemble "$name" sm_100a "$ptx"; then
     if [ $1 = alibi ]; then
       n=$((n+1))
-      sp=$(sed -n 's/.* \([0-9][0-9]*\) bytes spill stores, \([0-9][0-9]*\) bytes spill loads.*/\1 \2/p' "$tmp/ptxas.log")
+      # the largest spill of any of the cubin's kernels (jfa_fwd, jfa_bwd)
+      sp=$(sed -n 's/.* \([0-9][0-9]*\) bytes spill stores, \([0-9][0-9]*\) bytes spill loads.*/\1 \2/p' "$tmp/ptxas.log" |
+           awk 'NF == 2 { k++; if ($1 > s) s = $1; if ($2 > l) l = $2 } END { if (k) print s, l }')
       set -- $sp
       if [ $# -ne 2 ] || [ "$1" -gt 256 ] || [ "$2" -gt 256 ]; then
         echo "FAIL $name: ptxas spills more than the known 256 bytes (stores, loads: ${sp:-?})"; fail=$((fail+1))
       fi
     else
-      check "$name" "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
-      check "$name" "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
+      check_not "$name" "ptxas: no spills in any of its kernels" "$tmp/ptxas.log" "[1-9][0-9]* bytes spill"
+      check_not "$name" "ptxas: no stack frame in any of its kernels" "$tmp/ptxas.log" "[1-9][0-9]* bytes stack frame"
     fi
   fi
 done
