@@ -903,13 +903,21 @@ static void find(TOp *op, void *ud) {
   fd->dot = op;
 }
 
+/* The first dot that is the direct child of a loop (NULL if none), and
+ * its loop in *fop: the single-dot pipelines' candidate (pl_run, pb_run). */
+TOp *pl_first_loop_dot(TFunc *f, TOp **fop) {
+  Found fd = {0};
+  ir_walk(f->body, find, &fd);
+  *fop = fd.fop;
+  return fd.dot;
+}
+
 /* One dot per kernel, the first in a loop (pipeline_multi.c takes the
  * loops with two to four dots, before this runs). */
 void pl_run(Ctx *c, TFunc *f) {
   Pl p = {c, f};
   pl_count_uses(f);
-  Found fd = {0};
-  ir_walk(f->body, find, &fd);
-  if (!fd.dot) return;
-  pipeline_dot(&p, fd.fop, fd.dot);
+  TOp *fop, *dot = pl_first_loop_dot(f, &fop);
+  if (!dot) return;
+  pipeline_dot(&p, fop, dot);
 }

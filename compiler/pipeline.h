@@ -80,4 +80,7 @@ void pl_tma_issue(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue **des
 /* the store of the accumulator after fin (M x N, fin's result) staged on the B ring and written by TMA, if it fits */
 void pl_tma_epilogue(Pl *p, TOp *fin, TValue *ringb, int64_t ringb_bytes, int warps, Loc loc);
 
+/* pipeline.c: the first dot directly inside a loop, and that loop */
+TOp *pl_first_loop_dot(TFunc *f, TOp **fop);
+
 #endif

@@ -226,22 +226,10 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   if (tma) pl_tma_epilogue(p, sel, rings[1], S * ((ops[1].bytes + 1023) & ~(int64_t)1023), W, loc);
 }
 
-typedef struct Found {
-  TOp *fop, *dot;
-} Found;
-
-static void find(TOp *op, void *ud) {
-  Found *fd = ud;
-  if (fd->dot || op->opc != OP_DOT || !op->block->parent || op->block->parent->opc != OP_FOR) return;
-  fd->fop = op->block->parent;
-  fd->dot = op;
-}
-
 void pb_run(Ctx *c, TFunc *f) {
   Pl p = {c, f};
   pl_count_uses(f);
-  Found fd = {0};
-  ir_walk(f->body, find, &fd);
-  if (!fd.dot) return;
-  pipeline_dot(&p, fd.fop, fd.dot);
+  TOp *fop, *dot = pl_first_loop_dot(f, &fop);
+  if (!dot) return;
+  pipeline_dot(&p, fop, dot);
 }
