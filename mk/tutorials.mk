@@ -108,9 +108,9 @@ gpu-bundle: tutorials-bench
 #   B=build-tut OUT=$OUT sh tests/gpu/bench_triton.sh
 TUT_B := build-tut
 .PHONY: tutorials-bundle
-tutorials-bundle: tutorials-bench $(foreach e,vector_add softmax layernorm matmul,$(B)/examples/$(e).sm_90a.cubin)
+tutorials-bundle: tutorials-bench $(foreach e,vector_add softmax layernorm matmul gemm,$(B)/examples/$(e).sm_90a.cubin)
 	rm -rf $(TUT_B) && mkdir -p $(TUT_B)/examples $(TUT_B)/lib
-	cp $(foreach e,vector_add softmax layernorm matmul,$(B)/examples/$(e).sm_90a.cubin) $(TUT_BENCH_CUBINS) \
+	cp $(foreach e,vector_add softmax layernorm matmul gemm,$(B)/examples/$(e).sm_90a.cubin) $(TUT_BENCH_CUBINS) \
 	  $(filter %.sm_90a.cubin,$(TUT_CUBINS)) $(TUT_B)/examples/
 	cp -L $(B)/lib/libtilert.so.0 $(TUT_B)/lib/
 	@du -sh $(TUT_B)

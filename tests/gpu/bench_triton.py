@@ -161,7 +161,9 @@ class Env:
                 raise TypeError("%s takes %d arguments, %d given" % (k.name, len(k.params), len(args)))
             h = k._kernel_handle(dev)
             vals = [k._convert(p, a, h, staged) for p, a in zip(k.params, args)]
-            ptrs = (C.c_void_p * len(vals))(*[C.addressof(v) for v in vals])
+            # (a TMA parameter converts to a TmaDesc: its aligned address)
+            ptrs = (C.c_void_p * len(vals))(*[v.address if isinstance(v, self.tile.kernel.TmaDesc) else C.addressof(v)
+                                               for v in vals])
             prepared.append((h, g, ptrs, len(vals), vals, k.name))
         check = self.tile._lib.check
 
@@ -499,9 +501,30 @@ def _matmul_case(E, act):
             checks = [("tile vs float64", e, 1e-2)]
             if fr:
                 checks += [("triton vs float64", E.rel(c_r, ref), 1e-2), ("tile vs triton", E.rel(c_t, c_r), 1e-2)]
+            note = "Tile %dx%d blocks (the faster of %s)" % (bm, bn, "/".join(variants))
+            # the other yardstick, timed the same way: Tile's explicit
+            # GEMM (examples/gemm/gemm.tile: persistent, warp-specialized; it
+            # computes A B^T, so B is given transposed, K contiguous)
+            fg = None
+            if not act and not E.dry:
+                try:
+                    gk = E.kernel("gemm", "gemm")
+                except FileNotFoundError:
+                    gk = None
+                if gk is not None:
+                    bt = b.t().contiguous()
+                    c_g = torch.empty(M, N, device=E.dev, dtype=torch.bfloat16)
+                    E.poison(c_g)
+                    fg = E.launcher([(gk, (E.sms,), (a, bt, c_g, M, N, K))])
+                    fg()
+                    E.sync()
+                    checks.append(("gemm.tile vs float64", E.rel(c_g, ref), 1e-2))
             tm, rm = E.compare(ft, fr)
-            E.row(case, shape, tm, rm, 2.0 * M * N * K, "TFLOP/s", checks,
-                  note="Tile %dx%d blocks (the faster of %s)" % (bm, bn, "/".join(variants)))
+            if fg is not None:
+                tg, tm2 = E.compare(fg, ft)  # the two alternating, as Tile and Triton are
+                note += "; gemm.tile (explicit) %.1f TFLOP/s beside matmul %.1f: matmul/gemm.tile %.3f" % (
+                    2.0 * M * N * K / tg / 1e9, 2.0 * M * N * K / tm2 / 1e9, tg / tm2)
+            E.row(case, shape, tm, rm, 2.0 * M * N * K, "TFLOP/s", checks, note=note)
         except Exception as e:
             E.error(case, shape, e)
 
