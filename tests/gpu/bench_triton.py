@@ -89,6 +89,7 @@ class Env:
         self.tt = None
         self.triton = None
         self.rows = []
+        self.copies = {}  # device copy GB/s by size (copy_gbs)
         self.failed = False
         self.kernels = {}
         cap = (9, 0) if self.dry else torch.cuda.get_device_capability()
@@ -243,6 +244,13 @@ class Env:
              "checks": [{"what": w, "rel_err": e, "tol": tol} for w, e, tol in checks], "ok": ok, "note": note,
              "peer_failed": peer_bad}
         r["ratio"] = r["tile"] / r["triton"] if r["tile"] and r["triton"] else None
+        if unit == "GB/s" and r["tile"]:
+            # the roofline of this row's own size: a device copy moving the
+            # same bytes (half read, half written), timed the same way
+            cg = self.copy_gbs(work)
+            if cg:
+                r["copy_same_bytes"] = cg
+                r["of_copy"] = r["tile"] / cg
         self.rows.append(r)
         self.failed |= not ok
         worst = max(checks, key=lambda c: c[1] / c[2]) if checks else None
@@ -255,6 +263,20 @@ class Env:
             for w, e, tol in checks:
                 print("    %-28s rel_err %.3e tol %.0e%s" % (w, e, tol, "" if e <= tol else "  <-- FAIL"), flush=True)
         return r
+
+    def copy_gbs(self, nbytes):
+        """GB/s of torch's device copy of nbytes / 2 bytes (nbytes moved), timed
+        by time_ms; None in a dry run. Cached by size."""
+        if self.dry:
+            return None
+        n = int(nbytes // 2)
+        if n not in self.copies:
+            x = self.torch.empty(n, dtype=self.torch.uint8, device="cuda")
+            y = self.torch.empty_like(x)
+            ms = self.time_ms(lambda: y.copy_(x))
+            self.copies[n] = 2.0 * n / ms / 1e6
+            del x, y
+        return self.copies[n]
 
     def error(self, case, shape, e):
         self.failed = True
@@ -725,16 +747,18 @@ def ceilings(E):
 
 
 def table(E, ceil):
-    lines = ["| kernel | shape | Tile | Triton | Tile/Triton | unit | check |", "|---|---|---|---|---|---|---|"]
+    lines = ["| kernel | shape | Tile | Triton | Tile/Triton | unit | Tile / copy of the same bytes | check |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in E.rows:
         if "error" in r:
-            lines.append("| %s | %s | - | - | - | - | ERROR: %s |" % (r["kernel"], r["shape"], r["error"][:80]))
+            lines.append("| %s | %s | - | - | - | - | - | ERROR: %s |" % (r["kernel"], r["shape"], r["error"][:80]))
             continue
         own = [c for c in r["checks"] if c["what"] not in r.get("peer_failed", [])]
         worst = max((c["rel_err"] / c["tol"], c["rel_err"]) for c in own)[1] if own else 0.0
-        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["kernel"], r["shape"], _fmt(r["tile"]), _fmt(r["triton"]),
             "%.2f" % r["ratio"] if r["ratio"] else "-", r["unit"],
+            "%.2f (copy %s GB/s)" % (r["of_copy"], _fmt(r["copy_same_bytes"])) if r.get("of_copy") else "-",
             (("ok (max rel %.1e)" % worst) if r["ok"] else "FAIL") +
             ("; Triton's own output failed" if r.get("peer_failed") else "")))
     if ceil:
