@@ -109,11 +109,12 @@ static void tmem_alloc(Lw *L) {
 }
 
 /* Before the kernel returns: every thread's tcgen05 work is ordered before
- * a CTA barrier, after which warp 0 frees the columns. The warp index and
- * the address are read afresh (the thread index, the word tcgen05.alloc
+ * a CTA barrier, after which warp 0 frees the columns. The warp index's
+ * redux.sync and the address are computed again here (from the thread
+ * index, which LLVM keeps from the entry, and the word tcgen05.alloc
  * wrote), not kept from the entry: a value live through every task is live
- * across each task's setmaxnreg, and ptxas spills it when a task's budget
- * is tight (a 16-warp kernel: the JFA forward's 24-register warps). */
+ * across each task's setmaxnreg, and ptxas spilled them in the 16-warp JFA
+ * forward (8 bytes in its causal D = 128 kernel). */
 void lw_tc_kernel_end(Lw *L) {
   if (!L->tmem_ready) return;
   fence(L, false);
