@@ -109,7 +109,12 @@ static void tmem_alloc(Lw *L) {
 }
 
 /* Before the kernel returns: every thread's tcgen05 work is ordered before
- * a CTA barrier, after which warp 0 frees the columns. */
+ * a CTA barrier, after which warp 0 frees the columns. The warp index's
+ * redux.sync and the address are computed again here (from the thread
+ * index, which LLVM keeps from the entry, and the word tcgen05.alloc
+ * wrote), not kept from the entry: a value live through every task is live
+ * across each task's setmaxnreg, and ptxas spilled them in the 16-warp JFA
+ * forward (8 bytes in its causal D = 128 kernel). */
 void lw_tc_kernel_end(Lw *L) {
   if (!L->tmem_ready) return;
   fence(L, false);
@@ -117,11 +122,15 @@ void lw_tc_kernel_end(Lw *L) {
   if (L->kf->tmem_pair) cluster_sync(L); /* the PTX ISA's example: the pair syncs, then each CTA frees */
   MlirNamedAttribute g;
   int ng = group_attr(L, &g);
-  MlirValue warp0 = lw_cmpi(L, CMPI_EQ, L->warp, lw_i32(L, 0));
+  MlirValue tid = lw_op1(L, "nvvm.read.ptx.sreg.tid.x", 0, NULL, L->i32, 0, NULL);
+  MlirValue warp = lw_warp_uniform(L, lw_bin(L, "arith.shrui", tid, lw_i32(L, 5)));
+  MlirValue slot = lw_gep(L, L->smem, lw_i32(L, L->kf->tmem_slot), L->i8, L->ptr3);
+  MlirValue base = lw_load(L, slot, L->i32, 4);
+  MlirValue warp0 = lw_cmpi(L, CMPI_EQ, warp, lw_i32(L, 0));
   IfScope sc;
   lw_begin_if(L, &sc);
   fence(L, true);
-  MlirValue ops[2] = {tptr(L, L->tmem_base), lw_i32(L, ir_tmem_alloc_cols(L->kf))};
+  MlirValue ops[2] = {tptr(L, base), lw_i32(L, ir_tmem_alloc_cols(L->kf))};
   lw_op(L, "nvvm.tcgen05.dealloc", 2, ops, 0, NULL, ng, &g);
   lw_end_if(L, &sc, warp0);
 }
@@ -175,6 +184,20 @@ static void tie(Lw *L, MlirValue *w, int n) {
 
 #define LDST_MAX 128 /* 32-bit registers of one tcgen05.ld/st .32x32b (.x128) */
 
+/* The registers one tcgen05.ld/st moves: LDST_MAX, or fewer when the
+ * kernel's register cap leaves no room for them beside the address and
+ * the values live across the instruction. ptxas checks each instruction
+ * against the cap at entry, even in a task whose setmaxnreg raises it
+ * (C7602: a 16-warp kernel's cap is 128, and .x128 needs about 146), while
+ * it allocates the task's code within the raised budget: so a 128-column
+ * load there is two .x64. */
+static int ldst_max(Lw *L) {
+  int cap = L->kf->maxnreg ? L->kf->maxnreg : ir_even_maxnreg(L->kf->warps);
+  int n = LDST_MAX;
+  while (n > 1 && n > cap - 32) n /= 2;
+  return n;
+}
+
 static MlirNamedAttribute shape_32x32b(Lw *L) {
   return lw_attr(L, "shape", lw_pattr(L, "#nvvm.tcgen05_ldst_shape<shape_32x32b>"));
 }
@@ -189,8 +212,9 @@ static bool tmem_load(Lw *L, TOp *op) {
   MlirValue base = warp_addr(L, view, split, words);
   MlirValue *w = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)words);
   MlirNamedAttribute sh = shape_32x32b(L);
-  for (int j = 0; j < words; j += LDST_MAX) {
-    int n = words - j < LDST_MAX ? words - j : LDST_MAX;
+  int most = ldst_max(L);
+  for (int j = 0; j < words; j += most) {
+    int n = words - j < most ? words - j : most;
     MlirType t = n == 1 ? L->i32 : lw_vec_type(L->i32, n);
     MlirValue v = lw_op1(L, "nvvm.tcgen05.ld", 1, (MlirValue[]){tptr(L, add(L, base, j))}, t, 1, &sh);
     for (int i = 0; i < n; i++) w[j + i] = n == 1 ? v : lw_vec_extract(L, v, i, L->i32);
@@ -231,8 +255,9 @@ static bool tmem_store(Lw *L, TOp *op) {
   }
   MlirValue base = warp_addr(L, view, split, words);
   MlirNamedAttribute sh = shape_32x32b(L);
-  for (int j = 0; j < words; j += LDST_MAX) {
-    int n = words - j < LDST_MAX ? words - j : LDST_MAX;
+  int most = ldst_max(L);
+  for (int j = 0; j < words; j += most) {
+    int n = words - j < most ? words - j : most;
     MlirValue v = n == 1 ? w[j] : lw_vec_build(L, lw_vec_type(L->i32, n), n, w + j);
     lw_op(L, "nvvm.tcgen05.st", 2, (MlirValue[]){tptr(L, add(L, base, j)), v}, 0, NULL, 1, &sh);
   }

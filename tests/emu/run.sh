@@ -120,6 +120,16 @@ for sched in rr adv:3; do
     echo "FAIL jfa on sm_100a on the emulator (schedule $sched):"; tail -n 3 "$log"; fail=1
   fi
 done
+# the Blackwell forward on 7 CTAs: each walks several pairs of items (two
+# softmax replicas, the shared K/V ring, the correction's epilogues across
+# pairs, a lone last item on replica 0), adversarial schedule
+log=${TMPDIR:-/tmp}/emu_jfa_sm100_ctas.log
+if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=adversarial:1 timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check \
+     --small --ctas 7 > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+  echo "ok   jfa on sm_100a on 7 CTAs, several pairs of tiles each, on the emulator ($(grep -c ' OK$' "$log") checks)"
+else
+  echo "FAIL jfa_sm100_ctas on the emulator:"; tail -n 3 "$log"; fail=1
+fi
 # the other variants on Blackwell, forward (their backward: the variant
 # runs of jfa_bwd_host below): prefix-LM (a prompt spanning blocks) and
 # block-sparse (its masks, causal and not; --update: refused, then run),
