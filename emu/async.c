@@ -357,13 +357,14 @@ static bool tma_do(Cta *c, EmAsync *op) {
     char nm[160], where[160] = "";
     const EmIns *e = b->exp_in ? b->exp_in : in;
     if (in->line > 0) snprintf(where, sizeof where, " at line %d", in->line);
+    Cta *ec = b->exp_in ? mc : c; /* the report names the expect_tx's thread, in the mbarrier's CTA */
     if (early)
-      em_fail(c, b->exp_in ? &c->t[b->exp_thr] : t, e,
+      em_fail(ec, b->exp_in ? &mc->t[b->exp_thr] : t, e,
               "mbarrier: %s completed phase %u before the TMA load%s (issued in that phase) brought its %llu bytes: "
               "the transaction bytes expected (here) are fewer than the loads bring",
               em_mbar_name(c, b, nm, sizeof nm), op->phase, where, (unsigned long long)box_bytes(m));
     else
-      em_fail(c, b->exp_in ? &c->t[b->exp_thr] : t, e,
+      em_fail(ec, b->exp_in ? &mc->t[b->exp_thr] : t, e,
               "mbarrier: %s, phase %u, every arrival in, expects %lld more transaction bytes; the TMA load%s brings "
               "%llu: the bytes expected (here) are fewer than the loads bring",
               em_mbar_name(c, b, nm, sizeof nm), b->phase, (long long)b->tx, where, (unsigned long long)box_bytes(m));
