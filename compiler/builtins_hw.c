@@ -565,11 +565,64 @@ static bool tma_fits(S *s, TValue *desc, TValue *v, Loc loc, const char *fname) 
   return true;
 }
 
+/* tma_load's cluster forms (docs/language.md 10, docs/blackwell.md):
+ *   multicast = m: the box lands at the destination's offset in every CTA
+ *     of the cluster whose bit is set in the 16-bit mask m, and completes
+ *     on the mbarrier at bar's offset there (.multicast::cluster; OPF_MCAST,
+ *     the mask an i32 operand after bar);
+ *   cta = r: the load completes on the mbarrier at bar's offset in CTA r,
+ *     this CTA or its peer of the CTA pair (ranks 2p, 2p + 1), with
+ *     .cta_group::2 (OPF_PAIR, the rank an operand last). With multicast
+ *     too, each destination's signal goes to the CTA of its pair whose rank
+ *     has r's parity (the PTX ISA, cp.async.bulk.tensor). */
+static bool tma_cluster_args(S *s, BArgs *a, TValue **ops, int *n, int *flags) {
+  int nc = s->kf->cluster[0] * s->kf->cluster[1] * s->kf->cluster[2];
+  if (a->given[4]) {
+    if (nc < 2) {
+      dg_error(s->c, a->loc[4], "tma_load(..., multicast = mask) writes every CTA of the mask in the kernel's "
+                                "cluster, but the kernel runs without clusters (add cluster(N))");
+      return false;
+    }
+    if (a->v[4].k == V_INT && (a->v[4].i < 1 || a->v[4].i >= (1ll << nc))) {
+      dg_error(s->c, a->loc[4], "tma_load(..., multicast = %lld): the mask names CTAs of the cluster by bit, 1 to %lld "
+                                "for a cluster of %d (bit r: CTA rank r)",
+               (long long)a->v[4].i, (1ll << nc) - 1, nc);
+      return false;
+    }
+    if (!(ops[(*n)++] = int_arg(s, a, 4, "tma_load", "the CTA mask"))) return false;
+    *flags |= OPF_MCAST;
+  }
+  if (a->given[5]) {
+    if (s->c->sm < 100) {
+      dg_error(s->c, a->loc[5], "tma_load(..., cta = r) completes on the CTA pair's mbarrier (.cta_group::2), which "
+                                "%s does not have (sm_100a)", s->c->arch);
+      return false;
+    }
+    if (nc < 2 || nc % 2) {
+      if (nc < 2)
+        dg_error(s->c, a->loc[5], "tma_load(..., cta = r) completes on an mbarrier of the CTA pair (ranks 2p, 2p + 1 "
+                                  "of a cluster), but the kernel runs without clusters (add cluster(2))");
+      else
+        dg_error(s->c, a->loc[5], "tma_load(..., cta = r) completes on an mbarrier of the CTA pair (ranks 2p, 2p + 1 "
+                                  "of a cluster), but the kernel's clusters have %d CTAs, an odd number",
+                 nc);
+      return false;
+    }
+    if (a->v[5].k == V_INT && (a->v[5].i < 0 || a->v[5].i >= nc)) {
+      dg_error(s->c, a->loc[5], "tma_load(..., cta = %lld): the cluster has CTAs 0 to %d", (long long)a->v[5].i, nc - 1);
+      return false;
+    }
+    if (!(ops[(*n)++] = int_arg(s, a, 5, "tma_load", "the CTA rank"))) return false;
+    *flags |= OPF_PAIR;
+  }
+  return true;
+}
+
 /* tma_load, tma_store, and tma_store_add (add = true: the copy engine adds
  * the view into global memory, element by element, instead of writing it:
  * cp.reduce.async.bulk.tensor .add; f32, f16 and bf16) */
 static SVal b_tma(S *s, Node *call, Node *self, bool load, bool add) {
-  static const Spec spl = {{"desc", "coords", "dst", "bar"}, 4};
+  static const Spec spl = {{"desc", "coords", "dst", "bar", "multicast", "cta"}, 4};
   static const Spec sps = {{"desc", "coords", "src"}, 3};
   const char *name = load ? "tma_load" : add ? "tma_store_add" : "tma_store";
   BArgs a;
@@ -586,7 +639,10 @@ static SVal b_tma(S *s, Node *call, Node *self, bool load, bool add) {
   if (load) {
     TValue *b = bar_arg(s, &a, 3, name);
     if (!b) return sv_err();
-    emit(s, OP_TMA_LOAD, call->loc, 5, (TValue *[]){desc, c[0], c[1], v, b}, NULL);
+    TValue *ops[7] = {desc, c[0], c[1], v, b};
+    int n = 5, flags = 0;
+    if (!tma_cluster_args(s, &a, ops, &n, &flags)) return sv_err();
+    emit(s, OP_TMA_LOAD, call->loc, n, ops, NULL)->flags |= flags;
   } else {
     DType dt = (DType)v->type->elem.dt;
     if (add && dt != DT_F32 && dt != DT_F16 && dt != DT_BF16) {

@@ -629,11 +629,32 @@ static bool lower_tma(Lw *L, TOp *op) {
   int blk_bytes = ty_block_rows(w) * d->shape[1] * eb; /* the view's column blocks */
   IfScope sc;
   elected(L, &sc);
+  /* the cluster forms (builtins_hw.c, tma_cluster_args): .multicast::cluster with the mask, .cta_group::2 on the
+     mbarrier at bar's offset in CTA rank r (mapa: a shared::cluster address) */
+  bool mcast = load && (op->flags & OPF_MCAST), pair = load && (op->flags & OPF_PAIR);
+  MlirValue mask = {0}, bar = {0};
+  if (mcast) mask = lw_cast(L, "arith.trunci", lw_get(L, op->opnds[5])->v[0], L->i16);
+  if (load) bar = bar_addr(L, op->opnds[4]);
+  if (pair) {
+    MlirValue ops[2] = {lw_cast(L, "arith.trunci", lw_cast(L, "llvm.ptrtoint", bar, L->i64), L->i32),
+                        lw_get(L, op->opnds[op->nopnds - 1])->v[0]};
+    MlirValue ra = lw_asm(L, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", 2, ops, L->i32, true);
+    bar = lw_cast(L, "llvm.inttoptr", lw_cast(L, "arith.extui", ra, L->i64), L->ptr3);
+  }
   for (int j = 0; j < nblk; j++) {
     MlirValue cj = j ? lw_bin(L, "arith.addi", col, lw_i32(L, j * d->shape[1])) : col;
     MlirValue pj = j ? byte_gep(L, dst, lw_i32(L, j * blk_bytes)) : dst;
-    if (load) {
-      MlirValue bar = bar_addr(L, op->opnds[4]);
+    if (load && (mcast || pair)) {
+      MlirValue p7 = lw_cast(L, "llvm.addrspacecast", pj, mlirLLVMPointerTypeGet(L->mc, 7));
+      MlirNamedAttribute at[3] = {
+          lw_attr(L, "mode", lw_pattr(L, "#nvvm.tma_load_mode<tile>")),
+          lw_attr(L, "operandSegmentSizes", lw_pattr(L, mcast ? "array<i32: 1, 1, 2, 1, 0, 1, 0, 0>"
+                                                              : "array<i32: 1, 1, 2, 1, 0, 0, 0, 0>")),
+          lw_attr(L, "group", lw_pattr(L, "#nvvm.cta_group<cta_2>")),
+      };
+      lw_op(L, "nvvm.cp.async.bulk.tensor.shared.cluster.global", mcast ? 6 : 5,
+            (MlirValue[]){p7, tmap, cj, row, bar, mask}, 0, NULL, pair ? 3 : 2, at);
+    } else if (load) {
       MlirNamedAttribute at[3] = {
           lw_attr(L, "isCTAOnly", mlirBoolAttrGet(L->mc, 1)),
           lw_attr(L, "mode", lw_pattr(L, "#nvvm.tma_load_mode<tile>")),

@@ -561,10 +561,13 @@ struct TOp {
  * transposed, element (r, c) of x at (c, r) of the view. */
 /* OPF_ALIAS (tmem_alloc, builtins_sm100.c): on another allocation's columns, taking none of its own;
  * (smem_alloc, pipeline.c) on the bytes of opnds[0]'s allocation, which must be dead where it is used. */
-/* OPF_PAIR (tmem_alloc, tc_mma, tc_commit, builtins_sm100.c): the CTA pair's (.cta_group::2; docs/blackwell.md). */
+/* OPF_PAIR (tmem_alloc, tc_mma, tc_commit, builtins_sm100.c): the CTA pair's (.cta_group::2; docs/blackwell.md);
+ * (tma_load, builtins_hw.c) completes on the pair's mbarrier at rank opnds[nopnds - 1] (.cta_group::2). */
+/* OPF_MCAST (tma_load, builtins_hw.c): multicast to the cluster's CTAs of the mask opnds[5] (.multicast::cluster). */
 /* OPF_DOT_ACC (tmem_load, pipeline_sm100.c): the pipelined dot's accumulator read back after its loop. */
 enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16, OPF_SKIP_ONES = 32,
-       OPF_TRANS = 64, OPF_ALIAS = 1 << 21, OPF_PAIR = 1 << 22, OPF_DOT_ACC = 1 << 23 };
+       OPF_TRANS = 64, OPF_ALIAS = 1 << 21, OPF_PAIR = 1 << 22, OPF_DOT_ACC = 1 << 23,
+       OPF_MCAST = 1 << 24 };
 
 typedef struct TParam {
   const char *name;

@@ -241,6 +241,10 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
   case OP_TMA_STORE:
     if (op->pred) buf_puts(o, " add");
     break;
+  case OP_TMA_LOAD:
+    if (op->flags & OPF_MCAST) buf_puts(o, " multicast");
+    if (op->flags & OPF_PAIR) buf_puts(o, " pair");
+    break;
   case OP_EXP2:
     if (op->ival) buf_printf(o, " fma_every=%lld", (long long)op->ival);
     break;

@@ -344,9 +344,11 @@ static bool tma_do(Cta *c, EmAsync *op) {
           }
         }
   if (!op->load) return true;
-  EmMbar *b = mb_find(c, op->mbar);
+  Cta *mc = op->mcta >= 0 ? c->clu->cta[op->mcta] : c; /* .cta_group::2: maybe the pair's peer's mbarrier */
+  EmMbar *b = mb_find(mc, op->mbar);
   if (!b) {
-    em_fail(c, t, in, "the TMA load completed on smem+0x%x, no longer an mbarrier", op->mbar);
+    em_fail(c, t, in, "the TMA load completed on smem+0x%x%s, no longer an mbarrier", op->mbar,
+            mc != c ? " of the peer CTA" : "");
     return false;
   }
   /* its phase completed without its bytes, or they are more than the phase still expects (all arrived) */
@@ -355,22 +357,24 @@ static bool tma_do(Cta *c, EmAsync *op) {
     char nm[160], where[160] = "";
     const EmIns *e = b->exp_in ? b->exp_in : in;
     if (in->line > 0) snprintf(where, sizeof where, " at line %d", in->line);
+    Cta *ec = b->exp_in ? mc : c; /* the report names the expect_tx's thread, in the mbarrier's CTA */
     if (early)
-      em_fail(c, b->exp_in ? &c->t[b->exp_thr] : t, e,
+      em_fail(ec, b->exp_in ? &mc->t[b->exp_thr] : t, e,
               "mbarrier: %s completed phase %u before the TMA load%s (issued in that phase) brought its %llu bytes: "
               "the transaction bytes expected (here) are fewer than the loads bring",
               em_mbar_name(c, b, nm, sizeof nm), op->phase, where, (unsigned long long)box_bytes(m));
     else
-      em_fail(c, b->exp_in ? &c->t[b->exp_thr] : t, e,
+      em_fail(ec, b->exp_in ? &mc->t[b->exp_thr] : t, e,
               "mbarrier: %s, phase %u, every arrival in, expects %lld more transaction bytes; the TMA load%s brings "
               "%llu: the bytes expected (here) are fewer than the loads bring",
               em_mbar_name(c, b, nm, sizeof nm), b->phase, (long long)b->tx, where, (unsigned long long)box_bytes(m));
     return false;
   }
-  if (op->remote) em_box_chunks(op, remote_written, c); /* another CTA's multicast: written, unchecked */
+  if (mc != c) em_chk_tma_peer_done(c, op, b->xacc); /* ordered through the peer's mbarrier phase */
+  else if (op->remote) em_box_chunks(op, remote_written, c); /* another CTA's multicast: written, unchecked */
   else em_chk_tma_done(c, op);
   if (!mb_tx(c, t, in, b, -(int64_t)box_bytes(m))) return false;
-  mb_settle(c, b);
+  mb_settle(mc, b);
   return true;
 }
 
@@ -406,16 +410,28 @@ static void tma_issue(Cta *c, Thr *t, const EmIns *in) {
   if (!em_smem_at(c, t, in, ES_SHARED, &in->a[load ? 0 : 1], (size_t)bytes, 128, load ? "the TMA destination" : "the TMA source",
                &op.smem))
     return;
+  /* .cta_group::2 (PTX ISA, cp.async.bulk.tensor): the mbarrier may be in the CTA pair's peer (ranks differing in
+     bit 0); ::1 (the default): in the CTA the data lands in */
+  bool pair = load && in->type2 == 2;
+  Cta *mo = c;
+  op.mcta = -1;
   if (load) {
-    EmMbar *b = mb_of(c, t, in, ES_SHARED, &in->a[2], NULL);
+    EmMbar *b = mb_of(c, t, in, ES_SHARED, &in->a[2], pair ? &mo : NULL);
     if (!b) return;
+    if (pair && ((c->rank ^ 1) >= c->clu->n || (mo != c && mo->rank != (c->rank ^ 1)))) {
+      em_fail(c, t, in, "the .cta_group::2 TMA load completes on an mbarrier of CTA rank %d: it must be this CTA's "
+              "(rank %d) or its peer's in the CTA pair (rank %d%s)", mo->rank, c->rank, c->rank ^ 1,
+              (c->rank ^ 1) >= c->clu->n ? ", which the cluster lacks" : "");
+      return;
+    }
     op.mbar = b->addr, op.phase = b->phase;
   }
   op.due = c->sched == EM_SCHED_RR ? c->round + 1
            : c->sched == EM_SCHED_RANDOM ? c->round + 1 + em_rand(c) % 3
                                           : c->round + 64; /* adversarial: when nothing else can move, or late */
   /* .multicast::cluster: the box lands at the same offset in each CTA of the mask, and completes on the
-     mbarrier at the same offset in each (PTX ISA, cp.async.bulk.tensor) */
+     mbarrier at the same offset in each (PTX ISA, cp.async.bulk.tensor); with .cta_group::2 on the mbarrier at that
+     offset in the CTA of each destination's pair whose rank has the parity of the one the operand names */
   uint32_t mask = 1u << c->rank;
   if (in->mod & EMM_MCAST) {
     mask = (uint32_t)em_src(c, t, &in->a[3], ET_U16) & 0xffffu;
@@ -434,17 +450,29 @@ static void tma_issue(Cta *c, Thr *t, const EmIns *in) {
     }
     EmAsync dop = op;
     dop.remote = d != c;
-    if (dop.remote) {
-      EmMbar *b = mb_find(d, op.mbar);
+    int mr = pair ? (r & ~1) | (mo->rank & 1) : r; /* the CTA whose mbarrier it completes on */
+    if (pair && mr >= c->clu->n) {
+      em_fail(c, t, in, "the .cta_group::2 TMA load's signal for CTA rank %d goes to rank %d, which the cluster lacks",
+              r, mr);
+      return;
+    }
+    dop.mcta = mr != r ? mr : -1;
+    if (dop.remote || dop.mcta >= 0) {
+      Cta *m = c->clu->cta[mr];
+      if (m->ended) {
+        em_fail(c, t, in, "cluster: the TMA load completes on an mbarrier of CTA rank %d, whose threads have all exited",
+                mr);
+        return;
+      }
+      EmMbar *b = mb_find(m, op.mbar);
       if (!b) {
-        em_fail(c, t, in, "the multicast TMA load completes on smem+0x%x of CTA rank %d, which is not an mbarrier there",
-                op.mbar, r);
+        em_fail(c, t, in, "the %sTMA load completes on smem+0x%x of CTA rank %d, which is not an mbarrier there",
+                mask != 1u << c->rank ? "multicast " : "", op.mbar, mr);
         return;
       }
       dop.phase = b->phase;
-    } else if (!em_chk_tma_issue(c, t, &dop)) {
-      return;
     }
+    if (!dop.remote && !em_chk_tma_issue(c, t, &dop)) return;
     if (d->naq == d->capaq) {
       int cap = d->capaq ? 2 * d->capaq : 16;
       EmAsync *nq = realloc(d->aq, sizeof *nq * (size_t)cap);

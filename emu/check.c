@@ -408,6 +408,19 @@ void em_chk_remote_write(Cta *c, const Cta *src, uint32_t a, uint32_t n) {
   }
 }
 
+static bool peer_written(void *c, uint32_t a, uint32_t n) {
+  em_chk_remote_write(c, c, a, n);
+  return true;
+}
+
+void em_chk_tma_peer_done(Cta *c, const EmAsync *op, uint32_t *acc) {
+  EmClu *u = c->clu;
+  if (!c->chk || !u) return;
+  em_box_chunks(op, peer_written, c); /* written at c's epoch now (xw_of), which the release below covers */
+  if (u->xep[c->rank] > acc[c->rank]) acc[c->rank] = u->xep[c->rank];
+  if (u->xep[c->rank] < EP_MAX) u->xep[c->rank]++;
+}
+
 /* ---- across a cluster's CTAs: an epoch per CTA, ticking at each release by one of its threads ---- */
 
 void em_chk_x_release(Cta *c, const Thr *t, uint32_t *acc) {
@@ -587,7 +600,9 @@ static bool box_load(void *arg, uint32_t a, uint32_t n) {
     d->w = b->ag < AG_N ? MK(b->ag, b->ep) : 0;
     d->wpc = (int32_t)(b->op->in - b->c->f->ins), d->wthr = (uint16_t)b->op->thr;
     d->r[0] = d->r[1] = 0;
-    d->xw = xw_of(b->c);
+    /* completing on the peer's mbarrier (.cta_group::2): no thread of the cluster knows it until its phase
+       completes (em_chk_tma_peer_done marks it then) */
+    d->xw = b->op->mcta >= 0 && b->c->clu ? (uint32_t)(b->c->rank + 1) << 24 | EP_MAX : xw_of(b->c);
   }
   return true;
 }
@@ -623,7 +638,7 @@ bool em_chk_tma_issue(Cta *c, const Thr *t, const EmAsync *op) {
   b.row = row_of(k, t), b.arow = k->avc[t->linear];
   if (op->load) {
     int i = -1;
-    for (int j = 0; j < c->nmb && i < 0; j++)
+    for (int j = 0; j < c->nmb && i < 0 && op->mcta < 0; j++) /* completing on another CTA's: no agent here */
       if (c->mb[j].addr == op->mbar) i = j;
     b.ag = chk_mb(k, i) ? k->agm + i : AG_N;
     b.ep = b.ag < AG_N ? k->mb[i]->ncomp + 1 : 0;

@@ -88,7 +88,8 @@ typedef enum EmOpc {
   EM_MBAR_WAIT,      /* mbarrier.{try,test}_wait[.parity].shared.b64 p, [a], parity-or-state [, hint]
                         (EMM_PARITY; EMM_TEST: test_wait, which never blocks) */
   EM_TMA_LOAD,       /* cp.async.bulk.tensor.Nd.shared::{cta,cluster}.global.tile.mbarrier::complete_tx::bytes
-                        [.multicast::cluster] [dst], [map, {c0..}], [mbar] [, cta-mask]   (rank: N; EMM_MCAST) */
+                        [.multicast::cluster] [.cta_group::N] [dst], [map, {c0..}], [mbar] [, cta-mask]
+                        (rank: N; EMM_MCAST; type2: the cta_group) */
   EM_TMA_STORE,      /* cp{.reduce}.async.bulk.tensor.Nd.global.shared::cta{.op}.tile.bulk_group [map, {c0..}], [src]
                         (red: ESB_NONE, or the reduction's EmSub) */
   EM_BULK_COMMIT,    /* cp.async.bulk.commit_group */
@@ -216,7 +217,8 @@ typedef struct EmArg {
 typedef struct EmIns {
   uint16_t opc;   /* EmOpc */
   uint8_t type;   /* the (last) type suffix: add.s32 -> ET_S32; cvt.f32.s32 -> ET_F32 (destination) */
-  uint8_t type2;  /* the source type of cvt, mma's A/B element type; setp's compared type is `type` */
+  uint8_t type2;  /* the source type of cvt, mma's A/B element type; setp's compared type is `type`;
+                     cp.async.bulk.tensor (a load): 2 for .cta_group::2 (the mbarrier may be the CTA pair's peer's) */
   uint8_t space;  /* EmSpace of ld/st/atom/red/cvta */
   uint8_t vec;    /* ld/st .v2/.v4: 2 or 4; else 1 */
   uint8_t cmp;    /* EmCmp (setp) */

@@ -66,6 +66,8 @@ typedef struct EmAsync {
   int thr;
   bool load;       /* global -> shared (mbarrier completion); else shared -> global (bulk group) */
   bool remote;     /* a multicast load issued by another CTA of the cluster (thr: its thread there) */
+  int mcta;        /* a load completing on another CTA's mbarrier (.cta_group::2: the pair's peer): its cluster rank;
+                      -1: on the mbarrier of the CTA it writes */
   int group;       /* a store's bulk group: the thread's bulk_groups when issued */
   uint64_t due;    /* the round from which the scheduler may complete it */
   uint32_t smem, mbar;
@@ -300,6 +302,9 @@ void em_chk_cbar_arrive(Cta *c, const Thr *t);
 void em_chk_cbar_complete(Cta *c);
 void em_chk_cbar_wait(Cta *c, const Thr *t);
 void em_chk_remote_write(Cta *c, const Cta *src, uint32_t a, uint32_t n);
+/* A TMA load into c that completed on another CTA's mbarrier (.cta_group::2): its bytes are c's writes at a
+ * cluster epoch of c's, which the mbarrier's phase releases (acc: its xacc) to the threads that wait on it. */
+void em_chk_tma_peer_done(Cta *c, const EmAsync *op, uint32_t *acc);
 /* Across a cluster's CTAs (per CTA epochs, check.c): t of c releases what it knows into acc (a barrier.cluster
  * arrival, an mbarrier arrival); a thread takes what a completed phase released; a read (remote: of d's window)
  * of words another CTA wrote must know that CTA's epoch of the write (false after a report). */

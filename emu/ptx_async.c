@@ -115,9 +115,12 @@ static bool cp(const char **w, const int *wl, int n, EmIns *in) {
   }
   if (i < n && weq(w[i], wl[i], "tile")) i++;
   const char *done = load ? "mbarrier::complete_tx::bytes" : "bulk_group";
-  if (load && n == i + 2 && weq(w[i], wl[i], done) && weq(w[i + 1], wl[i + 1], "multicast::cluster"))
-    return in->mod |= EMM_MCAST, true;
-  return n == i + 1 && weq(w[i], wl[i], done); /* cta_group, cache hints: not here */
+  if (!(i < n && weq(w[i], wl[i], done))) return false;
+  i++;
+  if (load && i < n && weq(w[i], wl[i], "multicast::cluster")) in->mod |= EMM_MCAST, i++;
+  if (load && i < n && (weq(w[i], wl[i], "cta_group::1") || weq(w[i], wl[i], "cta_group::2")))
+    in->type2 = (uint8_t)(w[i][wl[i] - 1] - '0'), i++;
+  return n == i; /* cache hints: not here */
 }
 
 /* barrier.cluster.{arrive,wait}{.relaxed (arrive) | .release | .acquire}{.aligned};

@@ -119,6 +119,14 @@ $(B)/examples/gemm_sm100_2cta.sm_100a.ptx: examples/gemm/gemm_sm100_2cta.tile $(
 	@mkdir -p $(dir $@)
 	$(B)/bin/tilec --arch=sm_100a --emit=ptx -o $@ $<
 examples: $(B)/examples/gemm_sm100_2cta.sm_100a.cubin $(B)/examples/gemm_sm100_2cta.sm_100a.ptx
+# ... in clusters of 4 (two pairs along N, A multicast to both): -D PAIRS=2, the same kernel name and host
+$(B)/examples/gemm_sm100_2cta_mc.sm_100a.cubin: examples/gemm/gemm_sm100_2cta.tile $(B)/bin/tilec
+	@mkdir -p $(dir $@)
+	$(B)/bin/tilec --arch=sm_100a -D PAIRS=2 -o $@ $<
+$(B)/examples/gemm_sm100_2cta_mc.sm_100a.ptx: examples/gemm/gemm_sm100_2cta.tile $(B)/bin/tilec
+	@mkdir -p $(dir $@)
+	$(B)/bin/tilec --arch=sm_100a -D PAIRS=2 --emit=ptx -o $@ $<
+examples: $(B)/examples/gemm_sm100_2cta_mc.sm_100a.cubin $(B)/examples/gemm_sm100_2cta_mc.sm_100a.ptx
 examples: $(B)/examples/gemm_sm100.sm_100a.cubin $(B)/examples/gemm_sm100.sm_100a.ptx
 
 # the tutorial's middle step (docs/tutorial-gemm.md)

@@ -17,7 +17,8 @@ int main(int argc, char **argv) {
   CHECK(tile_device_info_get(&dev));
   tile_module *m = load_module(&a);
   /* gemm (persistent, 128 x 256 tiles) or gemm_simple (one 64 x 256 tile per CTA) */
-  /* ... or gemm_pair (gemm_sm100_2cta.tile: clusters of 2 CTAs, 256 x 256 tiles, an even grid) */
+  /* ... or gemm_pair (gemm_sm100_2cta.tile: clusters of 2 CTAs, 256 x 256 tiles, an even grid; with -D PAIRS=2
+     clusters of 4, two pairs side by side: 256 x 512 blocks, a grid of fours. The cluster shape is the cubin's) */
   tile_kernel *k;
   int pair = tile_module_get_kernel(m, "gemm_pair", &k) == TILE_OK;
   int simple = !pair && tile_module_get_kernel(m, "gemm", &k) != TILE_OK;
@@ -50,8 +51,9 @@ int main(int argc, char **argv) {
     unsigned grid = (unsigned)(tiles < dev.sm_count ? tiles : dev.sm_count), gy = 1;
     if (simple) grid = (unsigned)((M + 63) / 64), gy = (unsigned)((N + 255) / 256);
     if (pair) {
-      long ptiles = ((M + 255) / 256) * ((N + 255) / 256), npairs = dev.sm_count / 2;
-      grid = 2 * (unsigned)(ptiles < npairs ? ptiles : npairs);
+      long cl = tile_kernel_get_info(k)->cluster[0], bn = 128 * cl; /* a cluster's block: 256 x bn */
+      long blocks = ((M + 255) / 256) * ((N + bn - 1) / bn), nclusters = dev.sm_count / cl;
+      grid = (unsigned)cl * (unsigned)(blocks < nclusters ? blocks : nclusters);
     }
     CHECK(tile_launch(k, grid, gy, 1, args, 6, NULL));
     CHECK(tile_synchronize());

@@ -307,9 +307,12 @@ done
 # pair's tensor memory and MMAs (.cta_group::2 throughout: ptxas refuses a
 # kernel mixing ::1 and ::2), in clusters of 2 (.reqnctapercluster); the
 # pair's MMA issued with the M = 256 instruction descriptor; its commits
-# multicast to both CTAs' mbarriers; the odd CTA's arrivals on the even
-# CTA's mbarriers through mapa; the cluster barriers around allocation and
-# dealloc; no wgmma; ptxas: no spills, no stack frame.
+# multicast to both CTAs' mbarriers; both CTAs' TMA loads completing on the
+# even CTA's mbarrier (.cta_group::2, mapa to the even rank); the
+# epilogues' arrivals on the even CTA's mbarriers through mapa; the cluster
+# barriers around allocation and dealloc; no wgmma; ptxas: no spills, no
+# stack frame. Then its -D PAIRS=2 build: clusters of 4, A's loads
+# multicast (.multicast::cluster with .cta_group::2 and a 16-bit mask).
 G2=examples/gemm/gemm_sm100_2cta.tile
 ptx=$tmp/gemm_sm100_2cta.ptx
 n=$((n+1))
@@ -328,6 +331,10 @@ else
   check $name "the instruction descriptor (bf16, f32, M 256, N 256, K-major)" "$ptx" "mov\.b32[[:space:]]+%r[0-9]+, 272630928;"
   check $name "the issuer: the even CTA's elected thread" "$ptx" "mov\.u32[[:space:]]+%r[0-9]+, %cluster_ctarank;"
   check $name "arrivals on the even CTA's mbarriers" "$ptx" "mapa\.shared::cluster\.u32"
+  check $name "TMA loads completing on the pair's mbarrier" "$ptx" \
+    "cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes\.cta_group::2 \[%rd[0-9]+\], \[%rd[0-9]+, \{%r[0-9]+, %r[0-9]+\}\], \[%rd[0-9]+\];"
+  check_not $name "no TMA load of one CTA's (.shared::cta)" "$ptx" "cp\.async\.bulk\.tensor\.2d\.shared::cta\.global"
+  check_not $name "no multicast (one pair)" "$ptx" "multicast::cluster\.cta_group::2 \["
   check $name "... released at cluster scope" "$ptx" "mbarrier\.arrive\.release\.cluster\.shared::cluster\.b64 _"
   check $name "cluster barriers (allocation, dealloc)" "$ptx" "barrier\.cluster\.wait\.acquire\.aligned;"
   check $name "the accumulator read 64 columns at a time" "$ptx" "tcgen05\.ld\.sync\.aligned\.32x32b\.x64\.b32"
@@ -340,6 +347,49 @@ else
     check $name "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
     check $name "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
   fi
+fi
+ptx=$tmp/gemm_sm100_2cta_mc.ptx
+n=$((n+1))
+if ! "$TILEC" --arch=sm_100a -D PAIRS=2 --emit=ptx -o "$ptx" "$G2" 2> "$tmp/err"; then
+  echo "FAIL gemm_sm100_2cta_mc: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+else
+  name=gemm_sm100_2cta_mc
+  check $name "clusters of 4" "$ptx" "^\.reqnctapercluster 4, 1, 1\$"
+  check $name "A multicast, completing on the pairs' mbarriers" "$ptx" \
+    "cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes\.multicast::cluster\.cta_group::2 \[%rd[0-9]+\], \[%rd[0-9]+, \{%r[0-9]+, %r[0-9]+\}\], \[%rd[0-9]+\], %rs[0-9]+;"
+  check $name "B completing on the pair's mbarrier" "$ptx" \
+    "cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes\.cta_group::2 \[%rd[0-9]+\], \[%rd[0-9]+, \{%r[0-9]+, %r[0-9]+\}\], \[%rd[0-9]+\];"
+  check $name "the pair's MMA" "$ptx" "tcgen05\.mma\.cta_group::2\.kind::f16"
+  check_not $name "no .cta_group::1" "$ptx" "cta_group::1"
+  "$TILEC" --arch=sm_100a -D PAIRS=2 --emit=meta -o "$tmp/gemm_sm100_2cta_mc.meta" "$G2"
+  check $name "metadata: clusters of 4" "$tmp/gemm_sm100_2cta_mc.meta" "^cluster 4 1 1\$"
+  check $name "metadata: all 512 TMEM columns" "$tmp/gemm_sm100_2cta_mc.meta" "^tmem 512\$"
+  if [ -x "$PTXAS" ] && assemble $name sm_100a "$ptx"; then
+    check $name "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
+    check $name "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
+  fi
+fi
+# TMA multicast on Hopper (tma_load(..., multicast = mask) without cta = r):
+# .multicast::cluster with the mask, no .cta_group; ptxas assembles it.
+ptx=$tmp/tma_mcast_sm90.ptx
+n=$((n+1))
+cat > "$tmp/tma_mcast.tile" <<'EOF_T'
+kernel k(a: tma<bf16, [128, 64]>) warps(4) cluster(2) {
+    let a_s = smem(bf16, [128, 64], buffers = 1);
+    let full = mbarrier(1, arrive = 1);
+    barrier_expect(full[0], 16384);
+    if cluster_rank() == 0 { tma_load(a, [0, 0], a_s[0], full[0], multicast = 3); }
+    barrier_wait(full[0], 0);
+}
+EOF_T
+if ! "$TILEC" --arch=sm_90a --emit=ptx -o "$ptx" "$tmp/tma_mcast.tile" 2> "$tmp/err"; then
+  echo "FAIL tma_mcast_sm90: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+else
+  name=tma_mcast_sm90
+  check $name "multicast TMA load" "$ptx" \
+    "cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes\.multicast::cluster \[%rd[0-9]+\], \[%rd[0-9]+, \{%r[0-9]+, %r[0-9]+\}\], \[[a-z_%0-9+]+\], %rs[0-9]+;"
+  check_not $name "no .cta_group on Hopper" "$ptx" "cta_group"
+  [ -x "$PTXAS" ] && assemble $name sm_90a "$ptx"
 fi
 # Jagged Flash Attention (examples/jagged_attention): each variant for
 # sm_90a uses the Hopper machinery it is written around and the fast

@@ -580,20 +580,20 @@ static void test_isa_cases(void **state) {
 }
 
 /* An instruction the emulator cannot run yet stops the launch with its
- * name (elect.sync, a multicast TMA load of a CTA pair: cta_group::2). */
+ * name (elect.sync, a TMA load with an L2 cache hint). */
 static void test_unsupported_report(void **state) {
   (void)state;
   uint64_t out[16];
   char err[512];
   const char *bad[] = {"elect.sync %r1|%p1, 0xffffffff;", "shf.l.wrap.b64 %rd2, %rd1, %rd1, 3;",
                        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-                       ".cta_group::2 [%rd1], [%rd1, {%r1, %r2}], [%rd1], %rs1;"};
+                       ".cta_group::2.L2::cache_hint [%rd1], [%rd1, {%r1, %r2}], [%rd1], %rs1, %rd2;"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     bool ok = run_k(bad[i], 32, out, err, sizeof err);
     if (ok || !strstr(err, "cannot run this instruction yet")) print_error("'%s': %s\n", bad[i], ok ? "ran" : err);
     assert_false(ok);
     assert_non_null(strstr(err, "cannot run this instruction yet"));
-    assert_non_null(strstr(err, i == 0 ? "elect.sync" : i == 1 ? "shf" : "multicast"));
+    assert_non_null(strstr(err, i == 0 ? "elect.sync" : i == 1 ? "shf" : "cache_hint"));
   }
 }
 
