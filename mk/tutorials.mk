@@ -64,8 +64,8 @@ examples: tutorials
 # 128 x 128 x 64 blocks (beside the default 128 x 256 x 64), with and without
 # the epilogue, each also built as tile.Kernel's JIT builds it for arguments
 # divisible by 16 (.s16: every integer parameter multiple_of(16), Triton's
-# specialization; the benchmark uses them only on such shapes); softmax,
-# layernorm and layernorm_bwd likewise with the row length and stride;
+# specialization; the benchmark uses them only on such shapes); vector_add
+# with n, softmax, layernorm and layernorm_bwd likewise with the row length and stride;
 # layernorm also with the whole row in one block (BLOCK = the row length
 # rounded up to a power of two), read once (ONE_BLOCK), as Triton's tutorial
 # launches its fused forward; on 8 warps, 4 at 8192 (measured best of 4, 8
@@ -83,6 +83,7 @@ TUT_BENCH := \
   matmul_lrelu.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=64+LEAKY_RELU=true \
   $(foreach v,matmul|BM=128 matmul.b128|BN=128 matmul_lrelu|LEAKY_RELU=true matmul_lrelu.b128|BN=128+LEAKY_RELU=true,\
     $(word 1,$(subst |, ,$(v))).s16|examples/matmul/matmul.tile|$(word 2,$(subst |, ,$(v)))+$(TUT_S16)) \
+  vector_add.s16|examples/vector_add/vector_add.tile|n=multiple_of(16) \
   softmax.s16|examples/softmax/softmax.tile|$(TUT_ROW16) \
   layernorm.s16|examples/layernorm/layernorm.tile|$(TUT_ROW16) \
   $(foreach b,4096 8192,layernorm.b$(b).s16|examples/layernorm/layernorm.tile|BLOCK=$(b)+WARPS=$(if $(filter 8192,$(b)),4,8)+ONE_BLOCK=true+$(TUT_ROW16)) \

@@ -298,8 +298,8 @@ def case_vector_add(E):
     sizes = [1 << 28, 1 << 24, 1 << 20] if not E.args.quick else [1 << 28]
     if E.dry:
         sizes = [3000]
-    k = E.kernel("vector_add", "vector_add")
     for n in sizes:
+        k = E.kernel(E.spec("vector_add", n), "vector_add")
         shape = "n=2^%d" % int(math.log2(n)) if n & (n - 1) == 0 else "n=%d" % n
         try:
             x = torch.rand(n, device=E.dev)
