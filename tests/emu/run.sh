@@ -45,36 +45,26 @@ fi
 # gemm_sm100_2cta: the 2-CTA Blackwell GEMM (tcgen05.mma.cta_group::2 on
 # clusters of 2, 256 x 256 tiles) through the same host, at gemm_host's
 # sizes and at 2100 x 4300 x 200 (153 tiles over 66 pairs: both TMEM
-# accumulators and their phases) on a random and an adversarial schedule
-log=${TMPDIR:-/tmp}/emu_gemm_sm100_2cta.log
-c2=$B/examples/gemm_sm100_2cta.sm_100a.cubin
-if timeout 300 "$B/examples/gemm_host" --cubin "$c2" --trials 3 --seed 7 > "$log" 2>&1 &&
-   TILE_EMU_SEED=random:5 timeout 300 "$B/examples/gemm_host" --cubin "$c2" --trials 1 --size 2100 --size 4300 \
-     --size 200 >> "$log" 2>&1 &&
-   TILE_EMU_SEED=adv:3 timeout 300 "$B/examples/gemm_host" --cubin "$c2" --trials 1 --size 2100 --size 4300 \
-     --size 200 >> "$log" 2>&1 &&
-   [ "$(grep -c ' OK$' "$log")" -eq 5 ]; then
-  echo "ok   gemm_sm100_2cta on the emulator ($(grep -c ' OK$' "$log") checks)"
-else
-  echo "FAIL gemm_sm100_2cta on the emulator:"; tail -n 5 "$log"; fail=1
-fi
-# ... and its -D PAIRS=2 build (clusters of 4: two pairs along N, A
-# multicast to both with .cta_group::2 completions on each pair's even CTA)
-# at the same sizes and schedules: 2100 x 4300 x 200 is 81 blocks of
-# 256 x 512 over 33 clusters (K = 200: four k-steps, so the second tile
-# reuses every slot and a_free's arrivals run)
-log=${TMPDIR:-/tmp}/emu_gemm_sm100_2cta_mc.log
-c4=$B/examples/gemm_sm100_2cta_mc.sm_100a.cubin
-if timeout 300 "$B/examples/gemm_host" --cubin "$c4" --trials 3 --seed 7 > "$log" 2>&1 &&
-   TILE_EMU_SEED=random:5 timeout 300 "$B/examples/gemm_host" --cubin "$c4" --trials 1 --size 2100 --size 4300 \
-     --size 200 >> "$log" 2>&1 &&
-   TILE_EMU_SEED=adv:3 timeout 300 "$B/examples/gemm_host" --cubin "$c4" --trials 1 --size 2100 --size 4300 \
-     --size 200 >> "$log" 2>&1 &&
-   [ "$(grep -c ' OK$' "$log")" -eq 5 ]; then
-  echo "ok   gemm_sm100_2cta_mc on the emulator ($(grep -c ' OK$' "$log") checks)"
-else
-  echo "FAIL gemm_sm100_2cta_mc on the emulator:"; tail -n 5 "$log"; fail=1
-fi
+# accumulators and their phases) on a random and an adversarial schedule;
+# and its -D PAIRS=2 build, gemm_sm100_2cta_mc (clusters of 4: two pairs
+# along N, A multicast to both with .cta_group::2 completions on each
+# pair's even CTA) at the same sizes and schedules: 2100 x 4300 x 200 is
+# 81 blocks of 256 x 512 over 33 clusters (K = 200: four k-steps, so the
+# second tile reuses every slot and a_free's arrivals run)
+for g in gemm_sm100_2cta gemm_sm100_2cta_mc; do
+  log=${TMPDIR:-/tmp}/emu_$g.log
+  c2=$B/examples/$g.sm_100a.cubin
+  if timeout 300 "$B/examples/gemm_host" --cubin "$c2" --trials 3 --seed 7 > "$log" 2>&1 &&
+     TILE_EMU_SEED=random:5 timeout 300 "$B/examples/gemm_host" --cubin "$c2" --trials 1 --size 2100 --size 4300 \
+       --size 200 >> "$log" 2>&1 &&
+     TILE_EMU_SEED=adv:3 timeout 300 "$B/examples/gemm_host" --cubin "$c2" --trials 1 --size 2100 --size 4300 \
+       --size 200 >> "$log" 2>&1 &&
+     [ "$(grep -c ' OK$' "$log")" -eq 5 ]; then
+    echo "ok   $g on the emulator ($(grep -c ' OK$' "$log") checks)"
+  else
+    echo "FAIL $g on the emulator:"; tail -n 5 "$log"; fail=1
+  fi
+done
 # Jagged Flash Attention, forward and backward, their own small checks
 # (both head dims, causal, broadcast-Q, split tiles, the deterministic
 # backward whose CTAs wait on each other through a semaphore), each on a
