@@ -177,6 +177,31 @@ if "$TILEC" -D T=f16 -D BLOCK=16384 -D WARPS=16 -D DWDB=false -D 'n_cols=multipl
 else
   echo "FAIL layernorm_bwd.b16384: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
 fi
+# The vector add as the JIT specializes it for n % 16 == 0 (mk/tutorials.mk's
+# vector_add.s16, Triton's specialization): every load and store 16 bytes,
+# with no per-element fallback beside them (the unspecialized build guards
+# each 4-element chunk: a v4 load and four predicated scalar ones). The
+# layer-norm backward's PREFETCH build (rows up to 4096: the next row's
+# loads before this row's reductions) assembles without spills.
+ptx=$tmp/va16.ptx
+if "$TILEC" -D 'n=multiple_of(16)' --emit=ptx -o "$ptx" examples/vector_add/vector_add.tile 2> "$tmp/err"; then
+  check vector_add.s16 "16-byte loads" "$ptx" "ld\.global(\.nc)?\.v4\.b32"
+  check_not vector_add.s16 "no scalar loads beside them" "$ptx" "ld\.global(\.nc)?\.b32"
+  check_not vector_add.s16 "no scalar stores" "$ptx" "st\.global\.b32"
+else
+  n=$((n+1)); echo "FAIL vector_add.s16: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+fi
+ptx=$tmp/lnb4k.ptx
+if "$TILEC" -D T=f16 -D BLOCK=4096 -D WARPS=8 -D 'n_cols=multiple_of(16)' -D 'stride=multiple_of(16)' \
+     --emit=ptx -o "$ptx" examples/layernorm_bwd/layernorm_bwd.tile 2> "$tmp/err"; then
+  "$TILEC" -D T=f16 -D BLOCK=4096 -D WARPS=8 --emit=meta -o "$tmp/lnb4k.meta" examples/layernorm_bwd/layernorm_bwd.tile
+  check layernorm_bwd.b4096 "PREFETCH on at 4096 (its metadata)" "$tmp/lnb4k.meta" "^const PREFETCH bool true$"
+  if [ -x "$PTXAS" ] && assemble layernorm_bwd.b4096 sm_90a "$ptx"; then
+    check_not layernorm_bwd.b4096 "ptxas: no spills in any of its kernels" "$tmp/ptxas.log" "[1-9][0-9]* bytes spill"
+  fi
+else
+  n=$((n+1)); echo "FAIL layernorm_bwd.b4096: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+fi
 # The Blackwell GEMM (examples/gemm/gemm_sm100.tile, issue 18): tensor
 # memory and tcgen05 for sm_100a, assembled by ptxas (no B200 runs it; the
 # emulator does, docs/blackwell.md): one tcgen05.alloc of all 512 columns
