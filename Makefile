@@ -145,16 +145,19 @@ deps-check:
 deps:
 	sh scripts/install-deps.sh
 
-# make test: install what is missing (the fuzzing toolchain included), build,
-# run every test that needs no GPU (the frontend fuzzer for TILE_FUZZ_SECONDS
-# among them), then the same tests again on the ASan+UBSan build of the
-# compiler, then the host fuzzers (JFA arguments, cubin loader) briefly.
+# make test: install what is missing (the fuzzing toolchain included), build
+# (one job per core), run every test that needs no GPU (the frontend fuzzer
+# for TILE_FUZZ_SECONDS among them), then the sanitizer stage (san-run), then
+# the host fuzzers (JFA arguments, cubin loader) briefly. CI gives it 2 cores
+# and 90 minutes; each test script prints its seconds.
 FUZZ_TEST_SECONDS ?= 30
+NPROC ?= $(shell nproc 2>/dev/null || echo 1)
 test:
 	@sh scripts/install-deps.sh --quiet --fuzz
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@$(MAKE) --no-print-directory test-run
 	@$(MAKE) --no-print-directory san-run
-	@$(MAKE) --no-print-directory fuzz-host FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_HOST_CC=clang-22
+	@$(MAKE) --no-print-directory -j$(NPROC) fuzz-host FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_HOST_CC=clang-22
 test-run: all
 	B=$(B) sh tests/run.sh
 
@@ -169,11 +172,22 @@ emu-cubins: $(foreach e,$(EXAMPLES),$(B)/examples/$(e).sm_90a.cubin) $(JFA_CUBIN
   $(JFA_BWD_PRE) $(B)/examples/gemm_sm100.sm_100a.cubin $(B)/examples/gemm_sm100_2cta.sm_100a.cubin $(JFA_SM100) \
   $(JFA_BWD_SM100) $(B)/examples/matmul.sm_100a.cubin $(B)/examples/gemm_sm100_2cta_mc.sm_100a.cubin
 
+# The sanitizer stage: the compiler, runtime, emulator, unit tests and hosts
+# built with ASan+UBSan into build-san/, then the unit, golden, CLI, limits
+# and reproducer tests and a short emulator run of each family of kernels
+# (tests/emu/san.sh) on the release build's cubins (the compiler's output
+# does not depend on how it was built; san.sh checks that on a sample). The
+# release build's full runs cover the rest.
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+.PHONY: san-bins
+san-bins: $(B)/bin/tilec $(B)/lib/libtilec.a $(B)/lib/libtilert.a $(B)/lib/libtilejit.a unit-bins $(EX_HOSTS) \
+  $(B)/examples/jfa_host $(B)/examples/jfa_bwd_host $(B)/examples/gemm.sm_90a.cubin
 san: deps-check
 	@$(MAKE) --no-print-directory san-run
 san-run:
-	$(MAKE) B=build-san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" OPT=-O1 all
-	B=build-san TILE_SAN=1 sh tests/run.sh
+	$(MAKE) -j$(NPROC) all
+	$(MAKE) -j$(NPROC) B=build-san SAN="$(SAN_FLAGS)" OPT=-O1 san-bins
+	B=build-san TILE_SAN=1 CUBINS=$(B)/examples TILEC_RELEASE=$(B)/bin/tilec sh tests/run.sh
 
 FUZZ_SECONDS ?= 60
 fuzz:

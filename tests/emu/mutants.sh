@@ -8,7 +8,8 @@
 # tree as it is, uncommitted changes included) into a scratch folder,
 # applies the patch, builds tilec there (starting from $B's objects, so
 # only the patched files recompile), compiles every cubin tests/emu/run.sh
-# needs with it (`make emu-cubins`), and runs tests/emu/run.sh on those
+# and tests/emu/blackwell.sh need with it (`make emu-cubins`), and runs
+# tests/emu/run.sh and tests/emu/blackwell.sh on those
 # cubins with $B's host programs. The patch's `expect:` line says what must
 # happen: `caught` (some check fails) or `survives` (a known gap of the
 # emulator, named in the patch; it is reported, and a survivor that gets
@@ -51,6 +52,7 @@ run_mutant() {
   for h in "$BA"/examples/*_host "$BA"/examples/*_host_jit; do ln -s "$h" "$d/build/examples/"; done
   TMPDIR=$d/tmp B=$d/build sh "$ROOT/tests/emu/run.sh" > "$d/run.log" 2>&1
   rc=$?
+  TMPDIR=$d/tmp B=$d/build sh "$ROOT/tests/emu/blackwell.sh" >> "$d/run.log" 2>&1 || rc=1
   # what caught it: each failing check, and the first line of its log that
   # says why (the emulator's report, else a result marked FAIL, else an
   # error); a check without a log of its own: the lines run.sh printed

@@ -2,6 +2,9 @@
 # tests/emu/run.sh - the examples' host programs, unchanged, on the
 # emulator (TILE_INTERPRET=1: no GPU, the cubins' own PTX run on the CPU;
 # docs/emulator.md), at random sizes against their float64 references.
+# The Blackwell JFA kernels are tests/emu/blackwell.sh, the Triton
+# tutorials tests/emu/tutorials.sh, the sanitizer build's short list
+# tests/emu/san.sh.
 set -u
 B=${B:-build}
 fail=0
@@ -73,12 +76,6 @@ done
 # the plan's creation runs the same fill)
 for e in jfa jfa_bwd; do
   log=${TMPDIR:-/tmp}/emu_$e.log
-  # the sanitizer build's emulator takes the backward's 26 cases past the
-  # 5 minutes (2m50s in the release build on 2 busy cores): checked there
-  # by the release run; the sanitizers see the same paths in jfa and test_emu*
-  if [ $e = jfa_bwd ] && [ -n "${TILE_SAN:-}" ]; then
-    echo "skip jfa_bwd on the emulator under the sanitizer build (the release run checks it)"; continue
-  fi
   if timeout 900 "$B/examples/${e}_host" --cubins "$B/examples" --check --small --update > "$log" 2>&1 &&
      tail -n 1 "$log" | grep -q "^ALL OK$"; then
     echo "ok   $e on the emulator ($(grep -c ' OK$' "$log") checks)"
@@ -100,82 +97,12 @@ fi
 # between items (K and V's buffers, the dQ stages, the Q ring across items),
 # which the small cases on 132 CTAs barely reach; adversarial schedule
 log=${TMPDIR:-/tmp}/emu_jfa_bwd_ctas.log
-if [ -n "${TILE_SAN:-}" ]; then
-  echo "skip jfa_bwd on 7 CTAs under the sanitizer build (the release run checks it)"
-elif TILE_EMU_SEED=adversarial:1 timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" --check --small \
+if TILE_EMU_SEED=adversarial:1 timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" --check --small \
        --case "mixed (empty" --ctas 7 > "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$"; then
   echo "ok   jfa_bwd on 7 CTAs, several items each, on the emulator ($(grep -c ' OK$' "$log") checks)"
 else
   echo "FAIL jfa_bwd on 7 CTAs on the emulator:"; tail -n 3 "$log"; fail=1
 fi
-# the JFA forward for Blackwell (jfa_fwd_sm100.tile): the emulated device
-# says it is sm_100a (TILE_EMU_ARCH), so the library loads the sm_100a
-# cubins (the check says which); the same small cases (empty and length-1
-# sequences, one of 1000 rows, causal and not, both head dims, broadcast-Q,
-# a split tile with jfa_combine) on the round-robin and an adversarial
-# schedule, with the variants whose cubins jfa_host finds (the same
-# variants/*.tile built --arch=sm_100a, mk/examples.mk): a window, softcap
-# (causal too) and ALiBi, both head dims (about 35 s each in the release
-# build; the check fails if the variants' cubins are missing)
-for sched in rr adv:3; do
-  log=${TMPDIR:-/tmp}/emu_jfa_sm100.log
-  if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check \
-       --small --update > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && ! grep -q "^(no variant cubins" "$log" &&
-     tail -n 1 "$log" | grep -q "^ALL OK$"; then
-    echo "ok   jfa and its window, softcap, alibi variants on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched)"
-  else
-    echo "FAIL jfa on sm_100a on the emulator (schedule $sched):"; tail -n 3 "$log"; fail=1
-  fi
-done
-# the Blackwell forward on 7 CTAs: each walks several pairs of items (two
-# softmax replicas, the shared K/V ring, the correction's epilogues across
-# pairs, a lone last item on replica 0), adversarial schedule
-log=${TMPDIR:-/tmp}/emu_jfa_sm100_ctas.log
-if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=adversarial:1 timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check \
-     --small --ctas 7 > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
-  echo "ok   jfa on sm_100a on 7 CTAs, several pairs of tiles each, on the emulator ($(grep -c ' OK$' "$log") checks)"
-else
-  echo "FAIL jfa_sm100_ctas on the emulator:"; tail -n 3 "$log"; fail=1
-fi
-# the other variants on Blackwell, forward (their backward: the variant
-# runs of jfa_bwd_host below): prefix-LM (a prompt spanning blocks) and
-# block-sparse (its masks, causal and not; --update: refused, then run),
-# both head dims, round-robin and adversarial (about 5 s and 20 s each)
-for sched in rr adv:5; do
-  for v in prefix_lm blocksparse; do
-    log=${TMPDIR:-/tmp}/emu_${v}_sm100.log
-    if [ $v = prefix_lm ]; then set -- --variant prefix_lm --variant-args 100; else set -- --blocksparse --update; fi
-    if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check \
-         --small "$@" > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
-      echo "ok   the $v variant on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched)"
-    else
-      echo "FAIL the $v variant on sm_100a on the emulator (schedule $sched):"; tail -n 3 "$log"; fail=1
-    fi
-  done
-done
-# the JFA backward for Blackwell (jfa_bwd_sm100.tile): the library loads the
-# sm_100a jfa_bwd and jfa_bwd_pre cubins (the check says which target); the
-# small cases (empty and length-1 sequences, one of 1000 rows, causal,
-# broadcast-Q, both head dims, deterministic or not) on the round-robin and
-# an adversarial schedule, then on 7 CTAs, several items each (the hand-offs
-# between items: K and V, dK and dV in tensor memory, the Q ring, dQ), on
-# another adversarial one (about 50 s each in the release build)
-for run in rr adv ctas7; do
-  log=${TMPDIR:-/tmp}/emu_jfa_bwd_sm100_$run.log
-  case $run in
-    rr) sched=rr; args= ;;
-    adv) sched=adv:3; args= ;;
-    *) sched=adversarial:1; args="--ctas 7" ;;
-  esac
-  if [ -n "${TILE_SAN:-}" ] && [ $run = ctas7 ]; then
-    echo "skip jfa_bwd_sm100 on 7 CTAs under the sanitizer build (the release run checks it)"
-  elif TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" \
-       --check --small $args > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
-    echo "ok   jfa_bwd on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched${args:+ $args})"
-  else
-    echo "FAIL jfa_bwd_sm100_$run on the emulator (schedule $sched${args:+ $args}):"; tail -n 3 "$log"; fail=1
-  fi
-done
 # a variant of the user's own (docs/tutorial-variant.md): prefix-LM, its
 # prompt shorter than a block, spanning blocks, longer than the sequences
 for P in 0 100 1000; do
@@ -194,9 +121,6 @@ done
 # jfa_plan_update must refuse a block-sparse plan, which then still runs
 for e in jfa jfa_bwd; do
   log=${TMPDIR:-/tmp}/emu_blocksparse_$e.log
-  if [ $e = jfa_bwd ] && [ -n "${TILE_SAN:-}" ]; then
-    echo "skip the blocksparse backward on the emulator under the sanitizer build (the release run checks it)"; continue
-  fi
   if timeout 900 "$B/examples/${e}_host" --cubins "$B/examples" --check --small --blocksparse --update > "$log" 2>&1 &&
      tail -n 1 "$log" | grep -q "^ALL OK$"; then
     echo "ok   the blocksparse variant, $e, on the emulator ($(grep -c ' OK$' "$log") checks)"

@@ -1,0 +1,78 @@
+#!/bin/sh
+# tests/emu/blackwell.sh - the Jagged Flash Attention kernels for Blackwell
+# (jfa_fwd_sm100.tile, jfa_bwd_sm100.tile and the variants built for
+# sm_100a) through their hosts, unchanged, on the emulator (TILE_INTERPRET=1,
+# TILE_EMU_ARCH=sm_100a: the emulated device says it is sm_100a, so the
+# library loads the sm_100a cubins, and each check says which target it ran),
+# against float64; the rest of the emulator's runs are tests/emu/run.sh
+# (tests/run.sh runs the two side by side).
+set -u
+B=${B:-build}
+fail=0
+export TILE_INTERPRET=1
+# the forward (jfa_fwd_sm100.tile): the same small cases (empty and length-1
+# sequences, one of 1000 rows, causal and not, both head dims, broadcast-Q,
+# a split tile with jfa_combine) on the round-robin and an adversarial
+# schedule, with the variants whose cubins jfa_host finds (the same
+# variants/*.tile built --arch=sm_100a, mk/examples.mk): a window, softcap
+# (causal too) and ALiBi, both head dims (about 35 s each in the release
+# build; the check fails if the variants' cubins are missing)
+for sched in rr adv:3; do
+  log=${TMPDIR:-/tmp}/emu_jfa_sm100.log
+  if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check \
+       --small --update > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && ! grep -q "^(no variant cubins" "$log" &&
+     tail -n 1 "$log" | grep -q "^ALL OK$"; then
+    echo "ok   jfa and its window, softcap, alibi variants on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched)"
+  else
+    echo "FAIL jfa on sm_100a on the emulator (schedule $sched):"; tail -n 3 "$log"; fail=1
+  fi
+done
+# the Blackwell forward on 7 CTAs: each walks several pairs of items (two
+# softmax replicas, the shared K/V ring, the correction's epilogues across
+# pairs, a lone last item on replica 0), adversarial schedule
+log=${TMPDIR:-/tmp}/emu_jfa_sm100_ctas.log
+if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=adversarial:1 timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check \
+     --small --ctas 7 > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+  echo "ok   jfa on sm_100a on 7 CTAs, several pairs of tiles each, on the emulator ($(grep -c ' OK$' "$log") checks)"
+else
+  echo "FAIL jfa_sm100_ctas on the emulator:"; tail -n 3 "$log"; fail=1
+fi
+# the other variants on Blackwell, forward (their backward: the variant
+# runs of jfa_bwd_host below): prefix-LM (a prompt spanning blocks) and
+# block-sparse (its masks, causal and not; --update: refused, then run),
+# both head dims, round-robin and adversarial (about 5 s and 20 s each)
+for sched in rr adv:5; do
+  for v in prefix_lm blocksparse; do
+    log=${TMPDIR:-/tmp}/emu_${v}_sm100.log
+    if [ $v = prefix_lm ]; then set -- --variant prefix_lm --variant-args 100; else set -- --blocksparse --update; fi
+    if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check \
+         --small "$@" > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+      echo "ok   the $v variant on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched)"
+    else
+      echo "FAIL the $v variant on sm_100a on the emulator (schedule $sched):"; tail -n 3 "$log"; fail=1
+    fi
+  done
+done
+# the JFA backward for Blackwell (jfa_bwd_sm100.tile): the library loads the
+# sm_100a jfa_bwd and jfa_bwd_pre cubins (the check says which target); the
+# small cases (empty and length-1 sequences, one of 1000 rows, causal,
+# broadcast-Q, both head dims, deterministic or not) on the round-robin and
+# an adversarial schedule, then on 7 CTAs, several items each (the hand-offs
+# between items: K and V, dK and dV in tensor memory, the Q ring, dQ), on
+# another adversarial one (about 50 s each in the release build)
+for run in rr adv ctas7; do
+  log=${TMPDIR:-/tmp}/emu_jfa_bwd_sm100_$run.log
+  case $run in
+    rr) sched=rr; args= ;;
+    adv) sched=adv:3; args= ;;
+    *) sched=adversarial:1; args="--ctas 7" ;;
+  esac
+  if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" \
+       --check --small $args > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+    echo "ok   jfa_bwd on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched${args:+ $args})"
+  else
+    echo "FAIL jfa_bwd_sm100_$run on the emulator (schedule $sched${args:+ $args}):"; tail -n 3 "$log"; fail=1
+  fi
+done
+[ $fail -eq 0 ] && echo "emulator: all passed (the Blackwell JFA)" || echo "emulator: FAILED (the Blackwell JFA)"
+exit $fail
