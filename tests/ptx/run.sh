@@ -276,6 +276,20 @@ for d in 64 128; do
     check $name "correction warpgroup: 88 registers" "$ptx" "setmaxnreg\.dec\.sync\.aligned\.u32[[:space:]]+88;"
     check $name "softmax warpgroups: 200 registers" "$ptx" "setmaxnreg\.inc\.sync\.aligned\.u32[[:space:]]+200;"
     check_not $name "no wgmma" "$ptx" "wgmma"
+    # EXP2_FMA (4 + D / 32): one exponential in 6 (D = 64) or 8 (D = 128)
+    # of the softmax's 128 a thread on the FMA pipe, rounded by cvt.rni;
+    # with EXP2_FMA = 0 none, and that many more ex2.approx
+    if [ $v = self ]; then
+      k=$((4 + d / 32)); nr=$(grep -c "cvt\.rni\.f32\.f32" "$ptx"); ne=$(grep -c "ex2\.approx" "$ptx")
+      "$TILEC" --arch=sm_100a -D D=$d -D EXP2_FMA=0 --emit=ptx -o "$tmp/$name.nofma.ptx" "$J100" 2> "$tmp/err"
+      ne0=$(grep -c "ex2\.approx" "$tmp/$name.nofma.ptx"); nr0=$(grep -c "cvt\.rni\.f32\.f32" "$tmp/$name.nofma.ptx")
+      if [ "$nr" -eq $((128 / k)) ] && [ "$nr0" -eq 0 ] && [ $((ne0 - ne)) -eq "$nr" ]; then
+        echo "ok   $name: one exponential in $k on the FMA pipe ($nr of 128; $ne0 ex2.approx without)"
+      else
+        echo "FAIL $name: EXP2_FMA=$k: $nr polynomial exponentials, $ne ex2.approx; without: $nr0 and $ne0"
+        fail=$((fail+1))
+      fi
+    fi
     "$TILEC" --arch=sm_100a -D D=$d $defs --emit=meta -o "$tmp/$name.meta" "$J100"
     check $name "metadata: 512 TMEM columns" "$tmp/$name.meta" "^tmem 512\$"
     if [ -x "$PTXAS" ] && assemble $name sm_100a "$ptx"; then
