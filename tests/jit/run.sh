@@ -28,6 +28,19 @@ if [ "$n" -lt 40 ]; then
   echo "FAIL only $n tilec commands found in make -n examples:"; tail -n 3 "$T/make.err"; exit 1
 fi
 export TILE_CACHE_DIR="$T/cache"
+# ptxas (CUDA 13.0) does not always write the same bytes for the same PTX:
+# gemm_sm100_2cta.tile -D PAIRS=2 for sm_100a gives one of two cubins. So a
+# JIT cubin that differs passes if one of 8 more tilec builds matches it.
+same_as_some() {
+  k=0
+  while [ $k -lt 8 ]; do
+    # shellcheck disable=SC2086
+    "$B/bin/tilec" $(echo "$2" | sed "s|OUT|$3.again.cubin|") > /dev/null 2>&1 &&
+      cmp -s "$1" "$T/$3.again.cubin" && return 0
+    k=$((k + 1))
+  done
+  return 1
+}
 fail=0 ok=0 i=0
 while read -r line; do
   i=$((i + 1))
@@ -47,8 +60,8 @@ while read -r line; do
     echo "FAIL tilec could not build $ref:"; echo "  $line"; tail -n 5 "$T/log"; fail=1
   elif ! "$JT" $(echo "$args" | sed "s|OUT|$i.cubin|") > "$T/log" 2>&1; then
     echo "FAIL the JIT could not build $ref:"; echo "  $line"; tail -n 5 "$T/log"; fail=1
-  elif ! cmp -s "$want" "$T/$i.cubin"; then
-    echo "FAIL the JIT's cubin differs from tilec's for:"; echo "  $line"; fail=1
+  elif ! cmp -s "$want" "$T/$i.cubin" && ! same_as_some "$T/$i.cubin" "$args" $i; then
+    echo "FAIL the JIT's cubin differs from tilec's (8 builds) for:"; echo "  $line"; fail=1
   else
     ok=$((ok + 1))
   fi
