@@ -6,8 +6,11 @@
  * dQ += dS K: three). Each operand of each dot is one of
  *
  *   'L'  a tile the loop loads: a ring of S slots of 128-byte swizzled
- *        shared memory, copied by cp.async D = S - 2 iterations ahead, one
- *        commit group an iteration for all the rings. One load may feed
+ *        shared memory, copied by cp.async D = S - 1 iterations ahead, one
+ *        commit group an iteration for all the rings (every wgmma of an
+ *        iteration is waited for within it, so after the barrier at the top
+ *        of iteration i no warp reads slot i - 1 and the copies of i + S - 1
+ *        may fill it). One load may feed
  *        several dots, transposed or not (the backward's Q and dO): one
  *        ring, each dot its own view of the slot;
  *   'I'  a tile from before the loop (K and V in dK/dV, Q and dO in dQ):
@@ -187,14 +190,12 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
   int S = reuse ? ps->S : f->stages;
   if (!reuse) {
     int64_t used = pl_smem_in_use(f->body) + ((staged_bytes + 1023) & ~1023);
-    if (S < 0)
-      for (S = 4; S > 3 && used + S * stage > PL_SMEM_BUDGET; S--) {
-      }
+    if (S < 0) S = 3; /* copies two iterations ahead; stages(S) asks for S - 1 */
     if (used + S * stage > (f->stages < 0 ? PL_SMEM_BUDGET : PL_SMEM_LIMIT))
       return pl_note(p, loc, "and %s not pipelined: %d stages of %lld bytes do not fit in shared memory", rest, S,
                      (long long)stage);
   }
-  int D = S - 2;
+  int D = S - 1; /* the slot of iteration i - 1 is free after the barrier at the top of i (see the top) */
   Type *ti = ty_dt(c, DT_I32);
   TValue *lo = fop->opnds[0], *hi = fop->opnds[1], *step = fop->opnds[2];
   if (reuse) { /* every warp is done with the rings' last slots (the previous loop's wgmmas were waited) */

@@ -597,9 +597,17 @@ def _attn_cubin(D, causal):
 
 # the forward's block-size variants (mk/tutorials.mk TUT_FWD: sm_90a bench
 # builds): .fb32 128x32 blocks on 8 warps, .fm64 64x64 blocks on 4 warps and
-# 3 stages, both two programs an SM; the faster one is reported, as for
+# 3 stages, both two programs an SM; at head dim 128 .fb64 128x64 blocks on 4
+# stages (the default there is 128x128 on 3), at 64 .fs3 the default blocks
+# on 3 stages; the fastest one is reported, as for
 # matmul (Triton's tutorial autotunes over its own configurations)
-FWD_VARIANTS = ("", ".fb32", ".fm64")
+FWD_VARIANTS = ("", ".fb32", ".fm64", ".fb64", ".fs3")
+
+
+# the backward's (TUT_BWD): .bq32 dQ over 32-key steps at head dim 64 (the
+# default is 64 there); the fastest of every build's three-kernel form and
+# the fused kernel is reported
+BWD_VARIANTS = (".bq32",)
 
 
 def case_attn_fwd(E):
@@ -629,7 +637,7 @@ def case_attn_fwd(E):
                     if not suffix:
                         raise
                     continue
-                tried.append(name)
+                tried.append(suffix or "default")
                 cs = E.consts(name, "attn_fwd")
                 bm, bn = int(cs.get("BM", 128)), int(cs.get("BN", 64))
                 o_t = torch.empty_like(q)
@@ -640,6 +648,7 @@ def case_attn_fwd(E):
                 E.sync()
                 e = E.rel(o_t, ref)
                 tm = E.compare(ft, None)[0]
+                tried[-1] += " %.3f ms" % tm
                 if best is None or tm < best[0]:
                     best = (tm, bm, bn, e, o_t, m_t, ft)
             tm, bm, bn, e, o_t, m_t, ft = best
@@ -649,7 +658,7 @@ def case_attn_fwd(E):
                            ("tile M vs triton", E.rel(m_t, m_r), 1e-3)]
             tm, rm = E.compare(ft, fr)
             flops = 4.0 * Z * H * N * N * D * (0.5 if causal else 1.0)
-            note = "Tile %dx%d blocks (the faster of %s)" % (bm, bn, "/".join(tried))
+            note = "Tile %dx%d blocks (the fastest build of %s)" % (bm, bn, ", ".join(tried))
             if which:
                 note += "; Triton %s" % which[0]
             E.row("attn_fwd", shape, tm, rm, flops, "TFLOP/s", checks, note=note)
@@ -712,11 +721,31 @@ def case_attn_bwd(E):
                     checks.append(("tile %s vs triton" % nm, E.rel(mine, got), tol))
             t3 = E.compare(f3, None)[0]
             t2 = E.compare(f2, None)[0]
-            ft, form = (f3, "pre + dkdv + dq") if t3 <= t2 else (f2, "pre + fused attn_bwd")
+            forms = [(t3, f3, "pre + dkdv + dq"), (t2, f2, "pre + fused attn_bwd")]
+            # the three-kernel form of each block-size build (BWD_VARIANTS),
+            # checked and timed as the default's
+            for suffix in BWD_VARIANTS:
+                vn = name + suffix
+                try:
+                    vkv, vdq = E.kernel(vn, "attn_bwd_dkdv"), E.kernel(vn, "attn_bwd_dq")
+                except FileNotFoundError:
+                    continue
+                vbn1 = int(E.consts(vn, "attn_bwd_dkdv").get("BN1", 128))
+                vbm2 = int(E.consts(vn, "attn_bwd_dq").get("BM2", 128))
+                gv = (torch.empty_like(q), torch.empty_like(q), torch.empty_like(q))
+                E.poison(*gv)
+                fv = E.launcher([pre, (vkv, (triton_cdiv(N, vbn1), zh), (q, k, v, do, m_t, dl_t, gv[1], gv[2], sm_scale, N)),
+                                 (vdq, (triton_cdiv(N, vbm2), zh), (q, k, v, do, m_t, dl_t, gv[0], sm_scale, N))])
+                fv()
+                E.sync()
+                for nm, got, ref in zip(("dq", "dk", "dv"), gv, grads):
+                    checks.append(("tile %s (3 kernels, %s) vs torch" % (nm, suffix), E.rel(got, ref), tol))
+                forms.append((E.compare(fv, None)[0], fv, "pre + dkdv + dq%s" % suffix))
+            tb, ft, form = min(forms, key=lambda f: f[0])
             tm, rm = E.compare(ft, fr)
             flops = 2.5 * 4.0 * Z * H * N * N * D * (0.5 if causal else 1.0)
             E.row("attn_bwd", shape, tm, rm, flops, "TFLOP/s", checks,
-                  note="Tile %s (%.3f ms 3 kernels, %.3f ms fused)" % (form, t3, t2))
+                  note="Tile %s (%s)" % (form, ", ".join("%s %.3f ms" % (f[2], f[0]) for f in forms)))
         except Exception as e:
             E.error("attn_bwd", shape, e)
 

@@ -611,16 +611,17 @@ for v in "sm_90a false f16 64" "sm_90a true bf16 64" "sm_100a true f16 64" "sm_9
   fi
   for k in attn_fwd attn_bwd_dkdv attn_bwd_dq attn_bwd; do
     fa_kernel "$ptx" $k > "$tmp/$name.$k.ptx"
-    check "$name.$k" "wgmma" "$tmp/$name.$k.ptx" "wgmma\.mma_async\.sync\.aligned\.m64n(32|64)k16\.f32\.$3\.$3"
+    check "$name.$k" "wgmma" "$tmp/$name.$k.ptx" "wgmma\.mma_async\.sync\.aligned\.m64n(32|64|128)k16\.f32\.$3\.$3"
     check "$name.$k" "P (dS) from registers: wgmma with A words" "$tmp/$name.$k.ptx" \
       "wgmma\.mma_async\.sync\.aligned\.m64n${hd}k16\.f32\.$3\.$3 \{.*\}, \{%r[0-9]+, %r[0-9]+, %r[0-9]+, %r[0-9]+\}, %rd"
     check "$name.$k" "operands copied by cp.async" "$tmp/$name.$k.ptx" "cp\.async\.cg\.shared\.global"
     check_not "$name.$k" "no dot left on mma.sync (the partial blocks are loops too)" "$tmp/$name.$k.ptx" "mma\.sync"
   done
   # dK/dV: S^T, dV, dP^T, dK; dQ: S, dP, dQ; m64nNk16 steps of K = the head
-  # dim or 32 (BM1, BN2); two loops each (the blocks, the partial block)
+  # dim, 32 (BM1) or BN2 = 4096 / the head dim; two loops each (the blocks,
+  # the partial block)
   nk=$(grep -c "wgmma\.mma_async" "$tmp/$name.attn_bwd_dkdv.ptx"); nq=$(grep -c "wgmma\.mma_async" "$tmp/$name.attn_bwd_dq.ptx")
-  wk=$((2 * (2 * hd / 16 + 2 * 32 / 16))) wq=$((2 * (2 * hd / 16 + 32 / 16)))
+  wk=$((2 * (2 * hd / 16 + 2 * 32 / 16))) wq=$((2 * (2 * hd / 16 + 4096 / hd / 16)))
   n=$((n+1))
   [ $2 = false ] && [ "$nk" != $wk -o "$nq" != $wq ] && {
     echo "FAIL $name: $nk wgmma in attn_bwd_dkdv (want $wk), $nq in attn_bwd_dq (want $wq)"; fail=$((fail+1)); }

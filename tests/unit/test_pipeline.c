@@ -35,7 +35,7 @@ static void test_pipelined_pair(void **state) {
   char *src = tu_read_file(path, NULL);
   assert_non_null(src);
   char *t = attn_fwd_tir(src, NULL, 0);
-  has(t, "// pipeline: dot at 52:14 and the one after it pipelined: 4 stages (copies 2 iterations ahead) of 2 tiles "
+  has(t, "// pipeline: dot at 57:14 and the one after it pipelined: 4 stages (copies 3 iterations ahead) of 2 tiles "
          "through cp.async into 128-byte swizzled shared memory (65536 bytes), the second's a from registers",
       "the first loop's note");
   has(t, "(65536 bytes, the rings of the loop before)", "the second loop's note");
@@ -44,9 +44,9 @@ static void test_pipelined_pair(void **state) {
   assert_int_equal(op_count(t, "mma_async"), 4);
   assert_int_equal(op_count(t, "smem_store"), 1); /* Q once, for both loops */
   assert_int_equal(op_count(t, "smem_alloc"), 3);
-  /* per loop: 2 prologue iterations and 1 in the body, of K and V */
-  assert_int_equal(op_count(t, "async_copy"), 12);
-  assert_int_equal(op_count(t, "async_commit"), 6);
+  /* per loop (4 stages: copies 3 ahead): 3 prologue iterations and 1 in the body, of K and V */
+  assert_int_equal(op_count(t, "async_copy"), 16);
+  assert_int_equal(op_count(t, "async_commit"), 8);
   assert_int_equal(op_count(t, "load"), 1); /* Q's own load, before the loops */
   const char *ss = strstr(t, "smem_store"), *body = strstr(t, "  do (");
   assert_true(ss && body && ss < body);
@@ -61,7 +61,7 @@ static void test_pipelined_pair(void **state) {
   /* what stops it, said */
   tilec_define s0 = {"STAGES", "0"}; /* attn_fwd's stages(STAGES) */
   t = attn_fwd_tir(src, &s0, 1);
-  has(t, "dot at 52:14 and the one after it not pipelined: stages(0)", "stages(0)");
+  has(t, "dot at 57:14 and the one after it not pipelined: stages(0)", "stages(0)");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
   tilec_define w4 = {"FWARPS", "4"};
@@ -116,7 +116,7 @@ static void test_pipelined_multi(void **state) {
   assert_non_null(src);
   /* dK, dV: four dots */
   char *t = kernel_tir(src, "attn_bwd_dkdv", NULL, 0);
-  has(t, "// pipeline: dot at 148:15 and the 3 after it pipelined: 4 stages (copies 2 iterations ahead) of 2 tiles "
+  has(t, "// pipeline: dot at 153:15 and the 3 after it pipelined: 4 stages (copies 3 iterations ahead) of 2 tiles "
          "through cp.async into 128-byte swizzled shared memory (32768 bytes), a x b of each dot: staged x ring 1^T "
          "(early); registers x ring 2; staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups, the early "
          "ones (operands in shared memory) issued together at the first and each waited for where it is used, the "
@@ -129,9 +129,9 @@ static void test_pipelined_multi(void **state) {
   assert_int_equal(op_count(t, "smem_store"), 2); /* K and V, once for both loops */
   assert_int_equal(op_count(t, "mma_async"), 8);
   assert_int_equal(op_count(t, "dot"), 0);
-  /* per loop: 2 prologue iterations and 1 in the body, of Q and dO: one copy each, though two dots read each */
-  assert_int_equal(op_count(t, "async_copy"), 12);
-  assert_int_equal(op_count(t, "async_commit"), 6);
+  /* per loop: 3 prologue iterations and 1 in the body, of Q and dO: one copy each, though two dots read each */
+  assert_int_equal(op_count(t, "async_copy"), 16);
+  assert_int_equal(op_count(t, "async_commit"), 8);
   assert_int_equal(op_count(t, "slice"), 4); /* Q^T and dO^T: views of the slots */
   /* S^T and dP^T issued together, dP^T left running through P^T's softmax and dV */
   multi_body_order(t, "A A W1 A W0 W1 A W0");
@@ -139,21 +139,21 @@ static void test_pipelined_multi(void **state) {
   free(t);
   /* dQ: three dots */
   t = kernel_tir(src, "attn_bwd_dq", NULL, 0);
-  has(t, "// pipeline: dot at 221:14 and the 2 after it pipelined: 4 stages (copies 2 iterations ahead) of 2 tiles "
-         "through cp.async into 128-byte swizzled shared memory (32768 bytes), a x b of each dot: staged x ring 1^T "
+  has(t, "// pipeline: dot at 226:14 and the 2 after it pipelined: 4 stages (copies 3 iterations ahead) of 2 tiles "
+         "through cp.async into 128-byte swizzled shared memory (65536 bytes), a x b of each dot: staged x ring 1^T "
          "(early); staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups, the early ones",
       "dq's note");
   assert_int_equal(op_count(t, "smem_store"), 2); /* Q and dO */
   assert_int_equal(op_count(t, "mma_async"), 6);
   assert_int_equal(op_count(t, "dot"), 0);
-  assert_int_equal(op_count(t, "async_copy"), 12);
+  assert_int_equal(op_count(t, "async_copy"), 16);
   multi_body_order(t, "A A W1 W0 A W0");
   every_tile_has_layout(t);
   free(t);
   /* the fused kernel, causal: six loops (dK/dV's diagonal, rest and partial
-   * blocks, dQ's), the rings of the first for all, four tiles staged */
-  tilec_define causal = {"CAUSAL", "true"};
-  t = kernel_tir(src, "attn_bwd", &causal, 1);
+   * blocks, dQ's), the rings of the first for all (dQ's steps of 32 keys, as
+   * dK/dV's of 32 queries: the same ring shapes), four tiles staged */
+  t = kernel_tir(src, "attn_bwd", (tilec_define[]){{"CAUSAL", "true"}, {"BN2", "32"}}, 2);
   assert_int_equal(op_count(t, "mma_async"), 21);
   assert_int_equal(op_count(t, "dot"), 0);
   assert_int_equal(op_count(t, "smem_store"), 4);
@@ -166,16 +166,14 @@ static void test_pipelined_multi(void **state) {
   every_tile_has_layout(t);
   free(t);
   /* what stops it, said */
-  char *s0 = spliced(src, "const REGS: i32 = 0) warps(WARPS) maxnreg(REGS) {\n    dkdv_program",
-                     "const REGS: i32 = 0) warps(WARPS) maxnreg(REGS) stages(0) {\n    dkdv_program");
-  t = kernel_tir(s0, "attn_bwd_dkdv", NULL, 0);
-  has(t, "dot at 148:15 and the 3 after it not pipelined: stages(0)", "stages(0)");
+  tilec_define st0 = {"BWD_STAGES", "0"}; /* the backward kernels' stages(BWD_STAGES) */
+  t = kernel_tir(src, "attn_bwd_dkdv", &st0, 1);
+  has(t, "dot at 153:15 and the 3 after it not pipelined: stages(0)", "stages(0)");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
-  free(s0);
   tilec_define w4 = {"WARPS", "4"};
   t = kernel_tir(src, "attn_bwd_dq", &w4, 1);
-  has(t, "dot at 221:14 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps",
+  has(t, "dot at 226:14 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps",
       "M = 128 on 4 warps");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
@@ -183,7 +181,7 @@ static void test_pipelined_multi(void **state) {
   char *s1 = spliced(src, "    let dsT = pT * (dpT - di[None, :]);",
                      "    let di2 = di + sum(dob as f32, axis = 1) * 0.0;\n    let dsT = pT * (dpT - di2[None, :]);");
   t = kernel_tir(s1, "attn_bwd_dkdv", NULL, 0);
-  has(t, "dot at 153:10 not pipelined: b is used by more than the dot", "dO read by more than the dots");
+  has(t, "dot at 158:10 not pipelined: b is used by more than the dot", "dO read by more than the dots");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
   free(s1);
@@ -347,12 +345,12 @@ static void test_pipelined_multi_d128(void **state) {
   tilec_define d128[] = {{"HEAD_DIM", "128"}, {"CAUSAL", "true"}},
                b64[] = {{"HEAD_DIM", "128"}, {"BN1", "64"}, {"BM2", "64"}};
   char *t = kernel_tir(src, "attn_bwd_dkdv", d128, 1);
-  has(t, "// pipeline: dot at 148:15 and the 3 after it pipelined: 4 stages (copies 2 iterations ahead) of 2 tiles "
-         "through cp.async into 128-byte swizzled shared memory (65536 bytes), a x b of each dot: staged x ring 1^T "
+  has(t, "// pipeline: dot at 153:15 and the 3 after it pipelined: 3 stages (copies 2 iterations ahead) of 2 tiles "
+         "through cp.async into 128-byte swizzled shared memory (49152 bytes), a x b of each dot: staged x ring 1^T "
          "(early); registers x ring 2; staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups",
       "dkdv's note at d128");
   has(t, "smem<f16, [128, 128] x 1, swizzle 128>", "K or V, staged");
-  has(t, "smem<f16, [32, 128] x 4, swizzle 128>", "Q's or dO's ring");
+  has(t, "smem<f16, [32, 128] x 3, swizzle 128>", "Q's or dO's ring");
   assert_int_equal(op_count(t, "mma_async"), 8);
   assert_int_equal(op_count(t, "dot"), 0);
   assert_int_equal(op_count(t, "smem_store"), 2);
@@ -360,21 +358,21 @@ static void test_pipelined_multi_d128(void **state) {
   every_tile_has_layout(t);
   free(t);
   t = kernel_tir(src, "attn_bwd_dq", d128, 1);
-  has(t, "// pipeline: dot at 221:14 and the 2 after it pipelined: 4 stages (copies 2 iterations ahead) of 2 tiles "
-         "through cp.async into 128-byte swizzled shared memory (65536 bytes), a x b of each dot: staged x ring 1^T "
+  has(t, "// pipeline: dot at 226:14 and the 2 after it pipelined: 3 stages (copies 2 iterations ahead) of 2 tiles "
+         "through cp.async into 128-byte swizzled shared memory (49152 bytes), a x b of each dot: staged x ring 1^T "
          "(early); staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups",
       "dq's note at d128");
   assert_int_equal(op_count(t, "mma_async"), 6);
   assert_int_equal(op_count(t, "dot"), 0);
   multi_body_order(t, "A A W1 W0 A W0");
   free(t);
-  /* the fused kernel, causal: six loops on the first loop's rings, 192 KiB of shared memory in all */
+  /* the fused kernel, causal: six loops on the first loop's rings, 176 KiB of shared memory in all */
   t = kernel_tir(src, "attn_bwd", d128, 2);
   assert_int_equal(op_count(t, "mma_async"), 21);
   assert_int_equal(op_count(t, "dot"), 0);
   assert_int_equal(op_count(t, "smem_store"), 4);
   assert_int_equal(op_count(t, "smem_alloc"), 6);
-  has(t, "smem_alloc offset=163840 : smem<f16, [32, 128] x 4, swizzle 128>", "the last ring, at 160 KiB");
+  has(t, "smem_alloc offset=155648 : smem<f16, [32, 128] x 3, swizzle 128>", "the last ring, at 152 KiB");
   {
     int n = 0;
     for (const char *q = t; (q = strstr(q, "the rings of the loop before")); q++) n++;
@@ -384,21 +382,21 @@ static void test_pipelined_multi_d128(void **state) {
   free(t);
   /* 64-row blocks on 8 warps: refused, every dot left for mma.sync */
   t = kernel_tir(src, "attn_bwd_dkdv", b64, 3);
-  has(t, "dot at 148:15 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps (M = 64 on 8 "
+  has(t, "dot at 153:15 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps (M = 64 on 8 "
          "warps)",
       "BN1 = 64 on 8 warps");
   assert_int_equal(op_count(t, "mma_async"), 0);
   assert_int_equal(op_count(t, "dot"), 8);
   free(t);
   t = kernel_tir(src, "attn_bwd_dq", b64, 3);
-  has(t, "dot at 221:14 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps (M = 64 on 8 "
+  has(t, "dot at 226:14 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps (M = 64 on 8 "
          "warps)",
       "BM2 = 64 on 8 warps");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
-  /* head dim 256: the staged tiles and the rings no longer fit, said */
-  t = kernel_tir(src, "attn_bwd_dkdv", (tilec_define[]){{"HEAD_DIM", "256"}}, 1);
-  has(t, "dot at 148:15 and the 3 after it not pipelined: 3 stages of 32768 bytes do not fit in shared memory",
+  /* head dim 256 on 4 stages: the staged tiles and the rings no longer fit, said */
+  t = kernel_tir(src, "attn_bwd_dkdv", (tilec_define[]){{"HEAD_DIM", "256"}, {"BWD_STAGES", "4"}}, 2);
+  has(t, "dot at 153:15 and the 3 after it not pipelined: 4 stages of 32768 bytes do not fit in shared memory",
       "d256's rings");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
