@@ -336,6 +336,10 @@ for d in 64 128; do
     check_not $name "no wgmma" "$ptx" "wgmma"
     "$TILEC" --arch=sm_100a -D D=$d $defs --emit=meta -o "$tmp/$name.meta" "$JB100"
     check $name "metadata: 512 TMEM columns" "$tmp/$name.meta" "^tmem 512\$"
+    # two S^T and dP^T buffers at D = 64 (4 x 64 + 3 x 64 = 448 columns), one at 128 (2 x 64 + 3 x 128 = 512)
+    "$TILEC" --arch=sm_100a -D D=$d $defs --stats -o "$tmp/$name.cubin" "$JB100" 2> "$tmp/$name.stats"
+    check $name "TMEM: S^T and dP^T buffers for D = $d" "$tmp/$name.stats" \
+      "tensor memory: $([ $d = 64 ] && echo 448 || echo 512) of 512 columns"
     if [ -x "$PTXAS" ] && assemble $name sm_100a "$ptx"; then
       check $name "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
       check $name "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
