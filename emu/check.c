@@ -240,6 +240,9 @@ static const char *reader(const Cta *c, int ag, char *buf, size_t n) {
   else if (ag < k->agw)
     snprintf(buf, n, "the TMA store at %s (warp %d) may still read it: no cp.async.bulk.wait_group.read of it happens "
              "before", ins_at(c, k->ag_in[ag], w, sizeof w), ag - k->agb);
+  else if (ag == k->agt)
+    snprintf(buf, n, "the tcgen05.mma at %s may still read it: no wait for an mbarrier phase its tcgen05.commit "
+             "completes happens before", ins_at(c, k->ag_in[ag], w, sizeof w));
   else
     snprintf(buf, n, "the wgmma.mma_async at %s (warpgroup %d) may still read it: no wgmma.wait_group of it happens "
              "before", ins_at(c, k->ag_in[ag], w, sizeof w), ag - k->agw);
@@ -574,6 +577,21 @@ static bool async_read_ok(Cta *c, const Thr *t, const EmIns *in, const char *wha
     return false;
   }
   if ((d->init & m) != m) return uninit(c, t, in, what, d, x, m);
+  return true;
+}
+
+bool em_chk_tc_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n, uint32_t ep) {
+  EmChk *k = c->chk;
+  if (!k || !n || !ep || (uint64_t)a + n > c->smem_size) return true;
+  tick(k, (int)t->warp);
+  uint32_t *row = row_of(k, t), *arow = k->avc[t->linear];
+  k->ag_in[k->agt] = in;
+  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
+    Word *d = &k->sh[x];
+    /* (mask 0: bytes never written are not reported here, unlike wgmma's; the emulator's window starts zeroed) */
+    if (!async_read_ok(c, t, in, "the tcgen05.mma reads", row, arow, d, x, 0)) return false;
+    add_read(d, k->agt, ep, row);
+  }
   return true;
 }
 

@@ -82,6 +82,8 @@
 #include "exec_int.h"
 #include "tcgen05.h"
 
+static bool mma_smem_reads(Cta *c, const Thr *t, const EmIns *in, const EmTcMma *m, uint32_t ep);
+
 #define TC_GARBAGE 0x7fa0deadu
 
 typedef struct TcAlloc {
@@ -542,6 +544,7 @@ static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
   if (cu == 1) tc->coll_tmem = m->a_tmem, tc->coll_a = aop, tc->coll_in = in;
   op.ep = tc->last_ep = em_chk_tc_mma(c);
   op.pair = pair;
+  if (!pair && !mma_smem_reads(c, t, in, m, op.ep)) return;
   for (int q = 0; tc->ck && q < 4; q++)
     for (int x = dcol; x < dcol + m->id.n && x < EM_TMEM_COLS; x++)
       tc->ck[q * EM_TMEM_COLS + x] =
@@ -554,6 +557,29 @@ static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
             (TcCell){.stw = -1, .mep = pe, .mma_in = in, .mma_thr = (int)(t - c->t), .ldw = -1};
   }
   enqueue(c, t, in, &op);
+}
+
+/* The shared-memory bytes a one-CTA MMA reads (B, and A unless in tensor memory), for the race checker: each
+ * 16-element row of a K step is 2-byte elements, runs of them merged into one range. */
+static bool mma_operand_reads(Cta *c, const Thr *t, const EmIns *in, uint64_t desc, bool mn_major, int rows,
+                              uint32_t ep) {
+  EmTcSdesc d;
+  if (!em_tc_sdesc(desc, "", &d, NULL, 0)) return true; /* em_tc_mma_run reports it */
+  uint64_t lo = 0, hi = 0; /* the open run [lo, hi) */
+  for (int r = 0; r < rows; r++)
+    for (int k = 0; k < 16; k++) {
+      uint64_t a = em_tc_sdesc_addr(&d, mn_major, r, k);
+      if (a == hi) { hi += 2; continue; }
+      if (hi > lo && !em_chk_tc_read(c, t, in, (uint32_t)lo, (uint32_t)(hi - lo), ep)) return false;
+      lo = a, hi = a + 2;
+    }
+  return hi <= lo || em_chk_tc_read(c, t, in, (uint32_t)lo, (uint32_t)(hi - lo), ep);
+}
+
+static bool mma_smem_reads(Cta *c, const Thr *t, const EmIns *in, const EmTcMma *m, uint32_t ep) {
+  if (!ep || c->failed) return true;
+  if (!m->a_tmem && !mma_operand_reads(c, t, in, m->adesc, m->id.a_mn, m->id.m, ep)) return false;
+  return mma_operand_reads(c, t, in, m->bdesc, m->id.b_mn, m->id.n, ep);
 }
 
 /* The commit arrives on the mbarrier it names (in the executing CTA or, through a shared::cluster address,
