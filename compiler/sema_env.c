@@ -293,8 +293,8 @@ void sm_kernel_attrs(S *s, Func *f, TFunc *kf) {
       int64_t n;
       if (a->nargs != 1 || !sm_const_int(s, sm_expr(s, a->args[0]), a->loc, "stages", &n)) continue;
       if (n < 0 || n > 8 || n == 1 || n == 2) {
-        dg_error(c, a->loc, "stages(%lld): a dot's pipeline has 3 to 8 slots of shared memory per operand (two "
-                            "for the wgmmas in flight, the rest being filled), or 0 for none",
+        dg_error(c, a->loc, "stages(%lld): a dot's pipeline has 3 to 8 slots of shared memory per operand (the "
+                            "slots the wgmmas still read, the rest being filled), or 0 for none",
                  (long long)n);
         continue;
       }
