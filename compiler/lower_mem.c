@@ -260,8 +260,10 @@ bool lw_store_op(Lw *L, TOp *op) {
   return true;
 }
 
-/* One predicated atomic add; returns the old value (0 where pred is false). */
-static MlirValue atom_add(Lw *L, MlirValue addr, MlirValue pred, MlirValue v, DType dt) {
+/* One predicated atomic add; returns the old value (0 where pred is false),
+ * or, !ret, a red (no value back). sem: "" (relaxed, gpu scope) or
+ * ".acq_rel.gpu" (the program-wide scalar form). */
+static MlirValue atom_add(Lw *L, MlirValue addr, MlirValue pred, MlirValue v, DType dt, bool ret, const char *sem) {
   const char *ty, *cr;
   MlirType t = mlirValueGetType(v), rt = t;
   MlirValue x = v;
@@ -277,7 +279,13 @@ static MlirValue atom_add(Lw *L, MlirValue addr, MlirValue pred, MlirValue v, DT
   const char *mov = dt == DT_F32 ? "mov.b32 $0, 0f00000000;" : dt == DT_F64 ? "mov.b64 $0, 0d0000000000000000;"
                     : (dt == DT_I64 || dt == DT_U64) ? "mov.b64 $0, 0;" : (dt == DT_F16 || dt == DT_BF16) ? "mov.b16 $0, 0;"
                                                                                                             : "mov.b32 $0, 0;";
-  snprintf(text, sizeof text, "%s @$3 atom.global.add.%s $0, [$1], $2;", mov, ty);
+  if (!ret) {
+    snprintf(text, sizeof text, "@$2 red%s.global.add.%s [$0], $1;", sem, ty);
+    snprintf(cons, sizeof cons, "l,%s,b", cr);
+    lw_asm(L, text, cons, 3, (MlirValue[]){addr, x, pred}, (MlirType){0}, true);
+    return (MlirValue){0};
+  }
+  snprintf(text, sizeof text, "%s @$3 atom%s.global.add.%s $0, [$1], $2;", mov, sem, ty);
   snprintf(cons, sizeof cons, "=%s,l,%s,b", cr, cr);
   MlirValue r = lw_asm(L, text, cons, 3, (MlirValue[]){addr, x, pred}, rt, true);
   if (dt == DT_F16 || dt == DT_BF16) r = lw_cast(L, "llvm.bitcast", r, t);
@@ -293,10 +301,15 @@ bool lw_atomic_op(Lw *L, TOp *op) {
   LV *P = lw_get(L, ptr), *V = lw_get(L, val), *Mk = masked ? lw_get(L, op->opnds[2]) : NULL;
   MlirType et = lw_elem_type(L, (Elem){(uint8_t)dt, 0});
   if (ptr->type->kind != TY_TILE) {
-    /* one thread performs it; the old value reaches all through shared memory */
+    /* once for the program (or task replica), after every memory access
+     * of its threads before it (a barrier, then one thread's acq_rel
+     * atomic at gpu scope: a ticket taken after a program's partial sums
+     * are in, as a last-program reduction needs); the old value reaches
+     * all through shared memory */
     MlirValue first = L->elect;
     MlirValue p = masked ? lw_bin(L, "arith.andi", Mk->v[0], first) : first;
-    MlirValue old = atom_add(L, P->v[0], p, V->v[0], dt);
+    lw_barrier(L);
+    MlirValue old = atom_add(L, P->v[0], p, V->v[0], dt, true, ".acq_rel.gpu");
     LV *out = lw_new(L, 1);
     if (has_uses(r)) {
       int eb = ty_dtype_bytes(dt);
@@ -319,10 +332,35 @@ bool lw_atomic_op(Lw *L, TOp *op) {
   int n = ly_nregs(&lin);
   MlirValue cp = lw_canonical_pred(L, &lin);
   LV *out = lw_new(L, n);
+  if (dt == DT_F32 && !has_uses(r)) {
+    /* no value back: red, up to 16 contiguous bytes at once (sm_90's
+     * red.global.add.v2/v4.f32; a quarter of the L2 atomic operations
+     * of a row of partial sums) where the mask is whole over them */
+    int fd, vec = access_vec(L, ptr, &lin, 4, &fd);
+    if (masked && ax_get(L->c, op->opnds[2])->constancy[fd] < vec) vec = 1;
+    for (int g = 0; g < n; g += vec) {
+      MlirValue p = and_opt(L, masked ? Mk->v[g] : (MlirValue){0}, cp);
+      if (mlirValueIsNull(p)) p = lw_int(L, L->i1, 1);
+      if (vec == 1) {
+        atom_add(L, P->v[g], p, V->v[g], dt, false, "");
+        continue;
+      }
+      char text[96], cons[32];
+      snprintf(text, sizeof text, vec == 4 ? "@$5 red.global.add.v4.f32 [$0], {$1, $2, $3, $4};"
+                                           : "@$3 red.global.add.v2.f32 [$0], {$1, $2};");
+      snprintf(cons, sizeof cons, vec == 4 ? "l,f,f,f,f,b" : "l,f,f,b");
+      MlirValue args[6] = {P->v[g]};
+      for (int j = 0; j < vec; j++) args[1 + j] = V->v[g + j];
+      args[1 + vec] = p;
+      lw_asm(L, text, cons, vec + 2, args, (MlirType){0}, true);
+    }
+    lw_set(r, out);
+    return true;
+  }
   for (int i = 0; i < n; i++) {
     MlirValue p = and_opt(L, masked ? Mk->v[i] : (MlirValue){0}, cp);
     if (mlirValueIsNull(p)) p = lw_int(L, L->i1, 1);
-    out->v[i] = atom_add(L, P->v[i], p, V->v[i], dt);
+    out->v[i] = atom_add(L, P->v[i], p, V->v[i], dt, has_uses(r), "");
   }
   if (!mlirValueIsNull(cp) && has_uses(r)) out = lw_smem_convert(L, out, &lin, &lin, (Elem){(uint8_t)dt, 0});
   lw_set(r, out);

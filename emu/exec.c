@@ -979,6 +979,23 @@ void em_step(Cta *c, Thr *t) {
     int eb = type_bits(ty) / 8;
     uint64_t addr;
     if (eb < 1 || !em_addr_of(c, t, in, ad, &addr)) return;
+    if (in->vec > 1) { /* red.global.add.v2/v4.f32: element-wise, one word after another */
+      const EmArg *v = &a[1];
+      if (at || in->sub != ESB_ADD || ty != ET_F32 || in->vec > 4 || v->kind != EA_VEC || v->nvec != in->vec) {
+        em_fail(c, t, in, "unsupported vector atomic (red.add.v2/v4.f32 only)");
+        return;
+      }
+      uint8_t *p = em_mem(c, t, in, (EmSpace)in->space, addr, (size_t)(4 * in->vec));
+      if (!p) return;
+      for (int i = 0; i < in->vec; i++) {
+        EmArg one = *v;
+        one.kind = v->vec[i] >= 0 ? EA_REG : v->vec[i] == EM_VEC_IMM ? EA_IMM : EA_SINK;
+        one.reg = v->vec[i];
+        uint64_t r = fbin(EM_ADD, ty, 0, load_bits(p + 4 * i, 4), em_src(c, t, &one, ty));
+        memcpy(p + 4 * i, &r, 4);
+      }
+      break;
+    }
     uint8_t *p = em_mem(c, t, in, (EmSpace)in->space, addr, (size_t)eb);
     if (!p) return;
     if (c->chk && p >= c->smem && p < c->smem + c->smem_size) em_chk_atomic(c, (uint32_t)(p - c->smem), (uint32_t)eb);

@@ -685,6 +685,34 @@ static void test_all_dtypes(void **state) {
   }
 }
 
+/* The atomics' forms: a tile's adds whose values are unused are reds,
+ * 16 bytes at once where contiguous f32; a used result is an atom; a
+ * scalar add is the program's: a barrier, then one acq_rel atom. */
+static void test_atomic_forms(void **state) {
+  (void)state;
+  const char *src = "kernel k(a: *f32, b: *f32, c: *i32, n: i32) {\n"
+                    "    let o = arange(0, 512);\n"
+                    "    atomic_add(a + o, load(b + o), o < n);\n"
+                    "    store(b + o, atomic_add(b + o * 2, 1.0));\n"
+                    "    if atomic_add(c, 1) == 3 { store(c + 1, 7); }\n"
+                    "}\n";
+  tilec_options o;
+  tilec_options_init(&o);
+  o.emit = TILEC_EMIT_PTX;
+  o.defines = &(tilec_define){"n", "multiple_of(16)"};
+  o.ndefines = 1;
+  tilec_result *r;
+  assert_int_equal(tilec_compile("atomics.tile", src, strlen(src), &o, &r), TILEC_OK);
+  const char *ptx = tilec_result_output(r, NULL);
+  has(ptx, "red.global.add.v4.f32", "a contiguous f32 red");
+  has(ptx, "atom.global.add.f32", "an atom whose value is used");
+  const char *at = strstr(ptx, "atom.acq_rel.gpu.global.add.u32");
+  if (!at) fail_msg("no acq_rel scalar atom:\n%s", ptx);
+  const char *bar = strstr(ptx, "bar.sync");
+  if (!bar || bar > at) fail_msg("no barrier before the scalar atom");
+  tilec_result_free(r);
+}
+
 /* Control flow, layouts and dots on both targets. */
 static void test_feature_programs(void **state) {
   (void)state;
@@ -1100,6 +1128,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_files_and_names),
       cmocka_unit_test(test_metadata_contents),
       cmocka_unit_test(test_all_dtypes),
+      cmocka_unit_test(test_atomic_forms),
       cmocka_unit_test(test_feature_programs),
       cmocka_unit_test(test_compile_time),
       cmocka_unit_test(test_f16_dot),

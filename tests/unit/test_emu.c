@@ -458,6 +458,14 @@ static void test_isa_cases(void **state) {
                     err, sizeof err));
   assert_int_equal(out[0], 0x789abcdeull << 32 | 0x12345678);
   assert_int_equal(out[1], 0x01234567ull << 32 | 0x89abcdef);
+  /* red.global.add.v4.f32 (a row of partial sums, 16 bytes at once) from two threads */
+  assert_true(run_k("mov.u32 %r5, %tid.x;\nsetp.eq.u32 %p1, %r5, 0;\nmov.b64 %rd2, 0;\n"
+                    "@%p1 st.global.v2.b64 [%rd1+64], {%rd2, %rd2};\nbar.sync 0;\n"
+                    "mov.b32 %r1, 0f3F800000;\nmov.b32 %r2, 0f40000000;\nmov.b32 %r3, 0f40400000;\n"
+                    "mov.b32 %r4, 0f40800000;\nred.global.add.v4.f32 [%rd1+64], {%r1, %r2, %r3, %r4};", 2, out, err,
+                    sizeof err));
+  assert_int_equal(out[8], 0x40800000ull << 32 | 0x40000000);
+  assert_int_equal(out[9], 0x41000000ull << 32 | 0x40C00000);
   /* float -> 64-bit integer saturates (1e19, 1e20 as f32) */
   assert_true(run_k("cvt.rzi.s64.f32 %rd2, 0f5F0AC723;\ncvt.rzi.u64.f32 %rd3, 0f60AD78EC;\n"
                     "st.global.u64 [%rd1], %rd2;\nst.global.u64 [%rd1+8], %rd3;", 1, out, err, sizeof err));
@@ -570,6 +578,7 @@ static void test_isa_cases(void **state) {
       {"st.param.u64 [out], %rd1;", "parameters"},
       {"st.global.v2.b32 [%rd1], {1, 2};", "cannot run this instruction yet"}, /* two different immediates */
       {"ld.global.v2.b32 {%r1, 0}, [%rd1];", "into an immediate"},
+      {"red.global.add.v4.u32 [%rd1], {%r1, %r1, %r1, %r1};", "unsupported vector atomic"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     bool ok = run_k(bad[i][0], 1, out, err, sizeof err);
