@@ -76,9 +76,13 @@ tut_lnb_warps = $(if $(filter 16384,$(1)),16,$(if $(filter 1024,$(1)),4,8))
 # rows of 16384: dw and db summed by a kernel of their own (DWDB=false:
 # their partial sums spill beside the row's tiles; layernorm_bwd.tile)
 tut_lnb_split = $(if $(filter 16384,$(1)),+DWDB=false,)
+# f16 rows of 4096: 128 registers a thread (165 uncapped: one program of 8
+# warps an SM; capped, two, with 8-12 bytes spilled: 12-15% faster on the
+# H200, docs/perf.md 2026-12-04, fourteenth session)
+tut_lnb_regs = $(if $(filter f16.4096,$(1).$(2)),+REGS=128,)
 TUT_BENCH := \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
-    layernorm_bwd.$(t).b$(b)|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(b)))) \
+    layernorm_bwd.$(t).b$(b)|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(b))$(call tut_lnb_regs,$(t),$(b)))) \
   matmul.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=64 \
   matmul_lrelu.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=64+LEAKY_RELU=true \
   $(foreach v,matmul|BM=128 matmul.b128|BN=128 matmul_lrelu|LEAKY_RELU=true matmul_lrelu.b128|BN=128+LEAKY_RELU=true,\
@@ -88,7 +92,7 @@ TUT_BENCH := \
   layernorm.s16|examples/layernorm/layernorm.tile|$(TUT_ROW16) \
   $(foreach b,4096 8192,layernorm.b$(b).s16|examples/layernorm/layernorm.tile|BLOCK=$(b)+WARPS=$(if $(filter 8192,$(b)),4,8)+ONE_BLOCK=true+$(TUT_ROW16)) \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
-    layernorm_bwd.$(t).b$(b).s16|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(b))+$(TUT_ROW16)))
+    layernorm_bwd.$(t).b$(b).s16|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(b))$(call tut_lnb_regs,$(t),$(b))+$(TUT_ROW16)))
 # The attention forward's block-size variants (bench_triton.py reports the
 # faster, as Triton's tutorial autotunes): .fb32 128 x 32 blocks on 8 warps
 # (126 registers at head dim 128, 96 KiB: two programs an SM), .fm64 64 x 64

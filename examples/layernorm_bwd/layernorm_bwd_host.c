@@ -11,7 +11,11 @@
  * rstd are inputs (what the forward saved): computed here from x. A cubin
  * built with DWDB=false (long rows) leaves dw and db to its
  * layernorm_bwd_dwdb_part kernel: grid (cdiv(cols, BN), G), then
- * layernorm_bwd_dwdb as before. */
+ * layernorm_bwd_dwdb as before. Cubins with the one-kernel form
+ * (layernorm_bwd: atomics into SUMS copies of the f32 sums, the last
+ * program finishing dw and db) run it too, twice (the second call must find
+ * the sums and the ticket count the first left zeroed), checked the same
+ * way; --bench times both forms. */
 #include "../common/host.h"
 
 enum { PART_ROWS = 512 }; /* rows a layernorm_bwd_dwdb_part program sums (DWDB=false; best of 64..512 at 4096 x 15872 on the H200) */
@@ -47,6 +51,36 @@ static void put(void *p, size_t i, float v) {
   else ((float *)p)[i] = v;
 }
 
+/* dx, dw, db on the device against the float64 reference rdx, rw, rb */
+static int check_out(const char *what, const char *shape, tile_devptr dDX, tile_devptr dDW, tile_devptr dDB, void *dx,
+                     void *dw, void *db, const double *rdx, const double *rw, const double *rb, size_t n, long cols,
+                     size_t es, double tol_dx, double tol_w) {
+  CHECK(tile_memcpy_dtoh(dx, dDX, n * es));
+  CHECK(tile_memcpy_dtoh(dw, dDW, (size_t)cols * es));
+  CHECK(tile_memcpy_dtoh(db, dDB, (size_t)cols * es));
+  const char *tn = is_f16 ? "f16" : "f32";
+  char name[64];
+  snprintf(name, sizeof name, "%s.dx", what);
+  host_dump(name, tn, dx, n);
+  snprintf(name, sizeof name, "%s.dw", what);
+  host_dump(name, tn, dw, (size_t)cols);
+  snprintf(name, sizeof name, "%s.db", what);
+  host_dump(name, tn, db, (size_t)cols);
+  ErrStat ex = {0}, ew = {0}, eb = {0};
+  for (size_t i = 0; i < n; i++) err_add(&ex, get(dx, i), rdx[i]);
+  for (long c = 0; c < cols; c++) {
+    err_add(&ew, get(dw, (size_t)c), rw[c]);
+    err_add(&eb, get(db, (size_t)c), rb[c]);
+  }
+  snprintf(name, sizeof name, "%s.dx", what);
+  int ok = err_report(name, shape, &ex, tol_dx);
+  snprintf(name, sizeof name, "%s.dw", what);
+  ok &= err_report(name, shape, &ew, tol_w);
+  snprintf(name, sizeof name, "%s.db", what);
+  ok &= err_report(name, shape, &eb, tol_w);
+  return ok;
+}
+
 int main(int argc, char **argv) {
   HostArgs a;
   parse_args(argc, argv, &a);
@@ -64,6 +98,14 @@ int main(int argc, char **argv) {
     CHECK(tile_module_get_kernel(m, "layernorm_bwd_dwdb_part", &kpart));
     const char *pbn = tile_kernel_const(tile_kernel_get_info(kpart), "BN");
     PBN = pbn ? atol(pbn) : 256;
+  }
+  /* the one-kernel form, where its partial sums fit (not with DWDB=false) */
+  tile_kernel *kfused = NULL;
+  long SUMS = 1; /* copies of the sums (layernorm_bwd's SUMS) */
+  if (!kpart && tile_module_get_kernel(m, "layernorm_bwd", &kfused) != TILE_OK) kfused = NULL;
+  if (kfused) {
+    const char *k = tile_kernel_const(tile_kernel_get_info(kfused), "SUMS");
+    SUMS = k ? atol(k) : 1;
   }
   const char *bs = tile_kernel_const(info, "BLOCK"), *ty = tile_kernel_const(info, "T");
   const char *bn = tile_kernel_const(tile_kernel_get_info(kdw), "BN");
@@ -147,14 +189,9 @@ int main(int argc, char **argv) {
     if (kpart) CHECK(tile_launch(kpart, g3, (unsigned)Gp, 1, args3, 10, NULL));
     CHECK(tile_launch(kdw, g2, 1, 1, args2, 6, NULL));
     CHECK(tile_synchronize());
-    CHECK(tile_memcpy_dtoh(dx, dDX, n * es));
-    CHECK(tile_memcpy_dtoh(dw, dDW, (size_t)cols * es));
-    CHECK(tile_memcpy_dtoh(db, dDB, (size_t)cols * es));
     const char *tn = is_f16 ? "f16" : "f32";
-    host_dump("layernorm_bwd.dx", tn, dx, n);
-    host_dump("layernorm_bwd.dw", tn, dw, (size_t)cols);
-    host_dump("layernorm_bwd.db", tn, db, (size_t)cols);
-    ErrStat ex = {0}, ew = {0}, eb = {0};
+    /* the float64 reference */
+    double *rdx = malloc(n * sizeof(double));
     double *rw = calloc((size_t)cols, sizeof(double)), *rb = calloc((size_t)cols, sizeof(double));
     for (long r = 0; r < rows; r++) {
       double c1 = 0, c2 = 0;
@@ -171,19 +208,46 @@ int main(int argc, char **argv) {
       for (long c = 0; c < cols; c++) {
         size_t i = (size_t)(r * stride + c);
         double xh = (get(x, i) - mean[r]) * rstd[r], wdy = get(w, (size_t)c) * get(dy, i);
-        err_add(&ex, get(dx, i), (wdy - (xh * c1 + c2)) * rstd[r]);
+        rdx[i] = (wdy - (xh * c1 + c2)) * rstd[r];
       }
-    }
-    for (long c = 0; c < cols; c++) {
-      err_add(&ew, get(dw, (size_t)c), rw[c]);
-      err_add(&eb, get(db, (size_t)c), rb[c]);
     }
     char shape[80];
     if (kpart) snprintf(shape, sizeof shape, "%ldx%ld %s G=%ld/%ld", rows, cols, tn, G, Gp);
     else snprintf(shape, sizeof shape, "%ldx%ld %s G=%ld", rows, cols, tn, G);
-    int ok = err_report("lnbwd.dx", shape, &ex, tol_dx);
-    ok &= err_report("lnbwd.dw", shape, &ew, tol_w);
-    ok &= err_report("lnbwd.db", shape, &eb, tol_w);
+    int ok = check_out("lnbwd", shape, dDX, dDW, dDB, dx, dw, db, rdx, rw, rb, n, cols, es, tol_dx, tol_w);
+    /* the one-kernel form (layernorm_bwd: atomics and a last-program
+     * ticket), twice: the second call finds the sums and the count the
+     * first left zeroed */
+    tile_devptr dSW = 0, dSB = 0, dCnt = 0;
+    int fi = 0;
+    void *argsf[] = {&dX, &dDY, &dW, &dM, &dR, &dDX, &dDW, &dDB, &dSW, &dSB, &dCnt, &ri, &ci, &si, &rppi};
+    size_t sums = (size_t)(SUMS * cols) * 4;
+    if (kfused) {
+      CHECK(tile_malloc(&dSW, sums));
+      CHECK(tile_malloc(&dSB, sums));
+      CHECK(tile_malloc(&dCnt, 4));
+      CHECK(tile_memset_d8(dSW, 0, sums));
+      CHECK(tile_memset_d8(dSB, 0, sums));
+      CHECK(tile_memset_d8(dCnt, 0, 4));
+      for (int call = 0; call < 2; call++) {
+        CHECK(tile_memset_d8(dDX, 0xff, n * es));
+        CHECK(tile_memset_d8(dDW, 0xff, (size_t)cols * es));
+        CHECK(tile_memset_d8(dDB, 0xff, (size_t)cols * es));
+        CHECK(tile_launch(kfused, (unsigned)G, 1, 1, argsf, 15, NULL));
+        CHECK(tile_synchronize());
+        ok &= check_out(call ? "lnbwd1.again" : "lnbwd1", shape, dDX, dDW, dDB, dx, dw, db, rdx, rw, rb, n, cols, es,
+                        tol_dx, tol_w);
+      }
+      float *sw = malloc(sums), *sb = malloc(sums);
+      CHECK(tile_memcpy_dtoh(sw, dSW, sums));
+      CHECK(tile_memcpy_dtoh(sb, dSB, sums));
+      CHECK(tile_memcpy_dtoh(&fi, dCnt, 4));
+      int dirty = fi != 0;
+      for (long c = 0; c < SUMS * cols; c++) dirty |= sw[c] != 0.0f || sb[c] != 0.0f;
+      if (dirty) fprintf(stderr, "FAIL lnbwd1 %s: the sums or the count (%d) not left zero\n", shape, fi);
+      ok &= !dirty;
+      free(sw), free(sb);
+    }
     failures += !ok;
     if (a.bench) {
       /* the tutorial's count: x, dy read and dx written (3 x numel x size) */
@@ -192,7 +256,14 @@ int main(int argc, char **argv) {
       printf("bench layernorm_bwd %s: %.4f ms (dx %.4f + dwdb %.4f", shape, ms1 + ms2 + ms3, ms1, ms2);
       if (kpart) printf(" + dwdb_part %.4f", ms3);
       printf("), %.0f GB/s\n", 3.0 * (double)n * (double)es / (ms1 + ms2 + ms3) / 1e6);
+      if (kfused) {
+        double msf = bench_ms(kfused, (unsigned)G, 1, argsf, 15);
+        printf("bench layernorm_bwd (one kernel) %s: %.4f ms, %.0f GB/s\n", shape, msf,
+               3.0 * (double)n * (double)es / msf / 1e6);
+      }
     }
+    if (kfused) tile_free(dSW), tile_free(dSB), tile_free(dCnt);
+    free(rdx);
     tile_devptr *bufs[] = {&dX, &dDY, &dDX, &dW, &dM, &dR, &dDWp, &dDBp, &dDW, &dDB};
     for (int i = 0; i < 10; i++) tile_free(*bufs[i]);
     free(x), free(dy), free(dx), free(w), free(dw), free(db), free(mean), free(rstd), free(rw), free(rb);

@@ -22,8 +22,8 @@ run() {
     echo "FAIL $name on the emulator:"; tail -n 5 "$log"; fail=1
   fi
 }
-run layernorm_bwd.f32 layernorm_bwd_host layernorm_bwd.f32.b1024.sm_90a.cubin 9 --trials 3 --seed 7
-run layernorm_bwd.f16 layernorm_bwd_host layernorm_bwd.f16.b1024.sm_90a.cubin 9 --trials 3 --seed 8
+run layernorm_bwd.f32 layernorm_bwd_host layernorm_bwd.f32.b1024.sm_90a.cubin 27 --trials 3 --seed 7
+run layernorm_bwd.f16 layernorm_bwd_host layernorm_bwd.f16.b1024.sm_90a.cubin 27 --trials 3 --seed 8
 # dw and db by their own kernel (DWDB=false, as the long-row builds)
 run layernorm_bwd.f16.split layernorm_bwd_host layernorm_bwd.f16.b1024.split.sm_90a.cubin 9 --trials 3 --seed 9
 run matmul_lrelu matmul_host matmul_lrelu.sm_90a.cubin 2 --trials 2 --seed 7
@@ -66,7 +66,7 @@ if [ -n "${TILE_SAN:-}" ]; then
   [ $fail -eq 0 ] && echo "tutorials on the emulator: all passed (sm_90a)" || echo "tutorials on the emulator: FAILED"
   exit $fail
 fi
-run layernorm_bwd.f16.sm_100a layernorm_bwd_host layernorm_bwd.f16.b1024.sm_100a.cubin 6 --trials 2 --seed 11
+run layernorm_bwd.f16.sm_100a layernorm_bwd_host layernorm_bwd.f16.b1024.sm_100a.cubin 18 --trials 2 --seed 11
 # the matmul on tcgen05 (pipeline_sm100.c: TMA rings, tcgen05.mma into tensor
 # memory committed to the slots' mbarriers, tcgen05.ld by both warpgroups),
 # on a device that says cc 10.0, at ragged M, N, K (a single element, one
