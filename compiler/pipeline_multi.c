@@ -211,7 +211,16 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
     }
     ps->nrings = nops, ps->S = S;
   }
-  /* the tiles from before the loop, stored once (before the first loop that needs them) */
+  /* the prologue: iterations 0 .. D-1, issued before the staged tiles' stores below, which wait for their
+   * loads (the forward's Q): the copies' latency and theirs overlap instead of adding up */
+  for (int j = 0; j < D; j++) {
+    TValue *k = j ? pl_bin(p, fop, OP_ADD, lo, pl_bin(p, fop, OP_MUL, pl_iconst(p, fop, ti, j, loc), step, loc), loc)
+                  : lo;
+    pl_copies_n(p, fop, ops, nops, ps->rings, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop,
+                true, j, loc);
+  }
+  /* the tiles from before the loop, stored once (before the first loop that needs them; the barrier at the
+   * top of its first iteration orders them before its wgmmas too) */
   TValue *opnd[PM_DOTS][2];
   bool stored = false;
   for (int d = 0; d < nd; d++)
@@ -236,13 +245,6 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
     pl_mk(p, fop, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
     TOp *b1 = pl_mk(p, fop, OP_NAMED_BAR, loc, 0, NULL, NULL);
     b1->ival = 0, b1->ival2 = 32 * warps;
-  }
-  /* the prologue: iterations 0 .. D-1 */
-  for (int j = 0; j < D; j++) {
-    TValue *k = j ? pl_bin(p, fop, OP_ADD, lo, pl_bin(p, fop, OP_MUL, pl_iconst(p, fop, ti, j, loc), step, loc), loc)
-                  : lo;
-    pl_copies_n(p, fop, ops, nops, ps->rings, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop,
-                true, j, loc);
   }
   /* the body: this iteration's tiles landed and visible, the copies of it + D issued, then the wgmmas */
   TOp *d0 = dots[0];
