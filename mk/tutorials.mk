@@ -16,7 +16,8 @@ TUT_LNB_SRC := examples/layernorm_bwd/layernorm_bwd.tile
 # DEFS the tilec -D values, NAME=VALUE+NAME=VALUE...
 # - layernorm_bwd.T.bBLOCK: element type T, rows up to BLOCK; warps as the
 #   tutorial's heuristic, min(max(BLOCK / 256, 1), 8); .split: dw and db
-#   by a kernel of their own (DWDB=false, what the 16384 builds use)
+#   by a kernel of their own (DWDB=false, what the 16384 builds use); .wrow:
+#   w loaded again each row (W_ONCE=false, what the 4096 and 8192 builds use)
 # - matmul_lrelu: matmul.tile with the activation epilogue
 # - layernorm.b1024.one: the whole row in one block, read once (ONE_BLOCK)
 # - fused_attention.dD.MASK.T: head dim D, causal or not (full), f16 or bf16;
@@ -29,6 +30,7 @@ TUT_KERNELS := \
   layernorm_bwd.f32.b1024|$(TUT_LNB_SRC)|T=f32 \
   layernorm_bwd.f16.b1024|$(TUT_LNB_SRC)|T=f16 \
   layernorm_bwd.f16.b1024.split|$(TUT_LNB_SRC)|T=f16+DWDB=false \
+  layernorm_bwd.f16.b1024.wrow|$(TUT_LNB_SRC)|T=f16+W_ONCE=false \
   matmul_lrelu|examples/matmul/matmul.tile|LEAKY_RELU=true \
   layernorm.b1024.one|examples/layernorm/layernorm.tile|BLOCK=1024+ONE_BLOCK=true \
   $(foreach d,64 128,$(foreach c,full causal,$(foreach t,f16 bf16,\
@@ -72,14 +74,17 @@ examples: tutorials
 # and 16 on the H200, docs/perf.md).
 TUT_S16 := M=multiple_of(16)+N=multiple_of(16)+K=multiple_of(16)+lda=multiple_of(16)+ldb=multiple_of(16)+ldc=multiple_of(16)
 TUT_ROW16 := n_cols=multiple_of(16)+stride=multiple_of(16)
-tut_lnb_warps = $(if $(filter 16384,$(1)),16,$(if $(filter 1024,$(1)),4,8))
+tut_lnb_warps = $(if $(filter 8192 16384,$(1)),16,$(if $(filter 1024,$(1)),4,8))
 # rows of 16384: dw and db summed by a kernel of their own (DWDB=false:
 # their partial sums spill beside the row's tiles; layernorm_bwd.tile)
 tut_lnb_split = $(if $(filter 16384,$(1)),+DWDB=false,)
-# f16 rows of 4096: 128 registers a thread (165 uncapped: one program of 8
-# warps an SM; capped, two, with 8-12 bytes spilled: 12-15% faster on the
-# H200, docs/perf.md 2026-12-04, fourteenth session)
-tut_lnb_regs = $(if $(filter f16.4096,$(1).$(2)),+REGS=128,)
+# Registers (docs/perf.md 2026-12-04, fourteenth session): f16 rows of 4096
+# capped at 128 a thread (165 uncapped: one program of 8 warps an SM;
+# capped, two: 12-15% faster), w reloaded each row (W_ONCE=false: no spill
+# under the cap); rows of 8192 on 16 warps with w reloaded, and the next
+# row prefetched in f16 (128 registers, no spill: two rows in flight, 18%
+# faster than 8 warps without)
+tut_lnb_regs = $(if $(filter f16.4096,$(1).$(2)),+REGS=128+W_ONCE=false,)$(if $(filter 8192,$(2)),+W_ONCE=false$(if $(filter f16,$(1)),+PREFETCH=true,),)
 TUT_BENCH := \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
     layernorm_bwd.$(t).b$(b)|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(b))$(call tut_lnb_regs,$(t),$(b)))) \
