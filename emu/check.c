@@ -595,6 +595,24 @@ bool em_chk_tc_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t 
   return true;
 }
 
+/* The peer CTA's shared memory that a pair MMA (.cta_group::2, issued by t of c) reads: what the peer wrote
+ * there must have been released to t (a barrier.cluster, or an mbarrier arrival it made, as for a remote
+ * load), and the bytes stay read by the peer's tcgen05 pipe at epoch pep until a commit to one of the peer's
+ * mbarriers covers it, so that the peer's own writes into them before that wait are races. Not checked here:
+ * the proxy fence between the peer's generic writes and the read, and bytes never written. */
+bool em_chk_tc_read_peer(Cta *pc, Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n, uint32_t pep) {
+  static const uint32_t none[AG_N]; /* the issuing thread knows of no read of the peer's as over */
+  EmChk *k = pc->chk;
+  if (!k || !n || !pep || (uint64_t)a + n > pc->smem_size) return true;
+  k->ag_in[k->agt] = in;
+  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
+    Word *d = &k->sh[x];
+    if (x_unordered(c, t, d)) return x_race(c, t, in, pc, x, d);
+    add_read(d, k->agt, pep, none);
+  }
+  return true;
+}
+
 typedef struct Box {
   Cta *c;
   const Thr *t;

@@ -259,6 +259,7 @@ uint32_t em_chk_tc_mma(Cta *c);
  * proxy, until a commit covering ep is known: after the writes (a fence.proxy.async after generic ones), and no write
  * over them before that (a pair MMA's operands are not checked; nor are bytes never written) */
 bool em_chk_tc_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n, uint32_t ep);
+bool em_chk_tc_read_peer(Cta *pc, Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n, uint32_t pep);
 void em_chk_tc_commit(Cta *c, EmMbar *b, uint32_t e);
 bool em_chk_tc_mma_done(Cta *c, const Thr *t, uint32_t e);
 

@@ -82,7 +82,8 @@
 #include "exec_int.h"
 #include "tcgen05.h"
 
-static bool mma_smem_reads(Cta *c, const Thr *t, const EmIns *in, const EmTcMma *m, uint32_t ep);
+static bool mma_smem_reads(Cta *c, Cta *pc, bool pair, const Thr *t, const EmIns *in, const EmTcMma *m,
+                           uint32_t ep);
 
 #define TC_GARBAGE 0x7fa0deadu
 
@@ -544,13 +545,14 @@ static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
   if (cu == 1) tc->coll_tmem = m->a_tmem, tc->coll_a = aop, tc->coll_in = in;
   op.ep = tc->last_ep = em_chk_tc_mma(c);
   op.pair = pair;
-  if (!pair && !mma_smem_reads(c, t, in, m, op.ep)) return;
+  if (!mma_smem_reads(c, NULL, pair, t, in, m, op.ep)) return;
   for (int q = 0; tc->ck && q < 4; q++)
     for (int x = dcol; x < dcol + m->id.n && x < EM_TMEM_COLS; x++)
       tc->ck[q * EM_TMEM_COLS + x] =
           (TcCell){.stw = -1, .mep = op.ep, .mma_in = in, .mma_thr = (int)(t - c->t), .ldw = -1};
   if (pair) { /* the peer's cells: written by this MMA, under the peer's own pipe epoch */
     uint32_t pe = ptc->last_ep = em_chk_tc_mma(pc);
+    if (!mma_smem_reads(c, pc, true, t, in, m, pe)) return; /* and its halves of A and B, read under it */
     for (int q = 0; ptc->ck && q < 4; q++)
       for (int x = dcol; x < dcol + m->id.n && x < EM_TMEM_COLS; x++)
         ptc->ck[q * EM_TMEM_COLS + x] =
@@ -559,9 +561,16 @@ static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
   enqueue(c, t, in, &op);
 }
 
-/* The shared-memory bytes a one-CTA MMA reads (B, and A unless in tensor memory), for the race checker: each
- * 16-element row of a K step is 2-byte elements, runs of them merged into one range. */
-static bool mma_operand_reads(Cta *c, const Thr *t, const EmIns *in, uint64_t desc, bool mn_major, int rows,
+/* One range of the bytes an MMA reads: of the issuing CTA c, or (pc) of the pair's peer CTA. */
+static bool tc_read(Cta *c, Cta *pc, const Thr *t, const EmIns *in, uint64_t lo, uint64_t hi, uint32_t ep) {
+  if (hi <= lo) return true;
+  return pc ? em_chk_tc_read_peer(pc, c, t, in, (uint32_t)lo, (uint32_t)(hi - lo), ep)
+            : em_chk_tc_read(c, t, in, (uint32_t)lo, (uint32_t)(hi - lo), ep);
+}
+
+/* The shared-memory bytes an MMA reads in one CTA (B, and A unless in tensor memory), for the race checker:
+ * each 16-element row of a K step is 2-byte elements, runs of them merged into one range. */
+static bool mma_operand_reads(Cta *c, Cta *pc, const Thr *t, const EmIns *in, uint64_t desc, bool mn_major, int rows,
                               uint32_t ep) {
   EmTcSdesc d;
   if (!em_tc_sdesc(desc, "", &d, NULL, 0)) return true; /* em_tc_mma_run reports it */
@@ -570,16 +579,20 @@ static bool mma_operand_reads(Cta *c, const Thr *t, const EmIns *in, uint64_t de
     for (int k = 0; k < 16; k++) {
       uint64_t a = em_tc_sdesc_addr(&d, mn_major, r, k);
       if (a == hi) { hi += 2; continue; }
-      if (hi > lo && !em_chk_tc_read(c, t, in, (uint32_t)lo, (uint32_t)(hi - lo), ep)) return false;
+      if (!tc_read(c, pc, t, in, lo, hi, ep)) return false;
       lo = a, hi = a + 2;
     }
-  return hi <= lo || em_chk_tc_read(c, t, in, (uint32_t)lo, (uint32_t)(hi - lo), ep);
+  return tc_read(c, pc, t, in, lo, hi, ep);
 }
 
-static bool mma_smem_reads(Cta *c, const Thr *t, const EmIns *in, const EmTcMma *m, uint32_t ep) {
+/* An MMA's operand reads in the issuing CTA c (pc NULL) or in the pair's peer pc: with .cta_group::2 (pair)
+ * each CTA holds half of A's rows and half of B's columns at the same descriptors (tcgen05_pair.c). */
+static bool mma_smem_reads(Cta *c, Cta *pc, bool pair, const Thr *t, const EmIns *in, const EmTcMma *m,
+                           uint32_t ep) {
   if (!ep || c->failed) return true;
-  if (!m->a_tmem && !mma_operand_reads(c, t, in, m->adesc, m->id.a_mn, m->id.m, ep)) return false;
-  return mma_operand_reads(c, t, in, m->bdesc, m->id.b_mn, m->id.n, ep);
+  int arows = pair ? m->id.m / 2 : m->id.m, brows = pair ? m->id.n / 2 : m->id.n;
+  if (!m->a_tmem && !mma_operand_reads(c, pc, t, in, m->adesc, m->id.a_mn, arows, ep)) return false;
+  return mma_operand_reads(c, pc, t, in, m->bdesc, m->id.b_mn, brows, ep);
 }
 
 /* The commit arrives on the mbarrier it names (in the executing CTA or, through a shared::cluster address,

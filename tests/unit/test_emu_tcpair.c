@@ -76,7 +76,8 @@ static char *mixed; /* the kernel mixing .cta_group::1 and ::2: ptxas refuses it
 enum { P_NOWAIT = 1 /* the odd CTA reads D without waiting on its mbarrier */,
        P_NOMCAST = 2 /* the commit arrives on the even CTA's mbarrier only */,
        P_MIXED = 4 /* the allocation is .cta_group::1 */,
-       P_EARLYEXIT = 8 /* the odd CTA exits at once: no wait, no cluster barrier, its columns freed first */ };
+       P_EARLYEXIT = 8 /* the odd CTA exits at once: no wait, no cluster barrier, its columns freed first */,
+       P_LATEWRITE = 16 /* the odd CTA's thread 0 stores into its half of A after the cluster barrier */ };
 
 /* img: two images of 24576 bytes (one a CTA: A 128 x 64 at 0, B's 64 columns x 64 at 16384, 128-byte rows,
  * swizzled); out: two 128 x 128 f32 blocks (the CTA's rows of D). */
@@ -105,6 +106,8 @@ static char *pair_ptx(int broken) {
       "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n"
       "tcgen05.fence::after_thread_sync;\n"
       "ld.shared.b32 %%r12, [slot];\nshl.b32 %%r30, %%r10, 21;\nadd.u32 %%r31, %%r12, %%r30;\n", grp, grp);
+  if (broken & P_LATEWRITE) /* unordered with the even CTA's MMA, which reads it (before or after) */
+    P("@%%p3 bra NOLATE;\n@!%%p6 bra NOLATE;\nmov.u32 %%r40, tile;\nst.shared.b32 [%%r40+64], %%r40;\nNOLATE:\n");
   if (broken & P_EARLYEXIT) /* the odd CTA: free the columns and leave */
     P("@!%%p6 bra EVEN;\n@%%p2 bra END;\ntcgen05.dealloc.%s.sync.aligned.b32 %%r12, 128;\nbra.uni END;\nEVEN:\n", grp);
   /* thread 0 of the even CTA: the descriptors (the same offsets in both CTAs), four MMAs, the commit */
@@ -238,6 +241,11 @@ static void test_pair_reports(void **state) {
   must_fail(P_NOMCAST, 2, EM_SCHED_RR, (const char *const[]){"deadlock", NULL});
   /* .cta_group::1 allocation, .cta_group::2 MMA */
   must_fail(P_MIXED, 2, EM_SCHED_RR, (const char *const[]){"tcgen05 with .cta_group::2 after .cta_group::1", NULL});
+  /* the odd CTA writes its half of A with no cluster barrier between that and the even CTA's MMA: a race
+   * whichever comes first (the MMA reads a write it was not released, as a remote load would, or, as here
+   * on both schedules, the write lands on bytes the MMA reads until its commit) */
+  must_fail(P_LATEWRITE, 2, EM_SCHED_RR, (const char *const[]){"smem+0x40", NULL});
+  must_fail(P_LATEWRITE, 2, EM_SCHED_ADVERSARIAL, (const char *const[]){"smem+0x40", NULL});
   /* the odd CTA frees its columns and exits while the pair's MMA is to write them */
   must_fail(P_EARLYEXIT, 2, EM_SCHED_ADVERSARIAL,
             (const char *const[]){"tcgen05.dealloc of columns 0..127 while the pair's tcgen05.mma", NULL});
