@@ -543,7 +543,7 @@ static int ver_count;
 int tilec_assembler_version(const tilec_options *opts, char *buf, size_t cap) {
   tilec_options o;
   if (opts) o = *opts;
-  else tilec_options_init(&o);
+  else memset(&o, 0, sizeof o); /* what matters here defaults to zero: ptxas, found as usual */
   if (o.use_nvjitlink) {
     void *lib = open_jitlink();
     if (!lib) return -1;
