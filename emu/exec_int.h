@@ -255,9 +255,10 @@ uint32_t em_chk_tc_now(Cta *c, const Thr *t);
 int em_chk_tc_knows(Cta *c, const Thr *t, int w, uint32_t e);
 void em_chk_tc_fence_after(Cta *c, const Thr *t);
 uint32_t em_chk_tc_mma(Cta *c);
-/* tmem.c: a one-CTA tcgen05.mma of pipe epoch ep reads n bytes of shared memory at a (A or B), through the async
- * proxy, until a commit covering ep is known: after the writes (a fence.proxy.async after generic ones), and no write
- * over them before that (a pair MMA's operands are not checked; nor are bytes never written) */
+/* tmem.c: a tcgen05.mma of pipe epoch ep reads n bytes of the issuing CTA's shared memory at a (A or B), through the
+ * async proxy, until a commit covering ep is known: after the writes (a fence.proxy.async after generic ones), and no
+ * write over them before that (bytes never written are not checked). _peer: the same for a pair MMA's half in the
+ * peer CTA pc, at the peer's pipe epoch pep (the peer's writes released to the issuer, as a remote read's) */
 bool em_chk_tc_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n, uint32_t ep);
 bool em_chk_tc_read_peer(Cta *pc, Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n, uint32_t pep);
 void em_chk_tc_commit(Cta *c, EmMbar *b, uint32_t e);
