@@ -277,11 +277,6 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
     return sv_err();
   }
   if (pair) N *= 2;
-  if (pair && a_tmem) {
-    dg_error(s->c, a.loc[0], "mma_async on a CTA pair takes A from shared memory (A in tensor memory with "
-                             ".cta_group::2 is not supported yet)");
-    return sv_err();
-  }
   if (K != K2 || d->type->shape[0] != M || d->type->shape[1] != N) {
     dg_error(s->c, call->loc, "mma_async of %s and %s into %s: shapes must be [M, K], [K, N] and [M, N]",
              ty_str(s->c, x->type), ty_str(s->c, y->type), ty_str(s->c, d->type));

@@ -435,6 +435,10 @@ void em_chk_x_release(Cta *c, const Thr *t, uint32_t *acc) {
   if (u->xep[c->rank] < EP_MAX) u->xep[c->rank]++;
 }
 
+uint32_t em_chk_x_now(const Cta *c) { return c->chk && c->clu ? c->clu->xep[c->rank] & EP_MAX : 0; }
+
+bool em_chk_x_knows(const Thr *t, const Cta *w, uint32_t e) { return !w->chk || !w->clu || t->xc[w->rank] >= e; }
+
 void em_chk_x_acquire(Thr *t, const uint32_t *done) {
   for (int r = 0; r < 16; r++)
     if (done[r] > t->xc[r]) t->xc[r] = done[r];

@@ -316,6 +316,10 @@ void em_chk_tma_peer_done(Cta *c, const EmAsync *op, uint32_t *acc);
  * of words another CTA wrote must know that CTA's epoch of the write (false after a report). */
 void em_chk_x_release(Cta *c, const Thr *t, uint32_t *acc);
 void em_chk_x_acquire(Thr *t, const uint32_t *done);
+/* em_chk_x_now: CTA c's cluster epoch now (what its next release will publish); em_chk_x_knows: whether t (of
+ * another CTA) acquired CTA w's epoch e through a release of w's */
+uint32_t em_chk_x_now(const Cta *c);
+bool em_chk_x_knows(const Thr *t, const Cta *w, uint32_t e);
 bool em_chk_remote_read(Cta *d, Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n);
 
 /* ---- numbers (shared by the files above) ---- */

@@ -18,9 +18,12 @@
  * [b0, b1], D = [d0; d1], CTA0 the even rank) and CUTLASS's 2SM GEMM
  * kernels, which pass one descriptor for both CTAs' shared memory.
  *
- * Only M = 256 is modelled (each CTA's 128 rows on its 128 lanes); M = 128
- * with .cta_group::2 (64 rows a CTA) and A in tensor memory are refused
- * with the reason. */
+ * A in tensor memory (.cta_group::2 with [a-tmem]): each CTA's 128 rows of
+ * A at the same address in its own tensor memory, as its half of D (the
+ * tilus documentation of tcgen05.mma: A a shared or a tensor-memory tensor,
+ * the split as above). Only M = 256 is modelled (each CTA's 128 rows on its
+ * 128 lanes); M = 128 with .cta_group::2 (64 rows a CTA) is refused with
+ * the reason. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,13 +51,21 @@ bool em_tc_idesc_pair(uint32_t v, EmTcIdesc *d, char *err, size_t errlen) {
 
 bool em_tc_mma_pair_check(const EmTcMma *op, char *err, size_t errlen) {
   EmTcIdesc id;
-  EmTcSdesc da, db;
+  EmTcSdesc da = {0}, db;
   if (!em_tc_idesc_pair(op->id.raw, &id, err, errlen)) return false;
-  if (op->a_tmem)
-    return em_errf(err, errlen, "A in tensor memory with .cta_group::2: the emulator runs the pair's MMA with A in shared "
-                   "memory only");
-  if (!em_tc_sdesc(op->adesc, "A", &da, err, errlen) || !em_tc_sdesc(op->bdesc, "B", &db, err, errlen)) return false;
-  if ((da.base32b && !id.a_mn) || (db.base32b && !id.b_mn))
+  if (op->a_tmem) {
+    int al = (int)(op->a_taddr >> 16), ac = (int)(op->a_taddr & 0xffff);
+    if (al)
+      return em_errf(err, errlen, "A at tensor-memory address 0x%08x: with M = 256 each CTA's 128 rows of A start at "
+                     "lane 0 (lane %d here)", op->a_taddr, al);
+    if (ac + 8 > EM_TMEM_COLS)
+      return em_errf(err, errlen, "A at tensor-memory address 0x%08x: columns %d..%d pass the 512 columns", op->a_taddr,
+                     ac, ac + 7);
+  } else if (!em_tc_sdesc(op->adesc, "A", &da, err, errlen)) {
+    return false;
+  }
+  if (!em_tc_sdesc(op->bdesc, "B", &db, err, errlen)) return false;
+  if ((!op->a_tmem && da.base32b && !id.a_mn) || (db.base32b && !id.b_mn))
     return em_errf(err, errlen, "a descriptor's swizzle mode 1 (128-byte rows, 32-byte atoms) with a K-major operand: "
                    "the emulator models that mode MN-major only");
   if (op->scale_d < 0 || op->scale_d > 15) return em_errf(err, errlen, "scale-input-d %d (0 to 15)", op->scale_d);
@@ -85,20 +96,36 @@ static bool load(const EmTcSdesc *d, bool mn_major, int rows, bool f16, double s
 
 static bool def_bit(const EmTmemCells *tm, int lane, int col) { return tm->def[lane][col / 8] >> (col % 8) & 1; }
 
+/* rows 0..127, k 0..15 of A in CTA `cta`'s tensor memory: row m on lane m, two 16-bit elements a column */
+static bool tmem_a(uint32_t taddr, bool f16, double scale, int cta, const EmTmemCells *tm, double (*out)[16], char *err,
+                   size_t errlen) {
+  int ac = (int)(taddr & 0xffff);
+  for (int m = 0; m < 128; m++)
+    for (int k = 0; k < 16; k++) {
+      if (!def_bit(tm, m, ac + k / 2))
+        return em_errf(err, errlen, "A in tensor memory at 0x%08x: row %d (the %s CTA's lane %d, column %d) was never "
+                       "written", taddr, 128 * cta + m, cta ? "odd" : "even", m, ac + k / 2);
+      out[m][k] = scale * em_half_value((uint16_t)(tm->cell[m][ac + k / 2] >> (16 * (k % 2))), f16);
+    }
+  return true;
+}
+
 bool em_tc_mma_pair_run(const EmTcMma *op, const uint8_t *const smem[2], const size_t smem_bytes[2],
                         EmTmemCells *tm[2], char *err, size_t errlen) {
   if (!em_tc_mma_pair_check(op, err, errlen)) return false;
   EmTcIdesc id;
-  EmTcSdesc da, db;
+  EmTcSdesc da = {0}, db;
   em_tc_idesc_pair(op->id.raw, &id, NULL, 0);
-  em_tc_sdesc(op->adesc, "A", &da, NULL, 0);
+  if (!op->a_tmem) em_tc_sdesc(op->adesc, "A", &da, NULL, 0);
   em_tc_sdesc(op->bdesc, "B", &db, NULL, 0);
   bool f16 = id.atype == ET_F16;
   int N = id.n, h = N / 2, dc = (int)(op->d_taddr & 0xffff);
   double A[2][128][16], B[256][16];
   for (int r = 0; r < 2; r++) {
-    if (!load(&da, id.a_mn, 128, f16, id.neg_a ? -1 : 1, "A", r, smem[r], smem_bytes[r], A[r], err, errlen) ||
-        !load(&db, id.b_mn, h, f16, id.neg_b ? -1 : 1, "B", r, smem[r], smem_bytes[r], B + r * h, err, errlen))
+    if (op->a_tmem ? !tmem_a(op->a_taddr, f16, id.neg_a ? -1 : 1, r, tm[r], A[r], err, errlen)
+                   : !load(&da, id.a_mn, 128, f16, id.neg_a ? -1 : 1, "A", r, smem[r], smem_bytes[r], A[r], err, errlen))
+      return false;
+    if (!load(&db, id.b_mn, h, f16, id.neg_b ? -1 : 1, "B", r, smem[r], smem_bytes[r], B + r * h, err, errlen))
       return false;
   }
   if (op->accumulate)

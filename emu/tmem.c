@@ -74,7 +74,10 @@
  *     a commit covering the MMA is a race report, as in one CTA. The
  *     tcgen05.st-before-MMA ordering is checked for the issuing CTA's
  *     tensor memory only (the peer's threads have no clocks the issuing
- *     thread's can be compared with).
+ *     thread's can be compared with); with A in tensor memory, the peer's
+ *     cells of A are checked at the CTA's granularity (tc_order_peer: the
+ *     peer's wait::st, then a release of the peer's that the issuing thread
+ *     acquired).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +152,7 @@ typedef struct TcCell {
   int8_t stw;            /* the warp whose tcgen05.st wrote it last (-1: none since the last MMA write) */
   bool pend;             /* that st's wait::st has not come yet */
   uint32_t step;         /* the writer's epoch at its wait::st */
+  uint32_t xstep;        /* and its CTA's cluster epoch then (what the pair's other CTA must have acquired) */
   const EmIns *st_in;    /* the st, and a thread of its warp */
   int st_thr;
   uint32_t mep;          /* the last MMA writing it: its pipe epoch (0: none), instruction, thread */
@@ -262,6 +266,30 @@ static bool tc_order_war(Cta *c, const Thr *t, const EmIns *in, int col, int n) 
               : kn == 0 ? "with no thread sync (a barrier or an mbarrier) between the reader's tcgen05.wait::ld and "
                           "this thread"
                         : "with no tcgen05.fence::after_thread_sync between the thread sync and this instruction");
+      return false;
+    }
+  return true;
+}
+
+/* A pair MMA's read of A in the peer CTA pc's tensor memory (columns col..col+n-1, all lanes), issued by t of
+ * c: each cell a tcgen05.st of pc's wrote must have had its wait::st, and t must have acquired pc's cluster
+ * epoch of that wait through a release of pc's (an mbarrier arrival on c's barrier after the store); false after
+ * a report. Not checked across the CTAs: the writer's own thread sync and tcgen05 fences (the epochs are the
+ * CTA's, not the warp's). */
+static bool tc_order_peer(Cta *c, Cta *pc, const Thr *t, const EmIns *in, int col, int n) {
+  struct EmTc *ptc = pc->tc;
+  if (!ptc || !ptc->ck) return true;
+  for (int q = 0; q < 4; q++)
+    for (int x = col; x < col + n && x < EM_TMEM_COLS; x++) {
+      const TcCell *k = &ptc->ck[q * EM_TMEM_COLS + x];
+      if (k->stw < 0 || (!k->pend && em_chk_x_knows(t, pc, k->xstep))) continue;
+      char w[160];
+      em_fail(c, t, in, "race: the tcgen05.mma.cta_group::2 reads A in the peer CTA's (rank %d) tensor memory, columns "
+              "%d..%d (lanes %d..%d), which warp %d's tcgen05.st at %s (thread %d) wrote, %s", pc->rank, col,
+              col + n - 1, 32 * q, 32 * q + 31, k->stw, where(pc, k->st_in, w, sizeof w), k->st_thr,
+              k->pend ? "before that warp's tcgen05.wait::st"
+                      : "with no release of that CTA's after its tcgen05.wait::st (an mbarrier arrival on this CTA's "
+                        "barrier) acquired by this thread");
       return false;
     }
   return true;
@@ -519,6 +547,9 @@ static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
                           "peer CTA"))
     return;
   if (m->a_tmem && !cols_ok(c, t, in, (int)(m->a_taddr & 0xffff), 8, "tcgen05.mma's A")) return;
+  if (pair && m->a_tmem &&
+      !cols_ok_in(c, ptc, t, in, (int)(m->a_taddr & 0xffff), 8, "tcgen05.mma.cta_group::2's A in the peer CTA"))
+    return;
   /* the A collector: fill keeps A; use and lastuse take the A it keeps (which must be this MMA's A: the
    * emulator reads A from memory again, the same operand); discard (the default) and lastuse empty it */
   uint64_t aop = m->a_tmem ? m->a_taddr : m->adesc;
@@ -540,6 +571,7 @@ static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
     return;
   if (m->a_tmem && !tc_order(c, t, in, "the tcgen05.mma reads A,", 0, 3, (int)(m->a_taddr & 0xffff), 8, true, false))
     return;
+  if (pair && m->a_tmem && !tc_order_peer(c, pc, t, in, (int)(m->a_taddr & 0xffff), 8)) return;
   if (!tc_order_war(c, t, in, dcol, m->id.n)) return;
   tc->coll = cu == 1 || cu == 2;
   if (cu == 1) tc->coll_tmem = m->a_tmem, tc->coll_a = aop, tc->coll_in = in;
@@ -658,6 +690,10 @@ static bool run_head(Cta *c) {
     }
     if (!cols_ok_in(c, pc->tc, t, op.in, (int)(op.mma.d_taddr & 0xffff), op.mma.id.n,
                     "tcgen05.mma.cta_group::2's D in the peer CTA (as it runs)"))
+      return false;
+    if (op.mma.a_tmem && (!cols_ok(c, t, op.in, (int)(op.mma.a_taddr & 0xffff), 8, "tcgen05.mma's A (as it runs)") ||
+                          !cols_ok_in(c, pc->tc, t, op.in, (int)(op.mma.a_taddr & 0xffff), 8,
+                                      "tcgen05.mma.cta_group::2's A in the peer CTA (as it runs)")))
       return false;
     Cta *ev = c->rank & 1 ? pc : c, *od = c->rank & 1 ? c : pc;
     const uint8_t *sm[2] = {ev->smem, od->smem};
@@ -791,7 +827,7 @@ static void tc_wait(Cta *c, Thr *t, const EmIns *in) {
     TcSt *s = &h->st[i];
     if (!cols_ok(c, t, h->st_in, s->col, 1, "tcgen05.st (completing at tcgen05.wait::st)")) return;
     TcCell *k = tc->ck ? &tc->ck[s->lane / 32 * EM_TMEM_COLS + s->col] : NULL;
-    if (k && k->stw == (int)t->warp && k->pend) k->pend = false, k->step = e;
+    if (k && k->stw == (int)t->warp && k->pend) k->pend = false, k->step = e, k->xstep = em_chk_x_now(c);
     tc->tm->cell[s->lane][s->col] = s->v;
     tc->tm->def[s->lane][s->col / 8] |= (uint8_t)(1u << (s->col % 8));
   }

@@ -284,6 +284,20 @@ endef
 $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(eval $(call jfa_var_sm100_rules,$(d),$(v),))))
 $(foreach d,64 128,$(foreach v,$(JFA_CAUSAL_VARIANTS),$(eval $(call jfa_var_sm100_rules,$(d),$(v),_causal))))
 JFA_SM100 += $(JFA_SM100_VAR)
+# the CTA pair's forward (jfa_params.cta_pair; docs/blackwell.md "The CTA
+# pair"): jfa_fwd_sm100.tile with CTAS = 2, head dim 128, self-attention
+# (causal or not) and broadcast-Q, named VARIANT.pair
+JFA_SM100_PAIR := $(foreach v,self causal bcast,$(B)/examples/jfa_fwd.d128.$(v).pair.sm_100a.cubin)
+define jfa_pair_sm100_rules
+$(B)/examples/jfa_fwd.d128.$(1).pair.sm_100a.cubin: $(JFA_SM100_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=sm_100a -D D=128 -D CTAS=2 $(call jfa_defs,$(1)) -o $$@ $(JFA_DIR)/jfa_fwd_sm100.tile
+$(B)/examples/jfa_fwd.d128.$(1).pair.sm_100a.ptx: $(JFA_SM100_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=sm_100a -D D=128 -D CTAS=2 $(call jfa_defs,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_fwd_sm100.tile
+endef
+$(foreach v,self causal bcast,$(eval $(call jfa_pair_sm100_rules,$(v))))
+JFA_SM100 += $(JFA_SM100_PAIR)
 # Blackwell's backward (jfa_bwd_sm100.tile; docs/blackwell.md "The JFA
 # backward"): the Hopper backward's set (head dim x variant x deterministic
 # or not) with sm_100a, and its small kernels before and after

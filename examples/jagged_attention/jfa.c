@@ -48,6 +48,8 @@ void jfa_lib_close(jfa_lib *lib) {
     for (int v = 0; v < 2; v++)
       if (lib->cmod[d][v]) tile_module_unload(lib->cmod[d][v]);
   }
+  for (int v = 0; v < NVARIANT_BWD; v++)
+    if (lib->pair_mod[v]) tile_module_unload(lib->pair_mod[v]);
   jfa_bwd_lib_close(lib);
   free(lib);
 }
@@ -57,6 +59,18 @@ static tile_status get_kernel(jfa_lib *lib, int head_dim, int variant, tile_kern
   tile_status st = jfa_load_kernel(lib, "jfa_fwd", head_dim, variant_name[variant], &lib->mod[d][variant],
                                &lib->kern[d][variant]);
   *k = lib->kern[d][variant];
+  return st;
+}
+
+/* The CTA pair's forward (jfa_params.cta_pair): head dim 128, variant self, causal or bcast (checked before). */
+static tile_status get_pair_kernel(jfa_lib *lib, int variant, tile_kernel **k) {
+  char name[32];
+  snprintf(name, sizeof name, "%s.pair", variant_name[variant]);
+  tile_status st = jfa_load_kernel(lib, "jfa_fwd", 128, name, &lib->pair_mod[variant], &lib->pair_kern[variant]);
+  *k = lib->pair_kern[variant];
+  if (st == TILE_OK && tile_kernel_get_info(*k)->cluster[0] != 2)
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: the CTA pair's kernel (jfa_fwd.d128.%s.%s.cubin) was not built "
+                                               "for clusters of two CTAs (-D CTAS=2)", name, lib->arch);
   return st;
 }
 
@@ -101,7 +115,7 @@ static tile_status fwd_fill(jfa_plan *plan, int *same) {
   jp.offsets = p->cu_seqlens;
   jp.offsets_are_64bit = p->cu_seqlens_64bit;
   jp.heads = p->heads;
-  jp.block_m = BLOCK_M;
+  jp.block_m = BLOCK_M * plan->fwd_ctas; /* a pair's item: 256 query rows */
   jp.block_n = plan->block_n;
   jp.causal = p->causal;
   jp.window = p->window; /* the window's costs and KV ranges (tile_jagged_params.window) */
@@ -109,7 +123,7 @@ static tile_status fwd_fill(jfa_plan *plan, int *same) {
   jp.window_right = p->window_right;
   jp.num_q = p->num_q;
   jfa_block_mask_sched(p, &jp); /* tiles cost the blocks the mask visits */
-  jp.num_ctas = plan->ctas;
+  jp.num_ctas = plan->ctas / plan->fwd_ctas; /* the work lists' owners: CTAs, or pairs of CTAs */
   jp.zigzag = !p->no_zigzag;
   tile_status st = tile_jagged_schedule_rebuild(&jp, &plan->sched);
   if (st != TILE_OK) return st;
@@ -120,12 +134,12 @@ static tile_status fwd_fill(jfa_plan *plan, int *same) {
    * so at most one partial slot per CTA */
   tile_jagged_split_free(&plan->split);
   tile_jagged_split_params sp = {4, 1, jp.num_ctas};
-  st = tile_jagged_split_tail(&jp, &plan->sched, p->no_split ? NULL : &sp, &plan->split);
+  st = tile_jagged_split_tail(&jp, &plan->sched, p->no_split || plan->fwd_ctas > 1 ? NULL : &sp, &plan->split);
   if (st != TILE_OK) return st;
   jfa_stage *sg = &plan->stage;
   if (plan->split.nitems > 0) {
     jfa_stage_copy(sg, &plan->d_work, plan->split.work, (size_t)plan->split.nitems * 32);
-    jfa_stage_copy(sg, &plan->d_cta_start, plan->split.cta_start, (size_t)(plan->ctas + 1) * 4);
+    jfa_stage_copy(sg, &plan->d_cta_start, plan->split.cta_start, (size_t)(jp.num_ctas + 1) * 4);
   }
   if (plan->split.ncombine > 0) {
     size_t slots = (size_t)plan->split.nparts * BLOCK_M;
@@ -188,6 +202,16 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   plan->total = total;
 
   plan->ctas = p->num_ctas > 0 ? p->num_ctas : lib->sm_count;
+  plan->fwd_ctas = p->cta_pair ? 2 : 1;
+  if (p->cta_pair && strcmp(lib->arch, "sm_100a")) {
+    st = tile_set_error(TILE_ERR_INVALID, "jfa: cta_pair is Blackwell's (tcgen05.mma.cta_group::2); this device's "
+                                          "kernels are %s", lib->arch);
+    goto fail;
+  }
+  if (p->cta_pair && plan->ctas < 2) {
+    st = tile_set_error(TILE_ERR_INVALID, "jfa: cta_pair with num_ctas %d: a pair is two CTAs", plan->ctas);
+    goto fail;
+  }
   plan->vidx = p->num_q > 0           ? V_BCAST
                : p->softcap > 0       ? (p->causal ? V_SOFTCAP_CAUSAL : V_SOFTCAP)
                : p->alibi_slopes      ? (p->causal ? V_ALIBI_CAUSAL : V_ALIBI)
@@ -198,7 +222,9 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   if (p->variant) snprintf(plan->vname, sizeof plan->vname, "%s", p->variant);
   if (!p->passes || (p->passes & JFA_FWD)) {
     int variant = plan->vidx;
-    if (plan->vname[0] || variant >= NVARIANT_BWD) /* its cubin holds both passes: D and CAUSAL checked */
+    if (p->cta_pair)
+      st = get_pair_kernel(lib, variant, &plan->k);
+    else if (plan->vname[0] || variant >= NVARIANT_BWD) /* its cubin holds both passes: D and CAUSAL checked */
       st = jfa_variant_kernel(plan, "jfa_fwd", &plan->k);
     else
       st = get_kernel(lib, p->head_dim, variant, &plan->k);
@@ -211,7 +237,7 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
                           "jfa: kernel %s has no TMA parameter k with a KV block of 16 to 256 rows", ki->name);
       goto fail;
     }
-    plan->block_n = (int)ki->params[K_PARAM].box[0];
+    plan->block_n = (int)ki->params[K_PARAM].box[0] * plan->fwd_ctas; /* a pair's CTA loads half of K's keys */
   }
   /* the variant's arguments (variant_args in variants/NAME.tile) */
   size_t nvp = JFA_VPARAMS + (p->alibi_slopes ? (size_t)p->heads : 0) + (size_t)p->nvariant_args +
@@ -316,7 +342,8 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
                   &plan->d_cta_start.p, &plan->d_part_o.p, &plan->d_part_lse.p, &total, &heads, &nq, &o_stride,
                   &scale_log2, &dout, &plan->d_vparams.p};
   if ((st = jfa_stage_before_run(&plan->stage, stream)) != TILE_OK) return st;
-  st = tile_launch(plan->k, (unsigned)plan->ctas, 1, 1, args, 17, stream);
+  /* a CTA per work list, or a cluster of two (the CTA pair's) */
+  st = tile_launch(plan->k, (unsigned)(plan->ctas / plan->fwd_ctas * plan->fwd_ctas), 1, 1, args, 17, stream);
   if (st == TILE_OK && plan->split.ncombine > 0) {
     /* the split tiles: merge their pieces (BLOCK_M / 64 programs each) */
     void *cargs[] = {&od, &ld, &plan->d_part_o.p, &plan->d_part_lse.p, &plan->d_combine.p, &plan->d_offsets.p,

@@ -116,6 +116,14 @@ typedef struct jfa_params {
   const uint8_t *block_mask;
   int block_mask_mode;         /* JFA_MASK_PER_BATCH or JFA_MASK_PER_SEQUENCE */
   int64_t block_mask_bytes;
+  /* Blackwell (sm_100a), the forward: 1 runs it on CTA pairs (clusters of
+   * two CTAs sharing each MMA, tcgen05.mma.cta_group::2): a pair takes 256
+   * query rows and each CTA loads half of every K and V block (the
+   * jfa_fwd.d128.{self,causal,bcast}.pair.sm_100a cubins). Head dim 128,
+   * self-attention (causal or not) or broadcast-Q, none of the variants
+   * above; tiles are not split (as no_split); num_ctas (or the SMs) counts
+   * CTAs, two a pair. 0: a CTA a tile. */
+  int cta_pair;
 } jfa_params;
 
 enum { JFA_MAX_VARIANT_ARGS = 4096, JFA_WINDOW_MAX = 1 << 30 /* window extents and windowed sequences stay below */ };

@@ -327,6 +327,15 @@ tile_status jfa_check_ranges(const jfa_params *p) {
   if (p->passes < 0 || p->passes > (JFA_FWD | JFA_BWD))
     return tile_set_error(TILE_ERR_INVALID, "jfa: passes %d is not JFA_FWD (1), JFA_BWD (2), both (3) or 0 (forward)",
                           p->passes);
+  if (p->cta_pair != 0 && p->cta_pair != 1)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: cta_pair %d is not 0 or 1", p->cta_pair);
+  if (p->cta_pair && p->head_dim != 128)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: cta_pair with head_dim %d: the CTA pair's forward is built for "
+                                            "head dim 128 (each CTA holds half of V's head dims, 64)", p->head_dim);
+  if (p->cta_pair && (p->window || p->softcap != 0 || p->alibi_slopes || p->block_mask || p->variant))
+    return tile_set_error(TILE_ERR_INVALID, "jfa: cta_pair with a variant (window, softcap, ALiBi, a block mask or "
+                                            "a variant file): the CTA pair's forward is built for self-attention, "
+                                            "causal or not, and broadcast-Q");
   if ((p->passes & JFA_BWD) && p->heads > JFA_BWD_MAX_HEADS)
     return tile_set_error(TILE_ERR_INVALID, "jfa: heads %d: the backward pass runs one grid row per head, at most %d",
                           p->heads, JFA_BWD_MAX_HEADS);

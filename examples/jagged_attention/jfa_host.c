@@ -51,6 +51,7 @@ typedef struct Data {
 enum { GUARD_ROWS = 3 };
 static const uint16_t GUARD = 0x7777;
 static int num_ctas; /* --ctas N: plans with N CTAs, each walking several tiles (0: one per SM) */
+static int cta_pair; /* --pair: the CTA pair's forward (jfa_params.cta_pair, sm_100a): head dim 128, no variant */
 
 static void tensors(const Case *c, const Data *d, jfa_tensor *q, jfa_tensor *k, jfa_tensor *v, jfa_tensor *o,
                     jfa_tensor *lse) {
@@ -200,6 +201,7 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick) {
   poison(&d, row);
   jfa_params p = {0};
   p.num_ctas = num_ctas;
+  p.cta_pair = cta_pair;
   p.batch = c->B;
   p.cu_seqlens = d.off;
   p.heads = c->H;
@@ -642,6 +644,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--allocs") && i + 1 < argc) allocs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
     else if (!strcmp(argv[i], "--ctas") && i + 1 < argc) num_ctas = atoi(argv[++i]); /* several tiles a CTA */
+    else if (!strcmp(argv[i], "--pair")) cta_pair = 1; /* the CTA pair's forward: its cases (head dim 128) */
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc) host_dump_open(argv[++i]); /* the outputs (host.h) */
     else if (!strcmp(argv[i], "--ab") && i + 1 < argc) {
       if (!parse_ab(argv[++i], ab, &nab)) {
@@ -660,12 +663,16 @@ int main(int argc, char **argv) {
             "usage: %s --cubins DIR (--check [--small] [--update] [--case SUBSTR] [--variant NAME [--variant-args A,B,..] "
             "[--variant-causal] | --blocksparse [--ignore-mask]]\n"
             "       | --bench SUITES_DIR [--only J1,J2] [--reps N]\n"
-            "       [--allocs N | --ab DIR1[,DIR2,...]]) [--seed S] [--ctas N]\n",
+            "       [--allocs N | --ab DIR1[,DIR2,...]]) [--seed S] [--ctas N] [--pair]\n",
             argv[0]);
     return 2;
   }
   if (!cubins || (!check && !suites)) {
     fprintf(stderr, "%s: give --cubins DIR and --check or --bench DIR\n", argv[0]);
+    return 2;
+  }
+  if (cta_pair && (custom_variant || blocksparse_only || nab > 0)) {
+    fprintf(stderr, "%s: --pair runs the CTA pair's own cases (self, causal, broadcast-Q at head dim 128)\n", argv[0]);
     return 2;
   }
   if (nab > 0 && !suites) {
@@ -703,9 +710,9 @@ int main(int argc, char **argv) {
   char vpath[1200];
   snprintf(vpath, sizeof vpath, "%s/jfa_fwd.d64.window.%s.cubin", cubins, jfa_lib_arch(lib));
   FILE *vf = fopen(vpath, "rb");
-  int variants = vf != NULL;
+  int variants = vf != NULL && !cta_pair; /* (the pair's forward has none) */
   if (vf) fclose(vf);
-  if (check && !variants) printf("(no variant cubins in %s: the window checks are skipped)\n", cubins);
+  if (check && !variants && !cta_pair) printf("(no variant cubins in %s: the window checks are skipped)\n", cubins);
   if (check && blocksparse_only) {
     ok &= check_blocksparse(lib, small);
     check = 0;
@@ -743,7 +750,7 @@ int main(int argc, char **argv) {
     /* fewer tiles than CTAs: the schedule splits them (pieces + jfa_combine) */
     static const int64_t b1100[] = {1100}, b3001[] = {3001}, b4096[] = {4096}, two5000[] = {5000, 4999};
     static const int64_t self3[] = {128, 256, 300};
-    for (int D = 64; D <= 128 && small; D += 64) {
+    for (int D = cta_pair ? 128 : 64; D <= 128 && small; D += 64) {
       Case cs[] = {
           {"mixed (empty, 1, 127..1000)", D, 2, 1, 0, 18, lens_of(18, mixed)},
           {"bcast nq=70", D, 2, 0, 70, 4, lens_random(4, 0, 300)},
@@ -760,8 +767,20 @@ int main(int argc, char **argv) {
         if (variants || !(cs[i].window || cs[i].softcap > 0 || cs[i].alibi)) ok &= run_check(lib, &cs[i], 1);
         free(cs[i].len);
       }
+      if (cta_pair) { /* the pair's 256-row items: a second half past the sequence's end, causal halves apart */
+        static const int64_t odd[] = {129, 255, 256, 257, 640, 1, 0, 383};
+        Case pc[] = {
+            {"pair: causal, halves of 256", D, 2, 1, 0, 8, lens_of(8, odd)},
+            {"pair: self, halves of 256", D, 3, 0, 0, 8, lens_of(8, odd)},
+            {"pair: bcast nq=300", D, 2, 0, 300, 3, lens_random(3, 0, 400)},
+        };
+        for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++) {
+          ok &= run_check(lib, &pc[i], 1);
+          free(pc[i].len);
+        }
+      }
     }
-    for (int D = 64; D <= 128 && !small; D += 64) {
+    for (int D = cta_pair ? 128 : 64; D <= 128 && !small; D += 64) {
       for (int causal = 0; causal <= 1; causal++) {
         Case cs[] = {
             {"mixed (empty, 1, 127..1000)", D, 3, causal, 0, 18, lens_of(18, mixed)},

@@ -29,6 +29,8 @@ struct jfa_lib {
   char dir[1024];
   tile_module *mod[2][NVARIANT]; /* [head_dim 64 / 128][variant] */
   tile_kernel *kern[2][NVARIANT];
+  tile_module *pair_mod[NVARIANT_BWD]; /* the CTA pair's forward (jfa_params.cta_pair): head dim 128, [variant] */
+  tile_kernel *pair_kern[NVARIANT_BWD];
   tile_module *cmod[2][2];       /* jfa_combine: [head_dim 64 / 128][self / bcast] */
   tile_kernel *ckern[2][2];
   tile_module *bmod[2][NVARIANT_BWD][2]; /* jfa_bwd: [head_dim][variant][deterministic] */
@@ -95,6 +97,7 @@ struct jfa_plan {
   tile_kernel *k;
   int64_t total;     /* rows of K/V (offsets[B]) */
   int ctas;
+  int fwd_ctas;      /* CTAs a forward work item: 1, or 2 (jfa_params.cta_pair) */
   int block_n;       /* the forward kernel's KV block */
   tile_jagged_schedule sched;
   tile_jagged_split split; /* the work lists the kernel runs: sched, its tail maybe split */

@@ -184,7 +184,8 @@ class JfaParams(C.Structure):
                 ("window", C.c_int), ("window_left", C.c_int), ("window_right", C.c_int),
                 ("softcap", C.c_float), ("alibi_slopes", C.POINTER(C.c_float)),
                 ("variant", C.c_char_p), ("variant_args", C.POINTER(C.c_int32)), ("nvariant_args", C.c_int),
-                ("block_mask", C.c_void_p), ("block_mask_mode", C.c_int), ("block_mask_bytes", C.c_int64)]
+                ("block_mask", C.c_void_p), ("block_mask_mode", C.c_int), ("block_mask_bytes", C.c_int64),
+                ("cta_pair", C.c_int)]
 
 
 JFA_MASK_PER_BATCH, JFA_MASK_PER_SEQUENCE = 1, 2

@@ -37,6 +37,24 @@ if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=adversarial:1 timeout 900 "$B/examples/jf
 else
   echo "FAIL jfa_sm100_ctas on the emulator:"; tail -n 3 "$log"; fail=1
 fi
+# the CTA pair's forward (jfa_params.cta_pair: jfa_fwd_sm100.tile with
+# CTAS = 2, clusters of two CTAs sharing each tcgen05.mma.cta_group::2):
+# the small cases at head dim 128 and the pair's own (a second half past
+# the sequence's end, causal halves, broadcast-Q), round-robin, adversarial,
+# and 7 CTAs (three pairs, each walking several items; about 10 s each)
+for args in "rr|" "adv:3|" "adversarial:1|--ctas 7"; do
+  sched=${args%%|*}
+  extra=${args#*|}
+  log=${TMPDIR:-/tmp}/emu_jfa_pair.log
+  # shellcheck disable=SC2086 # extra: options, split on purpose
+  if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check \
+       --small --pair $extra > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && grep -q "^pair: bcast" "$log" &&
+     tail -n 1 "$log" | grep -q "^ALL OK$"; then
+    echo "ok   jfa's CTA pair (2-CTA MMA) on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched $extra)"
+  else
+    echo "FAIL jfa's CTA pair on sm_100a on the emulator (schedule $sched $extra):"; tail -n 3 "$log"; fail=1
+  fi
+done
 # the other variants on Blackwell, forward (their backward: the variant
 # runs of jfa_bwd_host below): prefix-LM (a prompt spanning blocks) and
 # block-sparse (its masks, causal and not; --update: refused, then run),

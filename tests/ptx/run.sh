@@ -304,6 +304,50 @@ for d in 64 128; do
     fi
   done
 done
+# The CTA pair's JFA forward (jfa_fwd_sm100.tile with CTAS = 2, head dim
+# 128; docs/blackwell.md "The CTA pair"): clusters of two CTAs; every MMA
+# the pair's (tcgen05.mma.cta_group::2: S from shared memory, P V with P from
+# tensor memory, no ::1 form, which ptxas refuses beside ::2), committed to
+# both CTAs' mbarriers (multicast); the pair's allocation; both CTAs' TMA
+# loads completing on the even CTA's mbarrier (.cta_group::2), K as [64, 64]
+# boxes (half of a block's keys); arrivals on the even CTA's mbarriers
+# (shared::cluster); the same register budgets; 512 TMEM columns; ptxas: no
+# spills, no stack frame.
+for v in self causal bcast; do
+  name=jfa_fwd_sm100.pair.$v; ptx=$tmp/$name.ptx
+  defs=; [ $v = causal ] && defs="-D CAUSAL=true"; [ $v = bcast ] && defs="-D BCAST=true"
+  n=$((n+1))
+  if ! "$TILEC" --arch=sm_100a -D D=128 -D CTAS=2 $defs --emit=ptx -o "$ptx" "$J100" 2> "$tmp/err"; then
+    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+  fi
+  check $name "clusters of two CTAs" "$ptx" "^\.reqnctapercluster 2, 1, 1\$"
+  check $name "S = Q K^T: the pair's tcgen05.mma from shared memory" "$ptx" \
+    "tcgen05\.mma\.cta_group::2\.kind::f16(\.collector::a::discard)? \[%r[0-9]+\], %rd[0-9]+, %rd[0-9]+, %r[0-9]+, %p[0-9]+;"
+  check $name "O += P V: the pair's tcgen05.mma with P from tensor memory" "$ptx" \
+    "tcgen05\.mma\.cta_group::2\.kind::f16(\.collector::a::discard)? \[%r[0-9]+\], \[%r[0-9]+\], %rd[0-9]+, %r[0-9]+, %p[0-9]+;"
+  check_not $name "no one-CTA tcgen05" "$ptx" "cta_group::1"
+  check $name "commits multicast to both CTAs" "$ptx" \
+    "tcgen05\.commit\.cta_group::2\.mbarrier::arrive::one\.shared::cluster\.multicast::cluster\.b64"
+  check $name "the pair's allocation" "$ptx" "tcgen05\.alloc\.cta_group::2"
+  check $name "TMA loads onto the even CTA's mbarrier" "$ptx" "cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes\.cta_group::2"
+  check $name "arrivals on the even CTA's mbarriers" "$ptx" "mbarrier\.arrive\.release\.cluster\.shared::cluster\.b64"
+  check $name "softmax warpgroups: 192 registers" "$ptx" "setmaxnreg\.inc\.sync\.aligned\.u32[[:space:]]+192;"
+  check_not $name "no wgmma" "$ptx" "wgmma"
+  "$TILEC" --arch=sm_100a -D D=128 -D CTAS=2 $defs --emit=meta -o "$tmp/$name.meta" "$J100"
+  check $name "metadata: 512 TMEM columns" "$tmp/$name.meta" "^tmem 512\$"
+  check $name "metadata: clusters of two" "$tmp/$name.meta" "^cluster 2 1 1\$"
+  if [ -x "$PTXAS" ] && assemble $name sm_100a "$ptx"; then
+    check $name "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
+    check $name "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
+  fi
+done
+n=$((n+1))
+if "$TILEC" --arch=sm_100a -D D=64 -D CTAS=2 --emit=ptx -o "$tmp/pair64.ptx" "$J100" 2> "$tmp/err" ||
+   ! grep -q "the CTA pair at head dim 128" "$tmp/err"; then
+  echo "FAIL jfa_fwd_sm100.pair.d64: expected the head-dim-128 diagnostic"; cat "$tmp/err"; fail=$((fail+1))
+else
+  echo "ok   jfa_fwd_sm100.pair.d64: refused (the CTA pair at head dim 128)"
+fi
 # The JFA backward for Blackwell (jfa_bwd_sm100.tile; docs/blackwell.md "The
 # JFA backward"), each head dim and variant the library loads, deterministic
 # or not: S^T = K Q^T, dP^T = V dO^T and dQ = dS K from shared memory, dV +=

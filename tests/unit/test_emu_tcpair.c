@@ -1,6 +1,7 @@
 /* test_emu_tcpair.c - the CTA pair's tcgen05 (.cta_group::2) under the
  * emulator (emu/tcgen05_pair.c, emu/tmem.c, emu/ptx_tc.c): the instruction
- * descriptor of M = 256 field by field, what the pair's MMA refuses, and a
+ * descriptor of M = 256 field by field, what the pair's MMA refuses, the
+ * pair's MMA with A in tensor memory (each CTA's rows in its own), and a
  * hand-written sm_100a kernel on a cluster of two CTAs: each CTA holds 128
  * rows of A and 64 of B's 128 columns in its own shared memory; warp 0 of
  * each runs tcgen05.alloc/relinquish/dealloc.cta_group::2; thread 0 of the
@@ -60,9 +61,72 @@ static void test_idesc_pair(void **state) {
   op.d_taddr = 400;
   assert_false(em_tc_mma_pair_check(&op, err, sizeof err));
   has(err, "pass the 512 columns", "columns");
-  op.d_taddr = 0, op.a_tmem = true;
+  /* A in tensor memory: each CTA's 128 rows at the same address, from lane 0 */
+  op.d_taddr = 0, op.a_tmem = true, op.a_taddr = 256;
+  assert_true(em_tc_mma_pair_check(&op, err, sizeof err));
+  op.a_taddr = 32u << 16 | 256;
   assert_false(em_tc_mma_pair_check(&op, err, sizeof err));
-  has(err, "A in tensor memory", "A in tmem");
+  has(err, "rows of A start at lane 0", "A lane");
+  op.a_taddr = 508;
+  assert_false(em_tc_mma_pair_check(&op, err, sizeof err));
+  has(err, "A at tensor-memory address 0x000001fc: columns 508..515", "A columns");
+}
+
+/* ---- the pair's MMA with A in tensor memory (em_tc_mma_pair_run, a pure function) ----
+ * M 256, N 64, K 16: CTA r holds rows 128 r .. of A at column 256 of its own tensor memory (two bf16 a
+ * column), columns 32 r .. of B in its shared memory (K-major, 128-byte swizzle), and rows 128 r .. of D at
+ * column 0. Checked against float64, then an A cell never written in the odd CTA is refused. */
+static uint16_t rnd_bf16(uint64_t *s, double *v);
+
+static void test_pair_tmem_a(void **state) {
+  (void)state;
+  EmTmemCells *tm[2] = {calloc(1, sizeof(EmTmemCells)), calloc(1, sizeof(EmTmemCells))};
+  static uint8_t img[2][4096];
+  double A[256][16], B[64][16];
+  uint64_t rs = 991;
+  EmTcSdesc db;
+  char err[320];
+  const uint64_t bdesc = 0x4000404000010000ull; /* K-major, 128-byte swizzle, at shared byte 0 */
+  assert_non_null(tm[0]);
+  assert_non_null(tm[1]);
+  assert_true(em_tc_sdesc(bdesc, "B", &db, err, sizeof err));
+  for (int m = 0; m < 256; m++)
+    for (int k = 0; k < 16; k++) {
+      uint16_t h = rnd_bf16(&rs, &A[m][k]);
+      uint32_t *cell = &tm[m / 128]->cell[m % 128][256 + k / 2];
+      *cell = (*cell & ~(0xffffu << (16 * (k % 2)))) | (uint32_t)h << (16 * (k % 2));
+      tm[m / 128]->def[m % 128][(256 + k / 2) / 8] |= (uint8_t)(1u << ((256 + k / 2) % 8));
+    }
+  for (int n = 0; n < 64; n++)
+    for (int k = 0; k < 16; k++) {
+      uint16_t h = rnd_bf16(&rs, &B[n][k]);
+      uint64_t a = em_tc_sdesc_addr(&db, false, n % 32, k);
+      assert_true(a + 1 < sizeof img[0]);
+      img[n / 32][a] = (uint8_t)h, img[n / 32][a + 1] = (uint8_t)(h >> 8);
+    }
+  EmTcMma op = {.a_tmem = true, .a_taddr = 256, .bdesc = bdesc, .d_taddr = 0, .accumulate = false};
+  op.id.raw = idesc(1, 64, 256);
+  const uint8_t *sm[2] = {img[0], img[1]};
+  size_t sb[2] = {sizeof img[0], sizeof img[1]};
+  bool ok = em_tc_mma_pair_run(&op, sm, sb, tm, err, sizeof err);
+  if (!ok) print_error("%s\n", err);
+  assert_true(ok);
+  int bad = 0;
+  for (int m = 0; m < 256; m++)
+    for (int n = 0; n < 64; n++) {
+      double want = 0, mag = 0;
+      for (int k = 0; k < 16; k++) want += A[m][k] * B[n][k], mag += fabs(A[m][k] * B[n][k]);
+      float got;
+      memcpy(&got, &tm[m / 128]->cell[m % 128][n], 4);
+      if (!(fabs(got - want) <= 1e-6 * mag + 1e-30) && bad++ < 5)
+        print_error("D[%d][%d] = %.9g, want %.9g\n", m, n, (double)got, want);
+    }
+  assert_int_equal(bad, 0);
+  tm[1]->def[5][(256 + 3) / 8] &= (uint8_t)~(1u << ((256 + 3) % 8)); /* the odd CTA's row 5, column 259 */
+  assert_false(em_tc_mma_pair_run(&op, sm, sb, tm, err, sizeof err));
+  has(err, "row 133 (the odd CTA's lane 5, column 259) was never written", "undefined A");
+  free(tm[0]);
+  free(tm[1]);
 }
 
 /* ---- the pair's GEMM kernel ---- */
@@ -289,6 +353,7 @@ static void test_ptxas(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_idesc_pair),
+      cmocka_unit_test(test_pair_tmem_a),
       cmocka_unit_test(test_pair_gemm),
       cmocka_unit_test(test_pair_reports),
       cmocka_unit_test(test_ptxas),

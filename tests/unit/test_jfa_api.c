@@ -80,6 +80,23 @@ static void test_params(void **state) {
   assert_int_equal(jfa_check_params(&p, &total), TILE_OK);
   assert_int_equal(total, 0);
   expect_err(jfa_check_params(NULL, NULL), "params is NULL");
+  /* the CTA pair's forward: head dim 128, self-attention (causal or not) or broadcast-Q */
+  p = params();
+  p.cta_pair = 1;
+  assert_int_equal(jfa_check_params(&p, &total), TILE_OK);
+  p.causal = 1;
+  assert_int_equal(jfa_check_params(&p, &total), TILE_OK);
+  p.cta_pair = 2;
+  expect_err(jfa_check_params(&p, NULL), "cta_pair 2 is not 0 or 1");
+  p = params();
+  p.cta_pair = 1, p.head_dim = 64;
+  expect_err(jfa_check_params(&p, NULL), "cta_pair with head_dim 64");
+  p = params();
+  p.cta_pair = 1, p.window = 1, p.window_left = 10, p.window_right = 0;
+  expect_err(jfa_check_params(&p, NULL), "cta_pair with a variant");
+  p = params();
+  p.cta_pair = 1, p.softcap = 2.0f;
+  expect_err(jfa_check_params(&p, NULL), "cta_pair with a variant");
 }
 
 static void t3(jfa_tensor *t, tile_devptr p, const char *dt, int64_t a, int64_t b, int64_t c) {
