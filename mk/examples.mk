@@ -284,6 +284,20 @@ endef
 $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(eval $(call jfa_var_sm100_rules,$(d),$(v),))))
 $(foreach d,64 128,$(foreach v,$(JFA_CAUSAL_VARIANTS),$(eval $(call jfa_var_sm100_rules,$(d),$(v),_causal))))
 JFA_SM100 += $(JFA_SM100_VAR)
+# the variants' deterministic backward (jfa_params.deterministic): each
+# variant file built with DET = true, named NAME.det (its forward is the
+# same), for both targets; jfa_check.c loads it for a deterministic plan
+define jfa_var_det_rules
+$(B)/examples/jfa_fwd.d$(1).$(2)$(3).det.$(4).cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(JFA_SM100_VAR_SRC) $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=$(4) -D D=$(1) $(if $(3),-D CAUSAL=true,) -D DET=true $(if $(filter sm_90a,$(4)),$(call jfa_pipe,$(1)),) -o $$@ $(JFA_DIR)/variants/$(2).tile
+endef
+JFA_VAR_DET := $(foreach a,sm_90a sm_100a,$(foreach d,64 128,\
+  $(foreach v,$(JFA_FWD_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).det.$(a).cubin) \
+  $(foreach v,$(JFA_CAUSAL_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v)_causal.det.$(a).cubin)))
+$(foreach a,sm_90a sm_100a,$(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(eval $(call jfa_var_det_rules,$(d),$(v),,$(a))))))
+$(foreach a,sm_90a sm_100a,$(foreach d,64 128,$(foreach v,$(JFA_CAUSAL_VARIANTS),$(eval $(call jfa_var_det_rules,$(d),$(v),_causal,$(a))))))
+examples: $(JFA_VAR_DET)
 # the CTA pair's forward (jfa_params.cta_pair; docs/blackwell.md "The CTA
 # pair"): jfa_fwd_sm100.tile with CTAS = 2, head dim 128, self-attention
 # (causal or not) and broadcast-Q, named VARIANT.pair

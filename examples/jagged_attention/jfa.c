@@ -43,8 +43,10 @@ const char *jfa_lib_arch(const jfa_lib *lib) { return lib ? lib->arch : ""; }
 void jfa_lib_close(jfa_lib *lib) {
   if (!lib) return;
   for (int d = 0; d < 2; d++) {
-    for (int v = 0; v < NVARIANT; v++)
+    for (int v = 0; v < NVARIANT; v++) {
       if (lib->mod[d][v]) tile_module_unload(lib->mod[d][v]);
+      if (lib->det_mod[d][v]) tile_module_unload(lib->det_mod[d][v]);
+    }
     for (int v = 0; v < 2; v++)
       if (lib->cmod[d][v]) tile_module_unload(lib->cmod[d][v]);
   }
@@ -91,6 +93,7 @@ void jfa_plan_destroy(jfa_plan *plan) {
                      &plan->d_part_o,  &plan->d_part_lse, &plan->d_vparams};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) jfa_buf_free(bufs[i]);
   if (plan->own_mod) tile_module_unload(plan->own_mod);
+  if (plan->own_det_mod) tile_module_unload(plan->own_det_mod);
   tile_jagged_schedule_free(&plan->sched);
   tile_jagged_split_free(&plan->split);
   jfa_bwd_plan_destroy(plan);

@@ -356,6 +356,8 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
  * of half the blocks, none and all, per batch and per sequence, causal and
  * not, sequences shorter than a block and empty, both head dims (make test
  * runs the small set on the emulator). */
+static int det_variants; /* the variants' deterministic cubins (NAME.det) are there: their checks run */
+
 static bool check_blocksparse(jfa_lib *lib, int small) {
   static const int64_t mixed[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0, 159, 160, 161, 319, 321, 480};
   static const int64_t b777[] = {777};
@@ -377,6 +379,8 @@ static bool check_blocksparse(jfa_lib *lib, int small) {
     size_t n = sizeof cs / sizeof cs[0];
     for (size_t i = 0; i < n; i++) {
       if (!small || i < 5) ok &= run_check(lib, &cs[i], small, 0);
+      /* deterministic: the blocks a mask skips pass their turn on (the 50% masks) */
+      if ((!small || i < 2) && det_variants) ok &= run_check(lib, &cs[i], small, 1);
       free(cs[i].len);
     }
   }
@@ -611,6 +615,10 @@ int main(int argc, char **argv) {
   int variants = vf != NULL;
   if (vf) fclose(vf);
   if (check && !variants) printf("(no variant cubins in %s: the variants' checks are skipped)\n", cubins);
+  snprintf(vpath, sizeof vpath, "%s/jfa_fwd.d64.window.det.%s.cubin", cubins, jfa_lib_arch(lib));
+  if ((vf = fopen(vpath, "rb"))) det_variants = 1, fclose(vf);
+  if (check && variants && !det_variants)
+    printf("(no deterministic variant cubins in %s: the variants' deterministic checks are skipped)\n", cubins);
   if (check && blocksparse_only) {
     ok &= check_blocksparse(lib, small);
     check = 0;
@@ -633,7 +641,7 @@ int main(int argc, char **argv) {
           };
           for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
             bool var = cs[i].window || cs[i].softcap > 0 || cs[i].alibi;
-            if (!(var && (det || !variants))) ok &= run_check(lib, &cs[i], 1, det);
+            if (!(var && !(det ? det_variants : variants))) ok &= run_check(lib, &cs[i], 1, det);
             free(cs[i].len);
           }
           continue;
@@ -653,7 +661,7 @@ int main(int argc, char **argv) {
             free(cs[i].len);
           }
         }
-        /* the variants (issue 17; not in deterministic mode) */
+        /* the variants (issue 17), deterministic too (their NAME.det cubins) */
         Case vc[] = {
             {"window mixed", D, 3, 0, 0, 18, lens_of(18, mixed), 1, 100, 50, 0},
             {"window causal 256 B=40", D, 2, 0, 0, 40, lens_random(40, 0, 2000), 1, 256, 0, 0},
@@ -665,7 +673,7 @@ int main(int argc, char **argv) {
             {"alibi causal B=40", D, 8, 1, 0, 40, lens_random(40, 0, 2000), 0, 0, 0, 0, 1},
         };
         for (size_t i = 0; i < sizeof vc / sizeof vc[0]; i++) {
-          if (!det && variants) ok &= run_check(lib, &vc[i], 0, det);
+          if (det ? det_variants : variants) ok &= run_check(lib, &vc[i], 0, det);
           free(vc[i].len);
         }
         Case bq[] = {

@@ -38,12 +38,15 @@ static const char *const builtin_variant[NVARIANT] = {[V_WINDOW] = "window", [V_
 tile_status jfa_variant_kernel(jfa_plan *plan, const char *kernel, tile_kernel **out) {
   jfa_lib *lib = plan->lib;
   int D = plan->p.head_dim, d = D == 128;
+  /* the deterministic backward: the variant's cubin built with DET (NAME.det) */
+  int det = plan->p.deterministic && !strcmp(kernel, "jfa_bwd");
   const char *name = plan->vname[0] ? plan->vname : builtin_variant[plan->vidx];
-  tile_module **mod = plan->vname[0] ? &plan->own_mod : &lib->mod[d][plan->vidx];
+  tile_module **mod = plan->vname[0] ? (det ? &plan->own_det_mod : &plan->own_mod)
+                                     : (det ? &lib->det_mod[d][plan->vidx] : &lib->mod[d][plan->vidx]);
   if (!name) return tile_set_error(TILE_ERR_INVALID, "jfa: internal error: no variant module for variant %d", plan->vidx);
   if (!*mod) {
     char path[1200];
-    snprintf(path, sizeof path, "%s/jfa_fwd.d%d.%s.%s.cubin", lib->dir, D, name, lib->arch);
+    snprintf(path, sizeof path, "%s/jfa_fwd.d%d.%s%s.%s.cubin", lib->dir, D, name, det ? ".det" : "", lib->arch);
     tile_status st = tile_module_load_file(path, mod);
     if (st != TILE_OK) return st;
   }
@@ -59,6 +62,12 @@ tile_status jfa_variant_kernel(jfa_plan *plan, const char *kernel, tile_kernel *
                                             "the plan wants D = %d, CAUSAL = %s, BCAST = false",
                           name, kernel, dc ? dc : "?", cc ? cc : "?", bc ? bc : "?", D,
                           plan->p.causal ? "true" : "false");
+  const char *xc = tile_kernel_const(vi, "DET");
+  if (!strcmp(kernel, "jfa_bwd") && (!xc || strcmp(xc, det ? "true" : "false")))
+    return tile_set_error(TILE_ERR_INVALID, "jfa: variant '%s': its jfa_bwd was built with DET = %s; the plan wants "
+                                            "DET = %s (the deterministic backward: jfa_fwd.d%d.%s.det.%s.cubin, built "
+                                            "with -D DET=true)",
+                          name, xc ? xc : "?", det ? "true" : "false", D, name, lib->arch);
   return TILE_OK;
 }
 
@@ -359,8 +368,6 @@ tile_status jfa_check_ranges(const jfa_params *p) {
       return tile_set_error(TILE_ERR_INVALID, "jfa: a variant of your own goes without window, softcap, "
                                               "alibi_slopes and block_mask (build them into it)");
     if (p->num_q > 0) return tile_set_error(TILE_ERR_INVALID, "jfa: a variant is for self-attention (num_q = 0)");
-    if ((p->passes & JFA_BWD) && p->deterministic)
-      return tile_set_error(TILE_ERR_INVALID, "jfa: the deterministic backward of a variant is not built yet");
   }
   if (p->nvariant_args < 0 || p->nvariant_args > JFA_MAX_VARIANT_ARGS || (p->nvariant_args && !p->variant_args))
     return tile_set_error(TILE_ERR_INVALID, "jfa: nvariant_args %d: 0 to %d words, with variant_args not NULL",
@@ -398,8 +405,6 @@ tile_status jfa_check_ranges(const jfa_params *p) {
       return tile_set_error(TILE_ERR_INVALID, "jfa: a sliding window with causal is not built yet (a causal "
                                               "window is window_right = 0)");
     if (p->num_q > 0) return tile_set_error(TILE_ERR_INVALID, "jfa: %s is for self-attention (num_q = 0)", what);
-    if ((p->passes & JFA_BWD) && p->deterministic)
-      return tile_set_error(TILE_ERR_INVALID, "jfa: the deterministic backward of %s is not built yet", what);
   }
   return TILE_OK;
 }

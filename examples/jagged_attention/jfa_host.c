@@ -375,7 +375,6 @@ static bool check_errors(jfa_lib *lib) {
             {"mask mode, no mask", "without a block_mask", NULL, JFA_MASK_PER_BATCH, 0, 0, 0, 1, 0},
             {"mask and window", "one at a time", m3, JFA_MASK_PER_BATCH, 1, 0, 0, 9, 0},
             {"mask broadcast-Q", "self-attention", m3, JFA_MASK_PER_BATCH, 0, 0, 0, 9, 64},
-            {"mask deterministic", "deterministic backward of a block mask", m3, JFA_MASK_PER_BATCH, 0, 1, 1, 9, 0},
             {"mask bytes -1", "block_mask_bytes -1", m3, JFA_MASK_PER_BATCH, 0, 0, 0, -1, 0}};
   for (size_t i = 0; i < sizeof bm / sizeof bm[0]; i++) {
     jfa_params q = p;
