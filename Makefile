@@ -170,7 +170,8 @@ test-mutants: all
 # the cubins tests/emu/run.sh runs
 emu-cubins: $(foreach e,$(EXAMPLES),$(B)/examples/$(e).sm_90a.cubin) $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_CUBINS) \
   $(JFA_BWD_PRE) $(B)/examples/gemm_sm100.sm_100a.cubin $(B)/examples/gemm_sm100_2cta.sm_100a.cubin $(JFA_SM100) \
-  $(JFA_BWD_SM100) $(B)/examples/matmul.sm_100a.cubin $(B)/examples/gemm_sm100_2cta_mc.sm_100a.cubin $(JFA_VAR_DET)
+  $(JFA_BWD_SM100) $(B)/examples/matmul.sm_100a.cubin $(B)/examples/gemm_sm100_2cta_mc.sm_100a.cubin $(JFA_VAR_DET) \
+  $(JFA_SM100_PAIR_MORE)
 
 # The sanitizer stage: the compiler, runtime, emulator, unit tests and hosts
 # built with ASan+UBSan into build-san/, then the unit, golden, CLI, limits

@@ -312,6 +312,26 @@ $(B)/examples/jfa_fwd.d128.$(1).pair.sm_100a.ptx: $(JFA_SM100_SRC) $(B)/bin/tile
 endef
 $(foreach v,self causal bcast,$(eval $(call jfa_pair_sm100_rules,$(v))))
 JFA_SM100 += $(JFA_SM100_PAIR)
+# and the variants on the pair (the same variant files, CTAS = 2: NAME.pair;
+# not block-sparse), and the split items' jfa_combine of 256-row slots
+define jfa_var_pair_rules
+$(B)/examples/jfa_fwd.d128.$(1)$(2).pair.sm_100a.cubin: $(JFA_DIR)/variants/$(1).tile $(JFA_SM100_VAR_SRC) $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=sm_100a -D D=128 -D CTAS=2 $(if $(2),-D CAUSAL=true,) -o $$@ $(JFA_DIR)/variants/$(1).tile
+endef
+JFA_PAIR_VARIANTS := window softcap alibi prefix_lm
+$(foreach v,$(JFA_PAIR_VARIANTS),$(eval $(call jfa_var_pair_rules,$(v),)))
+$(foreach v,softcap alibi,$(eval $(call jfa_var_pair_rules,$(v),_causal)))
+define jfa_combine_pair_rules
+$(B)/examples/jfa_combine.d128.$(1).pair.sm_100a.cubin: $(JFA_DIR)/jfa_combine.tile $(JFA_DIR)/jfa_common.tile $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec --arch=sm_100a -D D=128 -D ROWS=256 $(call jfa_defs,$(1)) -o $$@ $(JFA_DIR)/jfa_combine.tile
+endef
+$(foreach v,self bcast,$(eval $(call jfa_combine_pair_rules,$(v))))
+JFA_SM100_PAIR_MORE := $(foreach v,$(JFA_PAIR_VARIANTS),$(B)/examples/jfa_fwd.d128.$(v).pair.sm_100a.cubin) \
+  $(foreach v,softcap alibi,$(B)/examples/jfa_fwd.d128.$(v)_causal.pair.sm_100a.cubin) \
+  $(foreach v,self bcast,$(B)/examples/jfa_combine.d128.$(v).pair.sm_100a.cubin)
+examples: $(JFA_SM100_PAIR_MORE)
 # Blackwell's backward (jfa_bwd_sm100.tile; docs/blackwell.md "The JFA
 # backward"): the Hopper backward's set (head dim x variant x deterministic
 # or not) with sm_100a, and its small kernels before and after

@@ -59,7 +59,7 @@ $(B)/lib/libjfa.so: $(JFA_OBJS) $(B)/lib/libtilert.so mk/install.mk
 #   DATADIR/tile the Tile standard library (std/*.tile; tilec embeds it too)
 #   DOCDIR       README.md, docs/*.md, and the benchmark report (docs/bench: tables and plots)
 BENCH_DOCS := docs/bench/README.md $(wildcard docs/bench/*.png)
-JFA_INSTALL_CUBINS := $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_CUBINS) $(JFA_BWD_PRE)
+JFA_INSTALL_CUBINS := $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_CUBINS) $(JFA_BWD_PRE) $(filter %.sm_90a.cubin,$(JFA_VAR_DET))
 .PHONY: install uninstall
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/tile/jfa $(DESTDIR)$(INCLUDEDIR)/tile \

@@ -50,8 +50,10 @@ void jfa_lib_close(jfa_lib *lib) {
     for (int v = 0; v < 2; v++)
       if (lib->cmod[d][v]) tile_module_unload(lib->cmod[d][v]);
   }
-  for (int v = 0; v < NVARIANT_BWD; v++)
+  for (int v = 0; v < NVARIANT; v++)
     if (lib->pair_mod[v]) tile_module_unload(lib->pair_mod[v]);
+  for (int v = 0; v < 2; v++)
+    if (lib->pair_cmod[v]) tile_module_unload(lib->pair_cmod[v]);
   jfa_bwd_lib_close(lib);
   free(lib);
 }
@@ -64,20 +66,25 @@ static tile_status get_kernel(jfa_lib *lib, int head_dim, int variant, tile_kern
   return st;
 }
 
-/* The CTA pair's forward (jfa_params.cta_pair): head dim 128, variant self, causal or bcast (checked before). */
+/* The CTA pair's forward (jfa_params.cta_pair): head dim 128, variant self, causal or bcast (checked before; a
+ * variant's: jfa_variant_kernel). */
 static tile_status get_pair_kernel(jfa_lib *lib, int variant, tile_kernel **k) {
   char name[32];
   snprintf(name, sizeof name, "%s.pair", variant_name[variant]);
   tile_status st = jfa_load_kernel(lib, "jfa_fwd", 128, name, &lib->pair_mod[variant], &lib->pair_kern[variant]);
   *k = lib->pair_kern[variant];
-  if (st == TILE_OK && tile_kernel_get_info(*k)->cluster[0] != 2)
-    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: the CTA pair's kernel (jfa_fwd.d128.%s.%s.cubin) was not built "
-                                               "for clusters of two CTAs (-D CTAS=2)", name, lib->arch);
   return st;
 }
 
-static tile_status get_combine(jfa_lib *lib, int head_dim, int bcast, tile_kernel **k) {
+/* pair: the CTA pair's (slots of 256 rows: jfa_combine.d128.VARIANT.pair) */
+static tile_status get_combine(jfa_lib *lib, int head_dim, int bcast, int pair, tile_kernel **k) {
   int d = head_dim == 128;
+  if (pair) {
+    tile_status st = jfa_load_kernel(lib, "jfa_combine", head_dim, bcast ? "bcast.pair" : "self.pair",
+                                     &lib->pair_cmod[bcast], &lib->pair_ckern[bcast]);
+    *k = lib->pair_ckern[bcast];
+    return st;
+  }
   tile_status st = jfa_load_kernel(lib, "jfa_combine", head_dim, bcast ? "bcast" : "self", &lib->cmod[d][bcast],
                                &lib->ckern[d][bcast]);
   *k = lib->ckern[d][bcast];
@@ -94,6 +101,7 @@ void jfa_plan_destroy(jfa_plan *plan) {
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) jfa_buf_free(bufs[i]);
   if (plan->own_mod) tile_module_unload(plan->own_mod);
   if (plan->own_det_mod) tile_module_unload(plan->own_det_mod);
+  if (plan->own_pair_mod) tile_module_unload(plan->own_pair_mod);
   tile_jagged_schedule_free(&plan->sched);
   tile_jagged_split_free(&plan->split);
   jfa_bwd_plan_destroy(plan);
@@ -137,7 +145,7 @@ static tile_status fwd_fill(jfa_plan *plan, int *same) {
    * so at most one partial slot per CTA */
   tile_jagged_split_free(&plan->split);
   tile_jagged_split_params sp = {4, 1, jp.num_ctas};
-  st = tile_jagged_split_tail(&jp, &plan->sched, p->no_split || plan->fwd_ctas > 1 ? NULL : &sp, &plan->split);
+  st = tile_jagged_split_tail(&jp, &plan->sched, p->no_split ? NULL : &sp, &plan->split);
   if (st != TILE_OK) return st;
   jfa_stage *sg = &plan->stage;
   if (plan->split.nitems > 0) {
@@ -145,8 +153,9 @@ static tile_status fwd_fill(jfa_plan *plan, int *same) {
     jfa_stage_copy(sg, &plan->d_cta_start, plan->split.cta_start, (size_t)(jp.num_ctas + 1) * 4);
   }
   if (plan->split.ncombine > 0) {
-    size_t slots = (size_t)plan->split.nparts * BLOCK_M;
-    if ((st = get_combine(plan->lib, p->head_dim, p->num_q > 0, &plan->combine)) != TILE_OK) return st;
+    size_t slots = (size_t)plan->split.nparts * BLOCK_M * plan->fwd_ctas; /* a pair's pieces: 256 rows */
+    if ((st = get_combine(plan->lib, p->head_dim, p->num_q > 0, plan->fwd_ctas > 1, &plan->combine)) != TILE_OK)
+      return st;
     jfa_stage_copy(sg, &plan->d_combine, plan->split.combine, (size_t)plan->split.ncombine * 32);
     /* every slot starts as "no key" (O = 0, LSE = -inf): rows a piece does
      * not write (SKIP_IDLE's idle warpgroup) are then defined for jfa_combine */
@@ -225,7 +234,7 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
   if (p->variant) snprintf(plan->vname, sizeof plan->vname, "%s", p->variant);
   if (!p->passes || (p->passes & JFA_FWD)) {
     int variant = plan->vidx;
-    if (p->cta_pair)
+    if (p->cta_pair && !plan->vname[0] && variant < NVARIANT_BWD)
       st = get_pair_kernel(lib, variant, &plan->k);
     else if (plan->vname[0] || variant >= NVARIANT_BWD) /* its cubin holds both passes: D and CAUSAL checked */
       st = jfa_variant_kernel(plan, "jfa_fwd", &plan->k);
@@ -234,6 +243,12 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
     if (st != TILE_OK) goto fail;
     /* the KV block is what the kernel was built with (BN + BX keys) */
     const tile_kernel_info *ki = tile_kernel_get_info(plan->k);
+    if (st == TILE_OK && ki->cluster[0] != plan->fwd_ctas) {
+      st = tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s runs in clusters of %d CTAs; the plan wants %d (the CTA "
+                                               "pair's forward: jfa_params.cta_pair, the .pair cubins built with -D "
+                                               "CTAS=2)", ki->name, ki->cluster[0], plan->fwd_ctas);
+      goto fail;
+    }
     if (ki->nparams <= K_PARAM || ki->params[K_PARAM].kind != TILE_PARAM_TMA ||
         ki->params[K_PARAM].box[0] % 16 || ki->params[K_PARAM].box[0] < 16 || ki->params[K_PARAM].box[0] > 256) {
       st = tile_set_error(TILE_ERR_BAD_MODULE,
@@ -351,7 +366,8 @@ tile_status jfa_plan_forward(jfa_plan *plan, const jfa_tensor *q, const jfa_tens
     /* the split tiles: merge their pieces (BLOCK_M / 64 programs each) */
     void *cargs[] = {&od, &ld, &plan->d_part_o.p, &plan->d_part_lse.p, &plan->d_combine.p, &plan->d_offsets.p,
                      &total, &heads, &nq, &o_stride};
-    st = tile_launch(plan->combine, (unsigned)plan->split.ncombine, BLOCK_M / 64, 1, cargs, 10, stream);
+    st = tile_launch(plan->combine, (unsigned)plan->split.ncombine, BLOCK_M * plan->fwd_ctas / 64, 1, cargs, 10,
+                     stream);
   }
   tile_status st2 = jfa_stage_after_run(&plan->stage, stream);
   return st != TILE_OK ? st : st2;

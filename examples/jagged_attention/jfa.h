@@ -119,10 +119,10 @@ typedef struct jfa_params {
   /* Blackwell (sm_100a), the forward: 1 runs it on CTA pairs (clusters of
    * two CTAs sharing each MMA, tcgen05.mma.cta_group::2): a pair takes 256
    * query rows and each CTA loads half of every K and V block (the
-   * jfa_fwd.d128.{self,causal,bcast}.pair.sm_100a cubins). Head dim 128,
-   * self-attention (causal or not) or broadcast-Q, none of the variants
-   * above; tiles are not split (as no_split); num_ctas (or the SMs) counts
-   * CTAs, two a pair. 0: a CTA a tile. */
+   * jfa_fwd.d128.VARIANT.pair.sm_100a cubins, a variant file's NAME.pair).
+   * Head dim 128; self-attention (causal or not), broadcast-Q and the
+   * variants above but the block mask; num_ctas (or the SMs) counts CTAs,
+   * two a pair. 0: a CTA a tile. */
   int cta_pair;
 } jfa_params;
 

@@ -38,15 +38,20 @@ static const char *const builtin_variant[NVARIANT] = {[V_WINDOW] = "window", [V_
 tile_status jfa_variant_kernel(jfa_plan *plan, const char *kernel, tile_kernel **out) {
   jfa_lib *lib = plan->lib;
   int D = plan->p.head_dim, d = D == 128;
-  /* the deterministic backward: the variant's cubin built with DET (NAME.det) */
+  /* the deterministic backward: the variant's cubin built with DET (NAME.det); the CTA pair's forward: with
+   * CTAS = 2 (NAME.pair) */
   int det = plan->p.deterministic && !strcmp(kernel, "jfa_bwd");
+  int pair = plan->p.cta_pair && !strcmp(kernel, "jfa_fwd");
   const char *name = plan->vname[0] ? plan->vname : builtin_variant[plan->vidx];
-  tile_module **mod = plan->vname[0] ? (det ? &plan->own_det_mod : &plan->own_mod)
-                                     : (det ? &lib->det_mod[d][plan->vidx] : &lib->mod[d][plan->vidx]);
+  tile_module **mod = plan->vname[0] ? (det ? &plan->own_det_mod : pair ? &plan->own_pair_mod : &plan->own_mod)
+                                     : (det    ? &lib->det_mod[d][plan->vidx]
+                                        : pair ? &lib->pair_mod[plan->vidx]
+                                               : &lib->mod[d][plan->vidx]);
   if (!name) return tile_set_error(TILE_ERR_INVALID, "jfa: internal error: no variant module for variant %d", plan->vidx);
   if (!*mod) {
     char path[1200];
-    snprintf(path, sizeof path, "%s/jfa_fwd.d%d.%s%s.%s.cubin", lib->dir, D, name, det ? ".det" : "", lib->arch);
+    snprintf(path, sizeof path, "%s/jfa_fwd.d%d.%s%s.%s.cubin", lib->dir, D, name, det ? ".det" : pair ? ".pair" : "",
+             lib->arch);
     tile_status st = tile_module_load_file(path, mod);
     if (st != TILE_OK) return st;
   }
@@ -341,10 +346,9 @@ tile_status jfa_check_ranges(const jfa_params *p) {
   if (p->cta_pair && p->head_dim != 128)
     return tile_set_error(TILE_ERR_INVALID, "jfa: cta_pair with head_dim %d: the CTA pair's forward is built for "
                                             "head dim 128 (each CTA holds half of V's head dims, 64)", p->head_dim);
-  if (p->cta_pair && (p->window || p->softcap != 0 || p->alibi_slopes || p->block_mask || p->variant))
-    return tile_set_error(TILE_ERR_INVALID, "jfa: cta_pair with a variant (window, softcap, ALiBi, a block mask or "
-                                            "a variant file): the CTA pair's forward is built for self-attention, "
-                                            "causal or not, and broadcast-Q");
+  if (p->cta_pair && p->block_mask)
+    return tile_set_error(TILE_ERR_INVALID, "jfa: cta_pair with a block mask: the CTA pair's two halves of an item "
+                                            "walk the same KV blocks, and a block mask skips each half's own");
   if ((p->passes & JFA_BWD) && p->heads > JFA_BWD_MAX_HEADS)
     return tile_set_error(TILE_ERR_INVALID, "jfa: heads %d: the backward pass runs one grid row per head, at most %d",
                           p->heads, JFA_BWD_MAX_HEADS);

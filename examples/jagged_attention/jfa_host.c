@@ -51,7 +51,7 @@ typedef struct Data {
 enum { GUARD_ROWS = 3 };
 static const uint16_t GUARD = 0x7777;
 static int num_ctas; /* --ctas N: plans with N CTAs, each walking several tiles (0: one per SM) */
-static int cta_pair; /* --pair: the CTA pair's forward (jfa_params.cta_pair, sm_100a): head dim 128, no variant */
+static int cta_pair; /* --pair: the CTA pair's forward (jfa_params.cta_pair, sm_100a): head dim 128 */
 
 static void tensors(const Case *c, const Data *d, jfa_tensor *q, jfa_tensor *k, jfa_tensor *v, jfa_tensor *o,
                     jfa_tensor *lse) {
@@ -670,8 +670,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: give --cubins DIR and --check or --bench DIR\n", argv[0]);
     return 2;
   }
-  if (cta_pair && (custom_variant || blocksparse_only || nab > 0)) {
-    fprintf(stderr, "%s: --pair runs the CTA pair's own cases (self, causal, broadcast-Q at head dim 128)\n", argv[0]);
+  if (cta_pair && (blocksparse_only || nab > 0)) {
+    fprintf(stderr, "%s: --pair runs the CTA pair's cases at head dim 128 (not --blocksparse, not --ab)\n", argv[0]);
     return 2;
   }
   if (nab > 0 && !suites) {
@@ -707,11 +707,12 @@ int main(int argc, char **argv) {
   if (check) printf("target: %s\n", jfa_lib_arch(lib)); /* whose cubins run (tests/emu/run.sh greps it) */
   /* the variants' checks run where their cubins are (not in A/B folders) */
   char vpath[1200];
-  snprintf(vpath, sizeof vpath, "%s/jfa_fwd.d64.window.%s.cubin", cubins, jfa_lib_arch(lib));
+  snprintf(vpath, sizeof vpath, cta_pair ? "%s/jfa_fwd.d128.window.pair.%s.cubin" : "%s/jfa_fwd.d64.window.%s.cubin",
+           cubins, jfa_lib_arch(lib));
   FILE *vf = fopen(vpath, "rb");
-  int variants = vf != NULL && !cta_pair; /* (the pair's forward has none) */
+  int variants = vf != NULL;
   if (vf) fclose(vf);
-  if (check && !variants && !cta_pair) printf("(no variant cubins in %s: the window checks are skipped)\n", cubins);
+  if (check && !variants) printf("(no variant cubins in %s: the window checks are skipped)\n", cubins);
   if (check && blocksparse_only) {
     ok &= check_blocksparse(lib, small);
     check = 0;
@@ -725,7 +726,7 @@ int main(int argc, char **argv) {
     }
     static const int64_t vmixed[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0, 159, 160, 161, 319, 321, 480};
     static const int64_t v4096[] = {4096};
-    for (int D = 64; D <= 128; D += 64) {
+    for (int D = cta_pair ? 128 : 64; D <= 128; D += 64) {
       Case vc[] = {
           {"variant mixed", D, 2, 0, 0, 18, lens_of(18, vmixed)},
           {"variant random B=40", D, 2, 0, 0, 40, lens_random(40, 0, small ? 600 : 2000)},
@@ -772,9 +773,11 @@ int main(int argc, char **argv) {
             {"pair: causal, halves of 256", D, 2, 1, 0, 8, lens_of(8, odd)},
             {"pair: self, halves of 256", D, 3, 0, 0, 8, lens_of(8, odd)},
             {"pair: bcast nq=300", D, 2, 0, 300, 3, lens_random(3, 0, 400)},
+            {"pair: bcast split nq=600 B=1", D, 1, 0, 600, 1, lens_random(1, 300, 700)},
+            {"pair: window (5, 3) mixed", D, 2, 0, 0, 18, lens_of(18, mixed), 1, 5, 3, 0},
         };
         for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++) {
-          ok &= run_check(lib, &pc[i], 1);
+          if (variants || !pc[i].window) ok &= run_check(lib, &pc[i], 1);
           free(pc[i].len);
         }
       }

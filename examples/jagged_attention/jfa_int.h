@@ -30,8 +30,10 @@ struct jfa_lib {
   tile_module *mod[2][NVARIANT]; /* [head_dim 64 / 128][variant] */
   tile_kernel *kern[2][NVARIANT];
   tile_module *det_mod[2][NVARIANT]; /* a variant's cubin built with DET (its deterministic backward): [head_dim][variant] */
-  tile_module *pair_mod[NVARIANT_BWD]; /* the CTA pair's forward (jfa_params.cta_pair): head dim 128, [variant] */
+  tile_module *pair_mod[NVARIANT]; /* the CTA pair's forward (jfa_params.cta_pair): head dim 128, [variant] */
   tile_kernel *pair_kern[NVARIANT_BWD];
+  tile_module *pair_cmod[2];       /* its jfa_combine (256-row slots): [self / bcast] */
+  tile_kernel *pair_ckern[2];
   tile_module *cmod[2][2];       /* jfa_combine: [head_dim 64 / 128][self / bcast] */
   tile_kernel *ckern[2][2];
   tile_module *bmod[2][NVARIANT_BWD][2]; /* jfa_bwd: [head_dim][variant][deterministic] */
@@ -110,6 +112,7 @@ struct jfa_plan {
   jfa_buf d_part_o, d_part_lse;                      /* the pieces' partial outputs */
   jfa_buf d_vparams;                                 /* JFA_VPARAMS int32: the variant's arguments */
   tile_module *own_mod;                                  /* a jfa_params.variant kernel's module */
+  tile_module *own_pair_mod;                             /* and its CTA pair's forward (NAME.pair) */
   tile_module *own_det_mod;                              /* and its deterministic backward's (NAME.det) */
   int vidx;                                              /* the built-in kernels' V_* */
   char vname[48];                                        /* jfa_params.variant, or "" */

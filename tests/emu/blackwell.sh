@@ -39,22 +39,33 @@ else
 fi
 # the CTA pair's forward (jfa_params.cta_pair: jfa_fwd_sm100.tile with
 # CTAS = 2, clusters of two CTAs sharing each tcgen05.mma.cta_group::2):
-# the small cases at head dim 128 and the pair's own (a second half past
-# the sequence's end, causal halves, broadcast-Q), round-robin, adversarial,
-# and 7 CTAs (three pairs, each walking several items; about 10 s each)
+# the small cases at head dim 128 with the variants (their NAME.pair
+# cubins) and split items (jfa_combine of 256-row slots), and the pair's own
+# (a second half past the sequence's end, causal halves, broadcast-Q, a
+# window shorter than a block), round-robin, adversarial, and 7 CTAs (three
+# pairs, each walking several items; about 25 s each); then prefix-LM, a
+# variant file, on the pair
 for args in "rr|" "adv:3|" "adversarial:1|--ctas 7"; do
   sched=${args%%|*}
   extra=${args#*|}
   log=${TMPDIR:-/tmp}/emu_jfa_pair.log
   # shellcheck disable=SC2086 # extra: options, split on purpose
   if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check \
-       --small --pair $extra > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && grep -q "^pair: bcast" "$log" &&
+       --small --pair $extra > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" && grep -q "^pair: window" "$log" &&
      tail -n 1 "$log" | grep -q "^ALL OK$"; then
     echo "ok   jfa's CTA pair (2-CTA MMA) on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched $extra)"
   else
     echo "FAIL jfa's CTA pair on sm_100a on the emulator (schedule $sched $extra):"; tail -n 3 "$log"; fail=1
   fi
 done
+log=${TMPDIR:-/tmp}/emu_jfa_pair_prefix.log
+if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=adv:2 timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check --small \
+     --pair --variant prefix_lm --variant-args 300 > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" &&
+   tail -n 1 "$log" | grep -q "^ALL OK$"; then
+  echo "ok   the prefix_lm variant on jfa's CTA pair on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks)"
+else
+  echo "FAIL the prefix_lm variant on jfa's CTA pair on sm_100a on the emulator:"; tail -n 3 "$log"; fail=1
+fi
 # the other variants on Blackwell, forward (their backward: the variant
 # runs of jfa_bwd_host below): prefix-LM (a prompt spanning blocks) and
 # block-sparse (its masks, causal and not; --update: refused, then run),
