@@ -1,5 +1,5 @@
-/* lower.h - private to the lowering files (lower.c, lower_math.c, lower_ops.c,
- * lower_mem.c, lower_hw.c, lower_sm100.c):
+/* lower.h - private to the lowering files (lower_core.c, lower.c, lower_math.c, lower_ops.c,
+ * lower_mem.c, lower_hw.c, lower_sm100.c, lower_debug.c):
  * TIR -> MLIR through the MLIR C API.  Every TIR value becomes the list of
  * MLIR values one thread holds (LV); scalars hold one. */
 #ifndef TILEC_LOWER_H
@@ -54,7 +54,8 @@ typedef struct Lw {
   bool have_vprintf;         /* vprintf is declared */
 } Lw;
 
-/* builder (lower.c) */
+/* builder (lower_core.c) */
+void lw_insert(Lw *L, MlirOperation op); /* an operation built by hand, at the insertion point */
 MlirNamedAttribute lw_attr(Lw *L, const char *name, MlirAttribute a);
 MlirAttribute lw_pattr(Lw *L, const char *text);
 MlirOperation lw_op(Lw *L, const char *name, int nopnd, const MlirValue *opnds, int nres, const MlirType *res,

@@ -4,7 +4,9 @@
  *   source --lexer.re--> tokens --parse.c--> AST --sema.c--> Tile IR (TIR)
  *   --pipeline*.c/layout.c/passes.c--> TIR with layouts --lower*.c--> MLIR (C API)
  *   --backend.c--> MLIR passes -> LLVM IR -> O3 -> PTX -> cubin
- * Lowering's rooms (lower.h): lower.c (builder, elementwise, control flow),
+ * Lowering's rooms (lower.h): lower_core.c (the builder every lowering
+ * file uses, at the bottom: it calls none of them), lower.c (the driver:
+ * elementwise, control flow, tasks, the kernel; it dispatches to the rest),
  * lower_math.c (the math builtins: exp ... tanh, erf, rcp, fdiv),
  * lower_ops.c (layouts, reductions, dot), lower_mem.c (loads, stores),
  * lower_hw.c (explicit Hopper primitives, and what sm_100a shares with
