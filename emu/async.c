@@ -243,15 +243,6 @@ static void mbar_step(Cta *c, Thr *t, const EmIns *in) {
 
 /* ---- TMA ---- */
 
-/* The box's extent in shared memory, dimension d. */
-static uint32_t box_n(const EmTensorMap *m, int d) { return (m->box[d] + m->estr[d] - 1u) / m->estr[d]; }
-
-static uint64_t box_bytes(const EmTensorMap *m) {
-  uint64_t b = m->esize;
-  for (int d = 0; d < m->rank; d++) b *= box_n(m, d);
-  return b;
-}
-
 /* Combine an element of global memory (g) with one from shared (s) in the
  * tensor's type; false for a reduction the type does not have. */
 static bool reduce(int dtype, int op, uint8_t *g, const uint8_t *s) {
@@ -309,7 +300,7 @@ static bool tma_do(Cta *c, EmAsync *op) {
   const Thr *t = &c->t[op->thr];
   const EmIns *in = op->in;
   uint32_t n[5] = {1, 1, 1, 1, 1}, i[5] = {0};
-  for (int d = 0; d < m->rank; d++) n[d] = box_n(m, d);
+  for (int d = 0; d < m->rank; d++) n[d] = em_tmap_box_n(m, d);
   int es = m->esize, red = op->load ? 0 : in->red;
   uint64_t nan = !m->oob ? 0 : es == 2 ? 0x7fff : es == 4 ? 0x7fffffff : ~0ull >> 1; /* the NaN fill: a quiet NaN */
   uint32_t off = 0;
@@ -352,7 +343,7 @@ static bool tma_do(Cta *c, EmAsync *op) {
     return false;
   }
   /* its phase completed without its bytes, or they are more than the phase still expects (all arrived) */
-  bool early = b->phase != op->phase, over = !b->pending && b->tx > 0 && (uint64_t)b->tx < box_bytes(m);
+  bool early = b->phase != op->phase, over = !b->pending && b->tx > 0 && (uint64_t)b->tx < em_tmap_box_bytes(m);
   if (early || over) {
     char nm[160], where[160] = "";
     const EmIns *e = b->exp_in ? b->exp_in : in;
@@ -362,18 +353,18 @@ static bool tma_do(Cta *c, EmAsync *op) {
       em_fail(ec, b->exp_in ? &mc->t[b->exp_thr] : t, e,
               "mbarrier: %s completed phase %u before the TMA load%s (issued in that phase) brought its %llu bytes: "
               "the transaction bytes expected (here) are fewer than the loads bring",
-              em_mbar_name(c, b, nm, sizeof nm), op->phase, where, (unsigned long long)box_bytes(m));
+              em_mbar_name(c, b, nm, sizeof nm), op->phase, where, (unsigned long long)em_tmap_box_bytes(m));
     else
       em_fail(ec, b->exp_in ? &mc->t[b->exp_thr] : t, e,
               "mbarrier: %s, phase %u, every arrival in, expects %lld more transaction bytes; the TMA load%s brings "
               "%llu: the bytes expected (here) are fewer than the loads bring",
-              em_mbar_name(c, b, nm, sizeof nm), b->phase, (long long)b->tx, where, (unsigned long long)box_bytes(m));
+              em_mbar_name(c, b, nm, sizeof nm), b->phase, (long long)b->tx, where, (unsigned long long)em_tmap_box_bytes(m));
     return false;
   }
   if (mc != c) em_chk_tma_peer_done(c, op, b->xacc); /* ordered through the peer's mbarrier phase */
   else if (op->remote) em_box_chunks(op, remote_written, c); /* another CTA's multicast: written, unchecked */
   else em_chk_tma_done(c, op);
-  if (!mb_tx(c, t, in, b, -(int64_t)box_bytes(m))) return false;
+  if (!mb_tx(c, t, in, b, -(int64_t)em_tmap_box_bytes(m))) return false;
   mb_settle(mc, b);
   return true;
 }
@@ -405,7 +396,7 @@ static void tma_issue(Cta *c, Thr *t, const EmIns *in) {
     EmArg r = {.kind = EA_REG, .reg = ta->vec[d], .sym = -1};
     op.coord[d] = (int32_t)em_src(c, t, &r, ET_S32);
   }
-  uint64_t bytes = box_bytes(&op.map);
+  uint64_t bytes = em_tmap_box_bytes(&op.map);
   if (op.map.swizzle) bytes = (bytes + 127) & ~127ull; /* a swizzled byte stays in its 128-byte line */
   if (!em_smem_at(c, t, in, ES_SHARED, &in->a[load ? 0 : 1], (size_t)bytes, 128, load ? "the TMA destination" : "the TMA source",
                &op.smem))
@@ -531,14 +522,6 @@ bool em_async_tick(Cta *c, bool all) {
   }
   drain(c, pick_due, &all, &any);
   return any;
-}
-
-bool em_box_chunks(const EmAsync *op, bool (*fn)(void *, uint32_t, uint32_t), void *arg) {
-  uint64_t bytes = box_bytes(&op->map);
-  for (uint64_t off = 0; off < bytes; off += 16)
-    if (!fn(arg, em_swizzle(op->smem + (uint32_t)off, op->map.swizzle), (uint32_t)(bytes - off < 16 ? bytes - off : 16)))
-      return false;
-  return true;
 }
 
 bool em_async_end(Cta *c) {

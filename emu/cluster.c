@@ -25,22 +25,6 @@
 
 #include "exec_int.h"
 
-uint64_t em_clu_sreg(const Cta *c, int r) {
-  const EmClu *u = c->clu;
-  unsigned local[3] = {c->ctaid[0] % u->dim[0], c->ctaid[1] % u->dim[1], c->ctaid[2] % u->dim[2]};
-  const unsigned *g = c->l->grid;
-  switch (r) {
-  case ESR_CLUSTER_CTARANK: return (uint64_t)c->rank;
-  case ESR_CLUSTER_NCTARANK: return (uint64_t)u->n;
-  case ESR_CLUSTERID_X: case ESR_CLUSTERID_Y: case ESR_CLUSTERID_Z: return c->ctaid[r - ESR_CLUSTERID_X] / u->dim[r - ESR_CLUSTERID_X];
-  case ESR_NCLUSTERID_X: case ESR_NCLUSTERID_Y: case ESR_NCLUSTERID_Z: return g[r - ESR_NCLUSTERID_X] / u->dim[r - ESR_NCLUSTERID_X];
-  case ESR_CLUSTER_CTAID_X: case ESR_CLUSTER_CTAID_Y: case ESR_CLUSTER_CTAID_Z: return local[r - ESR_CLUSTER_CTAID_X];
-  case ESR_CLUSTER_NCTAID_X: case ESR_CLUSTER_NCTAID_Y: case ESR_CLUSTER_NCTAID_Z: return u->dim[r - ESR_CLUSTER_NCTAID_X];
-  case ESR_IS_EXPLICIT_CLUSTER: return u->is_explicit;
-  default: return 0;
-  }
-}
-
 Cta *em_clu_owner(Cta *c, const Thr *t, const EmIns *in, uint64_t *a) {
   uint64_t tag = *a >> EM_DSMEM_SHIFT;
   if (!tag) return c;

@@ -354,7 +354,7 @@ typedef struct EmLaunch {
                           .maxntid x .minnctapersm gives; none: setmaxnreg moves no registers) -- regs.c */
 } EmLaunch;
 
-/* The schedule a launch runs (EM_SCHED_DEFAULT resolved), and its name. */
+/* The schedule a launch runs (EM_SCHED_DEFAULT resolved: sched.c), and its name (report.c). */
 EmSched em_sched_of(const EmLaunch *l);
 const char *em_sched_name(EmSched s);
 

@@ -27,53 +27,13 @@
 
 #include "exec_int.h"
 
-/* ---- reports ---- */
+/* ---- numbers (em_type_bits, em_mask_of, em_f64_of: exec_int.h) ---- */
 
-void em_fail(Cta *c, const Thr *t, const EmIns *in, const char *fmt, ...) {
-  if (c->failed) return;
-  c->failed = true;
-  char what[1536];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  char where[192] = "";
-  if (in) {
-    const char *file = in->file > 0 && in->file < c->m->nfiles && c->m->files[in->file] ? c->m->files[in->file] : NULL;
-    if (file && in->line > 0)
-      snprintf(where, sizeof where, "%s:%d: ", file, in->line);
-  }
-  char who[128] = "", rank[32] = "";
-  if (c->clu && c->clu->n > 1) snprintf(rank, sizeof rank, " rank %d", c->rank);
-  if (t)
-    snprintf(who, sizeof who, " (CTA %u,%u,%u%s thread %u,%u,%u)", c->ctaid[0], c->ctaid[1], c->ctaid[2], rank,
-             t->tid[0], t->tid[1], t->tid[2]);
-  char sched[64];
-  if (c->sched == EM_SCHED_RR) snprintf(sched, sizeof sched, "schedule rr");
-  else snprintf(sched, sizeof sched, "schedule %s, seed %llu", em_sched_name((EmSched)c->sched),
-                (unsigned long long)c->l->seed);
-  snprintf(c->err, c->errlen, "%s%s%s%s%s [ptx line %d] [%s]", where, what, who, in && in->text ? ": " : "",
-           in && in->text ? in->text : "", in ? in->ptx_line : 0, sched);
-}
-
-/* ---- numbers ---- */
-
-static int type_bits(EmType t) {
-  switch (t) {
-  case ET_PRED: return 1;
-  case ET_B8: case ET_U8: case ET_S8: return 8;
-  case ET_B16: case ET_U16: case ET_S16: case ET_F16: case ET_BF16: return 16;
-  case ET_B64: case ET_U64: case ET_S64: case ET_F64: case ET_F32X2: return 64;
-  default: return 32;
-  }
-}
 static bool is_signed(EmType t) { return t == ET_S8 || t == ET_S16 || t == ET_S32 || t == ET_S64; }
 static bool is_float(EmType t) { return t == ET_F16 || t == ET_BF16 || t == ET_F32 || t == ET_F64; }
 
 /* The scalar types cvt converts between (not .pred, not the packed pairs). */
 static bool scalar_type(EmType t) { return t >= ET_B8 && t <= ET_F64 && t != ET_F16X2 && t != ET_BF16X2; }
-
-static uint64_t mask_of(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
 
 /* Element i (a register or the vector's immediate) of an EA_VEC of w-bit
  * elements. */
@@ -85,159 +45,7 @@ static uint64_t vec_elem(const Cta *c, const Thr *t, const EmArg *a, int i, int 
 }
 static int64_t sext(uint64_t v, int bits) { return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits); }
 
-static double f64_of(uint64_t bits) {
-  double d;
-  memcpy(&d, &bits, 8);
-  return d;
-}
-static uint64_t bits_of_f64(double d) {
-  uint64_t u;
-  memcpy(&u, &d, 8);
-  return u;
-}
-
 static float ftz(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
-
-/* ---- operands ---- */
-
-static uint64_t sreg(const Cta *c, const Thr *t, int id) {
-  const EmLaunch *l = c->l;
-  switch (id) {
-  case ESR_TID_X: return t->tid[0];
-  case ESR_TID_Y: return t->tid[1];
-  case ESR_TID_Z: return t->tid[2];
-  case ESR_NTID_X: return l->block[0];
-  case ESR_NTID_Y: return l->block[1];
-  case ESR_NTID_Z: return l->block[2];
-  case ESR_CTAID_X: return c->ctaid[0];
-  case ESR_CTAID_Y: return c->ctaid[1];
-  case ESR_CTAID_Z: return c->ctaid[2];
-  case ESR_NCTAID_X: return l->grid[0];
-  case ESR_NCTAID_Y: return l->grid[1];
-  case ESR_NCTAID_Z: return l->grid[2];
-  case ESR_LANEID: return t->lane;
-  case ESR_WARPID: return t->warp;
-  case ESR_NWARPID: return (unsigned)(c->n + 31) / 32;
-  case ESR_SMID: return 0;
-  case ESR_NSMID: return 1;
-  case ESR_CLOCK: case ESR_CLOCK64: return c->steps;
-  case ESR_LANEMASK_EQ: return 1u << t->lane;
-  case ESR_LANEMASK_LT: return (1u << t->lane) - 1;
-  case ESR_LANEMASK_LE: return (uint32_t)((2ull << t->lane) - 1);
-  case ESR_LANEMASK_GT: return ~(uint32_t)((2ull << t->lane) - 1);
-  case ESR_LANEMASK_GE: return ~((1u << t->lane) - 1);
-  case ESR_DYN_SMEM_SIZE: return c->l->dyn_smem;
-  case ESR_TOTAL_SMEM_SIZE: return c->smem_size;
-  default: return em_clu_sreg(c, id);
-  }
-}
-
-static uint64_t sym_addr(const Cta *c, const EmArg *a) {
-  if (a->param) return a->sym >= 0 && a->sym < c->f->nparams ? EM_PARAM_GENERIC + c->f->params[a->sym].offset : 0;
-  if (a->sym < 0 || a->sym >= c->m->nglobals) return 0;
-  const EmGlobal *g = &c->m->globals[a->sym];
-  if (g->space == ES_SHARED) return g->offset; /* a .shared address (cvta.shared makes it generic) */
-  return (uint64_t)(uintptr_t)g->init;
-}
-
-/* The raw bits of a source operand, as a value of type ty. */
-uint64_t em_src(const Cta *c, const Thr *t, const EmArg *a, EmType ty) {
-  switch (a->kind) {
-  case EA_REG: {
-    uint64_t v = t->r[a->reg];
-    if (v == EM_WG_POISON) /* the hardware may still be writing it */
-      em_fail((Cta *)c, t, &c->f->ins[t->pc],
-              "reads %s, an accumulator of a wgmma.mma_async not yet waited for (wgmma.wait_group)",
-              c->f->reg_name[a->reg]);
-    else if (v == EM_TC_POISON)
-      em_fail((Cta *)c, t, &c->f->ins[t->pc], "reads %s, a destination of a tcgen05.ld not yet waited for (tcgen05.wait::ld)",
-              c->f->reg_name[a->reg]);
-    if (ty == ET_PRED) v = v != 0;
-    return a->neg ? !v : v;
-  }
-  case EA_IMM:
-    if (a->fimm) {
-      if (ty == ET_F64) return a->f32imm ? bits_of_f64(em_f32_of((uint64_t)a->imm)) : (uint64_t)a->imm;
-      if (ty == ET_F32) return a->f32imm ? (uint64_t)a->imm & 0xffffffffu : em_bits_of_f32((float)f64_of((uint64_t)a->imm));
-      return (uint64_t)a->imm;
-    }
-    return (uint64_t)a->imm & mask_of(type_bits(ty));
-  case EA_SREG: return sreg(c, t, a->reg);
-  case EA_SYM: return sym_addr(c, a);
-  default: return 0;
-  }
-}
-
-void em_dst(Thr *t, const EmArg *a, EmType ty, uint64_t v) {
-  if (a->kind != EA_REG) return; /* `_` */
-  t->r[a->reg] = ty == ET_PRED ? (v != 0) : v & mask_of(type_bits(ty));
-}
-
-/* ---- memory ---- */
-
-/* Host pointer for `bytes` at address a in space sp; NULL (and a report)
- * when it is outside every window and range. */
-uint8_t *em_mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t a, size_t bytes) {
-  if (sp == ES_GENERIC && a >= EM_SMEM_GENERIC && a < EM_SMEM_GENERIC + (1ull << 32)) {
-    sp = ES_SHARED;
-    a -= EM_SMEM_GENERIC;
-  }
-  if ((sp == ES_GENERIC || sp == ES_PARAM) && a >= EM_PARAM_GENERIC && a < EM_PARAM_GENERIC + (1ull << 32)) {
-    a -= EM_PARAM_GENERIC;
-    if (a + bytes > c->l->params_size) {
-      em_fail(c, t, in, "parameter read at offset %llu (%zu bytes) past the %zu-byte parameter buffer",
-           (unsigned long long)a, bytes, c->l->params_size);
-      return NULL;
-    }
-    return (uint8_t *)c->l->params + a;
-  }
-  if (sp == ES_SHARED) {
-    uint64_t tagged = a;
-    Cta *d = em_clu_owner(c, t, in, &a); /* a shared::cluster address: another CTA's window (cluster.c) */
-    if (!d) return NULL;
-    if (a + bytes > d->smem_size || a + bytes < a) {
-      em_fail(c, t, in, "shared-memory access at %llu (%zu bytes) outside the CTA's %zu bytes%s",
-              (unsigned long long)a, bytes, d->smem_size, d != c || tagged != a ? " (shared::cluster)" : "");
-      return NULL;
-    }
-    if (d != c && in && (in->opc == EM_ST || in->opc == EM_ATOM || in->opc == EM_RED))
-      em_chk_remote_write(d, c, (uint32_t)a, (uint32_t)bytes);
-    if (d != c && in && in->opc == EM_LD && !em_chk_remote_read(d, c, t, in, (uint32_t)a, (uint32_t)bytes)) return NULL;
-    return d->smem + a;
-  }
-  if (sp == ES_PARAM) {
-    em_fail(c, t, in, "parameter address %llu outside the parameter space", (unsigned long long)a);
-    return NULL;
-  }
-  if (a % (bytes < 16 ? bytes : 16)) {
-    em_fail(c, t, in, "misaligned %zu-byte access at 0x%llx", bytes, (unsigned long long)a);
-    return NULL;
-  }
-  return em_gmem(c, t, in, a, bytes);
-}
-
-/* Global memory: inside the module's .global data or one of the launch's
- * ranges (any address but null when it gives none); no alignment asked. */
-uint8_t *em_gmem(Cta *c, const Thr *t, const EmIns *in, uint64_t a, size_t bytes) {
-  for (int i = 0; i < c->m->nglobals; i++) { /* the module's own .global data */
-    const EmGlobal *g = &c->m->globals[i];
-    uint64_t b = (uint64_t)(uintptr_t)g->init;
-    if (g->init && a >= b && a + bytes <= b + g->size) return (uint8_t *)(uintptr_t)a;
-  }
-  if (c->l->ranges) {
-    for (int i = 0; i < c->l->nranges; i++) {
-      uint64_t b = (uint64_t)(uintptr_t)c->l->ranges[i].base;
-      if (a >= b && a + bytes <= b + c->l->ranges[i].bytes) return (uint8_t *)(uintptr_t)a;
-    }
-    em_fail(c, t, in, "global access at 0x%llx (%zu bytes) outside every allocation", (unsigned long long)a, bytes);
-    return NULL;
-  }
-  if (a < 4096) {
-    em_fail(c, t, in, "global access at 0x%llx: a null pointer", (unsigned long long)a);
-    return NULL;
-  }
-  return (uint8_t *)(uintptr_t)a;
-}
 
 static uint64_t load_bits(const uint8_t *p, int bytes) {
   uint64_t v = 0;
@@ -249,13 +57,13 @@ static uint64_t load_bits(const uint8_t *p, int bytes) {
 
 /* The destination type of .wide: twice the width. */
 static EmType wide_type(EmType t) {
-  if (type_bits(t) == 16) return is_signed(t) ? ET_S32 : ET_U32;
+  if (em_type_bits(t) == 16) return is_signed(t) ? ET_S32 : ET_U32;
   return is_signed(t) ? ET_S64 : ET_U64;
 }
 
 static uint64_t fbin(EmOpc op, EmType ty, uint32_t mod, uint64_t a, uint64_t b) {
   if (ty == ET_F64) {
-    double x = f64_of(a), y = f64_of(b), r = 0;
+    double x = em_f64_of(a), y = em_f64_of(b), r = 0;
     switch (op) {
     case EM_ADD: r = x + y; break;
     case EM_SUB: r = x - y; break;
@@ -265,7 +73,7 @@ static uint64_t fbin(EmOpc op, EmType ty, uint32_t mod, uint64_t a, uint64_t b) 
     case EM_MAX: r = (mod & EMM_NAN) && (isnan(x) || isnan(y)) ? NAN : fmax(x, y); break;
     default: break;
     }
-    return bits_of_f64(r);
+    return em_bits_of_f64(r);
   }
   float x = em_f32_of(a), y = em_f32_of(b), r = 0;
   if (mod & EMM_FTZ) x = ftz(x), y = ftz(y);
@@ -285,10 +93,10 @@ static uint64_t fbin(EmOpc op, EmType ty, uint32_t mod, uint64_t a, uint64_t b) 
 
 static uint64_t ibin(Cta *c, Thr *t, const EmIns *in, uint64_t a, uint64_t b) {
   EmType ty = (EmType)in->type;
-  int bits = type_bits(ty);
+  int bits = em_type_bits(ty);
   bool s = is_signed(ty);
-  a &= mask_of(bits); /* a register may hold more bits than the type reads */
-  if (in->opc != EM_SHL && in->opc != EM_SHR) b &= mask_of(bits);
+  a &= em_mask_of(bits); /* a register may hold more bits than the type reads */
+  if (in->opc != EM_SHL && in->opc != EM_SHR) b &= em_mask_of(bits);
   int64_t sa = sext(a, bits), sb = sext(b, bits);
   if ((in->mod & EMM_SAT) && ty == ET_S32 && (in->opc == EM_ADD || in->opc == EM_SUB)) { /* add.sat.s32 clamps */
     int64_t r = in->opc == EM_ADD ? sa + sb : sa - sb;
@@ -313,7 +121,7 @@ static uint64_t ibin(Cta *c, Thr *t, const EmIns *in, uint64_t a, uint64_t b) {
     return a * b;
   case EM_DIV:
   case EM_REM:
-    if ((b & mask_of(bits)) == 0) {
+    if ((b & em_mask_of(bits)) == 0) {
       em_fail(c, t, in, "integer %s by zero", in->opc == EM_DIV ? "division" : "remainder");
       return 0;
     }
@@ -328,7 +136,7 @@ static uint64_t ibin(Cta *c, Thr *t, const EmIns *in, uint64_t a, uint64_t b) {
   case EM_SHL: return b >= (uint64_t)bits ? 0 : a << b;
   case EM_SHR:
     if (s) return (uint64_t)(b >= (uint64_t)bits ? (sa < 0 ? -1 : 0) : sa >> b);
-    return b >= (uint64_t)bits ? 0 : (a & mask_of(bits)) >> b;
+    return b >= (uint64_t)bits ? 0 : (a & em_mask_of(bits)) >> b;
   default: return 0;
   }
 }
@@ -336,7 +144,7 @@ static uint64_t ibin(Cta *c, Thr *t, const EmIns *in, uint64_t a, uint64_t b) {
 static bool compare(EmCmp cmp, EmType ty, uint64_t a, uint64_t b) {
   if (is_float(ty)) {
     double x, y;
-    if (ty == ET_F64) x = f64_of(a), y = f64_of(b);
+    if (ty == ET_F64) x = em_f64_of(a), y = em_f64_of(b);
     else if (ty == ET_F16) x = em_f32_of_f16((uint16_t)a), y = em_f32_of_f16((uint16_t)b);
     else if (ty == ET_BF16) x = em_f32_of_bf16((uint16_t)a), y = em_f32_of_bf16((uint16_t)b);
     else x = em_f32_of(a), y = em_f32_of(b);
@@ -359,9 +167,9 @@ static bool compare(EmCmp cmp, EmType ty, uint64_t a, uint64_t b) {
     default: return false;
     }
   }
-  int bits = type_bits(ty);
+  int bits = em_type_bits(ty);
   int64_t sa = sext(a, bits), sb = sext(b, bits);
-  uint64_t ua = a & mask_of(bits), ub = b & mask_of(bits);
+  uint64_t ua = a & em_mask_of(bits), ub = b & em_mask_of(bits);
   bool s = is_signed(ty);
   switch (cmp) {
   case EC_EQ: return ua == ub;
@@ -381,11 +189,11 @@ static bool compare(EmCmp cmp, EmType ty, uint64_t a, uint64_t b) {
 /* A value of type `from` (raw bits) as a double, or as an integer. */
 static double as_double(EmType from, uint64_t v) {
   switch (from) {
-  case ET_F64: return f64_of(v);
+  case ET_F64: return em_f64_of(v);
   case ET_F32: return em_f32_of(v);
   case ET_F16: return em_f32_of_f16((uint16_t)v);
   case ET_BF16: return em_f32_of_bf16((uint16_t)v);
-  default: return is_signed(from) ? (double)sext(v, type_bits(from)) : (double)(v & mask_of(type_bits(from)));
+  default: return is_signed(from) ? (double)sext(v, em_type_bits(from)) : (double)(v & em_mask_of(em_type_bits(from)));
   }
 }
 
@@ -410,12 +218,12 @@ static uint16_t directed16(uint16_t h, float back, long double x, uint32_t mod) 
 static uint64_t convert(const EmIns *in, uint64_t v) {
   EmType to = (EmType)in->type, from = (EmType)in->type2;
   if (!is_float(to) && !is_float(from)) { /* integer widening/narrowing */
-    int fb = type_bits(from);
-    uint64_t x = is_signed(from) ? (uint64_t)sext(v, fb) : v & mask_of(fb);
+    int fb = em_type_bits(from);
+    uint64_t x = is_signed(from) ? (uint64_t)sext(v, fb) : v & em_mask_of(fb);
     if (in->mod & EMM_SAT) {
-      int tb = type_bits(to);
+      int tb = em_type_bits(to);
       int64_t lo = is_signed(to) ? -(int64_t)(1ull << (tb - 1)) : 0;
-      uint64_t hi = is_signed(to) ? (1ull << (tb - 1)) - 1 : mask_of(tb);
+      uint64_t hi = is_signed(to) ? (1ull << (tb - 1)) - 1 : em_mask_of(tb);
       if (is_signed(from) && (int64_t)x < lo) x = (uint64_t)lo;
       else if (is_signed(from) ? (int64_t)x > 0 && (uint64_t)x > hi : x > hi) x = hi;
     }
@@ -423,15 +231,15 @@ static uint64_t convert(const EmIns *in, uint64_t v) {
   }
   if (!is_float(to)) { /* float -> integer: round, saturate (NaN -> 0) as PTX does */
     double d = round_int(as_double(from, v), in->mod);
-    int tb = type_bits(to);
+    int tb = em_type_bits(to);
     if (isnan(d)) return 0;
     if (is_signed(to)) { /* the bounds as powers of two: 2^63 - 1 is not a double */
-      if (d >= ldexp(1, tb - 1)) return mask_of(tb) >> 1;
+      if (d >= ldexp(1, tb - 1)) return em_mask_of(tb) >> 1;
       if (d < -ldexp(1, tb - 1)) return 1ull << (tb - 1);
       return (uint64_t)(int64_t)d;
     }
     if (d <= 0) return 0;
-    if (d >= ldexp(1, tb)) return mask_of(tb);
+    if (d >= ldexp(1, tb)) return em_mask_of(tb);
     return (uint64_t)d;
   }
   /* The source exactly (a long double holds every 64-bit integer and
@@ -440,8 +248,8 @@ static uint64_t convert(const EmIns *in, uint64_t v) {
    * the wrong way; 16-bit destinations through a float rounded to odd, so
    * that its second rounding is still a single one. */
   long double x = is_float(from) ? (long double)as_double(from, v)
-                  : is_signed(from) ? (long double)sext(v, type_bits(from))
-                                    : (long double)(v & mask_of(type_bits(from)));
+                  : is_signed(from) ? (long double)sext(v, em_type_bits(from))
+                                    : (long double)(v & em_mask_of(em_type_bits(from)));
   if (in->mod & (EMM_RNI | EMM_RZI | EMM_RMI | EMM_RPI)) x = round_int((double)x, in->mod);
   bool nan = isnan(x);
   if (to == ET_F64) {
@@ -452,7 +260,7 @@ static uint64_t convert(const EmIns *in, uint64_t v) {
       if ((in->mod & EMM_RP) && (long double)d < x) d = nextafter(d, INFINITY);
     }
     if (in->mod & EMM_SAT) d = nan ? 0.0 : d < 0 ? 0.0 : d > 1 ? 1.0 : d;
-    return bits_of_f64(d);
+    return em_bits_of_f64(d);
   }
   float f = (float)x;
   if (!nan && (long double)f != x) {
@@ -484,7 +292,7 @@ static uint64_t convert(const EmIns *in, uint64_t v) {
 static uint64_t unary_f(const EmIns *in, uint64_t a) {
   EmType ty = (EmType)in->type;
   if (ty == ET_F64) {
-    double x = f64_of(a), r = 0;
+    double x = em_f64_of(a), r = 0;
     switch ((EmOpc)in->opc) {
     case EM_NEG: r = -x; break;
     case EM_ABS: r = fabs(x); break;
@@ -493,7 +301,7 @@ static uint64_t unary_f(const EmIns *in, uint64_t a) {
     case EM_RSQRT: r = 1.0 / sqrt(x); break;
     default: break;
     }
-    return bits_of_f64(r);
+    return em_bits_of_f64(r);
   }
   float x = em_f32_of(a), r = 0;
   if (in->mod & EMM_FTZ) x = ftz(x);
@@ -678,22 +486,10 @@ static bool mixed_arith(Cta *c, Thr *t, const EmIns *in) {
  * destination wider than the instruction's type). */
 static void dst_wide(const Cta *c, Thr *t, const EmArg *a, EmType ty, uint64_t v) {
   if (a->kind != EA_REG) return;
-  int bits = type_bits(ty), rb = type_bits((EmType)c->f->reg_type[a->reg]);
+  int bits = em_type_bits(ty), rb = em_type_bits((EmType)c->f->reg_type[a->reg]);
   if (rb < bits || c->f->reg_type[a->reg] == ET_NONE) rb = bits;
   if (is_signed(ty)) v = (uint64_t)sext(v, bits);
-  t->r[a->reg] = v & mask_of(rb);
-}
-
-/* The address of a memory operand ([reg + imm], [sym + imm]); false (with
- * a report) for anything else. */
-bool em_addr_of(Cta *c, Thr *t, const EmIns *in, const EmArg *ad, uint64_t *out) {
-  if (ad->kind == EA_ADDR && ad->reg >= 0) *out = t->r[ad->reg] + (uint64_t)ad->imm;
-  else if ((ad->kind == EA_ADDR || ad->kind == EA_SYM) && ad->sym >= 0) *out = sym_addr(c, ad) + (uint64_t)ad->imm;
-  else {
-    em_fail(c, t, in, "not a memory address operand");
-    return false;
-  }
-  return true;
+  t->r[a->reg] = v & em_mask_of(rb);
 }
 
 /* ---- one instruction ---- */
@@ -743,17 +539,17 @@ void em_step(Cta *c, Thr *t) {
     break;
   case EM_MOV:
     if (a[1].kind == EA_VEC) { /* pack: mov.b32 %r, {%h0, %h1} */
-      int n = a[1].nvec, w = type_bits(ty) / (n ? n : 1);
+      int n = a[1].nvec, w = em_type_bits(ty) / (n ? n : 1);
       uint64_t v = 0;
       for (int i = 0; i < n; i++)
         if (a[1].vec[i] >= 0 || a[1].vec[i] == EM_VEC_IMM)
-          v |= (vec_elem(c, t, &a[1], i, w) & mask_of(w)) << (w * i);
+          v |= (vec_elem(c, t, &a[1], i, w) & em_mask_of(w)) << (w * i);
       em_dst(t, &a[0], ty, v);
     } else if (a[0].kind == EA_VEC) { /* unpack: mov.b32 {%h0, %h1}, %r */
-      int n = a[0].nvec, w = type_bits(ty) / (n ? n : 1);
+      int n = a[0].nvec, w = em_type_bits(ty) / (n ? n : 1);
       uint64_t v = em_src(c, t, &a[1], ty);
       for (int i = 0; i < n; i++)
-        if (a[0].vec[i] >= 0) t->r[a[0].vec[i]] = (v >> (w * i)) & mask_of(w);
+        if (a[0].vec[i] >= 0) t->r[a[0].vec[i]] = (v >> (w * i)) & em_mask_of(w);
     } else {
       em_dst(t, &a[0], ty, em_src(c, t, &a[1], ty));
     }
@@ -783,7 +579,7 @@ void em_step(Cta *c, Thr *t) {
     uint64_t x = em_src(c, t, &a[1], ty), y = em_src(c, t, &a[2], ty);
     if (is_float(ty)) {
       uint64_t z = em_src(c, t, &a[3], ty), r;
-      if (ty == ET_F64) r = bits_of_f64(fma(f64_of(x), f64_of(y), f64_of(z)));
+      if (ty == ET_F64) r = em_bits_of_f64(fma(em_f64_of(x), em_f64_of(y), em_f64_of(z)));
       else {
         float fx = em_f32_of(x), fy = em_f32_of(y), fz = em_f32_of(z);
         if (in->mod & EMM_FTZ) fx = ftz(fx), fy = ftz(fy), fz = ftz(fz);
@@ -807,11 +603,11 @@ void em_step(Cta *c, Thr *t) {
     uint64_t x = em_src(c, t, &a[1], ty), r;
     if (ty == ET_PRED && in->opc == EM_NOT) r = !x;
     else if (in->opc == EM_NOT) r = ~x;
-    else if (in->opc == EM_CNOT) r = (x & mask_of(type_bits(ty))) == 0;
+    else if (in->opc == EM_CNOT) r = (x & em_mask_of(em_type_bits(ty))) == 0;
     else if (is_float(ty)) r = unary_f(in, x);
     else if (in->opc == EM_NEG) r = 0 - x;
     else if (in->opc == EM_ABS) {
-      int64_t s = sext(x, type_bits(ty));
+      int64_t s = sext(x, em_type_bits(ty));
       r = s < 0 ? 0 - (uint64_t)s : (uint64_t)s;
     } else {
       em_fail(c, t, in, "%s on an integer type", em_opc_name((EmOpc)in->opc));
@@ -875,7 +671,7 @@ void em_step(Cta *c, Thr *t) {
     break;
   }
   case EM_BFE: {
-    int bits = type_bits(ty);
+    int bits = em_type_bits(ty);
     uint64_t x = em_src(c, t, &a[1], ty);
     unsigned pos = (unsigned)em_src(c, t, &a[2], ET_U32) & 0xff, len = (unsigned)em_src(c, t, &a[3], ET_U32) & 0xff;
     uint64_t r = 0;
@@ -894,7 +690,7 @@ void em_step(Cta *c, Thr *t) {
     break;
   }
   case EM_BFI: {
-    int bits = type_bits(ty);
+    int bits = em_type_bits(ty);
     uint64_t f = em_src(c, t, &a[1], ty), b = em_src(c, t, &a[2], ty);
     unsigned pos = (unsigned)em_src(c, t, &a[3], ET_U32) & 0xff, len = (unsigned)em_src(c, t, &a[4], ET_U32) & 0xff;
     for (unsigned i = 0; i < len && pos + i < (unsigned)bits; i++)
@@ -926,7 +722,7 @@ void em_step(Cta *c, Thr *t) {
   case EM_ST: {
     bool ld = in->opc == EM_LD;
     const EmArg *ad = ld ? &a[1] : &a[0], *v = ld ? &a[0] : &a[1];
-    int eb = type_bits(ty) / 8, n = in->vec ? in->vec : 1;
+    int eb = em_type_bits(ty) / 8, n = in->vec ? in->vec : 1;
     if (eb < 1) eb = 1;
     if (n > 4 || (n > 1 && (v->kind != EA_VEC || v->nvec != n)) || (n == 1 && v->kind == EA_VEC)) {
       em_fail(c, t, in, "the vector operand does not match .v%d", n);
@@ -976,7 +772,7 @@ void em_step(Cta *c, Thr *t) {
   case EM_RED: {
     bool at = in->opc == EM_ATOM;
     const EmArg *ad = at ? &a[1] : &a[0];
-    int eb = type_bits(ty) / 8;
+    int eb = em_type_bits(ty) / 8;
     uint64_t addr;
     if (eb < 1 || !em_addr_of(c, t, in, ad, &addr)) return;
     if (in->vec > 1) { /* red.global.add.v2/v4.f32: element-wise, one word after another */
@@ -1012,7 +808,7 @@ void em_step(Cta *c, Thr *t) {
     case ESB_OR: r = old | b; break;
     case ESB_XOR: r = old ^ b; break;
     case ESB_EXCH: r = b; break;
-    case ESB_CAS: r = (old & mask_of(eb * 8)) == (b & mask_of(eb * 8)) ? em_src(c, t, &a[3], ty) : old; break;
+    case ESB_CAS: r = (old & em_mask_of(eb * 8)) == (b & em_mask_of(eb * 8)) ? em_src(c, t, &a[3], ty) : old; break;
     case ESB_INC: r = old >= b ? 0 : old + 1; break;
     case ESB_DEC: r = (old == 0 || old > b) ? b : old - 1; break;
     default: em_fail(c, t, in, "unsupported atomic operation"); return;

@@ -2,7 +2,13 @@
  * instructions, the scheduler; async.c: mbarriers, TMA, bulk groups;
  * matrix.c: the warp collectives, stmatrix/ldmatrix and wgmma). Internal to emu/: the CTA and
  * thread state, the report and operand helpers, the 16-bit float
- * conversions. */
+ * conversions.
+ *
+ * The files' floors, each calling only those below it: report.c (em_fail,
+ * em_rand); the pure ones (tma.c, wgmma.c, tcgen05*.c); operand.c; check.c;
+ * cluster.c; memory.c; async.c, cpasync.c, regs.c, sys.c; tmem.c;
+ * matrix.c; exec.c (one instruction: it dispatches to the engines); sched.c
+ * (CTAs, rounds, launches). */
 #ifndef TILE_EMU_EXEC_INT_H
 #define TILE_EMU_EXEC_INT_H
 
@@ -159,13 +165,17 @@ typedef struct Cta {
 
 /* ---- exec.c ---- */
 void em_step(Cta *c, Thr *t); /* one instruction of t */
+/* ---- report.c (below every other file): the CTA's one report, the seeded schedules' numbers ---- */
 void em_fail(Cta *c, const Thr *t, const EmIns *in, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+uint64_t em_rand(Cta *c);
+/* ---- operand.c: source operands (registers, immediates, special registers, symbols), destinations, the
+ * address of a memory operand ---- */
 uint64_t em_src(const Cta *c, const Thr *t, const EmArg *a, EmType ty);
 void em_dst(Thr *t, const EmArg *a, EmType ty, uint64_t v);
+bool em_addr_of(Cta *c, Thr *t, const EmIns *in, const EmArg *ad, uint64_t *out);
+/* ---- memory.c: the host bytes behind an address of a space (NULL after a report) ---- */
 uint8_t *em_mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t a, size_t bytes);
 uint8_t *em_gmem(Cta *c, const Thr *t, const EmIns *in, uint64_t a, size_t bytes);
-bool em_addr_of(Cta *c, Thr *t, const EmIns *in, const EmArg *ad, uint64_t *out);
-uint64_t em_rand(Cta *c); /* the seeded scheduler's numbers */
 
 /* ---- sys.c ---- */
 void em_sys_step(Cta *c, Thr *t); /* t's instruction, which the parser marked EMM_SYS */
@@ -240,8 +250,11 @@ void em_chk_cpa_wait(Cta *c, const Thr *t, int below);
 /* An mbarrier's name for reports: "full[1] (gemm.tile:39)", from the Tile
  * line of its mbarrier.init, else its address. */
 const char *em_mbar_name(const Cta *c, const EmMbar *b, char *buf, size_t n);
-/* async.c: the TMA box's bytes in shared memory, 16 at a time (the
- * swizzle moves 16-byte chunks): fn(arg, address, bytes) for each. */
+/* tma.c: the TMA box's bytes in shared memory, 16 at a time (the
+ * swizzle moves 16-byte chunks): fn(arg, address, bytes) for each; the
+ * box's extent in shared memory along dimension d, and its bytes. */
+uint32_t em_tmap_box_n(const EmTensorMap *m, int d);
+uint64_t em_tmap_box_bytes(const EmTensorMap *m);
 bool em_box_chunks(const EmAsync *op, bool (*fn)(void *, uint32_t, uint32_t), void *arg); /* false: fn said stop */
 
 /* check.c: tcgen05 ordering, for tmem.c's tensor-memory shadow (every one a no-op, or "known", with the checks
@@ -295,7 +308,6 @@ void em_reg_finish(Cta *c, Thr *t, const EmIns *in);
 void em_reg_waits(const Cta *c, const Thr *t, char *buf, size_t n);
 
 /* ---- cluster.c: clusters ---- */
-uint64_t em_clu_sreg(const Cta *c, int r); /* the cluster's special registers (EmSreg) */
 /* The CTA whose window the shared(::cluster) address *a is in (its tag stripped from *a); NULL after a report. */
 Cta *em_clu_owner(Cta *c, const Thr *t, const EmIns *in, uint64_t *a);
 void em_clu_step(Cta *c, Thr *t, const EmIns *in); /* EM_CBAR, EM_MAPA */
@@ -323,6 +335,26 @@ bool em_chk_x_knows(const Thr *t, const Cta *w, uint32_t e);
 bool em_chk_remote_read(Cta *d, Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n);
 
 /* ---- numbers (shared by the files above) ---- */
+static inline int em_type_bits(EmType t) {
+  switch (t) {
+  case ET_PRED: return 1;
+  case ET_B8: case ET_U8: case ET_S8: return 8;
+  case ET_B16: case ET_U16: case ET_S16: case ET_F16: case ET_BF16: return 16;
+  case ET_B64: case ET_U64: case ET_S64: case ET_F64: case ET_F32X2: return 64;
+  default: return 32;
+  }
+}
+static inline uint64_t em_mask_of(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+static inline double em_f64_of(uint64_t bits) {
+  double d;
+  memcpy(&d, &bits, 8);
+  return d;
+}
+static inline uint64_t em_bits_of_f64(double d) {
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  return u;
+}
 static inline float em_f32_of(uint64_t bits) {
   uint32_t u = (uint32_t)bits;
   float f;

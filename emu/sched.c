@@ -84,18 +84,6 @@ EmSched em_sched_of(const EmLaunch *l) {
   return l->seed ? EM_SCHED_RANDOM : EM_SCHED_RR;
 }
 
-const char *em_sched_name(EmSched s) {
-  return s == EM_SCHED_RANDOM ? "random" : s == EM_SCHED_ADVERSARIAL ? "adversarial" : "rr";
-}
-
-uint64_t em_rand(Cta *c) {
-  uint64_t x = c->rng ? c->rng : 0x9e3779b97f4a7c15ull;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return c->rng = x;
-}
-
 /* One round of c: each warp in turn, its lanes in lockstep, then the
  * copies in flight that are due (all of them when nothing moved, unless
  * others of the cluster did: `quiet`). wake: its spinning threads look

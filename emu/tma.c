@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "emu.h"
+#include "exec_int.h"
 
 /* FNV-1a over the map's bytes before its checksum. */
 static uint64_t tm_check(const EmTensorMap *m) {
@@ -96,4 +96,23 @@ bool em_tmap_decode(const void *p, EmTensorMap *map) {
   if (map->magic != EM_TMAP_MAGIC || map->check != tm_check(map)) return false;
   return map->rank >= 1 && map->rank <= 5 && tm_esize(map->dtype) == map->esize && map->esize > 0 &&
          map->swizzle <= 3;
+}
+
+/* ---- the box in shared memory (for async.c's copies and check.c's records) ---- */
+
+/* The box's extent in shared memory, dimension d. */
+uint32_t em_tmap_box_n(const EmTensorMap *m, int d) { return (m->box[d] + m->estr[d] - 1u) / m->estr[d]; }
+
+uint64_t em_tmap_box_bytes(const EmTensorMap *m) {
+  uint64_t b = m->esize;
+  for (int d = 0; d < m->rank; d++) b *= em_tmap_box_n(m, d);
+  return b;
+}
+
+bool em_box_chunks(const EmAsync *op, bool (*fn)(void *, uint32_t, uint32_t), void *arg) {
+  uint64_t bytes = em_tmap_box_bytes(&op->map);
+  for (uint64_t off = 0; off < bytes; off += 16)
+    if (!fn(arg, em_swizzle(op->smem + (uint32_t)off, op->map.swizzle), (uint32_t)(bytes - off < 16 ? bytes - off : 16)))
+      return false;
+  return true;
 }
