@@ -112,6 +112,7 @@ struct EmChk {
   uint32_t (*tvc)[NW];   /* tmem.c: each thread's warp clock at its last tcgen05.fence::after_thread_sync (NULL: none yet) */
   uint32_t (*vc)[AG_N];  /* each thread's clock */
   uint32_t (*avc)[GN];   /* what of the generic-proxy writes reaches the thread through a proxy fence */
+  uint32_t fenced[GN];   /* the most of each generic writer's epochs any of the CTA's proxy fences covered */
   uint32_t ep[NW];       /* each warp's epoch (its accesses are marked with it) */
   bool pub[NW];          /* the epoch was published: the warp's next access ticks it */
   uint32_t bar[16][AG_N], bara[16][GN];
@@ -351,6 +352,7 @@ void em_chk_fence(Cta *c, const Thr *t, const EmIns *in) {
   EmChk *k = c->chk;
   if (!k || !in->text || strncmp(in->text, "fence.proxy.async", 17) || strstr(in->text, ".global")) return;
   memcpy(k->avc[t->linear], row_of(k, t), sizeof k->avc[0]); /* every generic write it knows of is fenced */
+  join(k->fenced, k->avc[t->linear], k->ngen);
   publish(k, t);
 }
 
@@ -602,8 +604,10 @@ bool em_chk_tc_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t 
 /* The peer CTA's shared memory that a pair MMA (.cta_group::2, issued by t of c) reads: what the peer wrote
  * there must have been released to t (a barrier.cluster, or an mbarrier arrival it made, as for a remote
  * load), and the bytes stay read by the peer's tcgen05 pipe at epoch pep until a commit to one of the peer's
- * mbarriers covers it, so that the peer's own writes into them before that wait are races. Not checked here:
- * the proxy fence between the peer's generic writes and the read, and bytes never written. */
+ * mbarriers covers it, so that the peer's own writes into them before that wait are races. The peer's
+ * generic-proxy writes (its threads' stores, its cp.async copies) must be covered by a fence.proxy.async of
+ * one of its threads (a `proxy` report otherwise); whether that fence lies on the path to t is not told apart
+ * across the CTAs (their clocks are per CTA), nor are bytes never written. */
 bool em_chk_tc_read_peer(Cta *pc, Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n, uint32_t pep) {
   static const uint32_t none[AG_N]; /* the issuing thread knows of no read of the peer's as over */
   EmChk *k = pc->chk;
@@ -612,6 +616,14 @@ bool em_chk_tc_read_peer(Cta *pc, Cta *c, const Thr *t, const EmIns *in, uint32_
   for (size_t x = a / 4; x <= (a + n - 1) / 4; x++) {
     Word *d = &k->sh[x];
     if (x_unordered(c, t, d)) return x_race(c, t, in, pc, x, d);
+    int ag = AG(d->w);
+    if (d->w && ag < k->ngen && k->fenced[ag] < EP(d->w)) {
+      char wb[256];
+      em_fail(c, t, in, "proxy: the tcgen05.mma.cta_group::2 reads smem+0x%x of the peer CTA (rank %d), written by %s "
+              "through the generic proxy, with no fence.proxy.async in that CTA after the write", (unsigned)(x * 4),
+              pc->rank, writer(pc, d, wb, sizeof wb));
+      return false;
+    }
     add_read(d, k->agt, pep, none);
   }
   return true;

@@ -141,7 +141,8 @@ enum { P_NOWAIT = 1 /* the odd CTA reads D without waiting on its mbarrier */,
        P_NOMCAST = 2 /* the commit arrives on the even CTA's mbarrier only */,
        P_MIXED = 4 /* the allocation is .cta_group::1 */,
        P_EARLYEXIT = 8 /* the odd CTA exits at once: no wait, no cluster barrier, its columns freed first */,
-       P_LATEWRITE = 16 /* the odd CTA's thread 0 stores into its half of A after the cluster barrier */ };
+       P_LATEWRITE = 16 /* the odd CTA's thread 0 stores into its half of A after the cluster barrier */,
+       P_NOFENCE_ODD = 32 /* the odd CTA copies its operands with generic stores and no fence.proxy.async */ };
 
 /* img: two images of 24576 bytes (one a CTA: A 128 x 64 at 0, B's 64 columns x 64 at 16384, 128-byte rows,
  * swizzled); out: two 128 x 128 f32 blocks (the CTA's rows of D). */
@@ -159,7 +160,7 @@ static char *pair_ptx(int broken) {
       "COPY:\nmul.wide.u32 %%rd3, %%r2, 16;\nadd.u64 %%rd4, %%rd1, %%rd3;\n"
       "ld.global.v4.b32 {%%r3, %%r4, %%r5, %%r6}, [%%rd4];\nmov.u32 %%r7, tile;\nshl.b32 %%r8, %%r2, 4;\n"
       "add.u32 %%r9, %%r7, %%r8;\nst.shared.v4.b32 [%%r9], {%%r3, %%r4, %%r5, %%r6};\nadd.u32 %%r2, %%r2, 128;\n"
-      "setp.lt.u32 %%p1, %%r2, 1536;\n@%%p1 bra COPY;\nfence.proxy.async.shared::cta;\n"
+      "setp.lt.u32 %%p1, %%r2, 1536;\n@%%p1 bra COPY;\n%sfence.proxy.async.shared::cta;\nFENCED:\n"
       "setp.ne.u32 %%p2, %%r10, 0;\nsetp.ne.u32 %%p3, %%r1, 0;\nsetp.ne.u32 %%p6, %%r50, 0;\n"
       "@%%p2 bra NOALLOC;\nmov.u32 %%r11, slot;\n"
       "tcgen05.alloc.%s.sync.aligned.shared::cta.b32 [%%r11], 128;\n"
@@ -169,7 +170,8 @@ static char *pair_ptx(int broken) {
       /* both CTAs' operands, mbarriers and columns are ready before the even CTA issues */
       "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n"
       "tcgen05.fence::after_thread_sync;\n"
-      "ld.shared.b32 %%r12, [slot];\nshl.b32 %%r30, %%r10, 21;\nadd.u32 %%r31, %%r12, %%r30;\n", grp, grp);
+      "ld.shared.b32 %%r12, [slot];\nshl.b32 %%r30, %%r10, 21;\nadd.u32 %%r31, %%r12, %%r30;\n",
+    broken & P_NOFENCE_ODD ? "setp.ne.u32 %p8, %r50, 0;\n@%p8 bra FENCED;\n" : "", grp, grp);
   if (broken & P_LATEWRITE) /* unordered with the even CTA's MMA, which reads it (before or after) */
     P("@%%p3 bra NOLATE;\n@!%%p6 bra NOLATE;\nmov.u32 %%r40, tile;\nst.shared.b32 [%%r40+64], %%r40;\nNOLATE:\n");
   if (broken & P_EARLYEXIT) /* the odd CTA: free the columns and leave */
@@ -310,6 +312,11 @@ static void test_pair_reports(void **state) {
    * on both schedules, the write lands on bytes the MMA reads until its commit) */
   must_fail(P_LATEWRITE, 2, EM_SCHED_RR, (const char *const[]){"smem+0x40", NULL});
   must_fail(P_LATEWRITE, 2, EM_SCHED_ADVERSARIAL, (const char *const[]){"smem+0x40", NULL});
+  /* the odd CTA's operands written by its threads' generic stores, released by the cluster barrier but never
+   * fenced for the async proxy that the even CTA's MMA reads them through: a proxy report on the peer's bytes */
+  must_fail(P_NOFENCE_ODD, 2, EM_SCHED_RR, (const char *const[]){"proxy: the tcgen05.mma.cta_group::2 reads smem+",
+                                                                  "of the peer CTA (rank 1)", NULL});
+  must_fail(P_NOFENCE_ODD, 2, EM_SCHED_ADVERSARIAL, (const char *const[]){"no fence.proxy.async in that CTA", NULL});
   /* the odd CTA frees its columns and exits while the pair's MMA is to write them */
   must_fail(P_EARLYEXIT, 2, EM_SCHED_ADVERSARIAL,
             (const char *const[]){"tcgen05.dealloc of columns 0..127 while the pair's tcgen05.mma", NULL});
