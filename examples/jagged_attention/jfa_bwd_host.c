@@ -356,7 +356,8 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
  * of half the blocks, none and all, per batch and per sequence, causal and
  * not, sequences shorter than a block and empty, both head dims (make test
  * runs the small set on the emulator). */
-static int det_variants; /* the variants' deterministic cubins (NAME.det) are there: their checks run */
+static int det_variants;    /* the variants' deterministic cubins (NAME.det) are there: their checks run */
+static int no_det_variants; /* --no-det-variants: skip them (a second schedule of make test's) */
 
 static bool check_blocksparse(jfa_lib *lib, int small) {
   static const int64_t mixed[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0, 159, 160, 161, 319, 321, 480};
@@ -577,6 +578,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--small")) small = 1;
     else if (!strcmp(argv[i], "--update")) plan_by_update = 1; /* plans made for another batch, then updated */
     else if (!strcmp(argv[i], "--det")) det_only = 1; /* only the deterministic mode */
+    else if (!strcmp(argv[i], "--no-det-variants")) no_det_variants = 1; /* the variants not in deterministic mode */
     else if (!strcmp(argv[i], "--blocksparse")) blocksparse_only = 1; /* only the block-sparse cases */
     else if (!strcmp(argv[i], "--ignore-mask")) ignore_mask = 1;      /* jfa_test.h: the checks must fail */
     else if (!strcmp(argv[i], "--case") && i + 1 < argc) case_filter = argv[++i];
@@ -591,7 +593,7 @@ int main(int argc, char **argv) {
       fprintf(stderr,
               "usage: %s --cubins DIR (--check [--small] [--update] [--case SUBSTR] [--det | --blocksparse [--ignore-mask]]\n"
               "       | --bench SUITES_DIR [--only J1,J2] [--reps N] [--ab DIR])\n"
-              "       [--seed S] [--ctas N]\n",
+              "       [--seed S] [--ctas N] [--no-det-variants]\n",
               argv[0]);
       return 2;
     }
@@ -616,7 +618,7 @@ int main(int argc, char **argv) {
   if (vf) fclose(vf);
   if (check && !variants) printf("(no variant cubins in %s: the variants' checks are skipped)\n", cubins);
   snprintf(vpath, sizeof vpath, "%s/jfa_fwd.d64.window.det.%s.cubin", cubins, jfa_lib_arch(lib));
-  if ((vf = fopen(vpath, "rb"))) det_variants = 1, fclose(vf);
+  if ((vf = fopen(vpath, "rb"))) det_variants = !no_det_variants, fclose(vf);
   if (check && variants && !det_variants)
     printf("(no deterministic variant cubins in %s: the variants' deterministic checks are skipped)\n", cubins);
   if (check && blocksparse_only) {
