@@ -655,6 +655,56 @@ static SVal b_tma(S *s, Node *call, Node *self, bool load, bool add) {
   return (SVal){.k = V_VOID};
 }
 
+/* dsmem_copy(src, dst, bar, cta = r): one bulk copy of the TMA engine from this CTA's shared view src into
+ * the view dst of CTA r of the cluster (cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes):
+ * its bytes complete on the mbarrier at bar's offset in CTA r, which expects them (barrier_expect there). The
+ * views have one type and are each one run of bytes (a whole buffer slot, or whole column blocks of every row),
+ * so the bytes land in the same layout, swizzle included. The elected thread issues it; src is read through
+ * the async proxy (fence_async_shared() after writing it). */
+static bool contiguous(const Type *t) {
+  int eb = ty_dtype_bytes((DType)t->elem.dt), span = t->swizzle ? t->swizzle : t->shape[1] * eb;
+  return !t->trans && (ty_block_rows(t) == t->shape[0] || t->shape[1] * eb <= span);
+}
+
+static SVal b_dsmem_copy(S *s, Node *call, Node *self) {
+  static const Spec sp = {{"src", "dst", "bar", "cta"}, 4};
+  BArgs a;
+  if (!sm_bind_args(s, call, self, "dsmem_copy", &sp, &a)) return sv_err();
+  TValue *src = view_arg(s, &a, 0, "dsmem_copy", "the source");
+  TValue *dst = src ? view_arg(s, &a, 1, "dsmem_copy", "the destination") : NULL;
+  TValue *bar = dst ? bar_arg(s, &a, 2, "dsmem_copy") : NULL;
+  if (!bar) return sv_err();
+  const Type *x = src->type, *y = dst->type;
+  if (!ty_eq(x, y) || x->swizzle != y->swizzle) {
+    dg_error(s->c, call->loc, "dsmem_copy copies bytes as they lie: the source and the destination must be views of "
+                              "one type, shape and swizzle, not %s and %s",
+             ty_str(s->c, x), ty_str(s->c, y));
+    return sv_err();
+  }
+  int64_t bytes = ty_numel(x) * ty_dtype_bytes((DType)x->elem.dt);
+  if (!contiguous(x) || !contiguous(y) || bytes % 16) {
+    dg_error(s->c, call->loc, "dsmem_copy of %s: a bulk copy moves one run of bytes, a multiple of 16: a whole "
+                              "buffer slot, or whole column blocks of every row (a slice of some rows of a view "
+                              "wider than its %d-byte swizzle lies in pieces)",
+             ty_str(s->c, x), x->swizzle);
+    return sv_err();
+  }
+  int nc = s->kf->cluster[0] * s->kf->cluster[1] * s->kf->cluster[2];
+  if (nc < 2) {
+    dg_error(s->c, a.loc[3], "dsmem_copy(..., cta = r) copies into CTA r of the kernel's cluster, but the kernel runs "
+                             "without clusters (add cluster(N))");
+    return sv_err();
+  }
+  if (a.v[3].k == V_INT && (a.v[3].i < 0 || a.v[3].i >= nc)) {
+    dg_error(s->c, a.loc[3], "dsmem_copy(..., cta = %lld): the cluster has CTAs 0 to %d", (long long)a.v[3].i, nc - 1);
+    return sv_err();
+  }
+  TValue *r = int_arg(s, &a, 3, "dsmem_copy", "the CTA rank");
+  if (!r) return sv_err();
+  emit(s, OP_DSMEM_COPY, call->loc, 4, (TValue *[]){src, dst, bar, r}, NULL)->ival = bytes;
+  return (SVal){.k = V_VOID};
+}
+
 static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name) {
   static const Spec sp = {{"pending", "acc", "after", "release"}, 0};
   BArgs a;
@@ -932,6 +982,7 @@ bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out) {
   else if (!strcmp(name, "tma_store")) *out = b_tma(s, call, self, false, false);
   else if (!strcmp(name, "tma_store_add")) *out = b_tma(s, call, self, false, true);
   else if (!strcmp(name, "tma_store_wait")) *out = b_wait_n(s, call, self, OP_TMA_STORE_WAIT, name);
+  else if (!strcmp(name, "dsmem_copy")) *out = b_dsmem_copy(s, call, self);
   else if (!strcmp(name, "tma_store_flush")) {
     /* the writes to global memory are done, not just the reads of shared memory */
     *out = b_wait_n(s, call, self, OP_TMA_STORE_WAIT, name);

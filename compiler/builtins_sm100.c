@@ -265,34 +265,51 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
              ty_str(s->c, y->type));
     return sv_err();
   }
-  /* a CTA pair's MMA (tcgen05.mma.cta_group::2, M = 256): this CTA's operands are its 128 rows of A and its half
-   * of B's columns; its accumulator is its 128 rows of D, every column */
+  /* a CTA pair's MMA (tcgen05.mma.cta_group::2): this CTA's operands are its rows of A and its half of B's
+   * columns. M = 256: its 128 rows of A, its accumulator its 128 rows of D, every column. M = 128 (a's 64 rows):
+   * its 64 rows of D fold onto the 128 lanes, the first half of D's columns on lanes 0..63, the second on 64..127
+   * (the PTX ISA's data-path layout B), so acc is a [128, N/2] view */
   bool pair = s->kf->tmem_pair;
   int M = x->type->shape[0], K = x->type->shape[1], K2 = y->type->shape[0], N = y->type->shape[1];
-  if (pair && (K == K2 && d->type->shape[0] == M && d->type->shape[1] != 2 * N)) {
-    dg_error(s->c, call->loc, "mma_async of %s and %s into %s on a CTA pair: each CTA holds its 128 rows of A [128, "
-                              "K] and half of B's columns [K, N/2], and its 128 rows of D [128, N]: D has twice b's "
-                              "columns",
-             ty_str(s->c, x->type), ty_str(s->c, y->type), ty_str(s->c, d->type));
+  bool fold = pair && M == 64;
+  int dr = fold ? 128 : M, dc = fold || !pair ? N : 2 * N;
+  if (pair && K == K2 && (M == 128 || M == 64) && (d->type->shape[0] != dr || d->type->shape[1] != dc)) {
+    if (fold)
+      dg_error(s->c, call->loc, "mma_async of %s and %s into %s on a CTA pair with M = 128: each CTA holds its 64 "
+                                "rows of A [64, K] and half of B's columns [K, N/2]; its 64 rows of D [64, N] fold "
+                                "onto the 128 lanes (columns 0..N/2-1 on lanes 0..63, the rest on lanes 64..127), "
+                                "so D is a [128, N/2] view: [128, %d] here",
+               ty_str(s->c, x->type), ty_str(s->c, y->type), ty_str(s->c, d->type), N);
+    else
+      dg_error(s->c, call->loc, "mma_async of %s and %s into %s on a CTA pair: each CTA holds its 128 rows of A [128, "
+                                "K] and half of B's columns [K, N/2], and its 128 rows of D [128, N]: D has twice b's "
+                                "columns",
+               ty_str(s->c, x->type), ty_str(s->c, y->type), ty_str(s->c, d->type));
     return sv_err();
   }
-  if (pair) N *= 2;
-  if (K != K2 || d->type->shape[0] != M || d->type->shape[1] != N) {
+  if (K != K2 || d->type->shape[0] != dr || d->type->shape[1] != dc) {
     dg_error(s->c, call->loc, "mma_async of %s and %s into %s: shapes must be [M, K], [K, N] and [M, N]",
              ty_str(s->c, x->type), ty_str(s->c, y->type), ty_str(s->c, d->type));
     return sv_err();
   }
-  if (M != 128 || d->type->lane0 != 0 || (a_tmem && x->type->lane0 != 0)) {
+  if (fold && a_tmem) {
+    dg_error(s->c, call->loc, "mma_async on a CTA pair with M = 128 (a's 64 rows) takes A from shared memory; A in "
+                              "tensor memory is not supported with M = 128 yet");
+    return sv_err();
+  }
+  if ((M != 128 && !fold) || d->type->lane0 != 0 || (a_tmem && x->type->lane0 != 0)) {
     dg_error(s->c, call->loc, "mma_async of [%d, %d] x [%d, %d] on %s: tcgen05.mma (cta_group::1) computes M = 128 "
-                              "rows, TMEM lanes 0..127 (M = 64 is not supported yet; a CTA pair's M = 256: tmem(..., pair = true))",
+                              "rows, TMEM lanes 0..127 (M = 64 is not supported yet; a CTA pair's M = 256 or 128: "
+                              "tmem(..., pair = true))",
              M, K, K, N, s->c->arch);
     return sv_err();
   }
+  if (pair) N *= 2; /* the pair's N */
   if (pair && (N % 32 || N < 32 || N > 256 || K % 16)) {
-    dg_error(s->c, call->loc, "mma_async of [%d, %d] x [%d, %d] on a CTA pair: tcgen05.mma.cta_group::2 with M = 256 "
-                              "needs N (D's columns) a multiple of 32 from 32 to 256 (B's %d columns in each CTA), "
-                              "and K a multiple of 16",
-             M, K, K, N / 2, N / 2);
+    dg_error(s->c, call->loc, "mma_async of [%d, %d] x [%d, %d] on a CTA pair: tcgen05.mma.cta_group::2 (M = %d) "
+                              "needs N a multiple of 32 from 32 to 256 (B's %d columns in each CTA), and K a multiple "
+                              "of 16",
+             M, K, K, N / 2, 2 * M, N / 2);
     return sv_err();
   }
   if (N % 16 || N < 16 || N > 256 || K % 16) {
@@ -304,7 +321,7 @@ static SVal b_mma_async(S *s, Node *call, Node *self) {
   int eb = ty_dtype_bytes(dt);
   bool a_mn = !a_tmem && x->type->trans, b_mn = !y->type->trans;
   bool a_ok = a_tmem || (x->type->swizzle == 128 && (a_mn ? (M * eb) % 128 == 0 : (K * eb) % 128 == 0));
-  bool b_ok = y->type->swizzle == 128 && (b_mn ? (N * eb) % 128 == 0 : (K * eb) % 128 == 0);
+  bool b_ok = y->type->swizzle == 128 && (b_mn ? (y->type->shape[1] * eb) % 128 == 0 : (K * eb) % 128 == 0);
   if (!a_ok || !b_ok) {
     dg_error(s->c, call->loc, "mma_async reads shared memory with a 128-byte swizzle: K-major operands are whole "
                               "128-byte rows of K (K a multiple of %d), an N-contiguous b (or M-contiguous a, "

@@ -618,6 +618,28 @@ static void arrive_remote(Lw *L, TValue *bar, MlirValue rank) {
   lw_end_if(L, &sc, L->elect);
 }
 
+/* dsmem_copy (builtins_hw.c): the elected thread's bulk copy into CTA r's shared memory, completing on the
+ * mbarrier at bar's offset there (mapa: both shared::cluster addresses). */
+static void dsmem_copy(Lw *L, TOp *op) {
+  IfScope sc;
+  elected(L, &sc);
+  MlirValue rank = lw_get(L, op->opnds[3])->v[0];
+  MlirValue a32[3];
+  TValue *v[3] = {op->opnds[1], op->opnds[0], op->opnds[2]};
+  for (int i = 0; i < 3; i++) {
+    MlirValue p = i == 2 ? bar_addr(L, v[i]) : addr_of(L, v[i]);
+    a32[i] = lw_cast(L, "arith.trunci", lw_cast(L, "llvm.ptrtoint", p, L->i64), L->i32);
+  }
+  MlirValue ops[4];
+  for (int i = 0; i < 3; i += 2) /* the destination and the mbarrier, in CTA r */
+    ops[i] = lw_asm(L, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", 2, (MlirValue[]){a32[i], rank}, L->i32, true);
+  ops[1] = a32[1];
+  ops[3] = lw_i32(L, (int32_t)op->ival);
+  lw_asm(L, "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [$0], [$1], $3, [$2];",
+         "r,r,r,r", 4, (MlirValue[]){ops[0], ops[1], ops[2], ops[3]}, (MlirType){0}, true);
+  lw_end_if(L, &sc, L->elect);
+}
+
 static bool lower_tma(Lw *L, TOp *op) {
   bool load = op->opc == OP_TMA_LOAD;
   TValue *desc = op->opnds[0], *view = op->opnds[3];
@@ -788,6 +810,7 @@ bool lw_hw_op(Lw *L, TOp *op) {
   }
   case OP_TMA_LOAD:
   case OP_TMA_STORE: return lower_tma(L, op);
+  case OP_DSMEM_COPY: dsmem_copy(L, op); return true;
   case OP_TMA_STORE_WAIT: {
     IfScope sc;
     elected(L, &sc);

@@ -316,7 +316,7 @@ static bool tc_mma(Lw *L, TOp *op) {
   bool a_tmem = a->type->kind == TY_TMEM, pair = op->flags & OPF_PAIR;
   bool a_mn = !a_tmem && a->type->trans, b_mn = !b->type->trans;
   int M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1];
-  if (pair) M *= 2, N *= 2; /* the pair's shape: each CTA holds 128 rows of A and N/2 columns of B */
+  if (pair) M *= 2, N *= 2; /* the pair's shape: each CTA holds M/2 rows of A (128 or 64) and N/2 columns of B */
   bool bf16 = a->type->elem.dt == DT_BF16;
   MlirValue flag = op->ival > 0 ? lw_get(L, op->opnds[3])->v[0] : (MlirValue){0};
   MlirValue who = issuer(L, op);

@@ -1,6 +1,6 @@
 /* async.c - Hopper's asynchronous copy engine and its barriers, run by the
  * emulator (issue 16): mbarriers, cp.async.bulk.tensor (TMA) loads, stores
- * and reductions, bulk groups, setmaxnreg.
+ * and reductions, bulk groups, bulk copies into the cluster, setmaxnreg.
  *
  * mbarrier (PTX ISA, "Parallel Synchronization and Communication
  * Instructions: mbarrier"): an object in shared memory with an expected
@@ -294,8 +294,99 @@ static bool remote_written(void *c, uint32_t a, uint32_t n) {
   return true;
 }
 
+/* ---- bulk copies into the cluster (cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes) ----
+ * PTX ISA, cp.async.bulk: `size` bytes (a multiple of 16, both addresses 16-byte aligned) from the executing CTA's
+ * shared memory to a CTA of the cluster, completing `size` transaction bytes on the mbarrier, which lies in the
+ * destination's CTA. Queued in the destination CTA like a TMA load and done at a later scheduling point: the
+ * source is read then, so the bytes it had at issue must still be there (a hash of them is compared); the bytes
+ * it writes are known through the mbarrier's phase (check.c, em_chk_copy_issue/done). */
+static uint64_t fnv(const uint8_t *p, uint32_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint32_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+static void s2c_issue(Cta *c, Thr *t, const EmIns *in) {
+  uint64_t n = em_src(c, t, &in->a[2], ET_U32);
+  if (c->failed) return;
+  if (n == 0 || n % 16) {
+    em_fail(c, t, in, "cp.async.bulk of %llu bytes: the size is a positive multiple of 16", (unsigned long long)n);
+    return;
+  }
+  EmAsync op = {.in = in, .thr = (int)(t - c->t), .load = true, .copy = true, .scta = c->rank, .bytes = (uint32_t)n,
+                .mcta = -1};
+  Cta *d = c, *mo = c;
+  if (!smem_at(c, t, in, ES_SHARED, &in->a[0], n, 16, "the bulk copy's destination", &op.smem, &d) ||
+      !em_smem_at(c, t, in, ES_SHARED, &in->a[1], n, 16, "the bulk copy's source", &op.src))
+    return;
+  EmMbar *b = mb_of(c, t, in, ES_SHARED, &in->a[3], &mo);
+  if (!b) return;
+  if (mo != d) {
+    em_fail(c, t, in, "the bulk copy writes CTA rank %d's shared memory but completes on an mbarrier of CTA rank %d: "
+            "the mbarrier lies in the destination's CTA", d->rank, mo->rank);
+    return;
+  }
+  if (d->ended) {
+    em_fail(c, t, in, "cluster: the bulk copy writes CTA rank %d, whose threads have all exited", d->rank);
+    return;
+  }
+  if (!em_chk_async_src(c, t, in, "the bulk copy reads", op.src, op.bytes)) return;
+  op.mbar = b->addr, op.phase = b->phase, op.remote = d != c;
+  op.sum = fnv(c->smem + op.src, op.bytes);
+  op.due = c->sched == EM_SCHED_RR ? c->round + 1
+           : c->sched == EM_SCHED_RANDOM ? c->round + 1 + em_rand(c) % 3
+                                          : c->round + 64;
+  if (d->naq == d->capaq) {
+    int cap = d->capaq ? 2 * d->capaq : 16;
+    EmAsync *nq = realloc(d->aq, sizeof *nq * (size_t)cap);
+    if (!nq) {
+      em_fail(c, t, in, "out of memory");
+      return;
+    }
+    d->aq = nq, d->capaq = cap;
+  }
+  em_chk_copy_issue(d, &op);
+  d->aq[d->naq++] = op;
+  t->pc++;
+}
+
+/* Do a queued bulk copy in its destination CTA c. */
+static bool s2c_do(Cta *c, EmAsync *op) {
+  Cta *sc = c->clu ? c->clu->cta[op->scta] : c;
+  const Thr *t = &sc->t[op->thr];
+  if (sc->ended) {
+    em_fail(sc, t, op->in, "cluster: the bulk copy into CTA rank %d completes after its source CTA (rank %d) exited: "
+            "the source must stay until the copy is done", c->rank, sc->rank);
+    return false;
+  }
+  if (fnv(sc->smem + op->src, op->bytes) != op->sum) {
+    em_fail(sc, t, op->in, "race: smem+0x%x..0x%x, the source of the bulk copy into CTA rank %d, changed before the "
+            "copy completed (nothing this CTA waits for tells it the copy has read them)", op->src,
+            op->src + op->bytes - 1, c->rank);
+    return false;
+  }
+  memcpy(c->smem + op->smem, sc->smem + op->src, op->bytes);
+  EmMbar *b = mb_find(c, op->mbar);
+  if (!b) {
+    em_fail(sc, t, op->in, "the bulk copy completed on smem+0x%x of CTA rank %d, no longer an mbarrier", op->mbar, c->rank);
+    return false;
+  }
+  if (b->phase != op->phase || (!b->pending && b->tx > 0 && (uint64_t)b->tx < op->bytes)) {
+    char nm[160];
+    em_fail(sc, t, op->in, "mbarrier: %s (CTA rank %d) %s the bulk copy's %u bytes: the transaction bytes expected "
+            "are fewer than the copies bring", em_mbar_name(c, b, nm, sizeof nm), c->rank,
+            b->phase != op->phase ? "completed its phase before" : "expects fewer than", op->bytes);
+    return false;
+  }
+  em_chk_copy_done(c, op, b->xacc);
+  if (!mb_tx(c, t, op->in, b, -(int64_t)op->bytes)) return false;
+  mb_settle(c, b);
+  return true;
+}
+
 /* Do a queued copy (op->remote: a multicast load another CTA of the cluster issued; its thread is that CTA's). */
 static bool tma_do(Cta *c, EmAsync *op) {
+  if (op->copy) return s2c_do(c, op);
   const EmTensorMap *m = &op->map;
   const Thr *t = &c->t[op->thr];
   const EmIns *in = op->in;
@@ -546,6 +637,9 @@ void em_async_step(Cta *c, Thr *t, const EmIns *in) {
     return;
   case EM_TMA_LOAD: case EM_TMA_STORE:
     tma_issue(c, t, in);
+    return;
+  case EM_BULK_S2C:
+    s2c_issue(c, t, in);
     return;
   case EM_BULK_COMMIT:
     t->bulk_groups++;

@@ -426,6 +426,41 @@ void em_chk_tma_peer_done(Cta *c, const EmAsync *op, uint32_t *acc) {
   if (u->xep[c->rank] < EP_MAX) u->xep[c->rank]++;
 }
 
+/* A bulk copy into the cluster (async.c) landing in CTA d on its mbarrier b: from its issue, its bytes are
+ * known to d's threads only through b's phase (w: b's agent), and to the cluster's other CTAs only once that
+ * phase completes (xw: no epoch yet); when it lands, they count to the phase it completes (the release of d's
+ * epoch that the phase carries, as a .cta_group::2 TMA load's). Its issuer is another CTA's thread, so reads
+ * of d's still in flight over those bytes are not checked against it. */
+void em_chk_copy_issue(Cta *d, const EmAsync *op) {
+  EmChk *k = d->chk;
+  if (!k || (uint64_t)op->smem + op->bytes > d->smem_size) return;
+  int i = -1;
+  for (int j = 0; j < d->nmb && i < 0; j++)
+    if (d->mb[j].addr == op->mbar) i = j;
+  uint32_t w = chk_mb(k, i) ? MK(k->agm + i, k->mb[i]->ncomp + 1) : 0;
+  for (size_t x = op->smem / 4; x <= (op->smem + op->bytes - 1) / 4; x++) {
+    Word *wd = &k->sh[x];
+    wd->w = w, wd->wpc = (int32_t)(op->in - d->f->ins), wd->wthr = (uint16_t)op->thr;
+    wd->r[0] = wd->r[1] = 0;
+    wd->xw = d->clu ? (uint32_t)(d->rank + 1) << 24 | EP_MAX : 0;
+  }
+}
+
+void em_chk_copy_done(Cta *d, const EmAsync *op, uint32_t *acc) {
+  EmChk *k = d->chk;
+  if (!k || (uint64_t)op->smem + op->bytes > d->smem_size) return;
+  uint32_t xw = xw_of(d);
+  for (size_t x = op->smem / 4; x <= (op->smem + op->bytes - 1) / 4; x++) {
+    Word *wd = &k->sh[x];
+    wd->init |= word_mask(op->smem, op->bytes, x);
+    if (wd->xw >> 24 == (uint32_t)(d->rank + 1) && (wd->xw & EP_MAX) == EP_MAX) wd->xw = xw;
+  }
+  EmClu *u = d->clu;
+  if (!u) return;
+  if (u->xep[d->rank] > acc[d->rank]) acc[d->rank] = u->xep[d->rank];
+  if (u->xep[d->rank] < EP_MAX) u->xep[d->rank]++;
+}
+
 /* ---- across a cluster's CTAs: an epoch per CTA, ticking at each release by one of its threads ---- */
 
 void em_chk_x_release(Cta *c, const Thr *t, uint32_t *acc) {
@@ -583,6 +618,18 @@ static bool async_read_ok(Cta *c, const Thr *t, const EmIns *in, const char *wha
     return false;
   }
   if ((d->init & m) != m) return uninit(c, t, in, what, d, x, m);
+  return true;
+}
+
+/* The source of a bulk copy into the cluster (async.c), read through the async proxy from its issue: written
+ * before it, through a proxy fence when by generic stores. (Writes over it before the copy completes are
+ * caught by the copy itself: async.c compares the bytes.) */
+bool em_chk_async_src(Cta *c, const Thr *t, const EmIns *in, const char *what, uint32_t a, uint32_t n) {
+  EmChk *k = c->chk;
+  if (!k || !n || (uint64_t)a + n > c->smem_size) return true;
+  uint32_t *row = row_of(k, t), *arow = k->avc[t->linear];
+  for (size_t x = a / 4; x <= (a + n - 1) / 4; x++)
+    if (!async_read_ok(c, t, in, what, row, arow, &k->sh[x], x, word_mask(a, n, x))) return false;
   return true;
 }
 

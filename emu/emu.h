@@ -123,6 +123,8 @@ typedef enum EmOpc {
                         {, src-size | , ignore-src}{, cache-policy}   (EMM_CG; EMM_HINT) */
   EM_CPA_COMMIT,     /* cp.async.commit_group */
   EM_CPA_WAIT,       /* cp.async.wait_group N; cp.async.wait_all (EMM_ALL, no operand) */
+  EM_BULK_S2C,       /* cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size,
+                        [mbar]: a bulk copy into a CTA of the cluster */
   EM_UNSUPPORTED, /* parsed but not executable: executing it is an error naming the opcode */
 } EmOpc;
 

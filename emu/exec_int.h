@@ -80,6 +80,12 @@ typedef struct EmAsync {
   uint32_t phase;  /* a load: its mbarrier's phase when issued (the phase its bytes count towards) */
   int32_t coord[5];
   EmTensorMap map;
+  /* a bulk copy into a CTA of the cluster (cp.async.bulk.shared::cluster.shared::cta): queued in the destination
+     CTA (smem: where it lands, mbar: its mbarrier there), read from CTA rank scta at src when done */
+  bool copy;
+  int scta;
+  uint32_t src, bytes;
+  uint64_t sum;    /* the source bytes at issue (a hash): the copy may read them until it completes */
 } EmAsync;
 
 /* A wgmma.mma_async of a warpgroup, issued and not yet waited for: run by
@@ -272,6 +278,9 @@ uint32_t em_chk_tc_mma(Cta *c);
  * async proxy, until a commit covering ep is known: after the writes (a fence.proxy.async after generic ones), and no
  * write over them before that (bytes never written are not checked). _peer: the same for a pair MMA's half in the
  * peer CTA pc, at the peer's pipe epoch pep (the peer's writes released to the issuer, as a remote read's) */
+void em_chk_copy_issue(Cta *d, const EmAsync *op);
+void em_chk_copy_done(Cta *d, const EmAsync *op, uint32_t *acc);
+bool em_chk_async_src(Cta *c, const Thr *t, const EmIns *in, const char *what, uint32_t a, uint32_t n);
 bool em_chk_tc_read(Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n, uint32_t ep);
 bool em_chk_tc_read_peer(Cta *pc, Cta *c, const Thr *t, const EmIns *in, uint32_t a, uint32_t n, uint32_t pep);
 void em_chk_tc_commit(Cta *c, EmMbar *b, uint32_t e);

@@ -79,7 +79,8 @@ static bool cp_nonbulk(const char **w, const int *wl, int n, EmIns *in) {
 }
 
 /* cp.async.bulk.tensor.Nd.DST.SRC[.tile].COMPLETION, cp.reduce.async.bulk.tensor.Nd.DST.SRC.OP[.tile].bulk_group,
- * cp.async.bulk.commit_group, cp.async.bulk.wait_group[.read] */
+ * cp.async.bulk.commit_group, cp.async.bulk.wait_group[.read],
+ * cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes */
 static bool cp(const char **w, const int *wl, int n, EmIns *in) {
   static const struct { const char *w; uint8_t sub; } reds[] = {
       {"add", ESB_ADD}, {"min", ESB_MIN}, {"max", ESB_MAX}, {"inc", ESB_INC}, {"dec", ESB_DEC},
@@ -95,6 +96,9 @@ static bool cp(const char **w, const int *wl, int n, EmIns *in) {
     if (n == i + 2 && weq(w[i + 1], wl[i + 1], "read")) in->mod |= EMM_READ;
     return n == i + 1 || (in->mod & EMM_READ);
   }
+  if (!red && n == i + 3 && weq(w[i], wl[i], "shared::cluster") && weq(w[i + 1], wl[i + 1], "shared::cta") &&
+      weq(w[i + 2], wl[i + 2], "mbarrier::complete_tx::bytes"))
+    return in->opc = EM_BULK_S2C, in->space = ES_SHARED, true;
   if (n < i + 4 || !weq(w[i], wl[i], "tensor") || wl[i + 1] != 2 || w[i + 1][1] != 'd' || w[i + 1][0] < '1' ||
       w[i + 1][0] > '5')
     return false; /* the non-tensor bulk copies, prefetch */
@@ -254,6 +258,9 @@ const char *em_ptx_async_operands(const EmIns *in) {
   case EM_BULK_COMMIT:
   case EM_WG_COMMIT:
     return n == 0 ? NULL : "expected no operands";
+  case EM_BULK_S2C:
+    return n == 4 && addr(&a[0]) && addr(&a[1]) && value(&a[2]) && addr(&a[3]) ? NULL
+           : "expected [dst], [src], size, [mbarrier]";
   case EM_BULK_WAIT:
   case EM_WG_WAIT:
   case EM_SETMAXNREG:

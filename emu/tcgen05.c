@@ -56,7 +56,7 @@ bool em_tc_idesc(uint32_t v, EmTcIdesc *d, char *err, size_t errlen) {
   d->neg_b = (v >> 14) & 1;
   d->a_mn = (v >> 15) & 1;
   d->b_mn = (v >> 16) & 1;
-  d->n = (int)((v >> 17) & 0x3f) << 3;
+  d->n = d->dn = (int)((v >> 17) & 0x3f) << 3;
   d->m = (int)((v >> 24) & 0x1f) << 4;
   d->max_shift = (int)(v >> 30);
   uint32_t reserved = v & (1u << 6 | 1u << 23 | 1u << 29);

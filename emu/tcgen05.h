@@ -29,6 +29,7 @@ typedef struct EmTmemCells {
 typedef struct EmTcIdesc {
   uint32_t raw;
   int m, n;
+  int dn;                     /* D's columns in each CTA's tensor memory: n, or n / 2 for a CTA pair's M = 128 */
   EmType atype, btype, dtype; /* ET_F16 / ET_BF16; ET_F16 / ET_F32 (ET_NONE: an encoding with no type) */
   bool neg_a, neg_b;
   bool a_mn, b_mn;            /* the transpose bits: the operand is M-/N-major (0: K-major) */

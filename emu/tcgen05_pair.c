@@ -21,9 +21,15 @@
  * A in tensor memory (.cta_group::2 with [a-tmem]): each CTA's 128 rows of
  * A at the same address in its own tensor memory, as its half of D (the
  * tilus documentation of tcgen05.mma: A a shared or a tensor-memory tensor,
- * the split as above). Only M = 256 is modelled (each CTA's 128 rows on its
- * 128 lanes); M = 128 with .cta_group::2 (64 rows a CTA) is refused with
- * the reason. */
+ * the split as above); with M = 256 only.
+ *
+ * M = 128 (each CTA 64 rows of A and of D): D's 64 rows fold onto the 128
+ * lanes, columns 0..N/2-1 of row m on lane m and columns N/2..N-1 on lane
+ * 64 + m, column n % (N/2) -- the data-path layout B of the PTX ISA, as
+ * CUTLASS's tmem_frg_2sm lays out M_MMA = 64 ("2x2" atom: lane m + 64 (n /
+ * (N/2)), column n % (N/2)) and the TVM tirx documentation describes it
+ * ("column halves folded across the two 64-lane halves"). So D takes N/2
+ * columns of each CTA's tensor memory (EmTcIdesc.dn). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,15 +43,13 @@ bool em_tc_idesc_pair(uint32_t v, EmTcIdesc *d, char *err, size_t errlen) {
   if (!em_tc_idesc((v & ~(0x1fu << 24)) | (8u << 24), d, err, errlen)) return false;
   d->raw = v;
   d->m = (int)m << 4;
-  if (d->m == 128)
-    return em_errf(err, errlen, "the instruction descriptor 0x%08x has M = 128 with .cta_group::2 (64 rows a CTA): the "
-                   "emulator runs the pair's M = 256 only", v);
-  if (d->m != 256)
+  if (d->m != 256 && d->m != 128)
     return em_errf(err, errlen, "the instruction descriptor 0x%08x has M = %d: .cta_group::2 has M 128 or 256 (M >> 4 "
                    "in bits 24-28)", v, d->m);
   if (d->n < 32 || d->n > 256 || d->n % 32)
-    return em_errf(err, errlen, "the instruction descriptor 0x%08x has N = %d: with M = 256 (.cta_group::2), N is 32 to "
+    return em_errf(err, errlen, "the instruction descriptor 0x%08x has N = %d: with .cta_group::2, N is 32 to "
                    "256 in steps of 32, N/2 columns of B in each CTA", v, d->n);
+  d->dn = d->m == 128 ? d->n / 2 : d->n; /* M = 128: each CTA's 64 rows of D fold onto its 128 lanes */
   return true;
 }
 
@@ -53,6 +57,9 @@ bool em_tc_mma_pair_check(const EmTcMma *op, char *err, size_t errlen) {
   EmTcIdesc id;
   EmTcSdesc da = {0}, db;
   if (!em_tc_idesc_pair(op->id.raw, &id, err, errlen)) return false;
+  if (op->a_tmem && id.m == 128)
+    return em_errf(err, errlen, "A in tensor memory with M = 128 (.cta_group::2): the emulator runs A from tensor "
+                   "memory with M = 256 only");
   if (op->a_tmem) {
     int al = (int)(op->a_taddr >> 16), ac = (int)(op->a_taddr & 0xffff);
     if (al)
@@ -71,11 +78,11 @@ bool em_tc_mma_pair_check(const EmTcMma *op, char *err, size_t errlen) {
   if (op->scale_d < 0 || op->scale_d > 15) return em_errf(err, errlen, "scale-input-d %d (0 to 15)", op->scale_d);
   int dl = (int)(op->d_taddr >> 16), dc = (int)(op->d_taddr & 0xffff);
   if (dl)
-    return em_errf(err, errlen, "D at tensor-memory address 0x%08x: with M = 256 each CTA's 128 rows start at lane 0 "
+    return em_errf(err, errlen, "D at tensor-memory address 0x%08x: on a CTA pair each CTA's rows of D start at lane 0 "
                    "(lane %d here)", op->d_taddr, dl);
-  if (dc + id.n > EM_TMEM_COLS)
+  if (dc + id.dn > EM_TMEM_COLS)
     return em_errf(err, errlen, "D at tensor-memory address 0x%08x: columns %d..%d pass the 512 columns", op->d_taddr, dc,
-                   dc + id.n - 1);
+                   dc + id.dn - 1);
   return true;
 }
 
@@ -119,29 +126,34 @@ bool em_tc_mma_pair_run(const EmTcMma *op, const uint8_t *const smem[2], const s
   if (!op->a_tmem) em_tc_sdesc(op->adesc, "A", &da, NULL, 0);
   em_tc_sdesc(op->bdesc, "B", &db, NULL, 0);
   bool f16 = id.atype == ET_F16;
-  int N = id.n, h = N / 2, dc = (int)(op->d_taddr & 0xffff);
+  int N = id.n, h = N / 2, R = id.m / 2, dc = (int)(op->d_taddr & 0xffff);
   double A[2][128][16], B[256][16];
   for (int r = 0; r < 2; r++) {
     if (op->a_tmem ? !tmem_a(op->a_taddr, f16, id.neg_a ? -1 : 1, r, tm[r], A[r], err, errlen)
-                   : !load(&da, id.a_mn, 128, f16, id.neg_a ? -1 : 1, "A", r, smem[r], smem_bytes[r], A[r], err, errlen))
+                   : !load(&da, id.a_mn, R, f16, id.neg_a ? -1 : 1, "A", r, smem[r], smem_bytes[r], A[r], err, errlen))
       return false;
     if (!load(&db, id.b_mn, h, f16, id.neg_b ? -1 : 1, "B", r, smem[r], smem_bytes[r], B + r * h, err, errlen))
       return false;
   }
+  /* row m, column n of a CTA's D: lane m, column n (M = 256); M = 128 folds the second half of the columns
+   * onto lanes 64.. */
+#define DLANE(m, n) (R == 128 ? (m) : (m) + 64 * ((n) / h))
+#define DCOL(n) (dc + (R == 128 ? (n) : (n) % h))
   if (op->accumulate)
     for (int r = 0; r < 2; r++)
-      for (int m = 0; m < 128; m++)
+      for (int m = 0; m < R; m++)
         for (int n = 0; n < N; n++)
-          if (!def_bit(tm[r], m, dc + n))
+          if (!def_bit(tm[r], DLANE(m, n), DCOL(n)))
             return em_errf(err, errlen, "D at tensor-memory address 0x%08x is accumulated into (enable-input-d), but "
                            "row %d column %d (the %s CTA's lane %d, column %d) was never written since its "
                            "allocation: the first MMA of a chain wants enable-input-d false", op->d_taddr,
-                           128 * r + m, n, r ? "odd" : "even", m, dc + n);
+                           R * r + m, n, r ? "odd" : "even", DLANE(m, n), DCOL(n));
   double scale = 1.0 / (double)(1u << op->scale_d);
   for (int r = 0; r < 2; r++)
-    for (int m = 0; m < 128; m++)
+    for (int m = 0; m < R; m++)
       for (int n = 0; n < N; n++) {
-        uint32_t *cell = &tm[r]->cell[m][dc + n];
+        int l = DLANE(m, n), x = DCOL(n);
+        uint32_t *cell = &tm[r]->cell[l][x];
         double s = -0.0;
         if (op->accumulate) {
           float old;
@@ -151,7 +163,9 @@ bool em_tc_mma_pair_run(const EmTcMma *op, const uint8_t *const smem[2], const s
         for (int k = 0; k < 16; k++) s += A[r][m][k] * B[n][k];
         float f = (float)s;
         memcpy(cell, &f, 4);
-        tm[r]->def[m][(dc + n) / 8] |= (uint8_t)(1u << ((dc + n) % 8));
+        tm[r]->def[l][x / 8] |= (uint8_t)(1u << (x % 8));
       }
+#undef DLANE
+#undef DCOL
   return true;
 }

@@ -427,7 +427,7 @@ static void tc_alloc(Cta *c, unsigned w0, const EmIns *in) {
 static bool op_touches(const TcOp *op, int col, int n) {
   if (op->commit) return false;
   int dc = (int)(op->mma.d_taddr & 0xffff), ac = (int)(op->mma.a_taddr & 0xffff);
-  if (dc < col + n && dc + op->mma.id.n > col) return true;
+  if (dc < col + n && dc + op->mma.id.dn > col) return true;
   return op->mma.a_tmem && ac < col + n && ac + 8 > col;
 }
 
@@ -537,13 +537,13 @@ static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
   }
   if (pair) em_tc_idesc_pair(m->id.raw, &m->id, NULL, 0);
   else em_tc_idesc(m->id.raw, &m->id, NULL, 0);
-  if (!cols_ok(c, t, in, (int)(m->d_taddr & 0xffff), m->id.n, "tcgen05.mma's D")) return;
+  if (!cols_ok(c, t, in, (int)(m->d_taddr & 0xffff), m->id.dn, "tcgen05.mma's D")) return;
   if (pair && pc->ended) {
     em_fail(c, t, in, "tcgen05.mma.cta_group::2 with the peer CTA (rank %d) ended: the pair's MMA writes its tensor "
             "memory, and the peer must not have exited", pc->rank);
     return;
   }
-  if (pair && !cols_ok_in(c, ptc, t, in, (int)(m->d_taddr & 0xffff), m->id.n, "tcgen05.mma.cta_group::2's D in the "
+  if (pair && !cols_ok_in(c, ptc, t, in, (int)(m->d_taddr & 0xffff), m->id.dn, "tcgen05.mma.cta_group::2's D in the "
                           "peer CTA"))
     return;
   if (m->a_tmem && !cols_ok(c, t, in, (int)(m->a_taddr & 0xffff), 8, "tcgen05.mma's A")) return;
@@ -567,26 +567,26 @@ static void tc_mma_issue(Cta *c, Thr *t, const EmIns *in) {
     return;
   }
   int dcol = (int)(m->d_taddr & 0xffff);
-  if (m->accumulate && !tc_order(c, t, in, "the tcgen05.mma reads its accumulator,", 0, 3, dcol, m->id.n, true, false))
+  if (m->accumulate && !tc_order(c, t, in, "the tcgen05.mma reads its accumulator,", 0, 3, dcol, m->id.dn, true, false))
     return;
   if (m->a_tmem && !tc_order(c, t, in, "the tcgen05.mma reads A,", 0, 3, (int)(m->a_taddr & 0xffff), 8, true, false))
     return;
   if (pair && m->a_tmem && !tc_order_peer(c, pc, t, in, (int)(m->a_taddr & 0xffff), 8)) return;
-  if (!tc_order_war(c, t, in, dcol, m->id.n)) return;
+  if (!tc_order_war(c, t, in, dcol, m->id.dn)) return;
   tc->coll = cu == 1 || cu == 2;
   if (cu == 1) tc->coll_tmem = m->a_tmem, tc->coll_a = aop, tc->coll_in = in;
   op.ep = tc->last_ep = em_chk_tc_mma(c);
   op.pair = pair;
   if (!mma_smem_reads(c, NULL, pair, t, in, m, op.ep)) return;
   for (int q = 0; tc->ck && q < 4; q++)
-    for (int x = dcol; x < dcol + m->id.n && x < EM_TMEM_COLS; x++)
+    for (int x = dcol; x < dcol + m->id.dn && x < EM_TMEM_COLS; x++)
       tc->ck[q * EM_TMEM_COLS + x] =
           (TcCell){.stw = -1, .mep = op.ep, .mma_in = in, .mma_thr = (int)(t - c->t), .ldw = -1};
   if (pair) { /* the peer's cells: written by this MMA, under the peer's own pipe epoch */
     uint32_t pe = ptc->last_ep = em_chk_tc_mma(pc);
     if (!mma_smem_reads(c, pc, true, t, in, m, pe)) return; /* and its halves of A and B, read under it */
     for (int q = 0; ptc->ck && q < 4; q++)
-      for (int x = dcol; x < dcol + m->id.n && x < EM_TMEM_COLS; x++)
+      for (int x = dcol; x < dcol + m->id.dn && x < EM_TMEM_COLS; x++)
         ptc->ck[q * EM_TMEM_COLS + x] =
             (TcCell){.stw = -1, .mep = pe, .mma_in = in, .mma_thr = (int)(t - c->t), .ldw = -1};
   }
@@ -680,7 +680,7 @@ static bool run_head(Cta *c) {
     }
     return true;
   }
-  if (!cols_ok(c, t, op.in, (int)(op.mma.d_taddr & 0xffff), op.mma.id.n, "tcgen05.mma's D (as it runs)")) return false;
+  if (!cols_ok(c, t, op.in, (int)(op.mma.d_taddr & 0xffff), op.mma.id.dn, "tcgen05.mma's D (as it runs)")) return false;
   if (op.pair) {
     Cta *pc = peer_of(c);
     if (pc->ended) {
@@ -688,7 +688,7 @@ static bool run_head(Cta *c) {
               "peer must not exit while the pair's MMA may write its tensor memory", op.thr, pc->rank);
       return false;
     }
-    if (!cols_ok_in(c, pc->tc, t, op.in, (int)(op.mma.d_taddr & 0xffff), op.mma.id.n,
+    if (!cols_ok_in(c, pc->tc, t, op.in, (int)(op.mma.d_taddr & 0xffff), op.mma.id.dn,
                     "tcgen05.mma.cta_group::2's D in the peer CTA (as it runs)"))
       return false;
     if (op.mma.a_tmem && (!cols_ok(c, t, op.in, (int)(op.mma.a_taddr & 0xffff), 8, "tcgen05.mma's A (as it runs)") ||

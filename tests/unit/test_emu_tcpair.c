@@ -1,6 +1,7 @@
 /* test_emu_tcpair.c - the CTA pair's tcgen05 (.cta_group::2) under the
  * emulator (emu/tcgen05_pair.c, emu/tmem.c, emu/ptx_tc.c): the instruction
- * descriptor of M = 256 field by field, what the pair's MMA refuses, the
+ * descriptor of M = 256 and 128 field by field, what the pair's MMA refuses, the
+ * pair's M = 128 (64 rows of A a CTA, D folded onto the 128 lanes), the
  * pair's MMA with A in tensor memory (each CTA's rows in its own), and a
  * hand-written sm_100a kernel on a cluster of two CTAs: each CTA holds 128
  * rows of A and 64 of B's 128 columns in its own shared memory; warp 0 of
@@ -18,6 +19,7 @@
 #include "../../emu/emu.h"
 #include "../../emu/tcgen05.h"
 #include "testutil.h"
+#include "tile/tilec.h"
 
 #include <math.h>
 
@@ -44,8 +46,10 @@ static void test_idesc_pair(void **state) {
   assert_true(d.a_mn && !d.b_mn);
   /* one CTA's decoder refuses M = 256; the pair's refuses what it does not run */
   assert_false(em_tc_idesc(v, &d, err, sizeof err));
-  assert_false(em_tc_idesc_pair(idesc(1, 128, 128), &d, err, sizeof err));
-  has(err, "M = 128 with .cta_group::2", "M 128 pair");
+  assert_true(em_tc_idesc_pair(idesc(1, 128, 128), &d, err, sizeof err)); /* M = 128: 64 rows a CTA */
+  assert_int_equal(d.m, 128);
+  assert_int_equal(d.dn, 64);
+  assert_int_equal(em_tc_idesc_pair(v, &d, err, sizeof err) ? d.dn : 0, 128);
   assert_false(em_tc_idesc_pair(idesc(1, 48, 256), &d, err, sizeof err));
   has(err, "N = 48", "N 48");
   assert_false(em_tc_idesc_pair(idesc(1, 128, 64), &d, err, sizeof err));
@@ -125,6 +129,78 @@ static void test_pair_tmem_a(void **state) {
   tm[1]->def[5][(256 + 3) / 8] &= (uint8_t)~(1u << ((256 + 3) % 8)); /* the odd CTA's row 5, column 259 */
   assert_false(em_tc_mma_pair_run(&op, sm, sb, tm, err, sizeof err));
   has(err, "row 133 (the odd CTA's lane 5, column 259) was never written", "undefined A");
+  free(tm[0]);
+  free(tm[1]);
+}
+
+/* ---- the pair's M = 128 (em_tc_mma_pair_run): 64 rows of A a CTA, D folded onto the 128 lanes ----
+ * M 128, N 128, K 16: CTA r holds rows 64 r .. of A and columns 64 r .. of B in its shared memory (K-major,
+ * 128-byte swizzle; A at byte 0, B at 8192), and rows 64 r .. of D at column 32 of its tensor memory: row m's
+ * columns 0..63 on lane m, columns 64..127 on lane 64 + m (the data-path layout B), 64 columns in all. Run
+ * twice (the second accumulates), checked against float64; column 96 (past D's 64) stays untouched. */
+static void test_pair_m128(void **state) {
+  (void)state;
+  EmTmemCells *tm[2] = {calloc(1, sizeof(EmTmemCells)), calloc(1, sizeof(EmTmemCells))};
+  static uint8_t img[2][16384];
+  double A[128][16], B[128][16];
+  uint64_t rs = 4242;
+  EmTcSdesc da, db;
+  EmTcIdesc id;
+  char err[320];
+  const uint64_t adesc = 0x4000404000010000ull, bdesc = adesc + (8192 >> 4);
+  assert_non_null(tm[0]);
+  assert_non_null(tm[1]);
+  assert_true(em_tc_sdesc(adesc, "A", &da, err, sizeof err));
+  assert_true(em_tc_sdesc(bdesc, "B", &db, err, sizeof err));
+  for (int m = 0; m < 128; m++)
+    for (int k = 0; k < 16; k++) {
+      uint16_t h = rnd_bf16(&rs, &A[m][k]);
+      uint64_t a = em_tc_sdesc_addr(&da, false, m % 64, k);
+      img[m / 64][a] = (uint8_t)h, img[m / 64][a + 1] = (uint8_t)(h >> 8);
+    }
+  for (int n = 0; n < 128; n++)
+    for (int k = 0; k < 16; k++) {
+      uint16_t h = rnd_bf16(&rs, &B[n][k]);
+      uint64_t a = em_tc_sdesc_addr(&db, false, n % 64, k);
+      assert_true(a + 1 < sizeof img[0]);
+      img[n / 64][a] = (uint8_t)h, img[n / 64][a + 1] = (uint8_t)(h >> 8);
+    }
+  EmTcMma op = {.adesc = adesc, .bdesc = bdesc, .d_taddr = 32, .accumulate = false};
+  op.id.raw = idesc(1, 128, 128);
+  assert_true(em_tc_idesc_pair(op.id.raw, &id, err, sizeof err));
+  assert_int_equal(id.m, 128);
+  assert_int_equal(id.dn, 64);
+  assert_true(em_tc_mma_pair_check(&op, err, sizeof err));
+  const uint8_t *sm[2] = {img[0], img[1]};
+  size_t sb[2] = {sizeof img[0], sizeof img[1]};
+  for (int pass = 0; pass < 2; pass++) {
+    op.accumulate = pass > 0;
+    bool ok = em_tc_mma_pair_run(&op, sm, sb, tm, err, sizeof err);
+    if (!ok) print_error("%s\n", err);
+    assert_true(ok);
+  }
+  int bad = 0;
+  for (int m = 0; m < 128; m++)
+    for (int n = 0; n < 128; n++) {
+      double want = 0, mag = 0;
+      for (int k = 0; k < 16; k++) want += 2 * A[m][k] * B[n][k], mag += fabs(2 * A[m][k] * B[n][k]);
+      float got;
+      memcpy(&got, &tm[m / 64]->cell[m % 64 + 64 * (n / 64)][32 + n % 64], 4);
+      if (!(fabs(got - want) <= 1e-6 * mag + 1e-30) && bad++ < 5)
+        print_error("D[%d][%d] = %.9g, want %.9g\n", m, n, (double)got, want);
+    }
+  assert_int_equal(bad, 0);
+  for (int r = 0; r < 2; r++)
+    for (int l = 0; l < 128; l++) assert_int_equal(tm[r]->def[l][96 / 8], 0); /* columns 96.. never written */
+  /* D's 64 columns must fit: at column 480 they would pass 512 */
+  op.d_taddr = 480;
+  assert_false(em_tc_mma_pair_check(&op, err, sizeof err));
+  has(err, "columns 480..543", "M 128 columns");
+  op.d_taddr = 448;
+  assert_true(em_tc_mma_pair_check(&op, err, sizeof err));
+  op.a_tmem = true, op.a_taddr = 256;
+  assert_false(em_tc_mma_pair_check(&op, err, sizeof err));
+  has(err, "M = 256 only", "M 128 A from tensor memory");
   free(tm[0]);
   free(tm[1]);
 }
@@ -322,6 +398,154 @@ static void test_pair_reports(void **state) {
             (const char *const[]){"tcgen05.dealloc of columns 0..127 while the pair's tcgen05.mma", NULL});
 }
 
+/* ---- a Tile kernel: the pair's M = 128 with half of A sent by the peer (dsmem_copy) ----
+ * Compiled by libtilec for sm_100a and run here: D [128, 128] = A [128, 256] B [256, 128], CTA r holding rows
+ * 64 r .. of A and of B^T; each CTA loads its own rows' K half r and the peer's rows' K half r, which it sends
+ * into the peer's A (cp.async.bulk.shared::cluster, completing on the peer's mbarrier, which the peer
+ * expects); the odd CTA tells the even one its operands are complete; the even CTA issues the M = 128 MMA;
+ * each CTA stores its 64 rows of D from the folded layout (lane l: row l % 64, columns 64 (l / 64) ..).
+ * Against float64 on three schedules; then two broken kernels: the odd CTA reports ready without waiting
+ * for the bytes the even CTA sends it (the MMA reads bytes not yet written), and the source overwritten
+ * right after the copy is issued (the copy may still read it). */
+static const char *xchg_src =
+    "// The CTA pair's M = 128 MMA with half of A's K columns sent by the peer.\n"
+    "// D [128, 128] = A [128, 256] B [256, 128]; CTA r holds rows 64 r .. of A\n"
+    "// and rows 64 r .. of B^T (B's columns), every K column.\n"
+    "kernel xchg(a: *bf16, bt: *bf16, out: *f32) warps(4) cluster(2) {\n"
+    "    let a_s = smem(bf16, [64, 256]);        // this CTA's rows of A\n"
+    "    let x_s = smem(bf16, [64, 128]);        // the peer's rows, this CTA's K half: sent over\n"
+    "    let b_s = smem(bf16, [64, 256]);        // this CTA's 64 columns of B, K-major\n"
+    "    let xbar = mbarrier(1, arrive = 1);     // the peer's half of a_s landed\n"
+    "    let ready = mbarrier(1, arrive = 2);    // both CTAs' operands are in place (the even CTA's)\n"
+    "    let done = mbarrier(1, arrive = 1);\n"
+    "    let acc = tmem(f32, [128, 64], pair = true);\n"
+    "    tasks {\n"
+    "    task main(warps = 4) {\n"
+    "        let r = cluster_rank();\n"
+    "        let p = r ^ 1;\n"
+    "        let rows = arange(0, 64);\n"
+    "        let ks = arange(0, 128);\n"
+    "        let own = load(a + ((64 * r + rows) * 256)[:, None] + (128 * r + ks)[None, :]);\n"
+    "        let peer = load(a + ((64 * p + rows) * 256)[:, None] + (128 * r + ks)[None, :]);\n"
+    "        let kk = arange(0, 256);\n"
+    "        smem_store(b_s[0], load(bt + ((64 * r + rows) * 256)[:, None] + kk[None, :]));\n"
+    "        smem_store(x_s[0], peer);\n"
+    "        if r == 0 { smem_store(a_s[0].slice(1, 0, 128), own); } else { smem_store(a_s[0].slice(1, 128, 128), own); }\n"
+    "        fence_async_shared();\n"
+    "        barrier_expect(xbar[0], 64 * 128 * 2);\n"
+    "        task_barrier();\n"
+    "        if r == 0 { dsmem_copy(x_s[0], a_s[0].slice(1, 0, 128), xbar[0], cta = p); }\n"
+    "        else { dsmem_copy(x_s[0], a_s[0].slice(1, 128, 128), xbar[0], cta = p); }\n"
+    "        barrier_wait(xbar[0], 0);\n"
+    "        barrier_arrive(ready[0], cta = 0);\n"
+    "        if r == 0 {\n"
+    "            barrier_wait(ready[0], 0);\n"
+    "            mma_async(a_s[0], b_s[0].trans(), acc[0], accumulate = false, commit = done[0]);\n"
+    "        }\n"
+    "        barrier_wait(done[0], 0);\n"
+    "        let d = tmem_load(acc[0]);              // lane l: row l % 64, columns 64 (l / 64) ..\n"
+    "        let l = arange(0, 128);\n"
+    "        let row = 64 * r + l % 64;\n"
+    "        let col = 64 * (l / 64);\n"
+    "        store(out + (row * 128 + col)[:, None] + arange(0, 64)[None, :], d);\n"
+    "    }\n"
+    "    }\n"
+    "}\n";
+
+static size_t xchg_smem; /* the kernel's shared memory (its metadata's "smem" line) */
+
+static char *xchg_ptx(const char *from, const char *to) {
+  char *src = strdup(xchg_src);
+  if (from) {
+    char *at = strstr(src, from);
+    assert_non_null(at);
+    size_t n = strlen(src) + strlen(to) + 1;
+    char *t = malloc(n);
+    snprintf(t, n, "%.*s%s%s", (int)(at - src), src, to, at + strlen(from));
+    free(src);
+    src = t;
+  }
+  tilec_options o;
+  tilec_options_init(&o);
+  o.arch = "sm_100a";
+  o.emit = TILEC_EMIT_PTX;
+  tilec_result *r = NULL;
+  tilec_status st = tilec_compile("xchg.tile", src, strlen(src), &o, &r);
+  if (st != TILEC_OK) print_error("%s\n", tilec_result_diagnostics(r));
+  assert_int_equal(st, TILEC_OK);
+  size_t len;
+  const char *ptx = tilec_result_output(r, &len);
+  char *out = strndup(ptx, len);
+  const char *meta = tilec_result_metadata(r), *sm = meta ? strstr(meta, "\nsmem ") : NULL;
+  assert_non_null(sm);
+  xchg_smem = (size_t)strtoull(sm + 6, NULL, 10);
+  tilec_result_free(r);
+  free(src);
+  if (nmade < 16) made[nmade++] = strdup(out);
+  return out;
+}
+
+typedef struct {
+  uint16_t a[128 * 256], bt[128 * 256];
+  double ad[128][256], bd[128][256];
+  float out[128 * 128];
+} Xchg;
+
+static bool xchg_run(const char *ptx, Xchg *x, int sched, uint64_t seed, char *err, size_t errlen) {
+  uint64_t p[3] = {(uint64_t)(uintptr_t)x->a, (uint64_t)(uintptr_t)x->bt, (uint64_t)(uintptr_t)x->out};
+  for (int i = 0; i < 128 * 128; i++) x->out[i] = NAN;
+  EmLaunch l = {.kernel = "xchg", .grid = {2, 1, 1}, .block = {128, 1, 1}, .params = p, .params_size = sizeof p,
+                .max_steps = 200000000, .sched = sched, .seed = seed, .cluster = {2, 1, 1},
+                .dyn_smem = xchg_smem};
+  return tu_emu_run(ptx, &l, err, errlen);
+}
+
+static void test_tile_exchange(void **state) {
+  (void)state;
+  Xchg *x = malloc(sizeof *x);
+  assert_non_null(x);
+  uint64_t rs = 2024;
+  for (int i = 0; i < 128 * 256; i++) {
+    x->a[i] = rnd_bf16(&rs, &x->ad[i / 256][i % 256]);
+    x->bt[i] = rnd_bf16(&rs, &x->bd[i / 256][i % 256]);
+  }
+  char *ptx = xchg_ptx(NULL, NULL), err[2048];
+  has(ptx, "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes", "the bulk copy");
+  has(ptx, "tcgen05.mma.cta_group::2", "the pair's MMA");
+  for (int i = 0; i < 3; i++) {
+    int sc = i == 0 ? EM_SCHED_RR : i == 1 ? EM_SCHED_RANDOM : EM_SCHED_ADVERSARIAL;
+    bool ok = xchg_run(ptx, x, sc, (uint64_t)i + 3, err, sizeof err);
+    if (!ok) print_error("schedule %d: %s\n", i, err);
+    assert_true(ok);
+    int bad = 0;
+    for (int m = 0; m < 128; m++)
+      for (int n = 0; n < 128; n++) {
+        double want = 0, mag = 0; /* 16 MMAs, each rounded to f32 */
+        for (int k = 0; k < 256; k++) want += x->ad[m][k] * x->bd[n][k], mag += fabs(x->ad[m][k] * x->bd[n][k]);
+        double got = x->out[m * 128 + n];
+        if (!(fabs(got - want) <= 4e-6 * mag + 1e-30) && bad++ < 5)
+          print_error("D[%d][%d] = %.9g, want %.9g\n", m, n, got, want);
+      }
+    assert_int_equal(bad, 0);
+  }
+  free(ptx);
+  /* the odd CTA arrives on the even CTA's `ready` without waiting for the bytes sent to it */
+  ptx = xchg_ptx("barrier_wait(xbar[0], 0);", "if r == 0 { barrier_wait(xbar[0], 0); }");
+  bool ok = xchg_run(ptx, x, EM_SCHED_ADVERSARIAL, 5, err, sizeof err);
+  if (getenv("TCPAIR_SHOW")) print_message("no wait: %s\n", err);
+  assert_false(ok);
+  has(err, "tcgen05.mma.cta_group::2", "the MMA reads them");
+  free(ptx);
+  /* the source of the copy overwritten while the copy may still read it */
+  ptx = xchg_ptx("    barrier_wait(xbar[0], 0);", "    task_barrier();\n    smem_store(x_s[0], own);\n    task_barrier();\n    barrier_wait(xbar[0], 0);");
+  ok = xchg_run(ptx, x, EM_SCHED_ADVERSARIAL, 5, err, sizeof err);
+  if (getenv("TCPAIR_SHOW")) print_message("overwrite: %s\n", err);
+  assert_false(ok);
+  has(err, "the source of the bulk copy into CTA rank", "the source overwritten");
+  free(ptx);
+  free(x);
+}
+
 static void test_ptxas(void **state) {
   (void)state;
   const char *ptxas = tu_ptxas_path();
@@ -361,8 +585,10 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_idesc_pair),
       cmocka_unit_test(test_pair_tmem_a),
+      cmocka_unit_test(test_pair_m128),
       cmocka_unit_test(test_pair_gemm),
       cmocka_unit_test(test_pair_reports),
+      cmocka_unit_test(test_tile_exchange),
       cmocka_unit_test(test_ptxas),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
