@@ -16,6 +16,7 @@ enum { P_Q, P_K, P_V, P_DO, P_LSE2, P_DELTA, P_DQ_ACC, P_DK_T = 21, P_DV_T, NPAR
 
 struct jfa_bwd_state {
   tile_kernel *k, *pre, *post;
+  int pair;                     /* the CTA pair's kernel (jfa_params.cta_pair where it is built): clusters of 2 */
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
@@ -39,6 +40,9 @@ void jfa_bwd_lib_close(jfa_lib *lib) {
     for (int v = 0; v < NVARIANT_BWD; v++)
       for (int det = 0; det < 2; det++)
         if (lib->bmod[d][v][det]) tile_module_unload(lib->bmod[d][v][det]);
+    if (d)
+      for (int v = 0; v < NVARIANT_BWD; v++)
+        if (lib->pair_bmod[v]) tile_module_unload(lib->pair_bmod[v]);
     for (int b = 0; b < 2; b++)
       if (lib->pmod[d][b]) tile_module_unload(lib->pmod[d][b]);
   }
@@ -71,14 +75,17 @@ void jfa_bwd_items_free(jfa_bwd_items *it) {
   memset(it, 0, sizeof *it);
 }
 
-tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, jfa_bwd_items *it) {
+tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, jfa_bwd_items *it) {
   memset(it, 0, sizeof *it);
-  return jfa_bwd_items_rebuild(p, ctas, it);
+  return jfa_bwd_items_rebuild(p, ctas, pair, it);
 }
 
-tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, jfa_bwd_items *it) {
+tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, jfa_bwd_items *it) {
   int64_t B = p->batch, H = p->heads, NQ = p->num_q;
   int bcast = NQ > 0, det = p->deterministic != 0;
+  /* an item's keys and a step's query rows: the pair's twice one CTA's */
+  int64_t KB = BWD_KB << !!pair, QB = BWD_QB << !!pair;
+  int owners = pair ? ctas / 2 : ctas;
   if (B == 0) {
     jfa_bwd_items_free(it);
     return TILE_OK;
@@ -90,15 +97,15 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, jfa_bwd_items *
   jp.offsets = p->cu_seqlens;
   jp.offsets_are_64bit = p->cu_seqlens_64bit;
   jp.heads = p->heads;
-  jp.block_m = BWD_QB;
-  jp.block_n = BWD_KB;
+  jp.block_m = (int)QB;
+  jp.block_n = (int)KB;
   jp.causal = p->causal;
   jp.window = p->window; /* a window's items cost the query blocks they meet (tile_jagged_params.window) */
   jp.window_left = p->window_left;
   jp.window_right = p->window_right;
   jp.num_q = NQ;
   jfa_block_mask_sched(p, &jp); /* items cost the query blocks the mask visits */
-  jp.num_ctas = ctas;
+  jp.num_ctas = owners;
   jp.zigzag = !p->no_zigzag;
   jp.backward = 1;
   tile_status st = tile_jagged_schedule_rebuild(&jp, &it->sched);
@@ -128,8 +135,8 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, jfa_bwd_items *
   qb0[0] = kb0[0] = 0;
   for (int64_t b = 0; b < B; b++) {
     int64_t L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
-    qb0[b + 1] = qb0[b] + (L + BWD_QB - 1) / BWD_QB;
-    kb0[b + 1] = kb0[b] + (L + BWD_KB - 1) / BWD_KB;
+    qb0[b + 1] = qb0[b] + (L + BWD_QB - 1) / BWD_QB; /* the workspace's rows of 64 */
+    kb0[b + 1] = kb0[b] + (L + KB - 1) / KB;
   }
   int64_t nqb = bcast ? (NQ + BWD_QB - 1) / BWD_QB : qb0[B]; /* query blocks per head */
   it->nqb = nqb;
@@ -149,14 +156,14 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, jfa_bwd_items *
     const int32_t *t = it->sched.work + 4 * i;
     int32_t b = t[0], h = t[1], kb = t[2];
     int64_t L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b), qlen = bcast ? NQ : L;
-    int64_t i0 = p->causal ? (int64_t)kb * BWD_KB / BWD_QB : 0, i1 = (qlen + BWD_QB - 1) / BWD_QB;
+    int64_t i0 = p->causal ? (int64_t)kb * KB / QB : 0, i1 = (qlen + QB - 1) / QB;
     if (p->window) { /* variants/window.tile's q_blocks: rows k_lo - right .. k_hi - 1 + left */
       int64_t left = p->window_left < 0 ? JFA_WINDOW_MAX : p->window_left;
       int64_t right = p->window_right < 0 ? JFA_WINDOW_MAX : p->window_right;
-      int64_t k_lo = (int64_t)kb * BWD_KB, k_hi = k_lo + BWD_KB, last = k_hi - 1 + left;
-      i0 = (k_lo - right > 0 ? k_lo - right : 0) / BWD_QB;
+      int64_t k_lo = (int64_t)kb * KB, k_hi = k_lo + KB, last = k_hi - 1 + left;
+      i0 = (k_lo - right > 0 ? k_lo - right : 0) / QB;
       if (last > qlen - 1) last = qlen - 1;
-      if ((last + 1 + BWD_QB - 1) / BWD_QB < i1) i1 = (last + 1 + BWD_QB - 1) / BWD_QB;
+      if ((last + 1 + QB - 1) / QB < i1) i1 = (last + 1 + QB - 1) / QB;
     }
     /* the scheduler's cost model is the kernel's loop (a block mask's: the
      * steps of it the mask visits) */
@@ -175,7 +182,7 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, jfa_bwd_items *
   }
   free(qb0), free(kb0);
   if (st == TILE_OK && det)
-    for (int c = 0; c < ctas; c++)
+    for (int c = 0; c < owners; c++)
       qsort(it->work + 8 * (int64_t)it->sched.cta_start[c],
             (size_t)(it->sched.cta_start[c + 1] - it->sched.cta_start[c]), 8 * sizeof *it->work, rank_cmp);
   it->nitems = n;
@@ -193,8 +200,18 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   int bcast = NQ > 0, d = D == 128, det = p->deterministic != 0;
   int variant = bcast ? V_BCAST : p->causal ? V_CAUSAL : V_SELF;
   tile_status st;
+  /* the CTA pair's backward where it is built: self, causal and broadcast-Q at head dim 128, not deterministic
+   * (jfa_params.cta_pair checked the head dim, the target and the block mask); else one CTA's, with the pair's
+   * forward */
+  s->pair = p->cta_pair && !det && !plan->vname[0] && plan->vidx < NVARIANT_BWD && D == 128;
   if (plan->vname[0] || plan->vidx >= NVARIANT_BWD) { /* a variant: its cubin holds the backward too */
     if ((st = jfa_variant_kernel(plan, "jfa_bwd", &s->k)) != TILE_OK) return st;
+  } else if (s->pair) {
+    char name[32];
+    snprintf(name, sizeof name, "%s.pair", bwd_variant(variant, 0));
+    st = jfa_load_kernel(lib, "jfa_bwd", 128, name, &lib->pair_bmod[variant], &lib->pair_bkern[variant]);
+    if (st != TILE_OK) return st;
+    s->k = lib->pair_bkern[variant];
   } else {
     st = jfa_load_kernel(lib, "jfa_bwd", (int)D, bwd_variant(variant, det), &lib->bmod[d][variant][det],
                          &lib->bkern[d][variant][det]);
@@ -212,6 +229,10 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   if (ki->nparams <= P_DQ_ACC || ki->params[P_K].kind != TILE_PARAM_TMA || ki->params[P_K].box[0] != BWD_KB)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s has no TMA parameter k with a KV block of %d rows",
                           ki->name, BWD_KB);
+  if (ki->cluster[0] != (s->pair ? 2 : 1))
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s runs in clusters of %d CTAs; the plan's backward wants "
+                                               "%s", ki->name, ki->cluster[0],
+                          s->pair ? "the CTA pair's (clusters of 2: jfa_bwd.d128.VARIANT.pair)" : "one CTA's");
   if (ki->nparams < NPARAMS_BWD || ki->params[P_DK_T].kind != TILE_PARAM_TMA ||
       ki->params[P_DV_T].kind != TILE_PARAM_TMA)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s is older than this library: it has no TMA "
@@ -233,7 +254,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   *same = 0;
   s->q_rows = bcast ? NQ : T;
   s->o_rows = bcast ? B * NQ : T;
-  tile_status st = jfa_bwd_items_rebuild(p, plan->ctas, &s->it);
+  tile_status st = jfa_bwd_items_rebuild(p, plan->ctas, s->pair, &s->it);
   if (st != TILE_OK) return st;
   const jfa_bwd_items *it = &s->it;
   if (B > 0 && it->sched.reused) return *same = 1, TILE_OK;
@@ -246,7 +267,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   jfa_stage *sg = &plan->stage;
   if (it->nitems > 0) {
     jfa_stage_copy(sg, &s->d_work, it->work, (size_t)it->nitems * 32);
-    jfa_stage_copy(sg, &s->d_cta_start, it->sched.cta_start, (size_t)(plan->ctas + 1) * 4);
+    jfa_stage_copy(sg, &s->d_cta_start, it->sched.cta_start, (size_t)((s->pair ? plan->ctas / 2 : plan->ctas) + 1) * 4);
   }
   if (it->qbmap) jfa_stage_copy(sg, &s->d_qbmap, it->qbmap, (size_t)it->nqb * 8);
   /* the workspace (broadcast-Q over no sequences: dq is still num_q rows,
@@ -396,7 +417,8 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
     void *args[] = {&dq_, &dk_, &dv_, &ddo, &dl2, &ddl, &dacc, &dkd, &dvd, &plan->d_offsets.p, &s->d_work.p,
                     &s->d_cta_start.p, &s->d_sem.p, &s->d_dq_acc.p, &heads, &nq, &dk_stride, &dv_stride, &scale_log2,
                     &scale, &plan->d_vparams, &dkt, &dvt};
-    if ((st = tile_launch(s->k, (unsigned)plan->ctas, 1, 1, args, NPARAMS_BWD, stream)) != TILE_OK) return st;
+    unsigned grid = (unsigned)(s->pair ? plan->ctas / 2 * 2 : plan->ctas); /* a CTA per work list, or a pair */
+    if ((st = tile_launch(s->k, grid, 1, 1, args, NPARAMS_BWD, stream)) != TILE_OK) return st;
   }
 
   /* 3. dQ = scale * the accumulator, in bf16 */

@@ -223,6 +223,7 @@ static void check_query(const Ref *r, int64_t b, int64_t i, int h, ErrStat *eq) 
 static const BlockMask nomask; /* the cases without one */
 
 static int num_ctas; /* --ctas N: plans with N CTAs (several items each: the hand-offs between items) */
+static int cta_pair; /* --pair: jfa_params.cta_pair at head dim 128 (Blackwell: the pair's forward and backward) */
 
 static jfa_params params_of(const Case *c, const Data *d, const BlockMask *bm, int det) {
   jfa_params p = {0};
@@ -241,6 +242,7 @@ static jfa_params params_of(const Case *c, const Data *d, const BlockMask *bm, i
   for (int h = 0; h < c->H && h < 64; h++) slopes[h] = alibi_slope(h, c->H);
   p.alibi_slopes = c->alibi ? slopes : NULL;
   mask_params(c, bm, &p);
+  p.cta_pair = cta_pair && c->D == 128 && !p.block_mask;
   return p;
 }
 
@@ -589,11 +591,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc) host_dump_open(argv[++i]); /* the gradients (host.h) */
     else if (!strcmp(argv[i], "--ab") && i + 1 < argc) abdir = argv[++i];
     else if (!strcmp(argv[i], "--ctas") && i + 1 < argc) num_ctas = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--pair")) cta_pair = 1; /* the CTA pair's passes, head dim 128 only */
     else {
       fprintf(stderr,
               "usage: %s --cubins DIR (--check [--small] [--update] [--case SUBSTR] [--det | --blocksparse [--ignore-mask]]\n"
               "       | --bench SUITES_DIR [--only J1,J2] [--reps N] [--ab DIR])\n"
-              "       [--seed S] [--ctas N] [--no-det-variants]\n",
+              "       [--seed S] [--ctas N] [--no-det-variants] [--pair]\n",
               argv[0]);
       return 2;
     }
@@ -631,7 +634,7 @@ int main(int argc, char **argv) {
     static const int64_t one32k[] = {32768};
     static const int64_t b1[] = {777};
     static const int64_t allempty[] = {0, 0, 0};
-    for (int D = 64; D <= 128; D += 64) {
+    for (int D = cta_pair ? 128 : 64; D <= 128; D += 64) {
       for (int det = det_only; det <= 1; det++) {
         if (small) {
           Case cs[] = {
@@ -645,6 +648,19 @@ int main(int argc, char **argv) {
             bool var = cs[i].window || cs[i].softcap > 0 || cs[i].alibi;
             if (!(var && !(det ? det_variants : variants))) ok &= run_check(lib, &cs[i], 1, det);
             free(cs[i].len);
+          }
+          if (cta_pair && !det) { /* the pair's own: no mask; a 256-key item whose odd half is past the end;
+                                     broadcast-Q with query blocks of 128 rows, the last one short */
+            static const int64_t halves[] = {129, 255, 256, 257, 383, 600};
+            Case pc[] = {
+                {"pair self mixed", D, 2, 0, 0, 18, lens_of(18, mixed)},
+                {"pair causal halves", D, 2, 1, 0, 6, lens_of(6, halves)},
+                {"pair bcast nq=300", D, 2, 0, 300, 5, lens_random(5, 0, 600)},
+            };
+            for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++) {
+              ok &= run_check(lib, &pc[i], 1, det);
+              free(pc[i].len);
+            }
           }
           continue;
         }

@@ -38,6 +38,8 @@ struct jfa_lib {
   tile_kernel *ckern[2][2];
   tile_module *bmod[2][NVARIANT_BWD][2]; /* jfa_bwd: [head_dim][variant][deterministic] */
   tile_kernel *bkern[2][NVARIANT_BWD][2];
+  tile_module *pair_bmod[NVARIANT_BWD]; /* the CTA pair's backward (jfa_bwd_sm100_pair.tile): head dim 128, [variant] */
+  tile_kernel *pair_bkern[NVARIANT_BWD];
   tile_module *pmod[2][2];       /* jfa_bwd_pre (and jfa_bwd_post in the same cubin): [head_dim][self / bcast] */
   tile_kernel *pre[2][2], *post[2][2];
   int sm_count;
@@ -162,6 +164,9 @@ tile_status jfa_load_kernel(const jfa_lib *lib, const char *name, int head_dim, 
  * schedule (KV blocks over `ctas` CTAs) and 8 int32 per item, {b, h, KV
  * block, first Q block, end Q block, rank, counter of Q block 0, workspace
  * row of Q block 0}; deterministic mode: each CTA's items in ascending rank.
+ * pair: the CTA pair's (jfa_bwd_sm100_pair.tile): items of 256 keys, query
+ * blocks of 128 rows, a work list per pair of CTAs (ctas / 2 of them); the
+ * workspace row stays in rows of 64.
  * Self-attention: qbmap, (sequence, block) of each of the nqb query blocks. */
 typedef struct jfa_bwd_items {
   tile_jagged_schedule sched;
@@ -169,11 +174,11 @@ typedef struct jfa_bwd_items {
   int32_t *qbmap;
   int64_t nitems, nqb, ws_rows;
 } jfa_bwd_items;
-tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, jfa_bwd_items *out);
+tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, jfa_bwd_items *out);
 /* The same into *it from an earlier build (or zeroed), reusing its arrays;
  * it->sched.reused = 1 when the lengths were those of the last build (the
  * items are then unchanged). On failure *it is freed and zeroed. */
-tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, jfa_bwd_items *it);
+tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, jfa_bwd_items *it);
 void jfa_bwd_items_free(jfa_bwd_items *it);
 
 /* jfa_bwd.c: the backward half of a plan (work list, workspace), made by

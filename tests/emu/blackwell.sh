@@ -104,5 +104,27 @@ for run in rr adv ctas7; do
     echo "FAIL jfa_bwd_sm100_$run on the emulator (schedule $sched${args:+ $args}):"; tail -n 3 "$log"; fail=1
   fi
 done
+# the CTA pair's backward (jfa_bwd_sm100_pair.tile: every MMA the pair's,
+# dQ's M = 128 over both CTAs' keys with dS sent across by dsmem_copy) at
+# head dim 128: the small cases with --pair (the pair's forward too; a
+# deterministic or variant plan runs one CTA's backward beside it) and the
+# pair's own (no mask, an odd half past a sequence's end, broadcast-Q with
+# 128-row query blocks), on a round-robin and an adversarial schedule, then
+# the pair's own on 7 CTAs (three pairs, several items each)
+for run in rr adv ctas7; do
+  log=${TMPDIR:-/tmp}/emu_jfa_bwd_pair_$run.log
+  case $run in
+    rr) sched=rr; args= ;;
+    adv) sched=adv:3; args=--no-det-variants ;;
+    *) sched=adversarial:5; args="--ctas 7 --case pair" ;;
+  esac
+  if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" \
+       --check --small --pair $args > "$log" 2>&1 && grep -q "^target: sm_100a$" "$log" &&
+     grep -q "^pair bcast nq=300 .* OK$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+    echo "ok   jfa_bwd on the CTA pair (2-CTA MMA) on sm_100a on the emulator ($(grep -c ' OK$' "$log") checks, schedule $sched${args:+ $args})"
+  else
+    echo "FAIL jfa_bwd_pair_$run on the emulator (schedule $sched${args:+ $args}):"; tail -n 3 "$log"; fail=1
+  fi
+done
 [ $fail -eq 0 ] && echo "emulator: all passed (the Blackwell JFA)" || echo "emulator: FAILED (the Blackwell JFA)"
 exit $fail

@@ -348,6 +348,53 @@ if "$TILEC" --arch=sm_100a -D D=64 -D CTAS=2 --emit=ptx -o "$tmp/pair64.ptx" "$J
 else
   echo "ok   jfa_fwd_sm100.pair.d64: refused (the CTA pair at head dim 128)"
 fi
+# The CTA pair's JFA backward (jfa_bwd_sm100_pair.tile, head dim 128;
+# docs/blackwell.md "The JFA backward on the CTA pair"): clusters of two;
+# every tcgen05 the pair's (no ::1 form); S^T, dP^T and dQ from shared
+# memory, dV and dK with A from tensor memory; dQ with the M = 128
+# instruction descriptor (0x08210490: bf16, B N-major, N 128, M 128); dS
+# sent to the peer by one bulk copy into its shared memory; commits
+# multicast; TMA loads completing on the even CTA's mbarrier; 12 warps with
+# their budgets (144, 112, 232); 512 TMEM columns; ptxas: no spills, no
+# stack frame. A deterministic build is refused (static_assert).
+JBP=examples/jagged_attention/jfa_bwd_sm100_pair.tile
+for v in self causal bcast; do
+  name=jfa_bwd_sm100_pair.$v; ptx=$tmp/$name.ptx
+  defs=; [ $v = causal ] && defs="-D CAUSAL=true"; [ $v = bcast ] && defs="-D BCAST=true"
+  n=$((n+1))
+  if ! "$TILEC" --arch=sm_100a -D D=128 $defs --emit=ptx -o "$ptx" "$JBP" 2> "$tmp/err"; then
+    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+  fi
+  check $name "clusters of two CTAs" "$ptx" "^\.reqnctapercluster 2, 1, 1\$"
+  check $name "S^T, dP^T, dQ: the pair's tcgen05.mma from shared memory" "$ptx" \
+    "tcgen05\.mma\.cta_group::2\.kind::f16(\.collector::a::discard)? \[%r[0-9]+\], %rd[0-9]+, %rd[0-9]+, %r[0-9]+, %p[0-9]+;"
+  check $name "dV, dK: the pair's tcgen05.mma with A from tensor memory" "$ptx" \
+    "tcgen05\.mma\.cta_group::2\.kind::f16(\.collector::a::discard)? \[%r[0-9]+\], \[%r[0-9]+\], %rd[0-9]+, %r[0-9]+, %p[0-9]+;"
+  check $name "dQ: the M = 128 instruction descriptor" "$ptx" "mov\.b32[[:space:]]+%r[0-9]+, 136381584;"
+  check_not $name "no one-CTA tcgen05" "$ptx" "cta_group::1"
+  check $name "dS sent to the peer: a bulk copy into its shared memory" "$ptx" \
+    "cp\.async\.bulk\.shared::cluster\.shared::cta\.mbarrier::complete_tx::bytes \[%r[0-9]+\], \[%r[0-9]+\], %r[0-9]+, \[%r[0-9]+\];"
+  check $name "commits multicast to both CTAs" "$ptx" \
+    "tcgen05\.commit\.cta_group::2\.mbarrier::arrive::one\.shared::cluster\.multicast::cluster\.b64"
+  check $name "TMA loads onto the even CTA's mbarrier" "$ptx" "cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes\.cta_group::2"
+  check $name "dQ added by TMA reduce-add" "$ptx" "cp\.reduce\.async\.bulk\.tensor\.2d\.global\.shared::cta\.add"
+  check $name "compute warpgroup: 232 registers" "$ptx" "setmaxnreg\.inc\.sync\.aligned\.u32[[:space:]]+232;"
+  check_not $name "no wgmma" "$ptx" "wgmma"
+  "$TILEC" --arch=sm_100a -D D=128 $defs --emit=meta -o "$tmp/$name.meta" "$JBP"
+  check $name "metadata: 512 TMEM columns" "$tmp/$name.meta" "^tmem 512\$"
+  check $name "metadata: 12 warps" "$tmp/$name.meta" "^threads 384\$"
+  if [ -x "$PTXAS" ] && assemble $name sm_100a "$ptx"; then
+    check $name "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
+    check $name "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
+  fi
+done
+n=$((n+1))
+if "$TILEC" --arch=sm_100a -D D=128 -D DET=true --emit=ptx -o "$tmp/bpdet.ptx" "$JBP" 2> "$tmp/err" ||
+   ! grep -q "not built on the CTA pair yet" "$tmp/err"; then
+  echo "FAIL jfa_bwd_sm100_pair.det: expected the deterministic refusal"; cat "$tmp/err"; fail=$((fail+1))
+else
+  echo "ok   jfa_bwd_sm100_pair.det: refused (not built on the pair)"
+fi
 # The JFA backward for Blackwell (jfa_bwd_sm100.tile; docs/blackwell.md "The
 # JFA backward"), each head dim and variant the library loads, deterministic
 # or not: S^T = K Q^T, dP^T = V dO^T and dQ = dS K from shared memory, dV +=

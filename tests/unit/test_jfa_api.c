@@ -363,7 +363,7 @@ static int run_det(const jfa_bwd_items *it, int ctas, int64_t H) {
 
 static void simulate_det(const jfa_params *p, int ctas) {
   jfa_bwd_items it;
-  assert_int_equal(jfa_bwd_items_build(p, ctas, &it), TILE_OK);
+  assert_int_equal(jfa_bwd_items_build(p, ctas, 0, &it), TILE_OK);
   assert_true(run_det(&it, ctas, p->heads));
   /* the check can fail: two items of one CTA that meet the same dQ block,
    * swapped out of rank order, stall it */
@@ -451,7 +451,7 @@ static void test_bwd_window_items(void **state) {
     assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
     int ctas = 1 + (int)(tu_xorshift(&x) % 140);
     jfa_bwd_items it;
-    assert_int_equal(jfa_bwd_items_build(&p, ctas, &it), TILE_OK);
+    assert_int_equal(jfa_bwd_items_build(&p, ctas, 0, &it), TILE_OK);
     int64_t kb0[42] = {0};
     for (int b = 0; b < B; b++) kb0[b + 1] = kb0[b] + (off[b + 1] - off[b] + BWD_KB - 1) / BWD_KB;
     assert_int_equal(it.nitems, kb0[B] * p.heads);
@@ -555,7 +555,7 @@ static void test_block_mask(void **state) {
     r.block_mask = m, r.block_mask_mode = JFA_MASK_PER_SEQUENCE, r.block_mask_bytes = bytes;
     assert_int_equal(jfa_check_params(&r, NULL), TILE_OK);
     jfa_bwd_items it;
-    assert_int_equal(jfa_bwd_items_build(&r, 1 + (int)(tu_xorshift(&x) % 100), &it), TILE_OK);
+    assert_int_equal(jfa_bwd_items_build(&r, 1 + (int)(tu_xorshift(&x) % 100), 0, &it), TILE_OK);
     int64_t first[31], total = 0;
     first[0] = 0;
     for (int b = 0; b < B; b++) first[b + 1] = first[b] + ((o[b + 1] - o[b] + 127) / 128) * ((o[b + 1] - o[b] + 127) / 128);
