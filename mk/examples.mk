@@ -350,18 +350,18 @@ endef
 $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(eval $(call jfa_bwd_sm100_rules,$(d),$(t))))))
 # the CTA pair's backward (jfa_params.cta_pair; docs/blackwell.md "The JFA
 # backward on the CTA pair"): jfa_bwd_sm100_pair.tile, head dim 128, self
-# (causal or not) and broadcast-Q, named VARIANT.pair
+# (causal or not) and broadcast-Q, deterministic or not, named VARIANT.pair
 JFA_BWD_PAIR_SRC := $(JFA_DIR)/jfa_bwd_sm100_pair.tile $(JFA_DIR)/jfa_variant.tile
 define jfa_bwd_pair_rules
 $(B)/examples/jfa_bwd.d128.$(1).pair.sm_100a.cubin: $(JFA_BWD_PAIR_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
-	$(B)/bin/tilec --arch=sm_100a -D D=128 $(call jfa_defs,$(1)) -o $$@ $(JFA_DIR)/jfa_bwd_sm100_pair.tile
+	$(B)/bin/tilec --arch=sm_100a -D D=128 $(call jfa_defs,$(basename $(1))) $(call jfa_det,$(1)) -o $$@ $(JFA_DIR)/jfa_bwd_sm100_pair.tile
 $(B)/examples/jfa_bwd.d128.$(1).pair.sm_100a.ptx: $(JFA_BWD_PAIR_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
-	$(B)/bin/tilec --arch=sm_100a -D D=128 $(call jfa_defs,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_bwd_sm100_pair.tile
+	$(B)/bin/tilec --arch=sm_100a -D D=128 $(call jfa_defs,$(basename $(1))) $(call jfa_det,$(1)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_bwd_sm100_pair.tile
 endef
-$(foreach v,self causal bcast,$(eval $(call jfa_bwd_pair_rules,$(v))))
-JFA_BWD_SM100 += $(foreach v,self causal bcast,$(B)/examples/jfa_bwd.d128.$(v).pair.sm_100a.cubin)
+$(foreach v,self causal bcast,$(foreach t,$(v) $(v).det,$(eval $(call jfa_bwd_pair_rules,$(t)))))
+JFA_BWD_SM100 += $(foreach v,self causal bcast,$(foreach t,$(v) $(v).det,$(B)/examples/jfa_bwd.d128.$(t).pair.sm_100a.cubin))
 define jfa_bwd_pre_sm100_rules
 $(B)/examples/jfa_bwd_pre.d$(1).$(2).sm_100a.cubin: $(JFA_DIR)/jfa_bwd_pre.tile $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)

@@ -200,15 +200,15 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   int bcast = NQ > 0, d = D == 128, det = p->deterministic != 0;
   int variant = bcast ? V_BCAST : p->causal ? V_CAUSAL : V_SELF;
   tile_status st;
-  /* the CTA pair's backward where it is built: self, causal and broadcast-Q at head dim 128, not deterministic
-   * (jfa_params.cta_pair checked the head dim, the target and the block mask); else one CTA's, with the pair's
-   * forward */
-  s->pair = p->cta_pair && !det && !plan->vname[0] && plan->vidx < NVARIANT_BWD && D == 128;
+  /* the CTA pair's backward where it is built: self, causal and broadcast-Q at head dim 128, deterministic or
+   * not (jfa_params.cta_pair checked the head dim, the target and the block mask); a variant's plan keeps one
+   * CTA's backward beside the pair's forward */
+  s->pair = p->cta_pair && !plan->vname[0] && plan->vidx < NVARIANT_BWD && D == 128;
   if (plan->vname[0] || plan->vidx >= NVARIANT_BWD) { /* a variant: its cubin holds the backward too */
     if ((st = jfa_variant_kernel(plan, "jfa_bwd", &s->k)) != TILE_OK) return st;
   } else if (s->pair) {
     char name[32];
-    snprintf(name, sizeof name, "%s.pair", bwd_variant(variant, 0));
+    snprintf(name, sizeof name, "%s.pair", bwd_variant(variant, det));
     st = jfa_load_kernel(lib, "jfa_bwd", 128, name, &lib->pair_bmod[variant], &lib->pair_bkern[variant]);
     if (st != TILE_OK) return st;
     s->k = lib->pair_bkern[variant];

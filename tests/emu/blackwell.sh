@@ -106,16 +106,16 @@ for run in rr adv ctas7; do
 done
 # the CTA pair's backward (jfa_bwd_sm100_pair.tile: every MMA the pair's,
 # dQ's M = 128 over both CTAs' keys with dS sent across by dsmem_copy) at
-# head dim 128: the small cases with --pair (the pair's forward too; a
-# deterministic or variant plan runs one CTA's backward beside it) and the
-# pair's own (no mask, an odd half past a sequence's end, broadcast-Q with
-# 128-row query blocks), on a round-robin and an adversarial schedule, then
-# the pair's own on 7 CTAs (three pairs, several items each)
+# head dim 128, deterministic or not: the small cases with --pair on the
+# round-robin schedule (the pair's forward too; a variant's plan runs one
+# CTA's backward beside it; about 90 s), then the pair's own cases (no mask,
+# an odd half past a sequence's end, broadcast-Q with 128-row query blocks)
+# on an adversarial schedule and on 7 CTAs (three pairs, several items each)
 for run in rr adv ctas7; do
   log=${TMPDIR:-/tmp}/emu_jfa_bwd_pair_$run.log
   case $run in
-    rr) sched=rr; args= ;;
-    adv) sched=adv:3; args=--no-det-variants ;;
+    rr) sched=rr; args=--no-det-variants ;;
+    adv) sched=adv:3; args="--case pair" ;;
     *) sched=adversarial:5; args="--ctas 7 --case pair" ;;
   esac
   if TILE_EMU_ARCH=sm_100a TILE_EMU_SEED=$sched timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" \

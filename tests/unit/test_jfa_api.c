@@ -405,6 +405,101 @@ static void test_bwd_det_order(void **state) {
   }
 }
 
+/* The CTA pair's backward items (jfa_bwd_items_build with pair = 1;
+ * jfa_bwd_sm100_pair.tile): a work list per pair of CTAs; an item per
+ * (sequence, head, block of 256 keys) with its query blocks of 128 rows
+ * (causal: from the item's diagonal, 2 kb); the workspace row and the dQ
+ * counters still in rows of 64. Then deterministic mode's protocol as the
+ * pair's kernel runs it: CTA r of a pair adds query block 2 i + r of 64 rows
+ * (none past the sequence's queries) when its counter is the item's rank.
+ * Random batches, self, causal and broadcast-Q, few and many pairs. */
+static int run_det_pair(const jfa_bwd_items *it, int owners, int64_t H, const jfa_params *p) {
+  int64_t ncnt = H * it->nqb;
+  int32_t *cnt = calloc((size_t)(ncnt ? ncnt : 1), sizeof *cnt);
+  int64_t *want = calloc((size_t)(ncnt ? ncnt : 1), sizeof *want);
+  int64_t *pos = calloc((size_t)owners * 2, sizeof *pos); /* each CTA's place: item * 4096 + step */
+  for (int64_t i = 0; i < it->nitems; i++) {
+    const int32_t *w = it->work + 8 * i;
+    int64_t qlen = p->num_q > 0 ? p->num_q : jfa_offset_at(p, w[0] + 1) - jfa_offset_at(p, w[0]);
+    for (int32_t q = w[3]; q < w[4]; q++)
+      for (int r = 0; r < 2; r++)
+        if (64 * (2 * q + r) < qlen) want[w[6] + 2 * q + r]++;
+  }
+  for (int c = 0; c < owners; c++) pos[2 * c] = pos[2 * c + 1] = (int64_t)it->sched.cta_start[c] * 4096;
+  int done = 1;
+  for (;;) {
+    int moved = 0, left = 0;
+    for (int x = 0; x < 2 * owners; x++) {
+      int c = x / 2, r = x % 2;
+      for (;;) {
+        int64_t item = pos[x] / 4096, step = pos[x] % 4096;
+        if (item >= it->sched.cta_start[c + 1]) break;
+        const int32_t *w = it->work + 8 * item;
+        int32_t q = w[3] + (int32_t)step;
+        if (q >= w[4]) { pos[x] = (item + 1) * 4096; moved = 1; continue; }
+        int64_t qlen = p->num_q > 0 ? p->num_q : jfa_offset_at(p, w[0] + 1) - jfa_offset_at(p, w[0]);
+        int32_t g = 2 * q + r;
+        if (64 * (int64_t)g < qlen) {
+          int32_t *k = &cnt[w[6] + g];
+          if (*k != w[5]) { left = 1; break; } /* not its turn yet */
+          *k = w[5] + 1;
+        }
+        pos[x]++, moved = 1;
+      }
+    }
+    if (!left) break;
+    if (!moved) { done = 0; break; }
+  }
+  for (int64_t i = 0; done && i < ncnt; i++) assert_int_equal(cnt[i], want[i]);
+  free(cnt), free(want), free(pos);
+  return done;
+}
+
+static void test_bwd_pair_items(void **state) {
+  (void)state;
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (int round = 0; round < 36; round++) {
+    int32_t off[41];
+    int B = 1 + (int)(tu_xorshift(&x) % 40);
+    off[0] = 0;
+    for (int b = 0; b < B; b++) {
+      tu_xorshift(&x);
+      off[b + 1] = off[b] + (x % 5 == 0 ? 0 : (int32_t)(x % 1500));
+    }
+    jfa_params p = params();
+    p.batch = B;
+    p.cu_seqlens = off;
+    p.heads = 1 + round % 3;
+    p.passes = JFA_BWD;
+    p.deterministic = round % 2;
+    p.causal = round % 3 == 1;
+    p.num_q = round % 3 == 2 ? 1 + (int64_t)(x % 400) : 0;
+    int ctas = 2 + 2 * (round % 9) + (round % 4 == 3); /* an odd count: its last CTA idles */
+    jfa_bwd_items it;
+    assert_int_equal(jfa_bwd_items_build(&p, ctas, 1, &it), TILE_OK);
+    int owners = ctas / 2;
+    assert_int_equal(it.sched.cta_start[owners], it.nitems);
+    int64_t H = p.heads, nqb64 = 0, items = 0, qb0 = 0;
+    for (int b = 0; b < B; b++) nqb64 += (off[b + 1] - off[b] + 63) / 64;
+    if (p.num_q) nqb64 = (p.num_q + 63) / 64;
+    assert_int_equal(it.nqb, nqb64);
+    for (int b = 0; b < B; b++) items += H * ((off[b + 1] - off[b] + 255) / 256);
+    assert_int_equal(it.nitems, items);
+    for (int64_t i = 0; i < it.nitems; i++) {
+      const int32_t *w = it.work + 8 * i;
+      int64_t L = off[w[0] + 1] - off[w[0]], qlen = p.num_q ? p.num_q : L;
+      assert_true((int64_t)w[2] * 256 < L);
+      assert_int_equal(w[3], p.causal ? 2 * w[2] : 0);
+      assert_int_equal(w[4], (qlen + 127) / 128);
+      qb0 = 0;
+      for (int b = 0; b < w[0]; b++) qb0 += (off[b + 1] - off[b] + 63) / 64;
+      assert_int_equal(w[7], p.num_q ? ((int64_t)w[0] * H + w[1]) * nqb64 : w[1] * nqb64 + qb0);
+    }
+    if (p.deterministic) assert_true(run_det_pair(&it, owners, H, &p));
+    jfa_bwd_items_free(&it);
+  }
+}
+
 /* ---- hostile arguments ----
  *
  * Each case below crashed, overflowed or was accepted before these checks
@@ -946,6 +1041,7 @@ int main(void) {
       cmocka_unit_test(test_bwd_params),
       cmocka_unit_test(test_bwd_workspace),
       cmocka_unit_test(test_bwd_det_order),
+      cmocka_unit_test(test_bwd_pair_items),
       cmocka_unit_test(test_bwd_window_items),
       cmocka_unit_test(test_block_mask),
       cmocka_unit_test(test_hostile_batch),
