@@ -212,8 +212,10 @@ static const char *writer(const Cta *c, const Word *d, char *buf, size_t n) {
   else {
     char nm[160];
     const EmMbar *b = ag - c->chk->agm < c->nmb ? &c->mb[ag - c->chk->agm] : NULL;
-    snprintf(buf, n, "the TMA load at %s, completing on the mbarrier %s", at(c, d->wpc, w, sizeof w),
-             b ? em_mbar_name(c, b, nm, sizeof nm) : "?");
+    const EmIns *wi = d->wpc >= 0 && d->wpc < c->f->nins ? &c->f->ins[d->wpc] : NULL;
+    snprintf(buf, n, "%s at %s, completing on the mbarrier %s",
+             wi && wi->opc == EM_BULK_S2C ? "the bulk copy (from another CTA)" : "the TMA load",
+             at(c, d->wpc, w, sizeof w), b ? em_mbar_name(c, b, nm, sizeof nm) : "?");
   }
   return buf;
 }
