@@ -1,52 +1,11 @@
 /* builtins.c - the built-in functions of the core language: argument
- * binding, type checks with messages that name shapes and dtypes, and the
+ * type checks with messages that name shapes and dtypes (the arguments bound
+ * by sema_val.c's sm_bind_args), and the
  * TIR they emit.  Explicit-hardware primitives (shared memory, barriers, TMA,
  * async MMA) are recognized and rejected with "not supported yet". */
 #include "sema.h"
 #include <math.h>
 #include <string.h>
-
-bool sm_bind_args(S *s, Node *call, Node *self, const char *fname, const Spec *sp, BArgs *a) {
-  memset(a, 0, sizeof *a);
-  int n = 0;
-  while (n < 8 && sp->names[n]) n++;
-  int pos = 0;
-  int total = call->nlist + (self ? 1 : 0);
-  for (int i = 0; i < total; i++) {
-    Node *arg = self ? (i == 0 ? self : call->list[i - 1]) : call->list[i];
-    int slot = -1;
-    if (arg->argname) {
-      for (int j = 0; j < n; j++)
-        if (!strcmp(sp->names[j], arg->argname)) slot = j;
-      if (slot < 0) {
-        dg_error(s->c, arg->loc, "'%s' has no parameter named '%s'", fname, arg->argname);
-        return false;
-      }
-    } else {
-      slot = pos++;
-      if (slot >= n) {
-        dg_error(s->c, arg->loc, "'%s' takes at most %d argument%s", fname, n, n == 1 ? "" : "s");
-        return false;
-      }
-    }
-    if (a->given[slot]) {
-      dg_error(s->c, arg->loc, "argument '%s' of '%s' is given twice", sp->names[slot], fname);
-      return false;
-    }
-    a->given[slot] = true;
-    a->loc[slot] = arg->loc;
-    a->v[slot] = sm_expr(s, arg);
-    if (a->v[slot].k == V_ERR) return false;
-  }
-  for (int j = 0; j < sp->nreq; j++)
-    if (!a->given[j]) {
-      dg_error(s->c, call->loc, "'%s' needs argument '%s'", fname, sp->names[j]);
-      return false;
-    }
-  for (int j = 0; j < n; j++)
-    if (!a->given[j]) a->loc[j] = call->loc;
-  return true;
-}
 
 static TValue *tile_arg(S *s, SVal v, Loc loc, const char *fname, const char *what) {
   if (v.k == V_RT) return v.v;

@@ -8,10 +8,11 @@
  * and `while` become results / loop-carried values of those ops, so the IR
  * is SSA from the start.  Every error names the source location and the
  * types or shapes involved.
- * Here: values, expressions, types written in the source, calls, kernels.
- * Beside it: sema_ops.c (promotion and broadcasting, constant folding,
- * operators), sema_stmt.c (statements), sema_env.c (names and scopes),
- * builtins*.c (builtins). */
+ * Here: expressions, calls, kernels. Below it (sema.h has the order):
+ * sema_val.c (values, emission, argument binding), sema_ops.c (promotion
+ * and broadcasting, constant folding, operators), sema_env.c (names and
+ * scopes), sema_type.c (types written in the source, top-level constants),
+ * builtins*.c (builtins), sema_stmt.c (statements). */
 #include "sema.h"
 #include <errno.h>
 #include <math.h>
@@ -19,150 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- values ---- */
 
-SVal sv_err(void) { return (SVal){.k = V_ERR}; }
-SVal sv_int(int64_t i, DType dt) { return (SVal){.k = V_INT, .i = i, .dt = dt}; }
-SVal sv_float(double f, DType dt) { return (SVal){.k = V_FLOAT, .f = f, .dt = dt}; }
-SVal sv_bool(bool b) { return (SVal){.k = V_BOOL, .i = b, .dt = DT_BOOL}; }
-SVal sv_rt(TValue *v) { return v ? (SVal){.k = V_RT, .v = v} : sv_err(); }
-bool sv_is_const(SVal v) { return v.k == V_INT || v.k == V_FLOAT || v.k == V_BOOL; }
-
-DType sm_const_dtype(SVal v) {
-  if (v.k == V_BOOL) return DT_BOOL;
-  if (v.dt != DT_VOID) return v.dt;
-  if (v.k == V_FLOAT) return DT_F32;
-  return (v.i >= INT32_MIN && v.i <= INT32_MAX) ? DT_I32 : DT_I64;
-}
-
-Type *sv_type(S *s, SVal v) {
-  if (v.k == V_RT) return v.v->type;
-  if (sv_is_const(v)) return ty_dt(s->c, sm_const_dtype(v));
-  return NULL;
-}
-
-const char *sv_desc(S *s, SVal v) {
-  Arena *a = &s->c->arena;
-  switch (v.k) {
-  case V_RT: return ty_str(s->c, v.v->type);
-  case V_INT: return ar_printf(a, "constant %lld", (long long)v.i);
-  case V_FLOAT: return ar_printf(a, "constant %g", v.f);
-  case V_BOOL: return v.i ? "constant true" : "constant false";
-  case V_DTYPE: return ar_printf(a, "the type %s", ty_elem_str(s->c, v.elem));
-  case V_LIST: return "a list";
-  case V_TUPLE: return "a tuple";
-  case V_STR: return "a string";
-  case V_NONE: return "None";
-  case V_LAYOUT: return "a layout";
-  case V_RANGE: return "a range";
-  case V_VOID: return "nothing (the call returns no value)";
-  default: return "an invalid value";
-  }
-}
-
-/* ---- emission helpers ---- */
-
-TValue *sm_emit1(S *s, Opcode opc, Loc loc, int n, TValue **opnds, Type *rt) {
-  TOp *op = ir_op(s->c, opc, loc, n, opnds, rt ? 1 : 0, &rt);
-  ir_append(s->blk, op);
-  return rt ? op->res[0] : NULL;
-}
-
-TOp *sm_emit_op(S *s, Opcode opc, Loc loc, int n, TValue **opnds, int nres, Type **rts) {
-  TOp *op = ir_op(s->c, opc, loc, n, opnds, nres, rts);
-  ir_append(s->blk, op);
-  return op;
-}
-
-bool sm_int_fits(int64_t v, DType dt) {
-  switch (dt) {
-  case DT_BOOL: return v == 0 || v == 1;
-  case DT_I8: return v >= INT8_MIN && v <= INT8_MAX;
-  case DT_U8: return v >= 0 && v <= UINT8_MAX;
-  case DT_I16: return v >= INT16_MIN && v <= INT16_MAX;
-  case DT_U16: return v >= 0 && v <= UINT16_MAX;
-  case DT_I32: return v >= INT32_MIN && v <= INT32_MAX;
-  case DT_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
-  default: return true;
-  }
-}
-
-static TValue *emit_const(S *s, Elem e, int64_t i, double f, Loc loc) {
-  TOp *op = sm_emit_op(s, OP_CONST, loc, 0, NULL, 1, (Type *[]){ty_scalar(s->c, e)});
-  op->ival = i;
-  op->fval = f;
-  if (ty_is_float((DType)e.dt)) op->ival = 0;
-  else op->fval = 0;
-  return op->res[0];
-}
-
-TValue *sm_rt_as(S *s, SVal v, Elem e, Loc loc) {
-  if (v.k == V_RT) {
-    if (ty_elem_eq(v.v->type->elem, e)) return v.v;
-    return sm_cast(s, v.v, e, loc);
-  }
-  if (!sv_is_const(v)) {
-    if (v.k != V_ERR) dg_error(s->c, loc, "expected a value, found %s", sv_desc(s, v));
-    return NULL;
-  }
-  DType dt = (DType)e.dt;
-  if (dt == DT_PTR) {
-    dg_error(s->c, loc, "a constant cannot be used as a pointer");
-    return NULL;
-  }
-  if (ty_is_float(dt)) return emit_const(s, e, 0, v.k == V_FLOAT ? v.f : (double)v.i, loc);
-  if (v.k == V_FLOAT) {
-    if (v.f != floor(v.f) || fabs(v.f) > 9.2e18) {
-      dg_error(s->c, loc, "constant %g is not an integer and cannot become %s", v.f, ty_dtype_name(dt));
-      return NULL;
-    }
-    v = sv_int((int64_t)v.f, DT_VOID);
-  }
-  if (!sm_int_fits(v.i, dt)) {
-    dg_error(s->c, loc, "constant %lld does not fit in %s", (long long)v.i, ty_dtype_name(dt));
-    return NULL;
-  }
-  return emit_const(s, e, v.i, 0, loc);
-}
-
-TValue *sm_rt(S *s, SVal v, Loc loc) {
-  if (v.k == V_RT) return v.v;
-  if (!sv_is_const(v)) {
-    if (v.k != V_ERR) dg_error(s->c, loc, "expected a value, found %s", sv_desc(s, v));
-    return NULL;
-  }
-  return sm_rt_as(s, v, (Elem){(uint8_t)sm_const_dtype(v), 0}, loc);
-}
-
-TValue *sm_cast(S *s, TValue *v, Elem to, Loc loc) {
-  if (ty_elem_eq(v->type->elem, to)) return v;
-  Elem from = v->type->elem;
-  if ((from.dt == DT_PTR) != (to.dt == DT_PTR)) {
-    bool ok = (from.dt == DT_PTR && (to.dt == DT_I64 || to.dt == DT_U64)) ||
-              (to.dt == DT_PTR && (from.dt == DT_I64 || from.dt == DT_U64));
-    if (!ok) {
-      dg_error(s->c, loc, "cannot cast %s to %s (pointers convert only to and from i64/u64)",
-               ty_str(s->c, v->type), ty_elem_str(s->c, to));
-      return NULL;
-    }
-  }
-  TOp *op = sm_emit_op(s, OP_CAST, loc, 1, &v, 1, (Type *[]){ty_with_elem(s->c, v->type, to)});
-  op->to = to;
-  return op->res[0];
-}
-
-TValue *sm_splat(S *s, TValue *v, int rank, const int *shape, Loc loc) {
-  if (rank == 0) return v;
-  return sm_emit1(s, OP_SPLAT, loc, 1, &v, ty_tile(s->c, v->type->elem, rank, shape));
-}
-
-/* ---- promotion, broadcasting, constant folding, binary operators: compiler/sema_ops.c ---- */
-
-/* ---- environment: compiler/sema_env.c ---- */
-
-static SVal eval_const_decl(S *s, Sym *y);
-
-static bool type_expr(S *s, TypeExpr *te, Type **out, Elem *elem_only);
 
 /* Builtin names that denote constants or types. */
 static bool ident_value(S *s, Node *n, SVal *out) {
@@ -251,21 +109,6 @@ static SVal index_expr(S *s, Node *n) {
   return sv_rt(v);
 }
 
-bool sm_budget(S *s, Loc loc) {
-  if (s->c->too_big) return false;
-  if (++s->steps > TC_MAX_STEPS) {
-    s->c->too_big = true;
-    dg_error(s->c, loc, "the program expands too much at compile time (more than %d evaluation steps after "
-                        "inlining and unrolling)", TC_MAX_STEPS);
-    return false;
-  }
-  if (s->depth > TC_MAX_EVAL_DEPTH) {
-    s->c->too_big = true;
-    dg_error(s->c, loc, "inlined calls and nested expressions go more than %d levels deep", TC_MAX_EVAL_DEPTH);
-    return false;
-  }
-  return true;
-}
 
 static SVal expr_inner(S *s, Node *n);
 
@@ -305,7 +148,7 @@ static SVal expr_inner(S *s, Node *n) {
         }
       }
       if (y->kind == SYM_VAR) return y->val;
-      if (y->kind == SYM_CONST_DECL) return eval_const_decl(s, y);
+      if (y->kind == SYM_CONST_DECL) return sm_const_decl_value(s, y);
       dg_error(s->c, n->loc, "'%s' is a function; call it with '%s(...)'", n->name, n->name);
       return sv_err();
     }
@@ -387,7 +230,7 @@ static SVal expr_inner(S *s, Node *n) {
     }
     Type *t;
     Elem e;
-    if (!type_expr(s, n->type, &t, &e)) return sv_err();
+    if (!sm_type_expr(s, n->type, &t, &e)) return sv_err();
     if (t->kind != TY_SCALAR) {
       dg_error(s->c, n->type->loc, "'as' converts element types; give a scalar type such as f32, not %s",
                ty_str(s->c, t));
@@ -435,180 +278,6 @@ static SVal expr_inner(S *s, Node *n) {
     return sv_err();
   }
 }
-
-/* ---- types written in the source ---- */
-
-static bool type_expr(S *s, TypeExpr *te, Type **out, Elem *elem) {
-  switch (te->kind) {
-  case TE_NAME: {
-    DType dt;
-    if (!ty_dtype_parse(te->name, &dt)) {
-      Sym *y = sm_lookup(s, te->name);
-      SVal v = y ? (y->kind == SYM_VAR ? y->val : y->kind == SYM_CONST_DECL ? eval_const_decl(s, y) : sv_err())
-                 : sv_err();
-      if (v.k == V_DTYPE) {
-        *elem = v.elem;
-        *out = ty_scalar(s->c, v.elem);
-        return true;
-      }
-      dg_error(s->c, te->loc, "unknown type '%s' (types are bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, "
-                              "f32, f64, pointers like *f32 and tiles like f32[128])",
-               te->name);
-      return false;
-    }
-    *elem = (Elem){(uint8_t)dt, 0};
-    *out = ty_scalar(s->c, *elem);
-    return true;
-  }
-  case TE_PTR: {
-    Type *inner;
-    Elem ie;
-    if (!type_expr(s, te->elem, &inner, &ie)) return false;
-    if (inner->kind != TY_SCALAR || ie.dt == DT_PTR || ie.dt == DT_BOOL) {
-      dg_error(s->c, te->loc, "pointers point to numbers (e.g. *f32, *bf16, *i32), not to %s", ty_str(s->c, inner));
-      return false;
-    }
-    *elem = (Elem){DT_PTR, ie.dt};
-    *out = ty_scalar(s->c, *elem);
-    return true;
-  }
-  case TE_TILE: {
-    Type *inner;
-    Elem ie;
-    if (!type_expr(s, te->elem, &inner, &ie)) return false;
-    if (inner->kind != TY_SCALAR) {
-      dg_error(s->c, te->loc, "tile elements must be scalars or pointers, not %s", ty_str(s->c, inner));
-      return false;
-    }
-    SVal dims = {.k = V_LIST, .n = te->ndims};
-    dims.items = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)te->ndims);
-    for (int i = 0; i < te->ndims; i++) dims.items[i] = sm_expr(s, te->dims[i]);
-    int rank, shape[TC_MAX_RANK];
-    if (!sm_shape_list(s, dims, te->loc, "the tile type", &rank, shape)) return false;
-    *elem = ie;
-    *out = ty_tile(s->c, ie, rank, shape);
-    return true;
-  }
-  case TE_TUPLE: {
-    Type **items = ar_alloc(&s->c->arena, sizeof(Type *) * (size_t)(te->nitems + 1));
-    for (int i = 0; i < te->nitems; i++) {
-      Elem e;
-      if (!type_expr(s, te->items[i], &items[i], &e)) return false;
-    }
-    *out = ty_tuple(s->c, items, te->nitems);
-    *elem = (Elem){0};
-    return true;
-  }
-  case TE_GENERIC:
-    dg_error(s->c, te->loc, "'%s<...>' types (TMA descriptors, shared memory) are not supported yet on %s", te->name,
-             s->c->arch);
-    return false;
-  }
-  return false;
-}
-
-/* Check (and for constants, convert) a value against a declared type. */
-SVal sm_check_type(S *s, SVal v, TypeExpr *te, Loc loc, const char *what) {
-  if (v.k == V_ERR) return v;
-  if (te->kind == TE_NAME && !strcmp(te->name, "dtype")) {
-    if (v.k == V_DTYPE) return v;
-    dg_error(s->c, loc, "%s is declared dtype but is %s", what, sv_desc(s, v));
-    return sv_err();
-  }
-  Type *t;
-  Elem e;
-  if (!type_expr(s, te, &t, &e)) return sv_err();
-  if (t->kind == TY_TUPLE) {
-    if (v.k != V_TUPLE || v.n != t->nitems) {
-      dg_error(s->c, loc, "%s is declared %s but is %s%s", what, ty_str(s->c, t), sv_desc(s, v),
-               v.k == V_TUPLE ? ar_printf(&s->c->arena, " of %d items", v.n) : "");
-      return sv_err();
-    }
-    SVal r = v;
-    r.items = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)(v.n + 1));
-    for (int i = 0; i < v.n; i++) {
-      r.items[i] = sm_check_type(s, v.items[i], te->items[i], loc, ar_printf(&s->c->arena, "item %d of %s", i, what));
-      if (r.items[i].k == V_ERR) return sv_err();
-    }
-    return r;
-  }
-  if (sv_is_const(v) && t->kind == TY_SCALAR) {
-    TValue *r = sm_rt_as(s, v, e, loc);
-    return r ? sv_rt(r) : sv_err();
-  }
-  if (v.k != V_RT) {
-    dg_error(s->c, loc, "%s is declared %s but is %s", what, ty_str(s->c, t), sv_desc(s, v));
-    return sv_err();
-  }
-  if (!ty_eq(v.v->type, t)) {
-    dg_error(s->c, loc, "%s is declared %s but is %s", what, ty_str(s->c, t), ty_str(s->c, v.v->type));
-    return sv_err();
-  }
-  return v;
-}
-
-/* A compile-time value given a declared scalar type (a typed constant or
- * `const` parameter): it stays a compile-time value, converted or checked
- * against the type. `what` names it in messages. */
-static SVal typed_const(S *s, SVal v, TypeExpr *type, Loc loc, const char *what) {
-  Type *t;
-  Elem e;
-  if (!type_expr(s, type, &t, &e)) return sv_err();
-  if (t->kind != TY_SCALAR || e.dt == DT_PTR) {
-    dg_error(s->c, type->loc, "a constant has a scalar type such as i32 or f32");
-    return sv_err();
-  }
-  if (ty_is_float((DType)e.dt)) return sv_float(v.k == V_FLOAT ? v.f : (double)v.i, (DType)e.dt);
-  if (e.dt == DT_BOOL) {
-    if (v.k == V_BOOL) return v;
-    dg_error(s->c, loc, "%s is declared bool but is %s", what, sv_desc(s, v));
-    return sv_err();
-  }
-  if (v.k == V_FLOAT) {
-    dg_error(s->c, loc, "%s is declared %s but its value %g is not an integer", what, ty_dtype_name((DType)e.dt), v.f);
-    return sv_err();
-  }
-  if (v.k == V_BOOL) {
-    dg_error(s->c, loc, "%s is declared %s but is %s", what, ty_dtype_name((DType)e.dt), sv_desc(s, v));
-    return sv_err();
-  }
-  return sm_fold_typed(s, sv_int(v.i, DT_VOID), (DType)e.dt, loc);
-}
-
-static SVal eval_const_decl(S *s, Sym *y) {
-  if (y->state == 2) return y->val;
-  if (y->state == 1) {
-    dg_error(s->c, y->decl->loc, "constant '%s' is defined in terms of itself", y->name);
-    y->state = 2;
-    y->val = sv_err();
-    return y->val;
-  }
-  y->state = 1;
-  /* Top-level constants see only globals; ops they emit go to a scratch
-   * block (a run-time value is an error below). */
-  Frame fr = sm_frame_enter(s);
-  TBlock *saved_blk = s->blk;
-  s->blk = ir_block(s->c, 0, NULL);
-  const InlineSite *inl = s->c->inl; /* its errors are the constant's, not the calls' that first read it */
-  s->c->inl = NULL;
-  SVal v = sm_expr(s, y->decl->value);
-  s->c->inl = inl;
-  s->blk = saved_blk;
-  if (v.k == V_RT) {
-    dg_error(s->c, y->decl->value->loc, "the value of constant '%s' is not known at compile time", y->name);
-    v = sv_err();
-  }
-  if (y->decl->type && sv_is_const(v))
-    v = typed_const(s, v, y->decl->type, y->decl->value->loc, ar_printf(&s->c->arena, "constant '%s'", y->name));
-  sm_frame_leave(s, fr);
-  y->val = v;
-  y->state = 2;
-  return v;
-}
-
-/* ---- statements: compiler/sema_stmt.c ---- */
-
-/* ---- calls ---- */
 
 static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
   int nargs = call->nlist + (self ? 1 : 0);
@@ -690,7 +359,7 @@ static SVal inline_call(S *s, Node *call, Func *f, Node *self) {
       return sv_err();
     }
     if (f->params[j].type && f->params[j].is_const && sv_is_const(v))
-      v = typed_const(s, v, f->params[j].type, locs[j],
+      v = sm_typed_const(s, v, f->params[j].type, locs[j],
                       ar_printf(&s->c->arena, "argument '%s' of '%s'", f->params[j].name, f->name));
     else if (f->params[j].type)
       v = sm_check_type(s, v, f->params[j].type, locs[j], ar_printf(&s->c->arena, "argument '%s' of '%s'",
@@ -791,7 +460,7 @@ static bool tma_param(S *s, Param *p, TParam *tp, Type **out) {
   }
   Type *et;
   Elem e;
-  if (!type_expr(s, te->items[0], &et, &e)) return false;
+  if (!sm_type_expr(s, te->items[0], &et, &e)) return false;
   if (et->kind != TY_SCALAR || e.dt == DT_PTR || e.dt == DT_BOOL) {
     dg_error(s->c, te->items[0]->loc, "TMA descriptors move numbers, not %s", ty_str(s->c, et));
     return false;
@@ -902,7 +571,7 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
       } else {
         Type *t;
         Elem e;
-        if (!type_expr(s, p->type, &t, &e)) v = sv_err();
+        if (!sm_type_expr(s, p->type, &t, &e)) v = sv_err();
         else if (t->kind != TY_SCALAR || e.dt == DT_PTR) {
           dg_error(c, p->type->loc, "constant parameters are numbers, booleans or dtypes, not %s", ty_str(c, t));
           v = sv_err();
@@ -967,7 +636,7 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
       k++;
       continue;
     }
-    if (!type_expr(s, p->type, &t, &e)) {
+    if (!sm_type_expr(s, p->type, &t, &e)) {
       ok = false;
       continue;
     }
@@ -1061,7 +730,7 @@ static void build_kernel(S *s, Func *f, const bool *define_used) {
 }
 
 bool sm_build(Ctx *c, Program *p, TModule *m) {
-  S s = {.c = c, .prog = p};
+  S s = {.c = c, .prog = p, .eval = sm_expr};
   c->mod = m;
   sm_declare_globals(&s, p);
   /* Every constant of the user's files is checked, used or not (a typed
@@ -1070,7 +739,7 @@ bool sm_build(Ctx *c, Program *p, TModule *m) {
   for (int i = 0; i < p->consts.len && !dg_too_many(c); i++) {
     ConstDecl *d = p->consts.data[i];
     Sym *y = sm_global_find(&s, d->name);
-    if (y && y->kind == SYM_CONST_DECL && y->decl == d && !d->loc.src->builtin) eval_const_decl(&s, y);
+    if (y && y->kind == SYM_CONST_DECL && y->decl == d && !d->loc.src->builtin) sm_const_decl_value(&s, y);
   }
   int nk = 0;
   for (int i = 0; i < p->funcs.len && !dg_too_many(c); i++) {

@@ -1,5 +1,12 @@
-/* sema.h - private to sema.c and builtins.c: compile-time values, the
- * environment, and the helpers builtins use to type-check and emit TIR. */
+/* sema.h - private to sema*.c and builtins*.c: compile-time values, the
+ * environment, and the helpers builtins use to type-check and emit TIR.
+ * The files, bottom up (none calls a file above it): sema_val.c (values,
+ * emission, argument binding, sm_eval), sema_ops.c (operators, folding),
+ * sema_env.c (names, scopes, kernel attributes), sema_type.c (types in
+ * the source, top-level constants), builtins_debug.c, builtins_hw.c,
+ * builtins_sm100.c, builtins.c (the builtins; builtins.c dispatches),
+ * sema_stmt.c (statements), sema.c (expressions, calls, kernels; it sets
+ * S.eval, through which everything below evaluates expressions). */
 #ifndef TILEC_SEMA_H
 #define TILEC_SEMA_H
 #include "tilec_int.h"
@@ -76,6 +83,7 @@ typedef struct S {
   int task_warp0;   /* inside a task: its first warp (the warps' places in their warpgroups) */
   Sym *task_scope;  /* the scope chain where the current task began */
   int depth;        /* evaluation recursion depth */
+  SVal (*eval)(struct S *s, Node *n); /* sema.c's sm_expr: how the files below it evaluate (sm_eval) */
 } S;
 
 /* Environment (sema_env.c) */
@@ -141,7 +149,8 @@ typedef struct BArgs {
 bool sm_bind_args(S *s, Node *call, Node *self, const char *fname, const Spec *sp, BArgs *a);
 /* Returns true if `name` is a builtin (result in *out, errors reported). */
 bool sm_builtin(S *s, Node *call, const char *name, Node *self, SVal *out);
-SVal sm_expr(S *s, Node *n);
+SVal sm_expr(S *s, Node *n);  /* sema.c: an expression */
+SVal sm_eval(S *s, Node *n);  /* sema_val.c: the same, through S.eval, for the files below sema.c */
 /* builtins_hw.c: the explicit hardware primitives */
 bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out);
 SVal sm_slot(S *s, TValue *base, SVal idx, Loc loc);
@@ -162,7 +171,11 @@ DType sm_const_dtype(SVal v); /* a constant's dtype (untyped literals: bool, f32
 TOp *sm_emit_op(S *s, Opcode opc, Loc loc, int n, TValue **opnds, int nres, Type **rts);
 bool sm_int_fits(int64_t v, DType dt);
 bool sm_budget(S *s, Loc loc); /* one evaluation step: false (with an error) past the step or depth limit */
+/* Types written in the source and top-level constants (sema_type.c) */
 SVal sm_check_type(S *s, SVal v, TypeExpr *te, Loc loc, const char *what);
+bool sm_type_expr(S *s, TypeExpr *te, Type **out, Elem *elem_only);
+SVal sm_typed_const(S *s, SVal v, TypeExpr *type, Loc loc, const char *what);
+SVal sm_const_decl_value(S *s, Sym *y); /* a top-level constant's value, evaluated on first use */
 
 /* ---- sema_ops.c: promotion, constant folding, binary operators ---- */
 bool sm_promote(S *s, Elem a, Elem b, Elem *out, Loc loc, const char *opname);

@@ -259,7 +259,7 @@ void sm_kernel_attrs(S *s, Func *f, TFunc *kf) {
         dg_error(c, a->loc, "warps(...) takes one value");
         continue;
       }
-      if (!sm_const_int(s, sm_expr(s, a->args[0]), a->args[0]->loc, "the warp count", &w)) continue;
+      if (!sm_const_int(s, sm_eval(s, a->args[0]), a->args[0]->loc, "the warp count", &w)) continue;
       if (w < 1 || w > 32 || (!sm_is_pow2(w) && w % 4)) {
         dg_error(c, a->args[0]->loc, "warps(%lld): the warp count must be 1, 2, 4, 8, 16 or 32 (or a multiple of 4 "
                                      "for a kernel split into tasks)",
@@ -271,7 +271,7 @@ void sm_kernel_attrs(S *s, Func *f, TFunc *kf) {
       int64_t d[3] = {1, 1, 1};
       bool ok = a->nargs >= 1 && a->nargs <= 3;
       for (int j = 0; ok && j < a->nargs; j++)
-        ok = sm_const_int(s, sm_expr(s, a->args[j]), a->args[j]->loc, "a cluster dimension", &d[j]);
+        ok = sm_const_int(s, sm_eval(s, a->args[j]), a->args[j]->loc, "a cluster dimension", &d[j]);
       if (!ok) continue;
       if (d[0] < 1 || d[1] < 1 || d[2] < 1 || d[0] > 16 || d[1] > 16 || d[2] > 16 || d[0] * d[1] * d[2] > 16) {
         dg_error(c, a->loc, "cluster(%lld, %lld, %lld): each dimension must be 1 to 16 and the cluster at most 16 CTAs",
@@ -283,7 +283,7 @@ void sm_kernel_attrs(S *s, Func *f, TFunc *kf) {
       kf->cluster[2] = (int)d[2];
     } else if (!strcmp(a->name, "maxnreg")) {
       int64_t r;
-      if (a->nargs != 1 || !sm_const_int(s, sm_expr(s, a->args[0]), a->loc, "maxnreg", &r)) continue;
+      if (a->nargs != 1 || !sm_const_int(s, sm_eval(s, a->args[0]), a->loc, "maxnreg", &r)) continue;
       if (r != 0 && (r < 24 || r > 255)) { /* 0: no cap (a constant parameter's way to leave it off) */
         dg_error(c, a->loc, "maxnreg(%lld) must be between 24 and 255, or 0 for no cap", (long long)r);
         continue;
@@ -291,7 +291,7 @@ void sm_kernel_attrs(S *s, Func *f, TFunc *kf) {
       kf->maxnreg = (int)r;
     } else if (!strcmp(a->name, "stages")) {
       int64_t n;
-      if (a->nargs != 1 || !sm_const_int(s, sm_expr(s, a->args[0]), a->loc, "stages", &n)) continue;
+      if (a->nargs != 1 || !sm_const_int(s, sm_eval(s, a->args[0]), a->loc, "stages", &n)) continue;
       if (n < 0 || n > 8 || n == 1 || n == 2) {
         dg_error(c, a->loc, "stages(%lld): a dot's pipeline has 3 to 8 slots of shared memory per operand (the "
                             "slots the wgmmas still read, the rest being filled), or 0 for none",

@@ -118,7 +118,7 @@ static TValue *coerce_to(S *s, SVal v, Type *t, const char *name, Loc loc, const
 }
 
 static void if_stmt(S *s, Node *n, St *st) {
-  SVal cond = sm_expr(s, n->cond);
+  SVal cond = sm_eval(s, n->cond);
   if (cond.k == V_ERR) return;
   if (cond.k == V_BOOL) { /* compile-time if: only the taken branch exists */
     if (cond.i) sm_block_stmts(s, n->then, st, false);
@@ -251,7 +251,7 @@ static void static_for(S *s, Node *n, SVal r, St *st) {
 }
 
 static void for_stmt(S *s, Node *n, St *st) {
-  SVal r = sm_expr(s, n->init);
+  SVal r = sm_eval(s, n->init);
   if (r.k == V_ERR) return;
   if (r.k != V_RANGE) {
     dg_error(s->c, n->init->loc, "'for' loops over range(...) or static_range(...), not %s", sv_desc(s, r));
@@ -341,7 +341,7 @@ static void while_stmt(S *s, Node *n, St *st) {
   TBlock *before = ir_block(s->c, ncv, types);
   s->blk = before;
   for (int i = 0; i < ncv; i++) cv[i]->val = sv_rt(before->args[i]);
-  SVal cond = sm_expr(s, n->cond);
+  SVal cond = sm_eval(s, n->cond);
   if (cond.k == V_ERR) {
     restore(&sn);
     s->blk = outer;
@@ -425,7 +425,7 @@ static void tasks_stmt(S *s, Node *n, St *st) {
         dg_error(c, arg->loc, "task arguments are warps = N, regs = R and replicas = K (by name)");
         return;
       }
-      if (!sm_const_int(s, sm_expr(s, arg), arg->loc, k, &v)) return;
+      if (!sm_const_int(s, sm_eval(s, arg), arg->loc, k, &v)) return;
       if (!strcmp(k, "warps")) w = v, has_w = true;
       else if (!strcmp(k, "regs")) r = v, has_r = true;
       else rep = v;
@@ -598,7 +598,7 @@ static void stmt_inner(S *s, Node *n, St *st, bool last) {
   s->loc = n->loc;
   switch (n->kind) {
   case ND_LET: {
-    SVal v = sm_expr(s, n->init);
+    SVal v = sm_eval(s, n->init);
     if (v.k == V_VOID) {
       dg_error(s->c, n->init->loc, "this call returns no value");
       v = sv_err();
@@ -632,7 +632,7 @@ static void stmt_inner(S *s, Node *n, St *st, bool last) {
     return;
   }
   case ND_ASSIGN: {
-    SVal v = sm_expr(s, n->rhs);
+    SVal v = sm_eval(s, n->rhs);
     if (n->op != TK_ASSIGN) {
       static const int base[][2] = {{TK_PLUSEQ, TK_PLUS},     {TK_MINUSEQ, TK_MINUS}, {TK_STAREQ, TK_STAR},
                                     {TK_SLASHEQ, TK_SLASH},   {TK_PERCENTEQ, TK_PERCENT}, {TK_AMPEQ, TK_AMP},
@@ -645,7 +645,7 @@ static void stmt_inner(S *s, Node *n, St *st, bool last) {
         dg_error(s->c, n->loc, "compound assignment needs a single variable");
         return;
       }
-      SVal cur = sm_expr(s, n->lhs);
+      SVal cur = sm_eval(s, n->lhs);
       v = sm_binary(s, op, cur, v, n->loc);
     }
     if (n->lhs->kind == ND_TUPLE) {
@@ -668,7 +668,7 @@ static void stmt_inner(S *s, Node *n, St *st, bool last) {
     return;
   }
   case ND_EXPR: {
-    SVal v = sm_expr(s, n->lhs);
+    SVal v = sm_eval(s, n->lhs);
     (void)v;
     return;
   }
@@ -688,7 +688,7 @@ static void stmt_inner(S *s, Node *n, St *st, bool last) {
                "and return it at the end");
       return;
     }
-    *st->ret = n->lhs ? sm_expr(s, n->lhs) : (SVal){.k = V_VOID};
+    *st->ret = n->lhs ? sm_eval(s, n->lhs) : (SVal){.k = V_VOID};
     *st->returned = true;
     return;
   case ND_TASKS: tasks_stmt(s, n, st); return;

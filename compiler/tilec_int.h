@@ -13,8 +13,13 @@
  * them: shared memory, mbarriers (an arrival on another CTA's too), TMA),
  * lower_sm100.c (Blackwell's own: tensor memory, tcgen05.mma/commit/ld/st
  * and the fences tcgen05 needs; a CTA pair's .cta_group::2 forms).
- * Sema's hardware builtins likewise: builtins_hw.c (shared memory, barriers,
- * TMA, views, wgmma), builtins_sm100.c (tmem, tmem_load/store and
+ * Sema's rooms (sema.h lists them bottom up; none calls one above it):
+ * sema_val.c (values, emission, argument binding; sm_eval, through which
+ * the rooms below sema.c evaluate expressions), sema_ops.c, sema_env.c,
+ * sema_type.c (types in the source, top-level constants), the builtins,
+ * sema_stmt.c (statements), sema.c (expressions, calls, kernels: it sets
+ * S.eval). Sema's hardware builtins: builtins_hw.c (shared memory, barriers,
+ * TMA, views, wgmma, dsmem_copy), builtins_sm100.c (tmem, tmem_load/store and
  * mma_async/mma_commit on sm_100a); desc.c holds the MMA descriptors
  * (wgmma's and tcgen05's shared-memory descriptors, tcgen05's instruction
  * descriptor) as pure functions, shared by the lowerings and unit-tested
