@@ -436,6 +436,22 @@ static SVal b_smem_elem(S *s, Node *call, Node *self, bool write) {
   return (SVal){.k = V_VOID};
 }
 
+/* `cta = r` of an operation on CTA r of the kernel's cluster (barrier_arrive, dsmem_copy): the kernel has
+ * clusters, and a constant r is one of their ranks. */
+static TValue *cta_rank_arg(S *s, BArgs *a, int i, const char *fname, const char *verb) {
+  int nc = s->kf->cluster[0] * s->kf->cluster[1] * s->kf->cluster[2];
+  if (nc < 2) {
+    dg_error(s->c, a->loc[i], "%s(..., cta = r) %s CTA r of the kernel's cluster, but the kernel runs without "
+                              "clusters (add cluster(N))", fname, verb);
+    return NULL;
+  }
+  if (a->v[i].k == V_INT && (a->v[i].i < 0 || a->v[i].i >= nc)) {
+    dg_error(s->c, a->loc[i], "%s(..., cta = %lld): the cluster has CTAs 0 to %d", fname, (long long)a->v[i].i, nc - 1);
+    return NULL;
+  }
+  return int_arg(s, a, i, fname, "the CTA rank");
+}
+
 static SVal b_bar_op(S *s, Node *call, Node *self, Opcode opc, const char *name) {
   static const Spec sp1 = {{"bar", "cta"}, 1}; /* cta = r: the mbarrier at bar's offset in CTA rank r of the cluster */
   static const Spec sp2e = {{"bar", "bytes"}, 2};
@@ -461,19 +477,7 @@ static SVal b_bar_op(S *s, Node *call, Node *self, Opcode opc, const char *name)
     if (!ops[1]) return sv_err();
     n = 2;
   } else if (a.given[1]) { /* an arrival on another CTA's mbarrier (mapa + mbarrier.arrive.shared::cluster) */
-    int nc = s->kf->cluster[0] * s->kf->cluster[1] * s->kf->cluster[2];
-    if (nc < 2) {
-      dg_error(s->c, a.loc[1], "barrier_arrive(..., cta = r) arrives on CTA r of the kernel's cluster, but the kernel "
-                               "runs without clusters (add cluster(N))");
-      return sv_err();
-    }
-    if (a.v[1].k == V_INT && (a.v[1].i < 0 || a.v[1].i >= nc)) {
-      dg_error(s->c, a.loc[1], "barrier_arrive(..., cta = %lld): the cluster has CTAs 0 to %d", (long long)a.v[1].i,
-               nc - 1);
-      return sv_err();
-    }
-    ops[1] = int_arg(s, &a, 1, name, "the CTA rank");
-    if (!ops[1]) return sv_err();
+    if (!(ops[1] = cta_rank_arg(s, &a, 1, name, "arrives on"))) return sv_err();
     n = 2;
   }
   emit(s, opc, call->loc, n, ops, NULL);
@@ -689,17 +693,7 @@ static SVal b_dsmem_copy(S *s, Node *call, Node *self) {
              ty_str(s->c, x), x->swizzle);
     return sv_err();
   }
-  int nc = s->kf->cluster[0] * s->kf->cluster[1] * s->kf->cluster[2];
-  if (nc < 2) {
-    dg_error(s->c, a.loc[3], "dsmem_copy(..., cta = r) copies into CTA r of the kernel's cluster, but the kernel runs "
-                             "without clusters (add cluster(N))");
-    return sv_err();
-  }
-  if (a.v[3].k == V_INT && (a.v[3].i < 0 || a.v[3].i >= nc)) {
-    dg_error(s->c, a.loc[3], "dsmem_copy(..., cta = %lld): the cluster has CTAs 0 to %d", (long long)a.v[3].i, nc - 1);
-    return sv_err();
-  }
-  TValue *r = int_arg(s, &a, 3, "dsmem_copy", "the CTA rank");
+  TValue *r = cta_rank_arg(s, &a, 3, "dsmem_copy", "copies into");
   if (!r) return sv_err();
   emit(s, OP_DSMEM_COPY, call->loc, 4, (TValue *[]){src, dst, bar, r}, NULL)->ival = bytes;
   return (SVal){.k = V_VOID};

@@ -294,6 +294,29 @@ static bool remote_written(void *c, uint32_t a, uint32_t n) {
   return true;
 }
 
+/* When a queued copy may complete: the next round (round-robin), within three (random), or when nothing else
+ * can move, else late (adversarial). */
+static uint64_t due_round(Cta *c) {
+  return c->sched == EM_SCHED_RR ? c->round + 1
+         : c->sched == EM_SCHED_RANDOM ? c->round + 1 + em_rand(c) % 3
+                                        : c->round + 64;
+}
+
+/* Queue op in CTA d (issued by t of c). */
+static bool aq_push(Cta *c, Thr *t, const EmIns *in, Cta *d, const EmAsync *op) {
+  if (d->naq == d->capaq) {
+    int cap = d->capaq ? 2 * d->capaq : 16;
+    EmAsync *nq = realloc(d->aq, sizeof *nq * (size_t)cap);
+    if (!nq) {
+      em_fail(c, t, in, "out of memory");
+      return false;
+    }
+    d->aq = nq, d->capaq = cap;
+  }
+  d->aq[d->naq++] = *op;
+  return true;
+}
+
 /* ---- bulk copies into the cluster (cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes) ----
  * PTX ISA, cp.async.bulk: `size` bytes (a multiple of 16, both addresses 16-byte aligned) from the executing CTA's
  * shared memory to a CTA of the cluster, completing `size` transaction bytes on the mbarrier, which lies in the
@@ -333,20 +356,9 @@ static void s2c_issue(Cta *c, Thr *t, const EmIns *in) {
   if (!em_chk_async_src(c, t, in, "the bulk copy reads", op.src, op.bytes)) return;
   op.mbar = b->addr, op.phase = b->phase, op.remote = d != c;
   op.sum = fnv(c->smem + op.src, op.bytes);
-  op.due = c->sched == EM_SCHED_RR ? c->round + 1
-           : c->sched == EM_SCHED_RANDOM ? c->round + 1 + em_rand(c) % 3
-                                          : c->round + 64;
-  if (d->naq == d->capaq) {
-    int cap = d->capaq ? 2 * d->capaq : 16;
-    EmAsync *nq = realloc(d->aq, sizeof *nq * (size_t)cap);
-    if (!nq) {
-      em_fail(c, t, in, "out of memory");
-      return;
-    }
-    d->aq = nq, d->capaq = cap;
-  }
+  op.due = due_round(c);
   em_chk_copy_issue(d, &op);
-  d->aq[d->naq++] = op;
+  if (!aq_push(c, t, in, d, &op)) return;
   t->pc++;
 }
 
@@ -508,9 +520,7 @@ static void tma_issue(Cta *c, Thr *t, const EmIns *in) {
     }
     op.mbar = b->addr, op.phase = b->phase;
   }
-  op.due = c->sched == EM_SCHED_RR ? c->round + 1
-           : c->sched == EM_SCHED_RANDOM ? c->round + 1 + em_rand(c) % 3
-                                          : c->round + 64; /* adversarial: when nothing else can move, or late */
+  op.due = due_round(c);
   /* .multicast::cluster: the box lands at the same offset in each CTA of the mask, and completes on the
      mbarrier at the same offset in each (PTX ISA, cp.async.bulk.tensor); with .cta_group::2 on the mbarrier at that
      offset in the CTA of each destination's pair whose rank has the parity of the one the operand names */
@@ -555,16 +565,7 @@ static void tma_issue(Cta *c, Thr *t, const EmIns *in) {
       dop.phase = b->phase;
     }
     if (!dop.remote && !em_chk_tma_issue(c, t, &dop)) return;
-    if (d->naq == d->capaq) {
-      int cap = d->capaq ? 2 * d->capaq : 16;
-      EmAsync *nq = realloc(d->aq, sizeof *nq * (size_t)cap);
-      if (!nq) {
-        em_fail(c, t, in, "out of memory");
-        return;
-      }
-      d->aq = nq, d->capaq = cap;
-    }
-    d->aq[d->naq++] = dop;
+    if (!aq_push(c, t, in, d, &dop)) return;
   }
   t->pc++;
 }
