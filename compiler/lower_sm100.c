@@ -280,6 +280,25 @@ static MlirValue smem_desc(Lw *L, TValue *v, bool mn) {
   return lw_bin(L, "arith.ori", start, lw_int(L, L->i64, (int64_t)dsc_smem_hi(lbo, 1024, 128, true)));
 }
 
+/* A descriptor made anew where the MMA is issued: without this, LLVM hoists
+ * every k-step's descriptor (loop-invariant: shared-memory addresses and
+ * constants) out of the MMA warp's loops, and a warp issuing several chains
+ * keeps dozens of 64-bit values live (the CTA pair's JFA backward needed 144
+ * registers in its MMA warp). One mov a chain; its k-steps add constants. */
+static MlirValue opaque(Lw *L, MlirValue desc) {
+  return lw_asm(L, "mov.b64 $0, $1;", "=l,l", 1, &desc, L->i64, true);
+}
+
+/* k-step k's descriptor from an opaque base: an add of its own (LLVM would
+ * fold a plain one into the operand as `%rd+imm`, a form ptxas takes but the
+ * PTX ISA's tcgen05.mma does not spell out). */
+static MlirValue desc_add(Lw *L, MlirValue base, int64_t k) {
+  if (!k) return base;
+  char text[64];
+  snprintf(text, sizeof text, "add.s64 $0, $1, %lld;", (long long)k);
+  return lw_asm(L, text, "=l,l", 1, &base, L->i64, true);
+}
+
 /* The descriptor offset (16-byte units) of k-step k of a shared-memory operand. */
 static int64_t kstep(const TValue *v, bool mn, int k) {
   if (mn) return (int64_t)k * ((16 * 128) >> 4); /* 16 rows of K, 128 bytes each */
@@ -323,7 +342,7 @@ static bool tc_mma(Lw *L, TOp *op) {
   IfScope sc;
   lw_begin_if(L, &sc);
   MlirValue dp = tptr(L, addr_of(L, d));
-  MlirValue da = a_tmem ? addr_of(L, a) : smem_desc(L, a, a_mn), db = smem_desc(L, b, b_mn);
+  MlirValue da = a_tmem ? addr_of(L, a) : opaque(L, smem_desc(L, a, a_mn)), db = opaque(L, smem_desc(L, b, b_mn));
   MlirValue idesc = lw_i32(L, (int32_t)dsc_idesc_f16(M, N, bf16, a_mn, b_mn));
   MlirNamedAttribute at[3] = {
       lw_attr(L, "kind", lw_pattr(L, "#nvvm.tcgen05_mma_kind<f16>")),
@@ -332,8 +351,8 @@ static bool tc_mma(Lw *L, TOp *op) {
   };
   for (int k = 0; k < K / 16; k++) {
     /* A in tensor memory: 16 more 16-bit elements of K are 8 more columns */
-    MlirValue ak = a_tmem ? tptr(L, add(L, da, 8 * k)) : add(L, da, kstep(a, a_mn, k));
-    MlirValue bk = add(L, db, kstep(b, b_mn, k));
+    MlirValue ak = a_tmem ? tptr(L, add(L, da, 8 * k)) : desc_add(L, da, kstep(a, a_mn, k));
+    MlirValue bk = desc_add(L, db, kstep(b, b_mn, k));
     MlirValue en = k > 0 || op->ival == 0 ? lw_int(L, L->i1, 1) : op->ival < 0 ? lw_int(L, L->i1, 0) : flag;
     lw_op(L, "nvvm.tcgen05.mma", 5, (MlirValue[]){dp, ak, bk, idesc, en}, 0, NULL, 3, at);
   }
