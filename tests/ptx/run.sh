@@ -379,6 +379,9 @@ for v in self causal bcast; do
   check $name "TMA loads onto the even CTA's mbarrier" "$ptx" "cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes\.cta_group::2"
   check $name "dQ added by TMA reduce-add" "$ptx" "cp\.reduce\.async\.bulk\.tensor\.2d\.global\.shared::cta\.add"
   check $name "compute warpgroup: 232 registers" "$ptx" "setmaxnreg\.inc\.sync\.aligned\.u32[[:space:]]+232;"
+  check $name "load and MMA warps: 56 registers (descriptors made at the issue)" "$ptx" \
+    "setmaxnreg\.dec\.sync\.aligned\.u32[[:space:]]+56;"
+  check_not $name "descriptors in registers, no %rd+imm operand" "$ptx" "tcgen05\.mma[^;]*%rd[0-9]+\+"
   check_not $name "no wgmma" "$ptx" "wgmma"
   "$TILEC" --arch=sm_100a -D D=128 $defs --emit=meta -o "$tmp/$name.meta" "$JBP"
   check $name "metadata: 512 TMEM columns" "$tmp/$name.meta" "^tmem 512\$"
