@@ -230,6 +230,17 @@ static inline void err_add(ErrStat *e, double out, double ref) {
   e->num += (out - ref) * (out - ref);
   e->den += ref * ref;
 }
+/* a sum's error measured against the sum of its terms' magnitudes (abs_sum),
+ * not the sum itself: a sum that cancels (a column of db over few rows)
+ * carries the rounding of its terms, which |ref| alone would overstate */
+static inline void err_add_sum(ErrStat *e, double out, double ref, double abs_sum) {
+  if (!isfinite(out)) {
+    e->bad++;
+    return;
+  }
+  e->num += (out - ref) * (out - ref);
+  e->den += abs_sum * abs_sum;
+}
 static inline double err_rel(const ErrStat *e) { return e->den > 0 ? sqrt(e->num / e->den) : sqrt(e->num); }
 static inline int err_report(const char *what, const char *shape, const ErrStat *e, double tol) {
   double r = err_rel(e);
