@@ -331,13 +331,19 @@ static bool rt_line_tmabox(rt_parser *P) {
   return true;
 }
 
-/* "derive NAME tma DTYPE ROWS COLS swizzle S from PTR COLS ROWS STRIDE": a
- * TMA descriptor the runtime builds at launch; the last four are parameter
- * names declared before (a pointer, then integers) or positive constants. */
+/* "derive NAME tma DTYPE ROWS COLS swizzle S from PTR COLS ROWS STRIDE
+ * [planes]": a TMA descriptor the runtime builds at launch; the four after
+ * "from" are parameter names declared before (a pointer, then integers) or
+ * positive constants; "planes": a 3-D tensor, planes of ROWS rows. */
 static bool rt_line_derive(rt_parser *P) {
-  if (!rt_want_fields(P, 13, "derive NAME tma DTYPE ROWS COLS swizzle S from PTR COLS ROWS STRIDE")) return false;
+  const char *usage = "derive NAME tma DTYPE ROWS COLS swizzle S from PTR COLS ROWS STRIDE [planes]";
+  if (P->ntok != 14 && !rt_want_fields(P, 13, usage)) return false;
   tile_derived_info q;
   memset(&q, 0, sizeof q);
+  if (P->ntok == 14) {
+    if (strcmp(P->tok[13], "planes") != 0) return rt_perr(P, "expected '%s'", usage);
+    q.planes = 1;
+  }
   if (!rt_name(P, P->tok[1], sizeof q.name, "parameter name") || !rt_param_unique(P, P->tok[1])) return false;
   for (int i = P->first_derived[P->cur_index]; i < P->nderived; i++)
     if (strcmp(P->derived[i].name, P->tok[1]) == 0)

@@ -25,7 +25,7 @@ static int tma_dtype(const char *d, int *bytes) {
  * columns; what is named in messages: parameter pname of kernel kname. */
 static tile_status rt_tma_encode(tile_tma_desc *d, const char *kname, const char *pname, const char *dtype,
                                  const int box[2], int swizzle, tile_devptr base, uint64_t rows, uint64_t cols,
-                                 uint64_t row_stride) {
+                                 uint64_t row_stride, bool planes) {
   int eb;
   int code = tma_dtype(dtype, &eb);
   if (code < 0) return rt_fail(TILE_ERR_INVALID, "TMA cannot move %s elements", dtype);
@@ -47,15 +47,20 @@ static tile_status rt_tma_encode(tile_tma_desc *d, const char *kname, const char
   if (st != TILE_OK) return st;
   if (!rt_cu.cuTensorMapEncodeTiled)
     return rt_fail(TILE_ERR_CUDA, "this driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)");
-  uint64_t dims[2] = {cols, rows};
-  uint64_t strides[1] = {pitch};
-  uint32_t boxd[2] = {(uint32_t)box[1], (uint32_t)box[0]};
-  uint32_t estr[2] = {1, 1};
+  /* planes: a third dimension, planes of `rows` rows one after another, as
+   * many as a 32-bit coordinate reaches (the kernel names the plane) */
+  if (planes && pitch * rows >= (1ull << 40))
+    return rt_fail(TILE_ERR_INVALID, "TMA tensor for '%s': planes of %llu rows are %llu bytes apart (TMA: under 2^40)",
+                   pname, (unsigned long long)rows, (unsigned long long)(pitch * rows));
+  uint64_t dims[3] = {cols, rows, INT32_MAX};
+  uint64_t strides[2] = {pitch, pitch * rows};
+  uint32_t boxd[3] = {(uint32_t)box[1], (uint32_t)box[0], 1};
+  uint32_t estr[3] = {1, 1, 1};
   int sw = swizzle == 128 ? 3 : swizzle == 64 ? 2 : swizzle == 32 ? 1 : 0;
   memset(d, 0, sizeof *d);
-  CUresult r = rt_cu.cuTensorMapEncodeTiled((CUtensorMap *)d->bytes, code, 2, (void *)(uintptr_t)base, dims, strides,
-                                            boxd, estr, 0 /* no interleave */, sw, 2 /* L2 promotion 128B */,
-                                            0 /* out of bounds: zero */);
+  CUresult r = rt_cu.cuTensorMapEncodeTiled((CUtensorMap *)d->bytes, code, planes ? 3 : 2, (void *)(uintptr_t)base,
+                                            dims, strides, boxd, estr, 0 /* no interleave */, sw,
+                                            2 /* L2 promotion 128B */, 0 /* out of bounds: zero */);
   if (r != 0)
     return rt_cuda_fail(r, "cuTensorMapEncodeTiled for '%s' (%llu x %llu %s, box %d x %d, swizzle %d)", pname,
                         (unsigned long long)rows, (unsigned long long)cols, dtype, box[0], box[1], swizzle);
@@ -75,7 +80,7 @@ tile_status tile_tma_desc_2d(tile_tma_desc *d, const tile_kernel *k, int param, 
   if (!p->box[0] || !p->box[1])
     return rt_fail(TILE_ERR_BAD_MODULE, "parameter '%s' of kernel '%s' has no box in the metadata", p->name,
                    ki->name);
-  return rt_tma_encode(d, ki->name, p->name, p->dtype, p->box, p->swizzle, base, rows, cols, row_stride);
+  return rt_tma_encode(d, ki->name, p->name, p->dtype, p->box, p->swizzle, base, rows, cols, row_stride, false);
 }
 
 /* An integer argument (or the constant) a derived parameter names. */
@@ -98,7 +103,7 @@ tile_status rt_build_derived(const tile_kernel_info *ki, void **args, tile_tma_d
                      "arguments, for the TMA copies of its pipelined dot): each must be at least 1",
                      ki->name, pn, rows, cols, stride);
     tile_status s = rt_tma_encode(&out[i], ki->name, pn, q->dtype, q->box, q->swizzle, base, (uint64_t)rows,
-                                  (uint64_t)cols, (uint64_t)stride);
+                                  (uint64_t)cols, (uint64_t)stride, q->planes != 0);
     if (s != TILE_OK) return s;
   }
   return TILE_OK;

@@ -164,6 +164,7 @@ typedef struct tile_derived_info {
   int swizzle;
   int from[4];
   long long lit[4];
+  int planes; /* a 3-D tensor: planes of from[2] rows, one after another (as many as the coordinates reach) */
 } tile_derived_info;
 
 typedef struct tile_kernel_info {

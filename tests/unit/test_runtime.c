@@ -304,6 +304,7 @@ static void test_meta_errors(void **state) {
       {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 from a m n n\nend\n", "line 7:", "no parameter 'm'"},
       {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 from a 0 n n\nend\n", "line 7:", "positive extent"},
       {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 from 7 n n n\nend\n", "line 7:", "positive extent"},
+      {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 from a n n n plains\nend\n", "line 7:", "[planes]"},
       {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive n tma bf16 128 64 swizzle 128 from a n n n\nend\n", "line 7:", "declared twice"},
       {"tile-meta 1\nkernel k\nthreads 32\nparam a ptr bf16 16\nparam n scalar i32 4\nparam f scalar f32 4\nderive d tma bf16 128 64 swizzle 128 from a n n n\nderive d tma bf16 128 64 swizzle 128 from a n n n\nend\n",
        "line 8:", "declared twice"},
@@ -335,14 +336,15 @@ static void test_meta_derived(void **state) {
   static const char text[] = "tile-meta 1\nkernel mm\nthreads 256\nparam a ptr bf16 16\nparam M scalar i32 4\n"
                              "param K scalar i64 8\nparam lda scalar i32 4\n"
                              "derive __dot_a tma bf16 128 64 swizzle 128 from a K M lda\n"
-                             "derive __dot_c tma f16 64 32 swizzle 64 from a 4096 M 4096\nend\n";
+                             "derive __dot_c tma f16 64 32 swizzle 64 from a 4096 M 4096\n"
+                             "derive __ring_0 tma bf16 64 64 swizzle 128 from a 128 M 128 planes\nend\n";
   char err[256];
   tile_meta *m = parse(text, err, sizeof err);
   if (!m) print_error("%s\n", err);
   assert_non_null(m);
   const tile_kernel_info *k = tile_meta_kernel(m, 0);
   assert_int_equal(k->nparams, 4); /* the caller passes four */
-  assert_int_equal(k->nderived, 2);
+  assert_int_equal(k->nderived, 3);
   const tile_derived_info *d = &k->derived[0];
   assert_string_equal(d->name, "__dot_a");
   assert_string_equal(d->dtype, "bf16");
@@ -358,6 +360,11 @@ static void test_meta_derived(void **state) {
   assert_int_equal(d->from[1], -1);
   assert_true(d->lit[1] == 4096 && d->lit[3] == 4096);
   assert_int_equal(d->from[2], 1);
+  assert_int_equal(d->planes, 0);
+  d = &k->derived[2]; /* a 3-D tensor: planes of M rows */
+  assert_int_equal(d->planes, 1);
+  assert_int_equal(d->from[2], 1);
+  assert_true(d->lit[1] == 128 && d->lit[3] == 128);
   tile_meta_free(m);
 }
 
