@@ -676,14 +676,17 @@ static bool lower_tma(Lw *L, TOp *op) {
       };
       lw_op(L, "nvvm.cp.async.bulk.tensor.shared.cluster.global", mcast ? 6 : 5,
             (MlirValue[]){p7, tmap, cj, row, bar, mask}, 0, NULL, pair ? 3 : 2, at);
-    } else if (load) {
+    } else if (load) { /* OPF_PLANE (pipeline.c): a 3-D descriptor's box in plane opnds[5] */
+      bool plane = op->flags & OPF_PLANE;
       MlirNamedAttribute at[3] = {
           lw_attr(L, "isCTAOnly", mlirBoolAttrGet(L->mc, 1)),
           lw_attr(L, "mode", lw_pattr(L, "#nvvm.tma_load_mode<tile>")),
-          lw_attr(L, "operandSegmentSizes", lw_pattr(L, "array<i32: 1, 1, 2, 1, 0, 0, 0, 0>")),
+          lw_attr(L, "operandSegmentSizes", lw_pattr(L, plane ? "array<i32: 1, 1, 3, 1, 0, 0, 0, 0>"
+                                                              : "array<i32: 1, 1, 2, 1, 0, 0, 0, 0>")),
       };
-      lw_op(L, "nvvm.cp.async.bulk.tensor.shared.cluster.global", 5, (MlirValue[]){pj, tmap, cj, row, bar}, 0, NULL,
-            3, at);
+      MlirValue z = plane ? lw_get(L, op->opnds[5])->v[0] : (MlirValue){0};
+      lw_op(L, "nvvm.cp.async.bulk.tensor.shared.cluster.global", plane ? 6 : 5,
+            plane ? (MlirValue[]){pj, tmap, cj, row, z, bar} : (MlirValue[]){pj, tmap, cj, row, bar}, 0, NULL, 3, at);
     } else {
       const char *text = op->pred ? "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group "
                                     "[$0, {$1, $2}], [$3];"

@@ -1,7 +1,7 @@
 /* main.c - tilec, the command-line driver: a thin layer over libtilec.
  *
  *   tilec [--arch=sm_90a|sm_100a] [--emit=STAGE] [-D NAME=VALUE]... [-I DIR]...
- *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [--tree-reductions] [--no-stmatrix] [--embed-ptx] [-v]
+ *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [--tree-reductions] [--no-stmatrix] [--no-tma-rings] [--embed-ptx] [-v]
  *         [--stats[=FILE]] [-o OUT] FILE.tile
  *
  * The input must be a regular file, and the output (-o, or FILE.cubin /
@@ -36,6 +36,8 @@ static void usage(FILE *f) {
           "                     tree (shorter dependency chains) instead of one chain\n"
           "  --no-stmatrix      store 16-bit tiles to shared memory element-wise, not by\n"
           "                     stmatrix (for A/B measurements)\n"
+          "  --no-tma-rings     fill the rings of a loop with two to four dots by cp.async,\n"
+          "                     not TMA (for A/B measurements)\n"
           "  --embed-ptx        carry the PTX inside the cubin, for the emulator\n"
           "                     (TILE_INTERPRET=1, docs/emulator.md)\n"
           "  --nvjitlink        assemble PTX with libnvJitLink instead of ptxas\n"
@@ -141,6 +143,8 @@ int main(int argc, char **argv) {
       o.tree_reductions = 1;
     } else if (!strcmp(a, "--no-stmatrix")) {
       o.no_stmatrix = 1;
+    } else if (!strcmp(a, "--no-tma-rings")) {
+      o.no_tma_rings = 1;
     } else if (!strcmp(a, "--embed-ptx")) {
       o.embed_ptx = 1;
     } else if (!strcmp(a, "--nvjitlink")) {

@@ -18,7 +18,7 @@ void md_write(Ctx *c, TModule *m, Buf *out) {
           if (p->from[j] >= 0) buf_printf(out, " %s", f->params[p->from[j]].name);
           else buf_printf(out, " %lld", (long long)p->lit[j]);
         }
-        buf_puts(out, "\n");
+        buf_puts(out, p->planes ? " planes\n" : "\n");
       } else if (p->tma)
         buf_printf(out, "param %s tma %s 128\ntmabox %s %d %d swizzle %d\n", p->name,
                    ty_dtype_name((DType)p->elem.dt), p->name, p->box[0], p->box[1], p->swizzle);

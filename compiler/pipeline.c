@@ -286,6 +286,19 @@ static TValue *thru(TValue *v) {
   return v;
 }
 
+/* through layout conversions and the widening of i32 to i64 (an offset
+ * computed in 32 bits and added to a 64-bit one: TMA's coordinates are
+ * 32-bit, as the 32-bit values were) */
+static TValue *thru_int(TValue *v) {
+  for (;;) {
+    v = thru(v);
+    TOp *d = v->def;
+    if (!d || d->opc != OP_CAST || d->res[0]->type->elem.dt != DT_I64 || d->opnds[0]->type->elem.dt != DT_I32)
+      return v;
+    v = d->opnds[0];
+  }
+}
+
 /* The scalar a tile is a splat of (through broadcasts and expand_dims). */
 static TValue *scalar_of(TValue *v) {
   if (v->type->kind == TY_SCALAR) return v;
@@ -319,7 +332,7 @@ static bool run_of(TValue *v, Run *r) {
 /* A 2-D tile that varies along dimension *d only: a run, or a run times a
  * scalar (*coef), expanded (and broadcast) along the other dimension. */
 static bool term_of(TValue *v, int *d, Run *r, TValue **coef) {
-  v = thru(v);
+  v = thru_int(v);
   TOp *op = v->def;
   *coef = NULL;
   if (!op || v->type->kind != TY_TILE) return false;
@@ -341,18 +354,20 @@ static bool term_of(TValue *v, int *d, Run *r, TValue **coef) {
 }
 
 typedef struct Box {
-  TValue *base;
+  TValue *base, *plane; /* plane: a scalar offset (splat), if any */
   bool seen[2];
   Run run[2];
   TValue *coef[2], *bound[2];
 } Box;
 
 static bool off_terms(TValue *v, Box *b) {
-  TValue *u = thru(v);
+  TValue *u = thru_int(v);
   TOp *op = u->def;
   if (op && op->opc == OP_BROADCAST) return off_terms(op->opnds[0], b);
   if (op && op->opc == OP_ADD && u->type->kind == TY_TILE && u->type->rank == 2)
     return off_terms(op->opnds[0], b) && off_terms(op->opnds[1], b);
+  TValue *sc = u->type->kind == TY_TILE ? scalar_of(u) : NULL;
+  if (sc) return !b->plane && (b->plane = sc, true);
   int d;
   Run r;
   TValue *coef;
@@ -379,13 +394,19 @@ static bool mask_terms(TValue *v, Box *b) {
   if (!op) return false;
   if (op->opc == OP_BROADCAST) return mask_terms(op->opnds[0], b);
   if (op->opc == OP_AND) return mask_terms(op->opnds[0], b) && mask_terms(op->opnds[1], b);
+  int d = -1; /* expand_dims of a 1-D comparison (`rows[:, None]`): along the other dimension */
+  if (op->opc == OP_EXPAND_DIMS && v->type->rank == 2) {
+    d = 1 - op->axis;
+    v = thru(op->opnds[0]);
+    if (!(op = v->def) || v->type->rank != 1) return false;
+  }
   if (op->opc != OP_CMP || (op->pred != CMP_LT && op->pred != CMP_GT)) return false;
   TValue *x = op->opnds[0], *y = op->opnds[1];
   if (op->pred == CMP_GT) x = op->opnds[1], y = op->opnds[0];
-  int d;
   Run r;
-  TValue *coef, *s = scalar_of(y);
-  if (!s || !term_of(x, &d, &r, &coef) || coef || b->bound[d] || !b->seen[d] || !same_run(&r, &b->run[d]))
+  TValue *coef = NULL, *s = scalar_of(y);
+  if (!s || (d < 0 ? !term_of(x, &d, &r, &coef) : !run_of(x, &r)) || coef || b->bound[d] || !b->seen[d] ||
+      !same_run(&r, &b->run[d]))
     return false;
   b->bound[d] = s;
   return true;
@@ -398,29 +419,68 @@ static bool host_known(Pl *p, TValue *v, bool ptr) {
   return !ptr && v->def->opc == OP_CONST && ty_is_int((DType)v->type->elem.dt);
 }
 
+/* A scalar as pk times a product of leaves (through muls and widenings);
+ * false past 4 leaves or on a leaf that is not a 32-bit integer. */
+static bool factors(TValue *v, Operand *o) {
+  v = thru_int(v);
+  TOp *d = v->def;
+  if (d && d->opc == OP_MUL) return factors(d->opnds[0], o) && factors(d->opnds[1], o);
+  if (d && d->opc == OP_CONST && !d->nopnds && ty_is_int((DType)v->type->elem.dt)) return o->pk *= d->ival, true;
+  if (v->type->kind != TY_SCALAR || v->type->elem.dt != DT_I32 || o->npleaf == 4) return false;
+  o->pleaf[o->npleaf++] = v;
+  return true;
+}
+
+/* Divide the plane's factors by f (a parameter leaf, or a constant). */
+static bool divide(Operand *o, TValue *f) {
+  f = thru_int(f);
+  if (f->def && f->def->opc == OP_CONST) {
+    int64_t k = f->def->ival;
+    return k > 0 && o->pk % k == 0 && (o->pk /= k, true);
+  }
+  for (int i = 0; i < o->npleaf; i++)
+    if (o->pleaf[i] == f) {
+      o->pleaf[i] = o->pleaf[--o->npleaf];
+      return true;
+    }
+  return false;
+}
+
 static bool tma_match(Pl *p, TOp *fop, TValue *v, Operand *o) {
   TOp *ld = o->load;
   for (TOp *up = fop->block->parent; up; up = up->block->parent)
     if (up->opc == OP_FOR || up->opc == OP_WHILE)
       return o->no_tma = "the loop is inside another loop", false;
-  if (!(ld->flags & OPF_MASK)) return o->no_tma = "the load has no mask to give the tensor's extent", false;
-  int rows = v->type->shape[1 - o->cd];
+  int rows = v->type->shape[1 - o->cd], rd = 1 - o->cd;
   if (rows > 256) return o->no_tma = "a TMA box is at most 256 rows", false;
   Box b = {0};
   if (!ptr_terms(ld->opnds[0], &b) || !b.seen[0] || !b.seen[1])
     return o->no_tma = "its addresses are not base + rows * stride + columns", false;
   if (!host_known(p, b.base, true)) return o->no_tma = "its base is not a pointer parameter", false;
-  if (b.coef[o->cd] || !b.coef[1 - o->cd] || !host_known(p, b.coef[1 - o->cd], false))
+  if (b.coef[o->cd] || !b.coef[rd] || !host_known(p, b.coef[rd], false))
     return o->no_tma = "its row stride is not a parameter or a constant", false;
-  if (!mask_terms(ld->opnds[1], &b) || !b.bound[0] || !b.bound[1])
+  if ((ld->flags & OPF_MASK) && !mask_terms(ld->opnds[1], &b))
     return o->no_tma = "its mask is not (rows < R) & (columns < C)", false;
-  if (!host_known(p, b.bound[0], false) || !host_known(p, b.bound[1], false))
-    return o->no_tma = "its mask's bounds are not parameters or constants", false;
+  for (int d = 0; d < 2; d++)
+    if (b.bound[d] && !host_known(p, b.bound[d], false))
+      return o->no_tma = "its mask's bounds are not parameters or constants", false;
   for (int d = 0; d < 2; d++) {
     if (b.run[d].n != v->type->shape[d]) return o->no_tma = "its runs do not span the tile", false;
     o->start[d] = b.run[d].x, o->off[d] = b.run[d].off;
   }
-  o->src[0] = b.base, o->src[1] = b.bound[o->cd], o->src[2] = b.bound[1 - o->cd], o->src[3] = b.coef[1 - o->cd];
+  /* no column mask: the columns the run reads, from 0 (a constant run) */
+  if (!b.bound[o->cd] && (b.run[o->cd].x || b.run[o->cd].off < 0))
+    return o->no_tma = "its columns are neither masked (columns < C) nor a constant run", false;
+  o->cols = b.run[o->cd].off + b.run[o->cd].n;
+  o->pk = 1, o->npleaf = 0, o->planes = false;
+  if (b.plane) { /* base + X * stride (rows unbounded) or base + X * R * stride (plane X of R rows) */
+    if (!factors(b.plane, o) || !divide(o, b.coef[rd]))
+      return o->no_tma = "its scalar offset is not a product of 32-bit values and the row stride", false;
+    if (b.bound[rd] && !divide(o, b.bound[rd]))
+      return o->no_tma = "its scalar offset is not a multiple of its mask's rows times the row stride", false;
+    o->planes = b.bound[rd] != NULL;
+  } else o->pk = 0;
+  o->src[0] = b.base, o->src[1] = b.bound[o->cd], o->src[2] = b.bound[rd], o->src[3] = b.coef[rd];
   return o->tma = true;
 }
 
@@ -585,9 +645,10 @@ TValue *pl_add_desc(Pl *p, Operand *o, const char *name) {
   q->align = 64;
   for (int i = 0; i < 4; i++) {
     TValue *v = o->src[i];
-    q->from[i] = v->def ? -1 : v->index;
-    q->lit[i] = v->def ? (int64_t)v->def->ival : 0;
+    q->from[i] = v && !v->def ? v->index : -1;
+    q->lit[i] = v ? (v->def ? (int64_t)v->def->ival : 0) : i == 1 ? o->cols : (int64_t)INT32_MAX; /* unbounded rows */
   }
+  q->planes = o->planes;
   Type *t = ty_tile(c, q->elem, 2, q->box);
   t->kind = TY_TMA;
   t->swizzle = 128;
@@ -611,9 +672,20 @@ static TValue *coord(Pl *p, TOp *before, Clone *cl, TValue *x, int64_t off, Loc 
   return off ? pl_bin(p, before, OP_ADD, v, pl_iconst(p, before, ti, off, loc), loc) : v;
 }
 
-/* if (valid) { expect both tiles' bytes on full[si]; TMA both into slot si } */
-void pl_tma_issue(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue **descs, TValue *full, TValue *iv,
-                      TValue *k, TValue *valid, TValue *si, TOp *fop, bool prologue, int steps, Loc loc) {
+/* X of operand o's plane (pk times its leaves), in the clone */
+static TValue *plane_x(Pl *p, TOp *before, Clone *cl, Operand *o, Loc loc) {
+  Type *ti = ty_dt(p->c, DT_I32);
+  TValue *x = o->pk != 1 || !o->npleaf ? pl_iconst(p, before, ti, o->pk, loc) : NULL;
+  for (int i = 0; i < o->npleaf; i++) {
+    TValue *l = mapped(cl, o->pleaf[i]);
+    x = x ? pl_bin(p, before, OP_MUL, x, l, loc) : l;
+  }
+  return x;
+}
+
+/* if (valid) { expect the nops tiles' bytes on full[si]; TMA them into slot si } */
+void pl_tma_issue(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings, TValue **descs, TValue *full,
+                  TValue *iv, TValue *k, TValue *valid, TValue *si, TOp *fop, bool prologue, int steps, Loc loc) {
   Ctx *c = p->c;
   TBlock *then = ir_block(c, 0, NULL), *els = ir_block(c, 0, NULL);
   TOp *yt = ir_op(c, OP_YIELD, loc, 0, NULL, 0, NULL);
@@ -624,16 +696,21 @@ void pl_tma_issue(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue **des
   ir_add_region(c, iff, els);
   ir_insert_before(before, iff);
   TValue *bar = pl_bar_slot(p, yt, full, si, loc);
-  pl_mk(p, yt, OP_BAR_EXPECT, loc, 2, (TValue *[]){bar, pl_iconst(p, yt, ty_dt(c, DT_I32), ops[0].bytes + ops[1].bytes, loc)},
-     NULL);
-  for (int j = 0; j < 2; j++) {
+  int64_t bytes = 0;
+  for (int j = 0; j < nops; j++) bytes += ops[j].bytes;
+  pl_mk(p, yt, OP_BAR_EXPECT, loc, 2, (TValue *[]){bar, pl_iconst(p, yt, ty_dt(c, DT_I32), bytes, loc)}, NULL);
+  for (int j = 0; j < nops; j++) {
     Operand *o = &ops[j];
     Clone cl = {.s = &o->s, .iv = iv, .k = k, .fop = fop, .prologue = prologue, .steps = steps};
     clone_slice(p, &cl, yt);
     TValue *row = coord(p, yt, &cl, o->start[1 - o->cd], o->off[1 - o->cd], loc);
     TValue *col = coord(p, yt, &cl, o->start[o->cd], o->off[o->cd], loc);
     TValue *view = pl_slot(p, yt, rings[j], si, loc);
-    pl_mk(p, yt, OP_TMA_LOAD, o->load->loc, 5, (TValue *[]){descs[j], row, col, view, bar}, NULL);
+    TValue *x = o->pk ? plane_x(p, yt, &cl, o, loc) : NULL;
+    if (x && !o->planes) row = pl_bin(p, yt, OP_ADD, x, row, loc); /* rows of an unbounded tensor from X */
+    TOp *tl = pl_mk(p, yt, OP_TMA_LOAD, o->load->loc, x && o->planes ? 6 : 5,
+                    (TValue *[]){descs[j], row, col, view, bar, x}, NULL);
+    if (x && o->planes) tl->flags |= OPF_PLANE;
   }
 }
 
@@ -829,7 +906,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   for (int j = 0; j < D; j++) {
     TValue *k = j ? pl_bin(p, fop, OP_ADD, lo, pl_bin(p, fop, OP_MUL, pl_iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
     if (tma)
-      pl_tma_issue(p, fop, ops, rings, descs, full, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop,
+      pl_tma_issue(p, fop, ops, 2, rings, descs, full, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop,
                 true, j, loc);
     else
       copies(p, fop, ops, rings, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop, true, j, loc);
@@ -845,7 +922,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
     TOp *bar = pl_mk(p, dot, OP_NAMED_BAR, loc, 0, NULL, NULL);
     bar->ival = 0, bar->ival2 = 32 * warps;
     kn = pl_bin(p, dot, OP_ADD, iv, pl_bin(p, dot, OP_MUL, pl_iconst(p, dot, ti, D, loc), step, loc), loc);
-    pl_tma_issue(p, dot, ops, rings, descs, full, iv, kn, pl_cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
+    pl_tma_issue(p, dot, ops, 2, rings, descs, full, iv, kn, pl_cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
     TValue *phase = pl_bin(p, dot, OP_REM, pl_bin(p, dot, OP_DIV, it, pl_iconst(p, dot, ti, S, loc), loc),
                         pl_iconst(p, dot, ti, 2, loc), loc);
     pl_mk(p, dot, OP_BAR_WAIT, loc, 2, (TValue *[]){pl_bar_slot(p, dot, full, cur, loc), phase}, NULL);

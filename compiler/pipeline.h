@@ -43,12 +43,24 @@ typedef struct Operand {
   bool trans;    /* the dot's operand is the slot seen transposed (copy_trans, unless trans(load)) */
   int64_t bytes; /* of one slot */
   /* TMA (tma_match): the tile is the box at (start[0], start[1]) of a 2-D
-   * tensor the host can describe from the kernel's parameters */
+   * tensor (or of one plane of a 3-D one) the host can describe from the
+   * kernel's parameters */
   bool tma;
   const char *no_tma; /* why not */
   TValue *start[2];   /* per tile dimension: x of x + off (NULL: 0) */
   int64_t off[2];
-  TValue *src[4];     /* the tensor: pointer, columns, rows, row stride (parameters or constants) */
+  TValue *src[4];     /* the tensor: pointer, columns, rows, row stride (parameters or constants; a NULL
+                         columns: the constant cols; a NULL rows: unbounded, 2^31 - 1) */
+  int64_t cols;       /* columns when there is no column mask: the run's end */
+  /* a scalar offset in the address (`base + z * R * stride + rows * stride
+   * + columns`): with no row mask, the rows of a tensor without planes
+   * start at X = z * R (row X + r); with one (rows < R), the box lies in
+   * plane X = z of a 3-D tensor of planes of R rows (planes). X is pk
+   * times the product of the npleaf leaves (32-bit scalars). */
+  bool planes;
+  TValue *pleaf[4];
+  int npleaf;
+  int64_t pk;
 } Operand;
 
 /* "pipeline: dot at LINE:COL ..." into f->notes (--emit=tir prints them) */
@@ -74,9 +86,9 @@ bool pl_is_zero(const TValue *v);
 /* the TMA form: operand o's tensor as a derived descriptor parameter */
 TValue *pl_add_desc(Pl *p, Operand *o, const char *name);
 TValue *pl_bar_slot(Pl *p, TOp *before, TValue *bars, TValue *i, Loc loc);
-/* if (valid) { expect both tiles' bytes on full[si]; one thread TMAs both into slot si } */
-void pl_tma_issue(Pl *p, TOp *before, Operand *ops, TValue **rings, TValue **descs, TValue *full, TValue *iv,
-                  TValue *k, TValue *valid, TValue *si, TOp *fop, bool prologue, int steps, Loc loc);
+/* if (valid) { expect the nops tiles' bytes on full[si]; one thread TMAs them into slot si } */
+void pl_tma_issue(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings, TValue **descs, TValue *full,
+                  TValue *iv, TValue *k, TValue *valid, TValue *si, TOp *fop, bool prologue, int steps, Loc loc);
 /* the store of the accumulator after fin (M x N, fin's result) staged on the B ring and written by TMA, if it fits */
 void pl_tma_epilogue(Pl *p, TOp *fin, TValue *ringb, int64_t ringb_bytes, int warps, Loc loc);
 

@@ -35,13 +35,63 @@
 #define PM_RINGS 4
 #define PM_STAGED 8
 
+#define PM_DESCS 8
+
 typedef struct MultiState {
-  int nrings, S;
+  int nrings, S, nloops;
   Type *ring_t[PM_RINGS];
   TValue *rings[PM_RINGS];
   int nstaged;
   TValue *staged_v[PM_STAGED], *staged[PM_STAGED];
+  /* the TMA form's descriptors, one per tensor and form, shared by the loops */
+  int ndescs;
+  Operand desc_o[PM_DESCS];
+  TValue *descs[PM_DESCS];
 } MultiState;
+
+/* Do operands a and b read one tensor through one descriptor? */
+static bool same_desc(const Operand *a, const Operand *b) {
+  if (a->planes != b->planes || a->cols != b->cols || a->buf->shape[0] != b->buf->shape[0] ||
+      a->buf->elem.dt != b->buf->elem.dt)
+    return false;
+  for (int i = 0; i < 4; i++) {
+    TValue *x = a->src[i], *y = b->src[i];
+    if (x == y) continue;
+    if (!x || !y || !x->def || !y->def || x->def->ival != y->def->ival) return false;
+  }
+  return true;
+}
+
+/* operand o's descriptor: one made for an earlier ring or loop, or a new derived parameter */
+static TValue *desc_of(Pl *p, MultiState *ps, Operand *o) {
+  for (int i = 0; i < ps->ndescs; i++)
+    if (same_desc(&ps->desc_o[i], o)) return ps->descs[i];
+  ps->desc_o[ps->ndescs] = *o;
+  return ps->descs[ps->ndescs] = pl_add_desc(p, o, ar_printf(&p->c->arena, "__ring_%d", ps->ndescs)), ps->ndescs++,
+         ps->descs[ps->ndescs - 1];
+}
+
+/* Can the loop's rings be TMA's? (every tile a box of a tensor the host
+ * can describe, descriptors to spare); else why not */
+static const char *no_tma(Pl *p, MultiState *ps, Operand *ops, int nops, int nd) {
+  int fresh = 0;
+  if (p->c->opts.no_tma_rings) return "--no-tma-rings";
+  /* the backward's loops: on TMA, ptxas gave them 10-30 more registers (spilling at the REGS = 128 cap of
+     the causal dK/dV at head dim 64 and in the fused kernel at 128), not yet worth it unmeasured */
+  if (nd > 2) return "a loop of three or four dots keeps cp.async (TMA's form needs more registers there)";
+  for (int j = 0; j < nops; j++) {
+    if (!ops[j].tma) return ops[j].no_tma;
+    bool have = false;
+    for (int i = 0; i < ps->ndescs && !have; i++) have = same_desc(&ps->desc_o[i], &ops[j]);
+    for (int i = 0; i < j && !have; i++) have = same_desc(&ops[i], &ops[j]);
+    fresh += !have;
+  }
+  if (ps->ndescs + fresh > PM_DESCS) return "more tensors than descriptors the kernel may take";
+  for (int i = 0; i < p->f->nparams; i++)
+    if (!p->f->params[i].derived && !strncmp(p->f->params[i].name, "__ring_", 7))
+      return "a parameter is named like the descriptors (__ring_N)";
+  return NULL;
+}
 
 static bool defined_outside(TBlock *body, TValue *v) { return v->def ? v->def->block != body : v->block != body; }
 
@@ -187,9 +237,11 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
       }
   if (ps->nstaged + nnew > PM_STAGED)
     return pl_note(p, loc, "and %s not pipelined: more than %d tiles from before the loops to stage", rest, PM_STAGED);
+  const char *why_not_tma = no_tma(p, ps, ops, nops, nd);
+  bool tma = !why_not_tma;
   int S = reuse ? ps->S : f->stages;
   if (!reuse) {
-    int64_t used = pl_smem_in_use(f->body) + ((staged_bytes + 1023) & ~1023);
+    int64_t used = pl_smem_in_use(f->body) + ((staged_bytes + 1023) & ~1023) + (tma ? 1024 : 0);
     if (S < 0) S = 3; /* copies two iterations ahead; stages(S) asks for S - 1 */
     if (used + S * stage > (f->stages < 0 ? PL_SMEM_BUDGET : PL_SMEM_LIMIT))
       return pl_note(p, loc, "and %s not pipelined: %d stages of %lld bytes do not fit in shared memory", rest, S,
@@ -211,13 +263,30 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
     }
     ps->nrings = nops, ps->S = S;
   }
+  /* TMA: each loop its own full barriers (phase 0 at its first iteration), the descriptors shared */
+  TValue *full = NULL, *descs[PM_RINGS] = {0};
+  if (tma) {
+    Type *t = ty_void(c);
+    t->kind = TY_BAR, t->nbuf = S;
+    TOp *al = ir_op(c, OP_BAR_ALLOC, loc, 0, NULL, 1, (Type *[]){t});
+    al->ival2 = 1; /* the issuing thread's arrive.expect_tx; the copies' bytes complete the phase */
+    al->res[0]->name = "<ring full>";
+    ir_insert_before(f->body->first, al);
+    full = al->res[0];
+    for (int j = 0; j < nops; j++) descs[j] = desc_of(p, ps, &ops[j]);
+  }
+  ps->nloops++;
   /* the prologue: iterations 0 .. D-1, issued before the staged tiles' stores below, which wait for their
    * loads (the forward's Q): the copies' latency and theirs overlap instead of adding up */
   for (int j = 0; j < D; j++) {
     TValue *k = j ? pl_bin(p, fop, OP_ADD, lo, pl_bin(p, fop, OP_MUL, pl_iconst(p, fop, ti, j, loc), step, loc), loc)
                   : lo;
-    pl_copies_n(p, fop, ops, nops, ps->rings, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop,
-                true, j, loc);
+    if (tma)
+      pl_tma_issue(p, fop, ops, nops, ps->rings, descs, full, iv, k, pl_cmp_lt(p, fop, k, hi, loc),
+                   pl_iconst(p, fop, ti, j, loc), fop, true, j, loc);
+    else
+      pl_copies_n(p, fop, ops, nops, ps->rings, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc),
+                  fop, true, j, loc);
   }
   /* the tiles from before the loop, stored once (before the first loop that needs them; the barrier at the
    * top of its first iteration orders them before its wgmmas too) */
@@ -252,13 +321,25 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
   TValue *cur = pl_bin(p, d0, OP_REM, it, pl_iconst(p, d0, ti, S, loc), loc);
   TValue *nxt = pl_bin(p, d0, OP_REM, pl_bin(p, d0, OP_ADD, it, pl_iconst(p, d0, ti, D, loc), loc),
                        pl_iconst(p, d0, ti, S, loc), loc);
-  TOp *w = pl_mk(p, d0, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
-  w->ival = D - 1;
-  pl_mk(p, d0, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
-  TOp *bar = pl_mk(p, d0, OP_NAMED_BAR, loc, 0, NULL, NULL);
-  bar->ival = 0, bar->ival2 = 32 * warps;
-  TValue *kn = pl_bin(p, d0, OP_ADD, iv, pl_bin(p, d0, OP_MUL, pl_iconst(p, d0, ti, D, loc), step, loc), loc);
-  pl_copies_n(p, d0, ops, nops, ps->rings, iv, kn, pl_cmp_lt(p, d0, kn, hi, loc), nxt, fop, false, D, loc);
+  if (tma) { /* every warp is past the wgmmas of it - 1 (slot nxt is free): one thread issues the copies of
+                it + D there, then everyone waits for this iteration's */
+    TOp *bar = pl_mk(p, d0, OP_NAMED_BAR, loc, 0, NULL, NULL);
+    bar->ival = 0, bar->ival2 = 32 * warps;
+    TValue *kn = pl_bin(p, d0, OP_ADD, iv, pl_bin(p, d0, OP_MUL, pl_iconst(p, d0, ti, D, loc), step, loc), loc);
+    pl_tma_issue(p, d0, ops, nops, ps->rings, descs, full, iv, kn, pl_cmp_lt(p, d0, kn, hi, loc), nxt, fop, false, D,
+                 loc);
+    TValue *phase = pl_bin(p, d0, OP_REM, pl_bin(p, d0, OP_DIV, it, pl_iconst(p, d0, ti, S, loc), loc),
+                           pl_iconst(p, d0, ti, 2, loc), loc);
+    pl_mk(p, d0, OP_BAR_WAIT, loc, 2, (TValue *[]){pl_bar_slot(p, d0, full, cur, loc), phase}, NULL);
+  } else {
+    TOp *w = pl_mk(p, d0, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
+    w->ival = D - 1;
+    pl_mk(p, d0, OP_FENCE_ASYNC, loc, 0, NULL, NULL);
+    TOp *bar = pl_mk(p, d0, OP_NAMED_BAR, loc, 0, NULL, NULL);
+    bar->ival = 0, bar->ival2 = 32 * warps;
+    TValue *kn = pl_bin(p, d0, OP_ADD, iv, pl_bin(p, d0, OP_MUL, pl_iconst(p, d0, ti, D, loc), step, loc), loc);
+    pl_copies_n(p, d0, ops, nops, ps->rings, iv, kn, pl_cmp_lt(p, d0, kn, hi, loc), nxt, fop, false, D, loc);
+  }
   /* With three or four dots, those that read only shared memory (and an
    * accumulator there at the first dot) are issued together where the
    * first dot was, each waited for where it is used (the wait lets the
@@ -307,12 +388,17 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
     ir_replace_uses(body, dot->res[0], mw->res[0]);
     ir_remove(dot);
   }
-  ir_insert_after(fop, ir_op(c, OP_ASYNC_WAIT, loc, 0, NULL, 0, NULL)); /* the copies past the end (none read) */
+  if (!tma) ir_insert_after(fop, ir_op(c, OP_ASYNC_WAIT, loc, 0, NULL, 0, NULL)); /* the copies past the end */
+  /* how the rings are filled, for the notes */
+  char how[200];
+  if (tma)
+    snprintf(how, sizeof how, "by TMA %d iterations ahead (one thread; descriptors the runtime builds at launch)", D);
+  else snprintf(how, sizeof how, "through cp.async (copies %d iterations ahead; not TMA: %s)", D, why_not_tma);
   if (nd == 2) {
     pl_note(p, loc,
-            "and the one after it pipelined: %d stages (copies %d iterations ahead) of %d tile%s through cp.async into "
-            "128-byte swizzled shared memory (%lld bytes%s)%s, each dot a wgmma on %d warpgroup%s waited for at once",
-            S, D, nops, nops > 1 ? "s" : "", (long long)(S * stage), reuse ? ", the rings of the loop before" : "",
+            "and the one after it pipelined: %d stages of %d tile%s %s into 128-byte swizzled shared memory (%lld "
+            "bytes%s)%s, each dot a wgmma on %d warpgroup%s waited for at once",
+            S, nops, nops > 1 ? "s" : "", how, (long long)(S * stage), reuse ? ", the rings of the loop before" : "",
             kind[1][0] == 'R' ? ", the second's a from registers" : "", warps / 4, warps > 4 ? "s" : "");
     return;
   }
@@ -329,9 +415,9 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
       if (j && early_res[d]) n += snprintf(what + n, sizeof what - (size_t)n, " (early)");
     }
   pl_note(p, loc,
-          "and %s pipelined: %d stages (copies %d iterations ahead) of %d tile%s through cp.async into 128-byte "
-          "swizzled shared memory (%lld bytes%s), a x b of each dot: %s; each dot a wgmma on %d warpgroup%s, %s",
-          rest, S, D, nops, nops > 1 ? "s" : "", (long long)(S * stage), reuse ? ", the rings of the loop before" : "",
+          "and %s pipelined: %d stages of %d tile%s %s into 128-byte swizzled shared memory (%lld bytes%s), a x b of "
+          "each dot: %s; each dot a wgmma on %d warpgroup%s, %s",
+          rest, S, nops, nops > 1 ? "s" : "", how, (long long)(S * stage), reuse ? ", the rings of the loop before" : "",
           what, warps / 4, warps > 4 ? "s" : "",
           nearly ? "the early ones (operands in shared memory) issued together at the first and each waited for where "
                    "it is used, the others waited for at once"

@@ -144,7 +144,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   for (int j = 0; j < D; j++) {
     TValue *k = j ? pl_bin(p, fop, OP_ADD, lo, pl_bin(p, fop, OP_MUL, pl_iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
     TValue *valid = pl_cmp_lt(p, fop, k, hi, loc), *si = pl_iconst(p, fop, ti, j, loc);
-    if (tma) pl_tma_issue(p, fop, ops, rings, descs, full, iv, k, valid, si, fop, true, j, loc);
+    if (tma) pl_tma_issue(p, fop, ops, 2, rings, descs, full, iv, k, valid, si, fop, true, j, loc);
     else pl_copies_n(p, fop, ops, 2, rings, iv, k, valid, si, fop, true, j, loc);
   }
   /* the body, where the dot was */
@@ -179,7 +179,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   TValue *par = pl_bin(p, dot, OP_REM, pl_bin(p, dot, OP_ADD, u, pl_iconst(p, dot, ti, 1, loc), loc), two, loc);
   pl_mk(p, dot, OP_BAR_WAIT, loc, 2, (TValue *[]){pl_bar_slot(p, dot, empty, nxt, loc), par}, NULL);
   TValue *kn = pl_bin(p, dot, OP_ADD, iv, pl_bin(p, dot, OP_MUL, pl_iconst(p, dot, ti, D, loc), step, loc), loc);
-  if (tma) pl_tma_issue(p, dot, ops, rings, descs, full, iv, kn, pl_cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
+  if (tma) pl_tma_issue(p, dot, ops, 2, rings, descs, full, iv, kn, pl_cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
   else pl_copies_n(p, dot, ops, 2, rings, iv, kn, pl_cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
   ir_replace_uses(body, dot->res[0], acc); /* the loop carries the zeros unchanged */
   ir_remove(dot);

@@ -573,9 +573,10 @@ struct TOp {
  * (tma_load, builtins_hw.c) completes on the pair's mbarrier at rank opnds[nopnds - 1] (.cta_group::2). */
 /* OPF_MCAST (tma_load, builtins_hw.c): multicast to the cluster's CTAs of the mask opnds[5] (.multicast::cluster). */
 /* OPF_DOT_ACC (tmem_load, pipeline_sm100.c): the pipelined dot's accumulator read back after its loop. */
+/* OPF_PLANE (tma_load, pipeline.c): a 3-D descriptor's box, in plane opnds[5] (TParam.planes). */
 enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16, OPF_SKIP_ONES = 32,
        OPF_TRANS = 64, OPF_ALIAS = 1 << 21, OPF_PAIR = 1 << 22, OPF_DOT_ACC = 1 << 23,
-       OPF_MCAST = 1 << 24 };
+       OPF_MCAST = 1 << 24, OPF_PLANE = 1 << 25 };
 
 typedef struct TParam {
   const char *name;
@@ -587,8 +588,9 @@ typedef struct TParam {
   /* derived (pipeline.c): a TMA descriptor the runtime builds at launch
    * from other parameters, not an argument the caller passes: the tensor
    * at pointer parameter from[0], from[1] columns, from[2] rows, rows
-   * from[3] elements apart; from[i] < 0 means the constant lit[i] */
-  bool derived;
+   * from[3] elements apart; from[i] < 0 means the constant lit[i];
+   * planes: a 3-D tensor, planes of from[2] rows one after another */
+  bool derived, planes;
   int from[4];
   int64_t lit[4];
 } TParam;

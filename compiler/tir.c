@@ -244,6 +244,7 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
   case OP_TMA_LOAD:
     if (op->flags & OPF_MCAST) buf_puts(o, " multicast");
     if (op->flags & OPF_PAIR) buf_puts(o, " pair");
+    if (op->flags & OPF_PLANE) buf_puts(o, " plane");
     break;
   case OP_EXP2:
     if (op->ival) buf_printf(o, " fma_every=%lld", (long long)op->ival);

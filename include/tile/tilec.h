@@ -60,6 +60,9 @@ typedef struct tilec_options {
                                 D = 128 attention loop (docs/perf.md), slower at D = 64 */
   int no_stmatrix;           /* 1: store 16-bit tiles to shared memory thread by thread, never with
                                 stmatrix (an A/B switch; default 0: stmatrix where the layout fits) */
+  int no_tma_rings;          /* 1: a loop with two to four dots fills its rings by cp.async even where
+                                TMA could (an A/B switch; default 0: TMA where every tile is a box
+                                of a tensor the host can describe) */
   int embed_ptx;             /* 1: the cubin also carries its PTX (a global __tile_ptx), which the
                                 runtime's emulator runs under TILE_INTERPRET=1 (docs/emulator.md) */
 } tilec_options;

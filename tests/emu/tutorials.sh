@@ -47,6 +47,17 @@ run fused_attention.d128.full.f16.n300 fused_attention_host fused_attention.d128
   --size 1 --size 2 --size 300 --seed 11
 run fused_attention.d128.causal.bf16.n300 fused_attention_host fused_attention.d128.causal.bf16.sm_90a.cubin 9 \
   --size 2 --size 1 --size 300 --seed 12
+# the forward's rings by TMA (pipeline_multi.c): 600 tokens are more KV
+# blocks than slots, so every slot is refilled while the other warpgroup
+# may still read it; adversarial schedules find a refill issued too early
+for sched in adversarial:7 random:5; do
+  export TILE_EMU_SEED=$sched
+  run fused_attention.d64.full.f16.n600.$sched fused_attention_host fused_attention.d64.full.f16.sm_90a.cubin 9 \
+    --size 1 --size 1 --size 600 --seed 15
+  run fused_attention.d128.causal.bf16.n600.$sched fused_attention_host fused_attention.d128.causal.bf16.sm_90a.cubin 9 \
+    --size 1 --size 1 --size 600 --seed 16
+done
+unset TILE_EMU_SEED
 # the backward's loops on wgmma (pipeline_multi.c: rings of cp.async copies,
 # tiles staged once, early wgmmas waited for later) under the random and
 # adversarial schedules too: a copy or a wgmma completes as late as the

@@ -678,7 +678,8 @@ fi
 # mk/tutorials.mk builds it at head dims 64 and 128: on sm_90a every
 # kernel's dots in loops run on wgmma (pipeline_multi.c: the forward's two,
 # the backward's three and four a loop, with P and dS as A from registers:
-# the dots of N = the head dim, A four words), fed by cp.async; ptxas keeps
+# the dots of N = the head dim, A four words), fed by TMA in the forward
+# (cp.async with --no-tma-rings, below) and cp.async in the backward; ptxas keeps
 # the wgmmas asynchronous, and no kernel spills (at head dim 128 too: the
 # backward's 128-row blocks on two warpgroups). On sm_100a the dots stay on
 # mma.sync.
@@ -705,7 +706,15 @@ for v in "sm_90a false f16 64" "sm_90a true bf16 64" "sm_100a true f16 64" "sm_9
     check "$name.$k" "wgmma" "$tmp/$name.$k.ptx" "wgmma\.mma_async\.sync\.aligned\.m64n(32|64|128)k16\.f32\.$3\.$3"
     check "$name.$k" "P (dS) from registers: wgmma with A words" "$tmp/$name.$k.ptx" \
       "wgmma\.mma_async\.sync\.aligned\.m64n${hd}k16\.f32\.$3\.$3 \{.*\}, \{%r[0-9]+, %r[0-9]+, %r[0-9]+, %r[0-9]+\}, %rd"
-    check "$name.$k" "operands copied by cp.async" "$tmp/$name.$k.ptx" "cp\.async\.cg\.shared\.global"
+    if [ $k = attn_fwd ]; then
+      # the forward's rings by TMA (pipeline_multi.c): the unmasked loop's
+      # tiles as rows of a 2-D tensor, the masked one's as planes of a 3-D one
+      check "$name.$k" "rings filled by TMA" "$tmp/$name.$k.ptx" "cp\.async\.bulk\.tensor\.2d\.shared::cta\.global"
+      check "$name.$k" "masked loop's tiles in planes" "$tmp/$name.$k.ptx" "cp\.async\.bulk\.tensor\.3d\.shared::cta\.global"
+      check_not "$name.$k" "no cp.async left" "$tmp/$name.$k.ptx" "cp\.async\.cg"
+    else # the backward's loops of three and four dots: cp.async
+      check "$name.$k" "operands copied by cp.async" "$tmp/$name.$k.ptx" "cp\.async\.cg\.shared\.global"
+    fi
     check_not "$name.$k" "no dot left on mma.sync (the partial blocks are loops too)" "$tmp/$name.$k.ptx" "mma\.sync"
   done
   # dK/dV: S^T, dV, dP^T, dK; dQ: S, dP, dQ; m64nNk16 steps of K = the head
@@ -736,6 +745,16 @@ for v in "sm_90a false f16 64" "sm_90a true bf16 64" "sm_100a true f16 64" "sm_9
     fi
   fi
 done
+# --no-tma-rings (an A/B switch): the same loops fed by cp.async instead
+name=fused_attention.d64.full.f16.cpasync; ptx=$tmp/$name.ptx
+n=$((n+1))
+if "$TILEC" --arch=sm_90a -D HEAD_DIM=64 --no-tma-rings --emit=ptx -o "$ptx" "$FA" 2> "$tmp/err"; then
+  check "$name" "operands copied by cp.async" "$ptx" "cp\.async\.cg\.shared\.global"
+  check_not "$name" "no TMA" "$ptx" "cp\.async\.bulk\.tensor"
+  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then :; fi
+else
+  echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+fi
 # the math builtins (lower_math.c): each on its PTX instruction, for both
 # targets, and ptxas takes them: tanh -> tanh.approx.f32, sin/cos ->
 # sin/cos.approx.ftz.f32, rcp -> rcp.approx.ftz.f32, fdiv -> div.full.f32

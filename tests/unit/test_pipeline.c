@@ -16,12 +16,13 @@ static char *spliced(const char *src, const char *from, const char *to) {
   return m;
 }
 
-/* pipeline.c's two dots in a loop (Triton's attention forward): K and V
- * through rings of cp.async copies, Q stored once into shared memory
- * before the first loop, P from registers; each dot a wgmma waited for at
- * once; the masked loop after reuses the rings. */
+/* pipeline_multi.c's two dots in a loop (Triton's attention forward): K
+ * and V through rings of cp.async copies (--no-tma-rings; TMA's form is
+ * test_pipelined_multi_tma's), Q stored once into shared memory before the
+ * first loop, P from registers; each dot a wgmma waited for at once; the
+ * masked loop after reuses the rings. */
 static char *attn_fwd_tir(const char *src, const tilec_define *defs, int nd) {
-  char *t = tir_d(src, defs, nd);
+  char *t = tir_dn(src, defs, nd, 1);
   char *end = strstr(t, "kernel @attn_bwd_pre");
   assert_non_null(end);
   *end = 0; /* attn_fwd alone */
@@ -35,8 +36,8 @@ static void test_pipelined_pair(void **state) {
   char *src = tu_read_file(path, NULL);
   assert_non_null(src);
   char *t = attn_fwd_tir(src, NULL, 0);
-  has(t, "// pipeline: dot at 57:14 and the one after it pipelined: 4 stages (copies 3 iterations ahead) of 2 tiles "
-         "through cp.async into 128-byte swizzled shared memory (65536 bytes), the second's a from registers",
+  has(t, "// pipeline: dot at 57:14 and the one after it pipelined: 4 stages of 2 tiles through cp.async (copies 3 iterations "
+         "ahead; not TMA: --no-tma-rings) into 128-byte swizzled shared memory (65536 bytes), the second's a from registers",
       "the first loop's note");
   has(t, "(65536 bytes, the rings of the loop before)", "the second loop's note");
   has(t, "smem<f16, [128, 64] x 1, swizzle 128>", "Q, staged");
@@ -77,8 +78,8 @@ static void test_pipelined_pair(void **state) {
  * dots, one transposed), K and V staged before the loop, P^T and dS^T from
  * registers; dQ's loop reads K and V from rings, Q and dO staged. The
  * kernel named alone, from "kernel @name(" to the next kernel. */
-static char *kernel_tir(const char *src, const char *name, const tilec_define *defs, int nd) {
-  char *t = tir_d(src, defs, nd), head[128];
+static char *kernel_tir_n(const char *src, const char *name, const tilec_define *defs, int nd, int no_tma_rings) {
+  char *t = tir_dn(src, defs, nd, no_tma_rings), head[128];
   snprintf(head, sizeof head, "kernel @%s(", name);
   char *at = strstr(t, head);
   assert_non_null(at);
@@ -86,6 +87,10 @@ static char *kernel_tir(const char *src, const char *name, const tilec_define *d
   if (end) end[1] = 0;
   memmove(t, at, strlen(at) + 1);
   return t;
+}
+/* the cp.async form (--no-tma-rings), which the tests below check in detail */
+static char *kernel_tir(const char *src, const char *name, const tilec_define *defs, int nd) {
+  return kernel_tir_n(src, name, defs, nd, 1);
 }
 
 /* In the first loop body of t: the waits and the copies, then the wgmmas
@@ -116,8 +121,8 @@ static void test_pipelined_multi(void **state) {
   assert_non_null(src);
   /* dK, dV: four dots */
   char *t = kernel_tir(src, "attn_bwd_dkdv", NULL, 0);
-  has(t, "// pipeline: dot at 153:15 and the 3 after it pipelined: 4 stages (copies 3 iterations ahead) of 2 tiles "
-         "through cp.async into 128-byte swizzled shared memory (32768 bytes), a x b of each dot: staged x ring 1^T "
+  has(t, "// pipeline: dot at 153:15 and the 3 after it pipelined: 4 stages of 2 tiles through cp.async (copies 3 iterations "
+         "ahead; not TMA: --no-tma-rings) into 128-byte swizzled shared memory (32768 bytes), a x b of each dot: staged x ring 1^T "
          "(early); registers x ring 2; staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups, the early "
          "ones (operands in shared memory) issued together at the first and each waited for where it is used, the "
          "others waited for at once",
@@ -139,8 +144,8 @@ static void test_pipelined_multi(void **state) {
   free(t);
   /* dQ: three dots */
   t = kernel_tir(src, "attn_bwd_dq", NULL, 0);
-  has(t, "// pipeline: dot at 226:14 and the 2 after it pipelined: 4 stages (copies 3 iterations ahead) of 2 tiles "
-         "through cp.async into 128-byte swizzled shared memory (65536 bytes), a x b of each dot: staged x ring 1^T "
+  has(t, "// pipeline: dot at 226:14 and the 2 after it pipelined: 4 stages of 2 tiles through cp.async (copies 3 iterations "
+         "ahead; not TMA: --no-tma-rings) into 128-byte swizzled shared memory (65536 bytes), a x b of each dot: staged x ring 1^T "
          "(early); staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups, the early ones",
       "dq's note");
   assert_int_equal(op_count(t, "smem_store"), 2); /* Q and dO */
@@ -185,6 +190,69 @@ static void test_pipelined_multi(void **state) {
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
   free(s1);
+  free(src);
+}
+
+/* TMA's rings (pipeline_multi.c), the default where every tile a loop
+ * loads is a box of a tensor the host can describe: one thread issues the
+ * copies after the barrier, everyone waits on the slot's mbarrier. The
+ * forward's unmasked loop reads K and V as rows of a 2-D tensor without a
+ * row bound, from row z * n_ctx (the head's base, a scalar offset); the
+ * masked loop as plane z of a 3-D tensor of n_ctx rows, so that rows past
+ * n_ctx read zeros as its mask says. Each loop has its own mbarriers. */
+static void test_pipelined_multi_tma(void **state) {
+  (void)state;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/examples/fused_attention/fused_attention.tile", TILE_SRC_DIR);
+  char *src = tu_read_file(path, NULL);
+  assert_non_null(src);
+  char *t = kernel_tir_n(src, "attn_fwd", NULL, 0, 0);
+  has(t, "// pipeline: dot at 57:14 and the one after it pipelined: 4 stages of 2 tiles by TMA 3 iterations ahead (one "
+         "thread; descriptors the runtime builds at launch) into 128-byte swizzled shared memory (65536 bytes), the "
+         "second's a from registers",
+      "the first loop's note");
+  has(t, "(65536 bytes, the rings of the loop before)", "the second loop's note");
+  for (int i = 0; i < 4; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "__ring_%d: tma<f16, [64, 64], swizzle 128>", i);
+    has(t, want, "a descriptor per tensor and form");
+  }
+  lacks(t, "__ring_4", "a fifth descriptor");
+  assert_int_equal(op_count(t, "async_copy"), 0);
+  assert_int_equal(op_count(t, "load"), 1); /* Q's own load, before the loops */
+  assert_int_equal(op_count(t, "mbarrier_alloc"), 2);
+  /* per loop: 3 prologue iterations and 1 in the body, of K and V; the masked loop's in planes */
+  assert_int_equal(op_count(t, "tma_load"), 16);
+  {
+    int n = 0;
+    for (const char *q = t; (q = strstr(q, "tma_load plane ")); q++) n++;
+    assert_int_equal(n, 8);
+  }
+  const char *body = strstr(t, "  do (");
+  assert_non_null(body);
+  const char *bar = strstr(body, "named_barrier id=0 threads=256"), *tl = strstr(body, "tma_load"),
+             *bw = strstr(body, "barrier_wait"), *m1 = strstr(body, "mma_async"), *end = strstr(body, "\n  }");
+  assert_true(bar && tl && bw && m1 && end);
+  assert_true(bar < tl && tl < bw && bw < m1 && m1 < end);
+  const char *aw = strstr(body, "async_wait");
+  assert_true(!aw || aw > end);
+  every_tile_has_layout(t);
+  free(t);
+  /* the backward's loops of three and four dots keep cp.async, said */
+  t = kernel_tir_n(src, "attn_bwd", (tilec_define[]){{"CAUSAL", "true"}, {"BN2", "32"}}, 2, 0);
+  has(t, "not TMA: a loop of three or four dots keeps cp.async", "why the backward is not on TMA");
+  lacks(t, "__ring_0", "a descriptor");
+  assert_int_equal(op_count(t, "tma_load"), 0);
+  assert_int_equal(op_count(t, "mma_async"), 21);
+  free(t);
+  /* what keeps cp.async, said: a mask bound the host cannot read */
+  char *m = spliced(src, "let inb = offs_n[:, None] < n_ctx;", "let inb = offs_n[:, None] < n_ctx - 1;");
+  t = kernel_tir_n(m, "attn_fwd", NULL, 0, 0);
+  has(t, "through cp.async (copies 3 iterations ahead; not TMA: its mask's bounds are not parameters or constants)",
+      "why not TMA");
+  assert_int_equal(op_count(t, "tma_load"), 8); /* the unmasked loop's stay TMA */
+  free(t);
+  free(m);
   free(src);
 }
 
@@ -289,7 +357,7 @@ static void test_pipelined_dot(void **state) {
   static const struct {
     const char *from, *to, *why;
   } copy[] = {
-      {"(rm[:, None] < M) & (ka[None, :] < K), 0.0)", "(ka[None, :] < K), 0.0)",
+      {"(rm[:, None] < M) & (ka[None, :] < K), 0.0)", "(rm[:, None] < M) & (ka[None, :] < K) & (rm[:, None] < K), 0.0)",
        "(not TMA: a its mask is not (rows < R) & (columns < C))"},
       {"(rm[:, None] < M) & (ka", "(rm[:, None] < M - 1) & (ka", "(not TMA: a its mask's bounds are not parameters"},
       {"load(a + rm[:, None] * lda", "load(a + rm[:, None] * (lda + 8)", "(not TMA: a its row stride is not a parameter"},
@@ -345,8 +413,8 @@ static void test_pipelined_multi_d128(void **state) {
   tilec_define d128[] = {{"HEAD_DIM", "128"}, {"CAUSAL", "true"}},
                b64[] = {{"HEAD_DIM", "128"}, {"BN1", "64"}, {"BM2", "64"}};
   char *t = kernel_tir(src, "attn_bwd_dkdv", d128, 1);
-  has(t, "// pipeline: dot at 153:15 and the 3 after it pipelined: 3 stages (copies 2 iterations ahead) of 2 tiles "
-         "through cp.async into 128-byte swizzled shared memory (49152 bytes), a x b of each dot: staged x ring 1^T "
+  has(t, "// pipeline: dot at 153:15 and the 3 after it pipelined: 3 stages of 2 tiles through cp.async (copies 2 iterations "
+         "ahead; not TMA: --no-tma-rings) into 128-byte swizzled shared memory (49152 bytes), a x b of each dot: staged x ring 1^T "
          "(early); registers x ring 2; staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups",
       "dkdv's note at d128");
   has(t, "smem<f16, [128, 128] x 1, swizzle 128>", "K or V, staged");
@@ -358,8 +426,8 @@ static void test_pipelined_multi_d128(void **state) {
   every_tile_has_layout(t);
   free(t);
   t = kernel_tir(src, "attn_bwd_dq", d128, 1);
-  has(t, "// pipeline: dot at 226:14 and the 2 after it pipelined: 3 stages (copies 2 iterations ahead) of 2 tiles "
-         "through cp.async into 128-byte swizzled shared memory (49152 bytes), a x b of each dot: staged x ring 1^T "
+  has(t, "// pipeline: dot at 226:14 and the 2 after it pipelined: 3 stages of 2 tiles through cp.async (copies 2 iterations "
+         "ahead; not TMA: --no-tma-rings) into 128-byte swizzled shared memory (49152 bytes), a x b of each dot: staged x ring 1^T "
          "(early); staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups",
       "dq's note at d128");
   assert_int_equal(op_count(t, "mma_async"), 6);
@@ -412,6 +480,7 @@ int main(void) {
       cmocka_unit_test(test_pipelined_pair),
       cmocka_unit_test(test_pipelined_multi),
       cmocka_unit_test(test_pipelined_multi_d128),
+      cmocka_unit_test(test_pipelined_multi_tma),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,10 +123,12 @@ static inline bool tu_emu_run(const char *ptx, const EmLaunch *l, char *err, siz
 /* ---- TIR text helpers (tests that include tilec_int.h first) ---------- */
 #ifdef TILEC_INT_H
 
-static inline char *tir_d(const char *src, const tilec_define *defs, int nd) {
+/* the TIR of src with defs; no_tma_rings: tilec's --no-tma-rings */
+static inline char *tir_dn(const char *src, const tilec_define *defs, int nd, int no_tma_rings) {
   tilec_options o;
   tilec_options_init(&o);
   o.emit = TILEC_EMIT_TIR;
+  o.no_tma_rings = no_tma_rings;
   o.defines = defs;
   o.ndefines = nd;
   tilec_result *r = NULL;
@@ -141,6 +143,7 @@ static inline char *tir_d(const char *src, const tilec_define *defs, int nd) {
   return s;
 }
 
+static inline char *tir_d(const char *src, const tilec_define *defs, int nd) { return tir_dn(src, defs, nd, 0); }
 static inline char *tir(const char *src) { return tir_d(src, NULL, 0); }
 
 static inline char *tir_file(const char *rel) {
