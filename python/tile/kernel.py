@@ -127,10 +127,11 @@ class JitOptions:
     arch (None: the device's), cache_dir, no_cache, opt_level (0..3),
     include_dirs, no_line_info, tree_reductions, no_stmatrix, embed_ptx,
     use_nvjitlink, ptxas, max_errors, stats (the compile report of tilec
-    --stats in the stats dict's "report"; compiles even on a cache hit)."""
+    --stats in the stats dict's "report"; compiles even on a cache hit),
+    no_tma_rings."""
 
     FIELDS = ("arch", "cache_dir", "no_cache", "opt_level", "include_dirs", "no_line_info", "tree_reductions",
-              "no_stmatrix", "embed_ptx", "use_nvjitlink", "ptxas", "max_errors", "stats")
+              "no_stmatrix", "embed_ptx", "use_nvjitlink", "ptxas", "max_errors", "stats", "no_tma_rings")
 
     def __init__(self, **kw):
         for k in kw:
@@ -144,6 +145,7 @@ class JitOptions:
         self.no_line_info = bool(kw.get("no_line_info", False))
         self.tree_reductions = bool(kw.get("tree_reductions", False))
         self.no_stmatrix = bool(kw.get("no_stmatrix", False))
+        self.no_tma_rings = bool(kw.get("no_tma_rings", False))
         self.embed_ptx = bool(kw.get("embed_ptx", False))
         self.use_nvjitlink = bool(kw.get("use_nvjitlink", False))
         self.ptxas = kw.get("ptxas")
@@ -175,6 +177,7 @@ class JitOptions:
         o.no_line_info = int(self.no_line_info)
         o.tree_reductions = int(self.tree_reductions)
         o.no_stmatrix = int(self.no_stmatrix)
+        o.no_tma_rings = int(self.no_tma_rings)
         o.embed_ptx = int(self.embed_ptx)
         o.use_nvjitlink = int(self.use_nvjitlink)
         o.ptxas = s(self.ptxas)

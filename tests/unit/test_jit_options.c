@@ -86,8 +86,10 @@ static void test_each_flag(void **state) {
   fixture *f = *state;
   src softmax = read_src("examples/softmax/softmax.tile");
   src gemm = read_src("examples/gemm/gemm_simple.tile");
-  enum { NFLAGS = 5 };
-  static const char *names[NFLAGS] = {"no_line_info", "tree_reductions", "no_stmatrix", "embed_ptx", "-O0"};
+  src attn = read_src("examples/fused_attention/fused_attention.tile");
+  enum { NFLAGS = 6 };
+  static const char *names[NFLAGS] = {"no_line_info", "tree_reductions", "no_stmatrix", "embed_ptx", "-O0",
+                                      "no_tma_rings"};
   char keys[NFLAGS + 2][65];
   tilec_options c;
   tilec_options_init(&c);
@@ -96,13 +98,15 @@ static void test_each_flag(void **state) {
   for (int i = 0; i < NFLAGS; i++) {
     tile_jit_options o = f->opts;
     tilec_options_init(&c);
-    const src *s = i == 2 ? &gemm : &softmax; /* stmatrix: a 16-bit tile stored to shared memory */
+    /* stmatrix: a 16-bit tile stored to shared memory; the rings: a loop of two dots */
+    const src *s = i == 2 ? &gemm : i == 5 ? &attn : &softmax;
     switch (i) {
     case 0: o.no_line_info = 1, c.line_info = 0; break;
     case 1: o.tree_reductions = 1, c.tree_reductions = 1; break;
     case 2: o.no_stmatrix = 1, c.no_stmatrix = 1; break;
     case 3: o.embed_ptx = 1, c.embed_ptx = 1; break;
     case 4: o.opt_level = TILE_JIT_O0, c.opt_level = 0; break;
+    case 5: o.no_tma_rings = 1, c.no_tma_rings = 1; break;
     }
     print_message("option %s\n", names[i]);
     same_as_tilec(s, &o, &c, keys[i]);
@@ -119,6 +123,7 @@ static void test_each_flag(void **state) {
     for (int j = 0; j < i; j++) assert_string_not_equal(keys[i], keys[j]);
   free(softmax.text);
   free(gemm.text);
+  free(attn.text);
 }
 
 static void write_text(const char *path, const char *text) {
