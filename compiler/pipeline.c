@@ -473,7 +473,10 @@ static bool tma_match(Pl *p, TOp *fop, TValue *v, Operand *o) {
     return o->no_tma = "its columns are neither masked (columns < C) nor a constant run", false;
   o->cols = b.run[o->cd].off + b.run[o->cd].n;
   o->pk = 1, o->npleaf = 0, o->planes = false;
-  if (b.plane) { /* base + X * stride (rows unbounded) or base + X * R * stride (plane X of R rows) */
+  /* base + X * stride (rows unbounded: row X + r) or base + X * R * stride (plane X of R rows). Row
+   * X + r is a 32-bit TMA coordinate: past 2^31 rows the tensor would exceed any GPU's memory, since a
+   * ring's rows are at least 128 bytes (the swizzle) */
+  if (b.plane) {
     if (!factors(b.plane, o) || !divide(o, b.coef[rd]))
       return o->no_tma = "its scalar offset is not a product of 32-bit values and the row stride", false;
     if (b.bound[rd] && !divide(o, b.bound[rd]))
