@@ -661,6 +661,16 @@ TValue *pl_add_desc(Pl *p, Operand *o, const char *name) {
   return q->value;
 }
 
+TValue *pl_bars(Pl *p, int n, const char *name, Loc loc) {
+  Type *t = ty_void(p->c);
+  t->kind = TY_BAR, t->nbuf = n;
+  TOp *al = ir_op(p->c, OP_BAR_ALLOC, loc, 0, NULL, 1, (Type *[]){t});
+  al->ival2 = 1; /* one arrival: the issuing thread's arrive.expect_tx, or one tcgen05.commit */
+  al->res[0]->name = name;
+  ir_insert_before(p->f->body->first, al);
+  return al->res[0];
+}
+
 TValue *pl_bar_slot(Pl *p, TOp *before, TValue *bars, TValue *i, Loc loc) {
   Type *t = ty_void(p->c);
   t->kind = TY_BAR;
@@ -715,6 +725,20 @@ void pl_tma_issue(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings, TV
                     (TValue *[]){descs[j], row, col, view, bar, x}, NULL);
     if (x && o->planes) tl->flags |= OPF_PLANE;
   }
+}
+
+void pl_tma_step(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings, TValue **descs, TValue *full, TOp *fop,
+                 TValue *it, TValue *cur, TValue *nxt, int S, int D, int warps, Loc loc) {
+  Type *ti = ty_dt(p->c, DT_I32);
+  TValue *iv = fop->regions[0]->args[0], *hi = fop->opnds[1], *step = fop->opnds[2];
+  TOp *bar = pl_mk(p, before, OP_NAMED_BAR, loc, 0, NULL, NULL);
+  bar->ival = 0, bar->ival2 = 32 * warps;
+  TValue *kn = pl_bin(p, before, OP_ADD, iv, pl_bin(p, before, OP_MUL, pl_iconst(p, before, ti, D, loc), step, loc), loc);
+  pl_tma_issue(p, before, ops, nops, rings, descs, full, iv, kn, pl_cmp_lt(p, before, kn, hi, loc), nxt, fop, false, D,
+               loc);
+  TValue *phase = pl_bin(p, before, OP_REM, pl_bin(p, before, OP_DIV, it, pl_iconst(p, before, ti, S, loc), loc),
+                         pl_iconst(p, before, ti, 2, loc), loc);
+  pl_mk(p, before, OP_BAR_WAIT, loc, 2, (TValue *[]){pl_bar_slot(p, before, full, cur, loc), phase}, NULL);
 }
 
 /* ---- the epilogue: C through the dead rings and TMA ----
@@ -887,15 +911,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
     rings[j] = al->res[0];
     if (tma) descs[j] = pl_add_desc(p, &ops[j], j ? "__dot_b" : "__dot_a");
   }
-  if (tma) {
-    Type *t = ty_void(c);
-    t->kind = TY_BAR, t->nbuf = S;
-    TOp *al = ir_op(c, OP_BAR_ALLOC, loc, 0, NULL, 1, (Type *[]){t});
-    al->ival2 = 1; /* the issuing thread's arrive.expect_tx; the copies' bytes complete the phase */
-    al->res[0]->name = "<dot full>";
-    ir_insert_before(f->body->first, al);
-    full = al->res[0];
-  }
+  if (tma) full = pl_bars(p, S, "<dot full>", loc);
   /* in a loop, the rings were used by the last run of this one: every
    * warpgroup's last wgmma must be done with them before they are refilled
    * (each waited only for its own) */
@@ -919,16 +935,8 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   TValue *cur = pl_bin(p, dot, OP_REM, it, pl_iconst(p, dot, ti, S, loc), loc);
   TValue *nxt = pl_bin(p, dot, OP_REM, pl_bin(p, dot, OP_ADD, it, pl_iconst(p, dot, ti, D, loc), loc), pl_iconst(p, dot, ti, S, loc), loc);
   TValue *kn = NULL;
-  if (tma) {
-    /* every warpgroup is past the wgmma of it - 2 (slot nxt is free); the
-     * copies of it + D go first, then this iteration's tiles are awaited */
-    TOp *bar = pl_mk(p, dot, OP_NAMED_BAR, loc, 0, NULL, NULL);
-    bar->ival = 0, bar->ival2 = 32 * warps;
-    kn = pl_bin(p, dot, OP_ADD, iv, pl_bin(p, dot, OP_MUL, pl_iconst(p, dot, ti, D, loc), step, loc), loc);
-    pl_tma_issue(p, dot, ops, 2, rings, descs, full, iv, kn, pl_cmp_lt(p, dot, kn, hi, loc), nxt, fop, false, D, loc);
-    TValue *phase = pl_bin(p, dot, OP_REM, pl_bin(p, dot, OP_DIV, it, pl_iconst(p, dot, ti, S, loc), loc),
-                        pl_iconst(p, dot, ti, 2, loc), loc);
-    pl_mk(p, dot, OP_BAR_WAIT, loc, 2, (TValue *[]){pl_bar_slot(p, dot, full, cur, loc), phase}, NULL);
+  if (tma) { /* every warpgroup is past the wgmma of it - 2 (slot nxt is free) */
+    pl_tma_step(p, dot, ops, 2, rings, descs, full, fop, it, cur, nxt, S, D, warps, loc);
   } else {
     TOp *w = pl_mk(p, dot, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
     w->ival = D - 1;

@@ -85,10 +85,16 @@ int64_t pl_smem_in_use(TBlock *b);
 bool pl_is_zero(const TValue *v);
 /* the TMA form: operand o's tensor as a derived descriptor parameter */
 TValue *pl_add_desc(Pl *p, Operand *o, const char *name);
+/* n mbarriers of one arrival each, allocated at the kernel's entry */
+TValue *pl_bars(Pl *p, int n, const char *name, Loc loc);
 TValue *pl_bar_slot(Pl *p, TOp *before, TValue *bars, TValue *i, Loc loc);
 /* if (valid) { expect the nops tiles' bytes on full[si]; one thread TMAs them into slot si } */
 void pl_tma_issue(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings, TValue **descs, TValue *full,
                   TValue *iv, TValue *k, TValue *valid, TValue *si, TOp *fop, bool prologue, int steps, Loc loc);
+/* one iteration (it, slot cur) of a TMA ring before `before`: the CTA barrier (every warp is done with
+ * slot nxt), the copies of it + D into nxt by one thread, then the wait for slot cur's tiles */
+void pl_tma_step(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings, TValue **descs, TValue *full, TOp *fop,
+                 TValue *it, TValue *cur, TValue *nxt, int S, int D, int warps, Loc loc);
 /* the store of the accumulator after fin (M x N, fin's result) staged on the B ring and written by TMA, if it fits */
 void pl_tma_epilogue(Pl *p, TOp *fin, TValue *ringb, int64_t ringb_bytes, int warps, Loc loc);
 

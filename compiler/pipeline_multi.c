@@ -266,13 +266,7 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
   /* TMA: each loop its own full barriers (phase 0 at its first iteration), the descriptors shared */
   TValue *full = NULL, *descs[PM_RINGS] = {0};
   if (tma) {
-    Type *t = ty_void(c);
-    t->kind = TY_BAR, t->nbuf = S;
-    TOp *al = ir_op(c, OP_BAR_ALLOC, loc, 0, NULL, 1, (Type *[]){t});
-    al->ival2 = 1; /* the issuing thread's arrive.expect_tx; the copies' bytes complete the phase */
-    al->res[0]->name = "<ring full>";
-    ir_insert_before(f->body->first, al);
-    full = al->res[0];
+    full = pl_bars(p, S, "<ring full>", loc);
     for (int j = 0; j < nops; j++) descs[j] = desc_of(p, ps, &ops[j]);
   }
   ps->nloops++;
@@ -321,16 +315,8 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
   TValue *cur = pl_bin(p, d0, OP_REM, it, pl_iconst(p, d0, ti, S, loc), loc);
   TValue *nxt = pl_bin(p, d0, OP_REM, pl_bin(p, d0, OP_ADD, it, pl_iconst(p, d0, ti, D, loc), loc),
                        pl_iconst(p, d0, ti, S, loc), loc);
-  if (tma) { /* every warp is past the wgmmas of it - 1 (slot nxt is free): one thread issues the copies of
-                it + D there, then everyone waits for this iteration's */
-    TOp *bar = pl_mk(p, d0, OP_NAMED_BAR, loc, 0, NULL, NULL);
-    bar->ival = 0, bar->ival2 = 32 * warps;
-    TValue *kn = pl_bin(p, d0, OP_ADD, iv, pl_bin(p, d0, OP_MUL, pl_iconst(p, d0, ti, D, loc), step, loc), loc);
-    pl_tma_issue(p, d0, ops, nops, ps->rings, descs, full, iv, kn, pl_cmp_lt(p, d0, kn, hi, loc), nxt, fop, false, D,
-                 loc);
-    TValue *phase = pl_bin(p, d0, OP_REM, pl_bin(p, d0, OP_DIV, it, pl_iconst(p, d0, ti, S, loc), loc),
-                           pl_iconst(p, d0, ti, 2, loc), loc);
-    pl_mk(p, d0, OP_BAR_WAIT, loc, 2, (TValue *[]){pl_bar_slot(p, d0, full, cur, loc), phase}, NULL);
+  if (tma) { /* every warp is past the wgmmas of it - 1 (slot nxt is free) */
+    pl_tma_step(p, d0, ops, nops, ps->rings, descs, full, fop, it, cur, nxt, S, D, warps, loc);
   } else {
     TOp *w = pl_mk(p, d0, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
     w->ival = D - 1;

@@ -37,16 +37,6 @@
 
 #define PB_TMEM_COLUMNS 512
 
-static TValue *bars(Pl *p, int n, const char *name, Loc loc) {
-  Type *t = ty_void(p->c);
-  t->kind = TY_BAR, t->nbuf = n;
-  TOp *al = ir_op(p->c, OP_BAR_ALLOC, loc, 0, NULL, 1, (Type *[]){t});
-  al->ival2 = 1; /* one arrival: the issuing thread's arrive.expect_tx, or one tcgen05.commit */
-  al->res[0]->name = name;
-  ir_insert_before(p->f->body->first, al);
-  return al->res[0];
-}
-
 /* Why a dot cannot go on tcgen05 here (NULL: it can). */
 static const char *unfit(Pl *p, TOp *fop, TOp *dot) {
   TFunc *f = p->f;
@@ -129,8 +119,8 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
     rings[j] = al->res[0];
     if (tma) descs[j] = pl_add_desc(p, &ops[j], j ? "__dot_b" : "__dot_a");
   }
-  TValue *full = tma ? bars(p, S, "<dot full>", loc) : NULL;
-  TValue *empty = bars(p, S, "<dot empty>", loc), *done = bars(p, 1, "<dot done>", loc);
+  TValue *full = tma ? pl_bars(p, S, "<dot full>", loc) : NULL;
+  TValue *empty = pl_bars(p, S, "<dot empty>", loc), *done = pl_bars(p, 1, "<dot done>", loc);
   int shape[2] = {M, N};
   Type *tt = ty_tile(c, (Elem){DT_F32, 0}, 2, shape);
   tt->kind = TY_TMEM, tt->nbuf = 1;
