@@ -298,14 +298,21 @@ static void try_wait(Lw *L, MlirValue bar, MlirValue phase) {
  *   K-major: LBO unused (1), SBO = 1024 bytes between 8-row groups.
  *   MN-major (N contiguous, transposed in wgmma's terms): LBO = bytes between
  *   64-element column blocks of N (rows x 128), SBO = 1024 bytes between
- *   8-row groups along K. */
-static MlirValue wgmma_desc_lbo(Lw *L, MlirValue addr, int64_t lbo) {
+ *   8-row groups along K.
+ * fresh (MMA_ASYNC's OPF_FRESH_A/B: a tile staged before a pipelined loop,
+ * at the same address every iteration): the descriptor is made opaque where
+ * the wgmma is issued, so that LLVM does not hoist every k-step's descriptor
+ * out of the loop and keep them all live across it (16 registers for the
+ * attention forward's Q at head dim 128; the backward's loops spilled on
+ * TMA without it). */
+static MlirValue wgmma_desc_lbo(Lw *L, MlirValue addr, int64_t lbo, bool fresh) {
   MlirValue a = lw_cast(L, "llvm.ptrtoint", addr, L->i64);
   MlirValue start = lw_bin(L, "arith.shrui", lw_bin(L, "arith.andi", a, lw_int(L, L->i64, 0x3FFFF)),
                            lw_int(L, L->i64, 4));
-  return lw_bin(L, "arith.ori", start, lw_int(L, L->i64, (int64_t)dsc_smem_hi(lbo, 1024, 128, false)));
+  MlirValue d = lw_bin(L, "arith.ori", start, lw_int(L, L->i64, (int64_t)dsc_smem_hi(lbo, 1024, 128, false)));
+  return fresh ? lw_asm(L, "mov.b64 $0, $1;", "=l,l", 1, &d, L->i64, true) : d;
 }
-static MlirValue wgmma_desc(Lw *L, MlirValue addr) { return wgmma_desc_lbo(L, addr, 16); }
+static MlirValue wgmma_desc(Lw *L, MlirValue addr, bool fresh) { return wgmma_desc_lbo(L, addr, 16, fresh); }
 
 /* Is operand b [K, N] stored N-contiguous (MN-major)? */
 static bool b_mn_major(const TValue *b) { return !b->type->trans; }
@@ -318,9 +325,9 @@ static int64_t kmajor_step(const Type *t, int k) { return dsc_kmajor_step(elem_b
  * a [K, M] buffer: dS^T as the A of dK = dS^T Q in attention's backward)? */
 static bool a_mn_major(const TValue *a) { return a->type->kind != TY_TILE && a->type->trans; }
 /* B descriptor and its offset for k-step k (descriptor units of 16 bytes). */
-static MlirValue b_desc(Lw *L, TValue *b) {
-  if (b_mn_major(b)) return wgmma_desc_lbo(L, addr_of(L, b), (int64_t)ty_block_rows(b->type) * 128);
-  return wgmma_desc(L, addr_of(L, b));
+static MlirValue b_desc(Lw *L, TValue *b, bool fresh) {
+  if (b_mn_major(b)) return wgmma_desc_lbo(L, addr_of(L, b), (int64_t)ty_block_rows(b->type) * 128, fresh);
+  return wgmma_desc(L, addr_of(L, b), fresh);
 }
 static int64_t b_kstep(const TValue *b, int k) {
   if (b_mn_major(b)) return (int64_t)k * ((16 * 128) >> 4); /* 16 rows of K, 128 bytes each */
@@ -392,7 +399,7 @@ static bool mma_regs_a(Lw *L, TOp *op, LV *C) {
   int n = C->n;
   MlirType et = lw_elem_type(L, a->type->elem);
   const char *ty = a->type->elem.dt == DT_BF16 ? "bf16" : "f16";
-  MlirValue db = b_desc(L, b);
+  MlirValue db = b_desc(L, b, op->flags & OPF_FRESH_B);
   MlirType *ft = ar_alloc(&L->c->arena, sizeof(MlirType) * (size_t)n);
   for (int i = 0; i < n; i++) ft[i] = L->f32;
   MlirType st = mlirLLVMStructTypeLiteralGet(L->mc, n, ft, false);
@@ -498,8 +505,10 @@ static bool lower_mma_async(Lw *L, TOp *op) {
   lw_op(L, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL);
   /* an M-contiguous a is addressed like an N-contiguous b */
   bool amn = a_mn_major(a);
-  MlirValue da = amn ? wgmma_desc_lbo(L, addr_of(L, a), (int64_t)ty_block_rows(a->type) * 128) : wgmma_desc(L, addr_of(L, a)),
-            db = b_desc(L, b);
+  bool fa = op->flags & OPF_FRESH_A;
+  MlirValue da = amn ? wgmma_desc_lbo(L, addr_of(L, a), (int64_t)ty_block_rows(a->type) * 128, fa)
+                     : wgmma_desc(L, addr_of(L, a), fa),
+            db = b_desc(L, b, op->flags & OPF_FRESH_B);
   if (split) { /* this warpgroup's 64 rows: 64 rows of 128 bytes further (K-major), or 64 elements of M */
     int64_t bytes = amn ? (int64_t)(64 * elem_bytes(a->type) / 128) * ty_block_rows(a->type) * 128 : 64 * 128;
     MlirValue wg = lw_bin(L, "arith.shrui", L->warp, lw_i32(L, 2));

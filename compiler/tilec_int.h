@@ -574,9 +574,11 @@ struct TOp {
 /* OPF_MCAST (tma_load, builtins_hw.c): multicast to the cluster's CTAs of the mask opnds[5] (.multicast::cluster). */
 /* OPF_DOT_ACC (tmem_load, pipeline_sm100.c): the pipelined dot's accumulator read back after its loop. */
 /* OPF_PLANE (tma_load, pipeline.c): a 3-D descriptor's box, in plane opnds[5] (TParam.planes). */
+/* OPF_FRESH_A/B (mma_async, pipeline_multi.c): a or b is a tile staged before the loop; its descriptor is made
+ * where each wgmma is issued, not hoisted out of the loop by LLVM (lower_hw.c, wgmma_desc_lbo). */
 enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16, OPF_SKIP_ONES = 32,
        OPF_TRANS = 64, OPF_ALIAS = 1 << 21, OPF_PAIR = 1 << 22, OPF_DOT_ACC = 1 << 23,
-       OPF_MCAST = 1 << 24, OPF_PLANE = 1 << 25 };
+       OPF_MCAST = 1 << 24, OPF_PLANE = 1 << 25, OPF_FRESH_A = 1 << 26, OPF_FRESH_B = 1 << 27 };
 
 typedef struct TParam {
   const char *name;

@@ -249,6 +249,10 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
   case OP_EXP2:
     if (op->ival) buf_printf(o, " fma_every=%lld", (long long)op->ival);
     break;
+  case OP_MMA_ASYNC:
+    if (op->flags & OPF_FRESH_A) buf_puts(o, " fresh_a");
+    if (op->flags & OPF_FRESH_B) buf_puts(o, " fresh_b");
+    break;
   default: break;
   }
   for (int i = 0; i < op->nopnds; i++) {

@@ -732,6 +732,13 @@ for v in "sm_90a false f16 64" "sm_90a true bf16 64" "sm_100a true f16 64" "sm_9
       sp=$(sed -n "/Function properties for $k\$/{n;s/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p;}" "$tmp/ptxas.log")
       [ "${sp:-999}" = 0 ] || { echo "FAIL $name.$k: ptxas spills ${sp:-?} bytes"; fail=$((fail+1)); }
     done
+    # the staged tiles' descriptors made where each wgmma is issued
+    # (OPF_FRESH_A/B, lower_hw.c): hoisted, they took the dQ kernel at head
+    # dim 128 to 142 registers, one program an SM instead of two
+    n=$((n+1))
+    nr=$(sed -n "/Function properties for attn_bwd_dq\$/,/Used/{s/.*Used \([0-9][0-9]*\) registers.*/\1/p;}" "$tmp/ptxas.log")
+    [ "${nr:-999}" -le 128 ] || { echo "FAIL $name.attn_bwd_dq: ${nr:-?} registers (want <= 128: two programs an SM)"; fail=$((fail+1)); }
+    check "$name.attn_bwd_dq" "a staged tile's descriptor made at its wgmma" "$tmp/$name.attn_bwd_dq.ptx" "^[[:space:]]*mov\.b64 %rd[0-9]+, %rd[0-9]+;"
     # REGS = 128 (the causal dK/dV at head dim 64): two programs of 8 warps an
     # SM; REGS = 0 (the default): no cap in the PTX
     n=$((n+1))

@@ -140,6 +140,9 @@ static void test_pipelined_multi(void **state) {
   assert_int_equal(op_count(t, "slice"), 4); /* Q^T and dO^T: views of the slots */
   /* S^T and dP^T issued together, dP^T left running through P^T's softmax and dV */
   multi_body_order(t, "A A W1 A W0 W1 A W0");
+  /* K and V (staged: a of S^T and dP^T) have their descriptors made at each wgmma, not hoisted (OPF_FRESH_A) */
+  assert_int_equal(op_count(t, "mma_async fresh_a"), 4);
+  lacks(t, "fresh_b", "b is never staged here");
   every_tile_has_layout(t);
   free(t);
   /* dQ: three dots */
@@ -153,6 +156,7 @@ static void test_pipelined_multi(void **state) {
   assert_int_equal(op_count(t, "dot"), 0);
   assert_int_equal(op_count(t, "async_copy"), 16);
   multi_body_order(t, "A A W1 W0 A W0");
+  assert_int_equal(op_count(t, "mma_async fresh_a"), 4); /* Q and dO, staged: a of S and dP */
   every_tile_has_layout(t);
   free(t);
   /* the fused kernel, causal: six loops (dK/dV's diagonal, rest and partial
