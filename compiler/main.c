@@ -1,7 +1,7 @@
 /* main.c - tilec, the command-line driver: a thin layer over libtilec.
  *
  *   tilec [--arch=sm_90a|sm_100a] [--emit=STAGE] [-D NAME=VALUE]... [-I DIR]...
- *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [--tree-reductions] [--no-stmatrix] [--no-tma-rings] [--embed-ptx] [-v]
+ *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [--tree-reductions] [--no-stmatrix] [--tma-rings=MODE] [--no-tma-rings] [--embed-ptx] [-v]
  *         [--stats[=FILE]] [-o OUT] FILE.tile
  *
  * The input must be a regular file, and the output (-o, or FILE.cubin /
@@ -36,8 +36,11 @@ static void usage(FILE *f) {
           "                     tree (shorter dependency chains) instead of one chain\n"
           "  --no-stmatrix      store 16-bit tiles to shared memory element-wise, not by\n"
           "                     stmatrix (for A/B measurements)\n"
-          "  --no-tma-rings     fill the rings of a loop with two to four dots by cp.async,\n"
-          "                     not TMA (for A/B measurements)\n"
+          "  --tma-rings=MODE   how the rings of a loop with two to four dots are filled:\n"
+          "                     auto (default: TMA for loops of two dots, cp.async for\n"
+          "                     three and four), all (TMA wherever it applies), none\n"
+          "                     (cp.async everywhere); for A/B measurements\n"
+          "  --no-tma-rings     --tma-rings=none\n"
           "  --embed-ptx        carry the PTX inside the cubin, for the emulator\n"
           "                     (TILE_INTERPRET=1, docs/emulator.md)\n"
           "  --nvjitlink        assemble PTX with libnvJitLink instead of ptxas\n"
@@ -143,8 +146,14 @@ int main(int argc, char **argv) {
       o.tree_reductions = 1;
     } else if (!strcmp(a, "--no-stmatrix")) {
       o.no_stmatrix = 1;
-    } else if (!strcmp(a, "--no-tma-rings")) {
-      o.no_tma_rings = 1;
+    } else if (!strcmp(a, "--no-tma-rings") || !strcmp(a, "--tma-rings=none")) {
+      o.no_tma_rings = 1, o.tma_rings_all = 0;
+    } else if (!strcmp(a, "--tma-rings=all")) {
+      o.no_tma_rings = 0, o.tma_rings_all = 1;
+    } else if (!strcmp(a, "--tma-rings=auto")) {
+      o.no_tma_rings = 0, o.tma_rings_all = 0;
+    } else if (!strncmp(a, "--tma-rings", 11)) {
+      return bad("unknown --tma-rings mode (auto, all or none):", a);
     } else if (!strcmp(a, "--embed-ptx")) {
       o.embed_ptx = 1;
     } else if (!strcmp(a, "--nvjitlink")) {

@@ -78,7 +78,8 @@ static const char *no_tma(Pl *p, MultiState *ps, Operand *ops, int nops, int nd)
   if (p->c->opts.no_tma_rings) return "--no-tma-rings";
   /* the backward's loops: on TMA, ptxas gave them 10-30 more registers (spilling at the REGS = 128 cap of
      the causal dK/dV at head dim 64 and in the fused kernel at 128), not yet worth it unmeasured */
-  if (nd > 2) return "a loop of three or four dots keeps cp.async (TMA's form needs more registers there)";
+  if (nd > 2 && !p->c->opts.tma_rings_all)
+    return "a loop of three or four dots keeps cp.async (TMA's form needs more registers there; --tma-rings=all)";
   for (int j = 0; j < nops; j++) {
     if (!ops[j].tma) return ops[j].no_tma;
     bool have = false;

@@ -41,7 +41,8 @@ tut_src = $(word 2,$(subst |, ,$(1)))
 tut_flags_of = $(foreach d,$(subst +, ,$(word 3,$(subst |, ,$(1)))),-D '$(d)')
 # KERNEL ARCH: the -D values one arch adds
 tut_arch_flags = $(if $(and $(filter sm_100a,$(2)),$(filter fused_attention.d128.%,$(call tut_name,$(1)))),-D BN1=64 -D BM2=64 -D BN=64 -D STAGES=4)\
-  $(if $(and $(filter sm_90a,$(2)),$(filter fused_attention.d64.causal.%,$(call tut_name,$(1)))),-D REGS=128)
+  $(if $(and $(filter sm_90a,$(2)),$(filter fused_attention.d64.causal.%,$(call tut_name,$(1)))),-D REGS=128)\
+  $(if $(filter %.btma,$(call tut_name,$(1))),--tma-rings=all)
 
 define tut_rules
 $(B)/examples/$(call tut_name,$(1)).$(2).cubin: $(call tut_src,$(1)) $(B)/bin/tilec mk/tutorials.mk
@@ -114,9 +115,12 @@ TUT_FWD := $(foreach d,64 128,$(foreach c,full causal,$(foreach v,fb32|BM=128+BN
   fused_attention.d$(d).$(c).f16.$(word 1,$(subst |, ,$(v)))|$(TUT_FA_SRC)|HEAD_DIM=$(d)+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16+$(word 2,$(subst |, ,$(v))))))
 TUT_BENCH += $(TUT_FWD)
 # The backward's: .bq32 (head dim 64) dQ over 32-key steps (BN2 = 32, the
-# tutorial's; the default there is 64 since 2026-12-04: 5-8% faster)
+# tutorial's; the default there is 64 since 2026-12-04: 5-8% faster); .btma
+# (both head dims) the default blocks with the backward's rings filled by
+# TMA too (tut_arch_flags: --tma-rings=all; the default keeps cp.async there)
 TUT_BWD := $(foreach c,full causal,\
-  fused_attention.d64.$(c).f16.bq32|$(TUT_FA_SRC)|HEAD_DIM=64+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16+BN2=32)
+  fused_attention.d64.$(c).f16.bq32|$(TUT_FA_SRC)|HEAD_DIM=64+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16+BN2=32 \
+  $(foreach d,64 128,fused_attention.d$(d).$(c).f16.btma|$(TUT_FA_SRC)|HEAD_DIM=$(d)+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16))
 TUT_BENCH += $(TUT_BWD)
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)

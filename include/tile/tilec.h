@@ -65,6 +65,9 @@ typedef struct tilec_options {
                                 of a tensor the host can describe) */
   int embed_ptx;             /* 1: the cubin also carries its PTX (a global __tile_ptx), which the
                                 runtime's emulator runs under TILE_INTERPRET=1 (docs/emulator.md) */
+  int tma_rings_all;         /* 1: loops of three and four dots (attention's backward) fill their rings
+                                by TMA too (an A/B switch; default 0: they keep cp.async, where TMA
+                                measured no gain yet and needs more registers) */
 } tilec_options;
 
 /* Fill options with the defaults above. */

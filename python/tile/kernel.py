@@ -128,10 +128,11 @@ class JitOptions:
     include_dirs, no_line_info, tree_reductions, no_stmatrix, embed_ptx,
     use_nvjitlink, ptxas, max_errors, stats (the compile report of tilec
     --stats in the stats dict's "report"; compiles even on a cache hit),
-    no_tma_rings."""
+    no_tma_rings (tilec --no-tma-rings), tma_rings_all (--tma-rings=all)."""
 
     FIELDS = ("arch", "cache_dir", "no_cache", "opt_level", "include_dirs", "no_line_info", "tree_reductions",
-              "no_stmatrix", "embed_ptx", "use_nvjitlink", "ptxas", "max_errors", "stats", "no_tma_rings")
+              "no_stmatrix", "embed_ptx", "use_nvjitlink", "ptxas", "max_errors", "stats", "no_tma_rings",
+              "tma_rings_all")
 
     def __init__(self, **kw):
         for k in kw:
@@ -146,6 +147,7 @@ class JitOptions:
         self.tree_reductions = bool(kw.get("tree_reductions", False))
         self.no_stmatrix = bool(kw.get("no_stmatrix", False))
         self.no_tma_rings = bool(kw.get("no_tma_rings", False))
+        self.tma_rings_all = bool(kw.get("tma_rings_all", False))
         self.embed_ptx = bool(kw.get("embed_ptx", False))
         self.use_nvjitlink = bool(kw.get("use_nvjitlink", False))
         self.ptxas = kw.get("ptxas")
@@ -178,6 +180,7 @@ class JitOptions:
         o.tree_reductions = int(self.tree_reductions)
         o.no_stmatrix = int(self.no_stmatrix)
         o.no_tma_rings = int(self.no_tma_rings)
+        o.tma_rings_all = int(self.tma_rings_all)
         o.embed_ptx = int(self.embed_ptx)
         o.use_nvjitlink = int(self.use_nvjitlink)
         o.ptxas = s(self.ptxas)

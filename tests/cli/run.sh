@@ -101,6 +101,7 @@ run no-input 2 "no input file"
 run two-inputs 2 "more than one input file" same.tile bad.tile
 run unknown-option 2 "unknown option --frobnicate" --frobnicate same.tile
 run bad-emit 2 "unknown --emit stage" --emit=sass same.tile
+run bad-tma-rings 2 "unknown --tma-rings mode (auto, all or none): --tma-rings=some" --tma-rings=some same.tile
 run bad-define 2 "-D needs NAME=VALUE" -D same.tile
 run bad-arch 2 "unknown --arch 'sm_80'" --arch=sm_80 --emit=tir same.tile
 run missing-o-arg 2 "-o needs a file name" same.tile -o

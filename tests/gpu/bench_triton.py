@@ -634,9 +634,11 @@ FWD_VARIANTS = ("", ".fb32", ".fm64", ".fb64", ".fs3")
 
 
 # the backward's (TUT_BWD): .bq32 dQ over 32-key steps at head dim 64 (the
-# default is 64 there); the fastest of every build's three-kernel form and
-# the fused kernel is reported
-BWD_VARIANTS = (".bq32",)
+# default is 64 there); .btma the default blocks with their rings filled by
+# TMA (tilec --tma-rings=all; the default keeps cp.async in the backward's
+# loops); the fastest of every build's three-kernel form and fused kernel is
+# reported
+BWD_VARIANTS = (".bq32", ".btma")
 
 
 def case_attn_fwd(E):
@@ -770,6 +772,17 @@ def case_attn_bwd(E):
                 for nm, got, ref in zip(("dq", "dk", "dv"), gv, grads):
                     checks.append(("tile %s (3 kernels, %s) vs torch" % (nm, suffix), E.rel(got, ref), tol))
                 forms.append((E.compare(fv, None)[0], fv, "pre + dkdv + dq%s" % suffix))
+                # and its fused kernel
+                vfbn1 = int(E.consts(vn, "attn_bwd").get("BN1", 128))
+                gf = (torch.empty_like(q), torch.empty_like(q), torch.empty_like(q))
+                E.poison(*gf)
+                ff = E.launcher([pre, (E.kernel(vn, "attn_bwd"), (triton_cdiv(N, vfbn1), zh),
+                                       (q, k, v, do, m_t, dl_t, gf[0], gf[1], gf[2], sm_scale, N))])
+                ff()
+                E.sync()
+                for nm, got, ref in zip(("dq", "dk", "dv"), gf, grads):
+                    checks.append(("tile %s (fused, %s) vs torch" % (nm, suffix), E.rel(got, ref), tol))
+                forms.append((E.compare(ff, None)[0], ff, "pre + fused attn_bwd%s" % suffix))
             tb, ft, form = min(forms, key=lambda f: f[0])
             tm, rm = E.compare(ft, fr)
             flops = 2.5 * 4.0 * Z * H * N * N * D * (0.5 if causal else 1.0)

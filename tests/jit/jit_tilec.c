@@ -7,7 +7,8 @@
  *   jit_tilec [tilec's options] [--no-cache] -o OUT.cubin FILE.tile
  *
  * Takes the options that shape a cubin (--arch, -D, -I, -O, --no-line-info,
- * --tree-reductions, --no-stmatrix, --embed-ptx, --nvjitlink, --ptxas,
+ * --tree-reductions, --no-stmatrix, --tma-rings=MODE and --no-tma-rings,
+ * --embed-ptx, --nvjitlink, --ptxas,
  * --max-errors, and --stats: the compile report on standard error, as
  * tilec --stats prints it); any other option is refused with exit status 2, so a new
  * tilec option used by a shipped kernel fails the test until the JIT has it.
@@ -73,6 +74,9 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--no-line-info")) o.no_line_info = 1;
     else if (!strcmp(a, "--tree-reductions")) o.tree_reductions = 1;
     else if (!strcmp(a, "--no-stmatrix")) o.no_stmatrix = 1;
+    else if (!strcmp(a, "--no-tma-rings") || !strcmp(a, "--tma-rings=none")) o.no_tma_rings = 1, o.tma_rings_all = 0;
+    else if (!strcmp(a, "--tma-rings=all")) o.no_tma_rings = 0, o.tma_rings_all = 1;
+    else if (!strcmp(a, "--tma-rings=auto")) o.no_tma_rings = 0, o.tma_rings_all = 0;
     else if (!strcmp(a, "--embed-ptx")) o.embed_ptx = 1;
     else if (!strcmp(a, "--nvjitlink")) o.use_nvjitlink = 1;
     else if (!strncmp(a, "--ptxas=", 8)) o.ptxas = a + 8;

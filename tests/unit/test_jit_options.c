@@ -87,9 +87,9 @@ static void test_each_flag(void **state) {
   src softmax = read_src("examples/softmax/softmax.tile");
   src gemm = read_src("examples/gemm/gemm_simple.tile");
   src attn = read_src("examples/fused_attention/fused_attention.tile");
-  enum { NFLAGS = 6 };
+  enum { NFLAGS = 7 };
   static const char *names[NFLAGS] = {"no_line_info", "tree_reductions", "no_stmatrix", "embed_ptx", "-O0",
-                                      "no_tma_rings"};
+                                      "no_tma_rings", "tma_rings_all"};
   char keys[NFLAGS + 2][65];
   tilec_options c;
   tilec_options_init(&c);
@@ -98,8 +98,9 @@ static void test_each_flag(void **state) {
   for (int i = 0; i < NFLAGS; i++) {
     tile_jit_options o = f->opts;
     tilec_options_init(&c);
-    /* stmatrix: a 16-bit tile stored to shared memory; the rings: a loop of two dots */
-    const src *s = i == 2 ? &gemm : i == 5 ? &attn : &softmax;
+    /* stmatrix: a 16-bit tile stored to shared memory; the rings: a loop of two dots (and the backward's of
+     * three and four, which only tma_rings_all changes) */
+    const src *s = i == 2 ? &gemm : i >= 5 ? &attn : &softmax;
     switch (i) {
     case 0: o.no_line_info = 1, c.line_info = 0; break;
     case 1: o.tree_reductions = 1, c.tree_reductions = 1; break;
@@ -107,6 +108,7 @@ static void test_each_flag(void **state) {
     case 3: o.embed_ptx = 1, c.embed_ptx = 1; break;
     case 4: o.opt_level = TILE_JIT_O0, c.opt_level = 0; break;
     case 5: o.no_tma_rings = 1, c.no_tma_rings = 1; break;
+    case 6: o.tma_rings_all = 1, c.tma_rings_all = 1; break;
     }
     print_message("option %s\n", names[i]);
     same_as_tilec(s, &o, &c, keys[i]);

@@ -78,8 +78,8 @@ static void test_pipelined_pair(void **state) {
  * dots, one transposed), K and V staged before the loop, P^T and dS^T from
  * registers; dQ's loop reads K and V from rings, Q and dO staged. The
  * kernel named alone, from "kernel @name(" to the next kernel. */
-static char *kernel_tir_n(const char *src, const char *name, const tilec_define *defs, int nd, int no_tma_rings) {
-  char *t = tir_dn(src, defs, nd, no_tma_rings), head[128];
+static char *kernel_tir_n(const char *src, const char *name, const tilec_define *defs, int nd, int rings) {
+  char *t = tir_dn(src, defs, nd, rings), head[128];
   snprintf(head, sizeof head, "kernel @%s(", name);
   char *at = strstr(t, head);
   assert_non_null(at);
@@ -248,6 +248,20 @@ static void test_pipelined_multi_tma(void **state) {
   lacks(t, "__ring_0", "a descriptor");
   assert_int_equal(op_count(t, "tma_load"), 0);
   assert_int_equal(op_count(t, "mma_async"), 21);
+  free(t);
+  /* --tma-rings=all: the six loops on TMA too (Q and dO, K and V: a 2-D and a planes descriptor each, eight in
+   * all), each loop 3 prologue iterations and 1 in the body of two tiles, no cp.async left */
+  t = kernel_tir_n(src, "attn_bwd", (tilec_define[]){{"CAUSAL", "true"}, {"BN2", "32"}}, 2, 2);
+  lacks(t, "keeps cp.async", "a loop left on cp.async");
+  has(t, "dot at 153:15 and the 3 after it pipelined: 4 stages of 2 tiles by TMA 3 iterations ahead", "dK/dV's note");
+  has(t, "dot at 226:14 and the 2 after it pipelined: 4 stages of 2 tiles by TMA 3 iterations ahead", "dQ's note");
+  has(t, "__ring_7: tma<f16, [32, 64], swizzle 128>", "the eighth descriptor");
+  assert_int_equal(op_count(t, "tma_load"), 48);
+  assert_int_equal(op_count(t, "async_copy"), 0);
+  assert_int_equal(op_count(t, "mbarrier_alloc"), 6);
+  assert_int_equal(op_count(t, "mma_async"), 21);
+  assert_int_equal(op_count(t, "mma_async fresh_a"), 12); /* S^T, dP^T (K, V staged); S, dP (Q, dO staged) */
+  every_tile_has_layout(t);
   free(t);
   /* what keeps cp.async, said: a mask bound the host cannot read */
   char *m = spliced(src, "let inb = offs_n[:, None] < n_ctx;", "let inb = offs_n[:, None] < n_ctx - 1;");

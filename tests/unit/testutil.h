@@ -123,12 +123,13 @@ static inline bool tu_emu_run(const char *ptx, const EmLaunch *l, char *err, siz
 /* ---- TIR text helpers (tests that include tilec_int.h first) ---------- */
 #ifdef TILEC_INT_H
 
-/* the TIR of src with defs; no_tma_rings: tilec's --no-tma-rings */
-static inline char *tir_dn(const char *src, const tilec_define *defs, int nd, int no_tma_rings) {
+/* the TIR of src with defs; rings: tilec's --tma-rings (0 auto, 1 none, 2 all) */
+static inline char *tir_dn(const char *src, const tilec_define *defs, int nd, int rings) {
   tilec_options o;
   tilec_options_init(&o);
   o.emit = TILEC_EMIT_TIR;
-  o.no_tma_rings = no_tma_rings;
+  o.no_tma_rings = rings == 1;
+  o.tma_rings_all = rings == 2;
   o.defines = defs;
   o.ndefines = nd;
   tilec_result *r = NULL;
