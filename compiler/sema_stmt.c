@@ -83,22 +83,32 @@ static void assigned_names(S *s, Node *n, Vec *out) {
   }
 }
 
-static bool can_carry(S *s, SVal v, const char *name, Loc loc, const char *what) {
-  if (v.k == V_RT && (v.v->type->kind == TY_SMEM || v.v->type->kind == TY_BAR || v.v->type->kind == TY_TMA ||
-                      v.v->type->kind == TY_TMEM)) {
-    dg_error(s->c, loc, "variable '%s' holds %s and cannot change inside %s (index the ring with a variable slot "
+/* Whether a value can be carried by a loop or merged by an if: run-time
+ * scalars and tiles and constants; not shared or tensor memory, mbarriers
+ * or TMA descriptors (which stay what they are: a tuple's such items may
+ * not change, see below), nor anything else. who: "variable 'x'". */
+static bool is_handle(SVal v) {
+  return v.k == V_RT && (v.v->type->kind == TY_SMEM || v.v->type->kind == TY_BAR || v.v->type->kind == TY_TMA ||
+                         v.v->type->kind == TY_TMEM);
+}
+
+static bool can_carry(S *s, SVal v, const char *who, Loc loc, const char *what) {
+  if (is_handle(v)) {
+    dg_error(s->c, loc, "%s holds %s and cannot change inside %s (index the ring with a variable slot "
                         "instead: buf[slot])",
-             name, ty_str(s->c, v.v->type), what);
+             who, ty_str(s->c, v.v->type), what);
     return false;
   }
   if (v.k == V_RT || sv_is_const(v) || v.k == V_ERR) return true;
-  dg_error(s->c, loc, "variable '%s' holds %s and cannot change inside %s", name, sv_desc(s, v), what);
+  dg_error(s->c, loc, "%s holds %s and cannot change inside %s", who, sv_desc(s, v), what);
   return false;
 }
 
+static const char *var_noun(S *s, const char *name) { return ar_printf(&s->c->arena, "variable '%s'", name); }
+
 /* Make `v` a run-time value of type `t` (a constant is converted; anything
  * else must match exactly). */
-static TValue *coerce_to(S *s, SVal v, Type *t, const char *name, Loc loc, const char *where) {
+static TValue *coerce_to(S *s, SVal v, Type *t, const char *who, Loc loc, const char *where) {
   if (v.k == V_ERR) return NULL;
   if (sv_is_const(v) && t->kind == TY_SCALAR) return sm_rt_as(s, v, t->elem, loc);
   if (sv_is_const(v) && t->kind == TY_TILE) {
@@ -106,15 +116,204 @@ static TValue *coerce_to(S *s, SVal v, Type *t, const char *name, Loc loc, const
     return x ? sm_splat(s, x, t->rank, t->shape, loc) : NULL;
   }
   if (v.k != V_RT) {
-    dg_error(s->c, loc, "variable '%s' holds %s %s", name, sv_desc(s, v), where);
+    dg_error(s->c, loc, "%s holds %s %s", who, sv_desc(s, v), where);
     return NULL;
   }
   if (!ty_eq(v.v->type, t)) {
-    dg_error(s->c, loc, "variable '%s' is %s before %s but %s after it; a variable keeps its type and shape", name,
+    dg_error(s->c, loc, "%s is %s before %s but %s after it; a variable keeps its type and shape", who,
              ty_str(s->c, t), where, ty_str(s->c, v.v->type));
     return NULL;
   }
   return v.v;
+}
+
+/* ---- tuples carried by loops and merged by run-time ifs ----
+ * A variable that holds a tuple is carried leaf by leaf: its items (nested
+ * tuples flattened, depth first) are carried as separate values and the
+ * tuple is rebuilt around them. It keeps its shape (the same count of
+ * items, nested the same way). An item that is a buffer, an mbarrier or a
+ * descriptor is not carried: it must be the same at the end of the body
+ * (or in both branches). Any other variable is a tuple of one item. */
+
+static int leaf_count(SVal v) {
+  if (v.k != V_TUPLE) return 1;
+  int n = 0;
+  for (int i = 0; i < v.n; i++) n += leaf_count(v.items[i]);
+  return n;
+}
+
+static void leaves_of(SVal v, SVal *out, int *k) {
+  if (v.k != V_TUPLE) {
+    out[(*k)++] = v;
+    return;
+  }
+  for (int i = 0; i < v.n; i++) leaves_of(v.items[i], out, k);
+}
+
+static bool same_shape(SVal a, SVal b) {
+  if (a.k != V_TUPLE || b.k != V_TUPLE) return (a.k == V_TUPLE) == (b.k == V_TUPLE);
+  if (a.n != b.n) return false;
+  for (int i = 0; i < a.n; i++)
+    if (!same_shape(a.items[i], b.items[i])) return false;
+  return true;
+}
+
+/* shape's tuple structure around leaves lv[*k], lv[*k + 1], ... */
+static SVal rebuild(S *s, SVal shape, const SVal *lv, int *k) {
+  if (shape.k != V_TUPLE) return lv[(*k)++];
+  SVal r = shape;
+  r.items = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)(shape.n + 1));
+  for (int i = 0; i < shape.n; i++) r.items[i] = rebuild(s, shape.items[i], lv, k);
+  return r;
+}
+
+static void shape_pattern(SVal v, Buf *b) {
+  if (v.k != V_TUPLE) {
+    buf_puts(b, "_");
+    return;
+  }
+  buf_puts(b, "(");
+  for (int i = 0; i < v.n; i++) {
+    if (i) buf_puts(b, ", ");
+    shape_pattern(v.items[i], b);
+  }
+  buf_puts(b, ")");
+}
+
+/* "a tuple (_, (_, _))", or the value's own description */
+static const char *shape_desc(S *s, SVal v) {
+  if (v.k != V_TUPLE) return sv_desc(s, v);
+  Buf b = {0};
+  shape_pattern(v, &b);
+  const char *r = ar_printf(&s->c->arena, "a tuple %s", b.data ? b.data : "()");
+  buf_free(&b);
+  return r;
+}
+
+/* The path of leaf *l of v ("1.0": item 0 of item 1), appended to b; true once found. */
+static bool leaf_path(SVal v, int *l, Buf *b) {
+  if (v.k != V_TUPLE) return (*l)-- == 0;
+  for (int i = 0; i < v.n; i++) {
+    size_t at = b->len;
+    buf_printf(b, at ? ".%d" : "%d", i);
+    if (leaf_path(v.items[i], l, b)) return true;
+    b->len = at;
+    if (b->data) b->data[at] = 0;
+  }
+  return false;
+}
+
+/* Leaf l of variable `name` (shape: its value), for diagnostics: "variable 'x'", "item 1.0 of variable 'acc'". */
+static const char *leaf_noun(S *s, const char *name, SVal shape, int l) {
+  if (shape.k != V_TUPLE) return var_noun(s, name);
+  Buf b = {0};
+  leaf_path(shape, &l, &b);
+  const char *r = ar_printf(&s->c->arena, "item %s of variable '%s'", b.data ? b.data : "?", name);
+  buf_free(&b);
+  return r;
+}
+
+/* The loop-carried leaves of a loop's variables cv[0..ncv). */
+typedef struct Carry {
+  Sym **cv;
+  int ncv, nl, na;
+  int *first;   /* cv[i]'s first leaf */
+  SVal *shape;  /* cv[i]'s value before the loop */
+  SVal *leaf;   /* every variable's leaves before the loop, in order */
+  int *arg;     /* leaf j's carried value (block argument, result), -1 if it is not carried */
+  TValue **init; /* the na carried values' initial values and types */
+  Type **type;
+} Carry;
+
+/* Flatten the variables' values before the loop; false (said) when one cannot be carried. */
+static bool carry_begin(S *s, Carry *cr, Loc loc) {
+  Arena *a = &s->c->arena;
+  cr->first = ar_alloc(a, sizeof(int) * (size_t)(cr->ncv + 1));
+  cr->shape = ar_alloc(a, sizeof(SVal) * (size_t)(cr->ncv + 1));
+  cr->nl = 0;
+  for (int i = 0; i < cr->ncv; i++) {
+    cr->first[i] = cr->nl;
+    cr->shape[i] = cr->cv[i]->val;
+    cr->nl += leaf_count(cr->cv[i]->val);
+  }
+  cr->leaf = ar_alloc(a, sizeof(SVal) * (size_t)(cr->nl + 1));
+  cr->arg = ar_alloc(a, sizeof(int) * (size_t)(cr->nl + 1));
+  cr->init = ar_alloc(a, sizeof(TValue *) * (size_t)(cr->nl + 1));
+  cr->type = ar_alloc(a, sizeof(Type *) * (size_t)(cr->nl + 1));
+  int k = 0;
+  for (int i = 0; i < cr->ncv; i++) leaves_of(cr->cv[i]->val, cr->leaf, &k);
+  cr->na = 0;
+  for (int i = 0; i < cr->ncv; i++)
+    for (int l = 0; l < leaf_count(cr->shape[i]); l++) {
+      int j = cr->first[i] + l;
+      cr->arg[j] = -1;
+      if (cr->shape[i].k == V_TUPLE && is_handle(cr->leaf[j])) continue; /* stays; checked at the end */
+      if (!can_carry(s, cr->leaf[j], leaf_noun(s, cr->cv[i]->name, cr->shape[i], l), loc, "a loop")) return false;
+      TValue *v = sm_rt(s, cr->leaf[j], loc);
+      if (!v) return false;
+      cr->arg[j] = cr->na;
+      cr->init[cr->na] = v;
+      cr->type[cr->na++] = v->type;
+    }
+  return true;
+}
+
+/* The variables as the carried values args[0..na) (a block's arguments, then named after them; or an op's
+ * results), the items not carried as they were. */
+static void carry_bind(S *s, Carry *cr, TValue **args, bool name) {
+  SVal *lv = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)(cr->nl + 1));
+  for (int j = 0; j < cr->nl; j++) lv[j] = cr->arg[j] < 0 ? cr->leaf[j] : sv_rt(args[cr->arg[j]]);
+  for (int i = 0; i < cr->ncv; i++) {
+    int k = cr->first[i];
+    for (int l = 0; l < leaf_count(cr->shape[i]) && name; l++)
+      if (cr->arg[k + l] >= 0) args[cr->arg[k + l]]->name = cr->cv[i]->name;
+    cr->cv[i]->val = rebuild(s, cr->shape[i], lv, &k);
+  }
+}
+
+/* The variables' values at the end of the body as ys[0..na) of the carried types; false (said) if one
+ * changed its shape or type, or an item not carried changed. */
+static bool carry_end(S *s, Carry *cr, TValue **ys, Loc loc, const char *where) {
+  bool ok = true;
+  SVal *lv = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)(cr->nl + 1));
+  for (int i = 0; i < cr->ncv; i++) {
+    SVal v = cr->cv[i]->val;
+    if (v.k == V_ERR) {
+      ok = false;
+      continue;
+    }
+    if (!same_shape(cr->shape[i], v)) {
+      dg_error(s->c, loc, "variable '%s' is %s before %s but %s after it; a variable keeps its shape", cr->cv[i]->name,
+               shape_desc(s, cr->shape[i]), where, shape_desc(s, v));
+      ok = false;
+      continue;
+    }
+    int k = cr->first[i];
+    leaves_of(v, lv, &k);
+    for (int l = 0; l < leaf_count(v); l++) {
+      int j = cr->first[i] + l;
+      const char *who = leaf_noun(s, cr->cv[i]->name, cr->shape[i], l);
+      if (cr->arg[j] < 0) {
+        if (!sval_same(lv[j], cr->leaf[j])) {
+          can_carry(s, lv[j].k == V_ERR ? cr->leaf[j] : lv[j], who, loc, "a loop");
+          ok = false;
+        }
+        continue;
+      }
+      ys[cr->arg[j]] = coerce_to(s, lv[j], cr->type[cr->arg[j]], who, loc, where);
+      if (!ys[cr->arg[j]]) ok = false;
+    }
+  }
+  return ok;
+}
+
+/* The variables as the loop's results res[0..na), or errors. */
+static void carry_results(S *s, Carry *cr, TValue **res, bool ok) {
+  if (!ok) {
+    for (int i = 0; i < cr->ncv; i++) cr->cv[i]->val = sv_err();
+    return;
+  }
+  carry_bind(s, cr, res, false);
 }
 
 static void if_stmt(S *s, Node *n, St *st) {
@@ -149,9 +348,10 @@ static void if_stmt(S *s, Node *n, St *st) {
   }
   SVal *ev = current_vals(s, &sn);
   restore(&sn);
-  /* Which variables changed, and their merged type. */
-  Vec idx = {0};
-  Vec types = {0};
+  /* Which variables changed, and their merged type: leaf by leaf (a variable that holds a tuple keeps its
+   * shape; a leaf that is the same constant in both branches stays one) */
+  Vec idx = {0}, lidx = {0}, types = {0}, tl = {0};
+  SVal **merged = ar_alloc(&s->c->arena, sizeof(SVal *) * (size_t)(sn.n + 1));
   for (int i = 0; i < sn.n; i++) {
     if (sval_same(tv[i], sn.vals[i]) && sval_same(ev[i], sn.vals[i])) continue;
     const char *name = sn.syms[i]->name;
@@ -159,40 +359,83 @@ static void if_stmt(S *s, Node *n, St *st) {
       sn.syms[i]->val = sv_err();
       continue;
     }
-    if (sv_is_const(tv[i]) && sv_is_const(ev[i]) && sval_same(tv[i], ev[i])) continue;
-    if (!can_carry(s, tv[i], name, n->loc, "an 'if'") || !can_carry(s, ev[i], name, n->loc, "an 'if'")) {
+    if (!same_shape(tv[i], ev[i])) {
+      dg_error(s->c, n->loc, "variable '%s' is %s after the 'if' (then branch) but %s after its else branch; a "
+                             "variable keeps its shape",
+               name, shape_desc(s, tv[i]), shape_desc(s, ev[i]));
       sn.syms[i]->val = sv_err();
       continue;
     }
-    Type *t = tv[i].k == V_RT ? tv[i].v->type : ev[i].k == V_RT ? ev[i].v->type : sv_type(s, tv[i]);
-    if (tv[i].k != V_RT && ev[i].k != V_RT && tv[i].k == V_FLOAT) t = sv_type(s, tv[i]);
-    if (tv[i].k != V_RT && ev[i].k != V_RT && ev[i].k == V_FLOAT) t = sv_type(s, ev[i]);
-    vec_push(&s->c->arena, &idx, (void *)(intptr_t)i);
-    vec_push(&s->c->arena, &types, t);
+    int nl = leaf_count(tv[i]), k = 0;
+    SVal *tls = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)(nl + 1));
+    SVal *els = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)(nl + 1));
+    leaves_of(tv[i], tls, &k);
+    k = 0;
+    leaves_of(ev[i], els, &k);
+    merged[i] = ar_alloc(&s->c->arena, sizeof(SVal) * (size_t)(nl + 1));
+    bool bad = false;
+    for (int l = 0; l < nl; l++) {
+      SVal a = tls[l], b = els[l];
+      merged[i][l] = a;
+      if (a.k == V_ERR || b.k == V_ERR) {
+        bad = true;
+        continue;
+      }
+      if (sval_same(a, b)) continue; /* the same constant, or value, in both branches */
+      const char *ln = leaf_noun(s, name, tv[i], l);
+      if (!can_carry(s, a, ln, n->loc, "an 'if'") || !can_carry(s, b, ln, n->loc, "an 'if'")) {
+        bad = true;
+        continue;
+      }
+      Type *t = a.k == V_RT ? a.v->type : b.k == V_RT ? b.v->type : sv_type(s, a);
+      if (a.k != V_RT && b.k != V_RT && a.k == V_FLOAT) t = sv_type(s, a);
+      if (a.k != V_RT && b.k != V_RT && b.k == V_FLOAT) t = sv_type(s, b);
+      vec_push(&s->c->arena, &idx, (void *)(intptr_t)i);
+      vec_push(&s->c->arena, &lidx, (void *)(intptr_t)l);
+      vec_push(&s->c->arena, &types, t);
+      SVal *pa = ar_alloc(&s->c->arena, sizeof(SVal) * 2);
+      pa[0] = a, pa[1] = b;
+      vec_push(&s->c->arena, &tl, pa);
+    }
+    if (bad) {
+      sn.syms[i]->val = sv_err();
+      merged[i] = NULL;
+    }
   }
   TValue **ty = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(idx.len + 1));
   TValue **ey = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(idx.len + 1));
   bool ok = true;
+  int nm = 0;
   for (int j = 0; j < idx.len; j++) {
     int i = (int)(intptr_t)idx.data[j];
-    const char *name = sn.syms[i]->name;
+    if (!merged[i]) continue; /* said above */
+    const char *name = leaf_noun(s, sn.syms[i]->name, tv[i], (int)(intptr_t)lidx.data[j]);
+    SVal *pa = tl.data[j];
     s->blk = tb;
-    ty[j] = coerce_to(s, tv[i], types.data[j], name, n->loc, "the 'if' (then branch)");
+    ty[nm] = coerce_to(s, pa[0], types.data[j], name, n->loc, "the 'if' (then branch)");
     s->blk = eb;
-    ey[j] = coerce_to(s, ev[i], types.data[j], name, n->loc, "the 'if' (else branch)");
-    if (!ty[j] || !ey[j]) ok = false;
+    ey[nm] = coerce_to(s, pa[1], types.data[j], name, n->loc, "the 'if' (else branch)");
+    if (!ty[nm] || !ey[nm]) ok = false;
+    types.data[nm] = types.data[j], idx.data[nm] = idx.data[j], lidx.data[nm] = lidx.data[j];
+    nm++;
   }
   s->blk = tb;
-  sm_emit1(s, OP_YIELD, n->loc, ok ? idx.len : 0, ty, NULL);
+  sm_emit1(s, OP_YIELD, n->loc, ok ? nm : 0, ty, NULL);
   s->blk = eb;
-  sm_emit1(s, OP_YIELD, n->loc, ok ? idx.len : 0, ey, NULL);
+  sm_emit1(s, OP_YIELD, n->loc, ok ? nm : 0, ey, NULL);
   s->blk = outer;
-  TOp *op = sm_emit_op(s, OP_IF, n->loc, 1, &c, ok ? idx.len : 0, (Type **)types.data);
+  TOp *op = sm_emit_op(s, OP_IF, n->loc, 1, &c, ok ? nm : 0, (Type **)types.data);
   ir_add_region(s->c, op, tb);
   ir_add_region(s->c, op, eb);
-  for (int j = 0; j < idx.len; j++) {
+  for (int j = 0; j < nm; j++) {
     int i = (int)(intptr_t)idx.data[j];
-    sn.syms[i]->val = ok ? sv_rt(op->res[j]) : sv_err();
+    merged[i][(int)(intptr_t)lidx.data[j]] = ok ? sv_rt(op->res[j]) : sv_err();
+  }
+  for (int i = 0; i < sn.n; i++) {
+    if (!merged[i]) continue;
+    int k = 0;
+    sn.syms[i]->val = tv[i].k == V_TUPLE ? rebuild(s, tv[i], merged[i], &k) : merged[i][0];
+    if (!ok) sn.syms[i]->val = sv_err();
   }
 }
 
@@ -286,61 +529,45 @@ static void for_stmt(S *s, Node *n, St *st) {
   TValue *lb = sm_rt_as(s, lo, ie, n->init->loc), *ub = sm_rt_as(s, hi, ie, n->init->loc),
          *st_ = sm_rt_as(s, step, ie, n->init->loc);
   if (!lb || !ub || !st_) return;
-  Sym **cv;
-  int ncv = carried_vars(s, n->body, NULL, &cv);
-  TValue **inits = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(ncv + 4));
-  Type **types = ar_alloc(&s->c->arena, sizeof(Type *) * (size_t)(ncv + 2));
+  Carry cr = {0};
+  cr.ncv = carried_vars(s, n->body, NULL, &cr.cv);
+  if (!carry_begin(s, &cr, n->loc)) return;
+  int nl = cr.na;
+  TValue **inits = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(nl + 4));
+  Type **types = ar_alloc(&s->c->arena, sizeof(Type *) * (size_t)(nl + 2));
   inits[0] = lb;
   inits[1] = ub;
   inits[2] = st_;
   types[0] = ty_scalar(s->c, ie);
-  for (int i = 0; i < ncv; i++) {
-    if (!can_carry(s, cv[i]->val, cv[i]->name, n->loc, "a loop")) return;
-    TValue *v = sm_rt(s, cv[i]->val, n->loc);
-    if (!v) return;
-    inits[3 + i] = v;
-    types[1 + i] = v->type;
-  }
-  TBlock *body = ir_block(s->c, ncv + 1, types);
+  for (int j = 0; j < nl; j++) inits[3 + j] = cr.init[j], types[1 + j] = cr.type[j];
+  TBlock *body = ir_block(s->c, nl + 1, types);
   TBlock *outer = s->blk;
   s->blk = body;
   Sym *saved = s->scope;
-  for (int i = 0; i < ncv; i++) cv[i]->val = sv_rt(body->args[1 + i]);
+  carry_bind(s, &cr, body->args + 1, true);
   sm_bind(s, n->name, sv_rt(body->args[0]));
   body->args[0]->name = n->name;
-  for (int i = 0; i < ncv; i++) body->args[1 + i]->name = cv[i]->name;
   sm_block_stmts(s, n->body, st, false);
   sm_scope_restore(s, saved);
-  TValue **ys = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(ncv + 1));
-  bool ok = true;
-  for (int i = 0; i < ncv; i++) {
-    ys[i] = coerce_to(s, cv[i]->val, types[1 + i], cv[i]->name, n->loc, "the loop body");
-    if (!ys[i]) ok = false;
-  }
-  sm_emit1(s, OP_YIELD, n->loc, ok ? ncv : 0, ys, NULL);
+  TValue **ys = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(nl + 1));
+  bool ok = carry_end(s, &cr, ys, n->loc, "the loop body");
+  sm_emit1(s, OP_YIELD, n->loc, ok ? nl : 0, ys, NULL);
   s->blk = outer;
-  TOp *op = sm_emit_op(s, OP_FOR, n->loc, 3 + ncv, inits, ncv, types + 1);
+  TOp *op = sm_emit_op(s, OP_FOR, n->loc, 3 + nl, inits, nl, types + 1);
   ir_add_region(s->c, op, body);
-  for (int i = 0; i < ncv; i++) cv[i]->val = ok ? sv_rt(op->res[i]) : sv_err();
+  carry_results(s, &cr, op->res, ok);
 }
 
 static void while_stmt(S *s, Node *n, St *st) {
-  Sym **cv;
-  int ncv = carried_vars(s, n->body, n->cond, &cv);
-  TValue **inits = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(ncv + 1));
-  Type **types = ar_alloc(&s->c->arena, sizeof(Type *) * (size_t)(ncv + 1));
-  for (int i = 0; i < ncv; i++) {
-    if (!can_carry(s, cv[i]->val, cv[i]->name, n->loc, "a loop")) return;
-    TValue *v = sm_rt(s, cv[i]->val, n->loc);
-    if (!v) return;
-    inits[i] = v;
-    types[i] = v->type;
-  }
+  Carry cr = {0};
+  cr.ncv = carried_vars(s, n->body, n->cond, &cr.cv);
+  if (!carry_begin(s, &cr, n->loc)) return;
+  int nl = cr.na;
   TBlock *outer = s->blk;
   Snap sn = snapshot(s);
-  TBlock *before = ir_block(s->c, ncv, types);
+  TBlock *before = ir_block(s->c, nl, cr.type);
   s->blk = before;
-  for (int i = 0; i < ncv; i++) cv[i]->val = sv_rt(before->args[i]);
+  carry_bind(s, &cr, before->args, false);
   SVal cond = sm_eval(s, n->cond);
   if (cond.k == V_ERR) {
     restore(&sn);
@@ -359,26 +586,22 @@ static void while_stmt(S *s, Node *n, St *st) {
     s->blk = outer;
     return;
   }
-  TValue **cargs = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(ncv + 2));
+  TValue **cargs = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(nl + 2));
   cargs[0] = cond.v;
-  for (int i = 0; i < ncv; i++) cargs[1 + i] = before->args[i];
-  sm_emit1(s, OP_CONDITION, n->cond->loc, ncv + 1, cargs, NULL);
-  TBlock *after = ir_block(s->c, ncv, types);
+  for (int j = 0; j < nl; j++) cargs[1 + j] = before->args[j];
+  sm_emit1(s, OP_CONDITION, n->cond->loc, nl + 1, cargs, NULL);
+  TBlock *after = ir_block(s->c, nl, cr.type);
   s->blk = after;
-  for (int i = 0; i < ncv; i++) cv[i]->val = sv_rt(after->args[i]);
+  carry_bind(s, &cr, after->args, false);
   sm_block_stmts(s, n->body, st, false);
-  TValue **ys = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(ncv + 1));
-  bool ok = true;
-  for (int i = 0; i < ncv; i++) {
-    ys[i] = coerce_to(s, cv[i]->val, types[i], cv[i]->name, n->loc, "the loop body");
-    if (!ys[i]) ok = false;
-  }
-  sm_emit1(s, OP_YIELD, n->loc, ok ? ncv : 0, ys, NULL);
+  TValue **ys = ar_alloc(&s->c->arena, sizeof(TValue *) * (size_t)(nl + 1));
+  bool ok = carry_end(s, &cr, ys, n->loc, "the loop body");
+  sm_emit1(s, OP_YIELD, n->loc, ok ? nl : 0, ys, NULL);
   s->blk = outer;
-  TOp *op = sm_emit_op(s, OP_WHILE, n->loc, ncv, inits, ncv, types);
+  TOp *op = sm_emit_op(s, OP_WHILE, n->loc, nl, cr.init, nl, cr.type);
   ir_add_region(s->c, op, before);
   ir_add_region(s->c, op, after);
-  for (int i = 0; i < ncv; i++) cv[i]->val = ok ? sv_rt(op->res[i]) : sv_err();
+  carry_results(s, &cr, op->res, ok);
 }
 
 /* tasks { task name(warps = W, regs = R, replicas = N) { ... } ... }
@@ -574,7 +797,7 @@ static void assign_one(S *s, Node *target, SVal v, Loc loc) {
   }
   /* A variable keeps its type once it is a run-time value. */
   if (y->val.k == V_RT) {
-    TValue *nv = coerce_to(s, v, y->val.v->type, y->name, loc, "the assignment");
+    TValue *nv = coerce_to(s, v, y->val.v->type, var_noun(s, y->name), loc, "the assignment");
     if (nv) {
       nv->name = nv->name ? nv->name : y->name;
       y->val = sv_rt(nv);
