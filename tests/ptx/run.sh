@@ -800,8 +800,8 @@ else
 fi
 
 # The backward pass (jfa_bwd.tile): every head dim x variant x mode (and the
-# ablations ss, dqlast, atomic): S^T / dP^T / dQ as m64n64 wgmmas, dV and dK
-# as wgmmas over the head dim with P^T and dS^T from registers (ss: dK's A
+# ablations atomic, dsf32, dsbf16): S^T / dP^T / dQ as m64n64 wgmmas, dV and dK
+# as wgmmas over the head dim with P^T and dS^T from registers (none with A
 # read transposed from shared memory, imm-trans-a 1), dS stored transposed
 # by stmatrix.trans, dQ added by TMA reduce-add, the packed producer/reducer warpgroup at 24
 # registers and the consumers at 240; deterministic mode's counters (acquire
@@ -810,15 +810,12 @@ fi
 # bytes (the producer's and reducer's per-item scalars at 24 registers).
 JB=examples/jagged_attention/jfa_bwd.tile
 for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128 bcast 0" "64 causal 1" "128 bcast 1" \
-         "64 self 0 ss" "128 causal 0 ss" "128 self 0 dqlast" "128 self 0 atomic" "64 bcast 0 atomic" \
-         "128 self 0 dsf32" "64 causal 1 dsbf16"; do
+         "128 self 0 atomic" "64 bcast 0 atomic" "128 self 0 dsf32" "64 causal 1 dsbf16"; do
   set -- $v
   d=$1; kind=$2; det=$3; defs="-D D=$d"
   [ $kind = causal ] && defs="$defs -D CAUSAL=true"
   [ $kind = bcast ] && defs="$defs -D BCAST=true"
   [ $det = 1 ] && defs="$defs -D DET=true"
-  [ "${4:-}" = ss ] && defs="$defs -D DK_RS=false"
-  [ "${4:-}" = dqlast ] && defs="$defs -D DQ_FIRST=false"
   [ "${4:-}" = atomic ] && defs="$defs -D DQ_ATOMIC=true"
   [ "${4:-}" = dsbf16 ] && defs="$defs -D DS_BF16=true"
   [ "${4:-}" = dsf32 ] && defs="$defs -D DS_BF16=false"
@@ -830,11 +827,7 @@ for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128
   fi
   check "$name" "S^T, dP^T and dQ wgmmas" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16"
   check "$name" "dV from register P^T" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n$d""k16\.f32\.bf16\.bf16 \{"
-  if [ "${4:-}" = ss ]; then
-    check "$name" "dK's A transposed from shared memory" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n$d""k16\.f32\.bf16\.bf16 .*p, 1, +1, 1, +1;"
-  else
-    check_not "$name" "dK's A from registers (none transposed from shared memory)" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n$d""k16\.f32\.bf16\.bf16 .*p, 1, +1, 1, +1;"
-  fi
+  check_not "$name" "dK's A from registers (none transposed from shared memory)" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n$d""k16\.f32\.bf16\.bf16 .*p, 1, +1, 1, +1;"
   if [ "${4:-}" = atomic ]; then
     check "$name" "dQ by atomics from the registers" "$ptx" "red\\.global\\.add(\\.v[24])?\\.f32"
     check_not "$name" "no dQ reduce-add" "$ptx" "cp\\.reduce\\.async"

@@ -426,7 +426,7 @@ static void test_smem_plan_shipped(void **state) {
   CHECK_PLAN("examples/jagged_attention/jfa_bwd.tile", DEF("D", "64"));
   CHECK_PLAN("examples/jagged_attention/jfa_bwd.tile", DEF("D", "128"));
   CHECK_PLAN("examples/jagged_attention/jfa_bwd.tile", DEF("D", "128"), DEF("DET", "true"), DEF("BCAST", "true"));
-  CHECK_PLAN("examples/jagged_attention/jfa_bwd.tile", DEF("D", "64"), DEF("DK_RS", "false"));
+  CHECK_PLAN("examples/jagged_attention/jfa_bwd.tile", DEF("D", "64"), DEF("DS_BF16", "true"));
   CHECK_PLAN("examples/jagged_attention/jfa_bwd.tile", DEF("D", "128"), DEF("DQ_ATOMIC", "true"));
   CHECK_PLAN("examples/jagged_attention/jfa_combine.tile", DEF("D", "128"));
   total += check_plan(TILE_SRC_DIR "/examples/jagged_attention/jfa_bwd_pre.tile", NULL, 0);
