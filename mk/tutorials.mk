@@ -122,6 +122,13 @@ TUT_BWD := $(foreach c,full causal,\
   fused_attention.d64.$(c).f16.bq32|$(TUT_FA_SRC)|HEAD_DIM=64+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16+BN2=32 \
   $(foreach d,64 128,fused_attention.d$(d).$(c).f16.btma|$(TUT_FA_SRC)|HEAD_DIM=$(d)+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16))
 TUT_BENCH += $(TUT_BWD)
+# layernorm_bwd's rows of 16384 (f16, the tutorial's 15872): .w32 the dx
+# kernel on 32 warps with the next row loaded a row ahead (PREFETCH; w
+# reloaded each row, W_ONCE=false: 64 registers, no spill), two rows in
+# flight an SM where the default's 16 warps at 124 registers hold one;
+# bench_triton.py times both and reports the faster
+TUT_LNB_W32 := $(foreach s,| .s16|+$(TUT_ROW16),layernorm_bwd.f16.b16384.w32$(word 1,$(subst |, ,$(s)))|$(TUT_LNB_SRC)|T=f16+BLOCK=16384+WARPS=32+DWDB=false+PREFETCH=true+W_ONCE=false$(word 2,$(subst |, ,$(s))))
+TUT_BENCH += $(TUT_LNB_W32)
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
 tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so
