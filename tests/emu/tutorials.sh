@@ -77,7 +77,7 @@ unset TILE_EMU_SEED
 # builds; the default keeps cp.async there): 600 tokens, every slot refilled
 # while the other warpgroup may still read it, under the adversarial and
 # random schedules
-TD=$(mktemp -d "${TMPDIR:-/tmp}/emu_tut_tma.XXXXXX")
+TD=$(mktemp -d "${TMPDIR:-/tmp}/emu_tut_tma.XXXXXX") || { echo "FAIL tutorials: no temporary folder"; exit 1; }
 for v in "64 true bf16 -D REGS=128" "128 false f16"; do
   set -- $v
   d=$1 c=$2 t=$3

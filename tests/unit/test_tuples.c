@@ -57,33 +57,30 @@ static char *compile(tilec_emit emit) {
   return s;
 }
 
+/* The results of the first op `what` ("= for %") in t from `from` on: the
+ * commas before it on its line, plus one. */
+static int results_of(const char *t, const char *from, const char *what, const char **at) {
+  const char *op = strstr(from, what);
+  if (!op) print_error("no '%s' in:\n%s\n", what, t);
+  assert_non_null(op);
+  const char *line = op;
+  while (line > t && line[-1] != '\n') line--;
+  int n = 1;
+  for (const char *q = line; q < op; q++) n += *q == ',';
+  *at = op;
+  return n;
+}
+
 /* The loops carry the tuples' run-time items only: the for loop s, p, c
  * and st's int (not its buffer), the while loop k and w's two items; the
  * if merges the three items of acc. */
 static void test_carried_values(void **state) {
   (void)state;
   char *t = compile(TILEC_EMIT_TIR);
-  has(t, "= for %", "the for loop");
-  const char *f = strstr(t, "= for %");
-  const char *eq = f;
-  while (eq > t && eq[-1] != '\n') eq--;
-  int nres = 1;
-  for (const char *q = eq; q < f; q++) nres += *q == ',';
-  assert_int_equal(nres, 4); /* s, p, c, t */
-  const char *i = strstr(f, "= if %");
-  assert_non_null(i);
-  const char *ie = i;
-  while (ie > t && ie[-1] != '\n') ie--;
-  nres = 1;
-  for (const char *q = ie; q < i; q++) nres += *q == ',';
-  assert_int_equal(nres, 3); /* s, p, c: st is not assigned in the if */
-  const char *w = strstr(t, "= while %");
-  assert_non_null(w);
-  const char *we = w;
-  while (we > t && we[-1] != '\n') we--;
-  nres = 1;
-  for (const char *q = we; q < w; q++) nres += *q == ',';
-  assert_int_equal(nres, 3); /* k, w's two items */
+  const char *f, *i, *w;
+  assert_int_equal(results_of(t, t, "= for %", &f), 4);  /* s, p, c, t */
+  assert_int_equal(results_of(t, f, "= if %", &i), 3);   /* s, p, c: st is not assigned in the if */
+  assert_int_equal(results_of(t, t, "= while %", &w), 3); /* k, w's two items */
   free(t);
 }
 
