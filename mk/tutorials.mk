@@ -41,8 +41,7 @@ tut_src = $(word 2,$(subst |, ,$(1)))
 tut_flags_of = $(foreach d,$(subst +, ,$(word 3,$(subst |, ,$(1)))),-D '$(d)')
 # KERNEL ARCH: the -D values one arch adds
 tut_arch_flags = $(if $(and $(filter sm_100a,$(2)),$(filter fused_attention.d128.%,$(call tut_name,$(1)))),-D BN1=64 -D BM2=64 -D BN=64 -D STAGES=4)\
-  $(if $(and $(filter sm_90a,$(2)),$(filter fused_attention.d64.causal.%,$(call tut_name,$(1)))),-D REGS=128)\
-  $(if $(filter %.btma,$(call tut_name,$(1))),--tma-rings=all)
+  $(if $(and $(filter sm_90a,$(2)),$(filter fused_attention.d64.causal.%,$(call tut_name,$(1)))),-D REGS=128)
 
 define tut_rules
 $(B)/examples/$(call tut_name,$(1)).$(2).cubin: $(call tut_src,$(1)) $(B)/bin/tilec mk/tutorials.mk
@@ -115,20 +114,13 @@ TUT_FWD := $(foreach d,64 128,$(foreach c,full causal,$(foreach v,fb32|BM=128+BN
   fused_attention.d$(d).$(c).f16.$(word 1,$(subst |, ,$(v)))|$(TUT_FA_SRC)|HEAD_DIM=$(d)+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16+$(word 2,$(subst |, ,$(v))))))
 TUT_BENCH += $(TUT_FWD)
 # The backward's: .bq32 (head dim 64) dQ over 32-key steps (BN2 = 32, the
-# tutorial's; the default there is 64 since 2026-12-04: 5-8% faster); .btma
-# (both head dims) the default blocks with the backward's rings filled by
-# TMA too (tut_arch_flags: --tma-rings=all; the default keeps cp.async there)
+# tutorial's; the default there is 64 since 2026-12-04: 5-8% faster).
+# Retired 2026-12-05 after losing on every shape (docs/perf.md, nineteenth
+# session): .btma (the backward's rings by TMA, --tma-rings=all: 3-14%
+# slower) and layernorm_bwd's .w32 (rows of 16384 on 32 warps: 2% slower).
 TUT_BWD := $(foreach c,full causal,\
-  fused_attention.d64.$(c).f16.bq32|$(TUT_FA_SRC)|HEAD_DIM=64+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16+BN2=32 \
-  $(foreach d,64 128,fused_attention.d$(d).$(c).f16.btma|$(TUT_FA_SRC)|HEAD_DIM=$(d)+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16))
+  fused_attention.d64.$(c).f16.bq32|$(TUT_FA_SRC)|HEAD_DIM=64+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16+BN2=32)
 TUT_BENCH += $(TUT_BWD)
-# layernorm_bwd's rows of 16384 (f16, the tutorial's 15872): .w32 the dx
-# kernel on 32 warps with the next row loaded a row ahead (PREFETCH; w
-# reloaded each row, W_ONCE=false: 64 registers, no spill), two rows in
-# flight an SM where the default's 16 warps at 124 registers hold one;
-# bench_triton.py times both and reports the faster
-TUT_LNB_W32 := $(foreach s,| .s16|+$(TUT_ROW16),layernorm_bwd.f16.b16384.w32$(word 1,$(subst |, ,$(s)))|$(TUT_LNB_SRC)|T=f16+BLOCK=16384+WARPS=32+DWDB=false+PREFETCH=true+W_ONCE=false$(word 2,$(subst |, ,$(s))))
-TUT_BENCH += $(TUT_LNB_W32)
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
 tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so

@@ -484,24 +484,6 @@ def case_layernorm_bwd(E):
                            ("triton db vs torch", E.rel(db_r, db_ref), tw),
                            ("tile dx vs triton", E.rel(dx_t, dx_r), 2 * tol)]
             form = "dx + dwdb"
-            # .w32 (mk/tutorials.mk: the split builds' dx kernel on 32 warps
-            # with the next row loaded a row ahead), timed against the default
-            if split:
-                try:
-                    kvdx = E.kernel(E.spec("layernorm_bwd.%s.b%d.w32" % (tn, block), N), "layernorm_bwd_dx")
-                except FileNotFoundError:
-                    kvdx = None
-                if kvdx:
-                    dxv = torch.empty_like(x)
-                    E.poison(dxv)
-                    fv = E.launcher([(kvdx, (G, ), (x, dy, w, mean, rstd, dxv, dwp, dbp, M, N, N, rpp))] + launches[1:])
-                    fv()
-                    E.sync()
-                    checks.append(("tile dx (.w32) vs torch", E.rel(dxv, dx_ref), tol))
-                    t2, tv = E.compare(ft, None)[0], E.compare(fv, None)[0]
-                    form = "dx + dwdb %.4f ms, .w32 (32 warps, a row ahead) %.4f ms" % (t2, tv)
-                    if tv < t2:
-                        ft = fv
             if f1:
                 t2, t1, t1s = E.compare(ft, None)[0], E.compare(f1, None)[0], E.compare(f1s, None)[0]
                 form = "dx + dwdb %.4f ms, one kernel %.4f ms (G=%d: %.4f ms)" % (t2, t1, G1, t1s)
@@ -652,11 +634,10 @@ FWD_VARIANTS = ("", ".fb32", ".fm64", ".fb64", ".fs3")
 
 
 # the backward's (TUT_BWD): .bq32 dQ over 32-key steps at head dim 64 (the
-# default is 64 there); .btma the default blocks with their rings filled by
-# TMA (tilec --tma-rings=all; the default keeps cp.async in the backward's
-# loops); the fastest of every build's three-kernel form and fused kernel is
-# reported
-BWD_VARIANTS = (".bq32", ".btma")
+# default is 64 there); the fastest of every build's three-kernel form and
+# fused kernel is reported (.btma, the rings by TMA, was retired after
+# losing on every shape: docs/perf.md, 2026-12-05)
+BWD_VARIANTS = (".bq32",)
 
 
 def case_attn_fwd(E):
