@@ -199,6 +199,13 @@ static bool smem_move(Lw *L, TOp *op, bool store) {
   const Type *t = view->type;
   LinLayout lin;
   if (!lw_linear(L, tile, &lin)) return false;
+  if (lin.rank == 1) { /* a row tile in a [1, n] view (home.c's accumulators): as row 0 */
+    lin.rank = 2;
+    lin.shape[1] = lin.shape[0], lin.shape[0] = 1;
+    for (int i = 0; i < lin.nreg; i++) lin.reg[i][1] = lin.reg[i][0], lin.reg[i][0] = 0;
+    for (int i = 0; i < lin.nlane; i++) lin.lane[i][1] = lin.lane[i][0], lin.lane[i][0] = 0;
+    for (int i = 0; i < lin.nwarp; i++) lin.warp[i][1] = lin.warp[i][0], lin.warp[i][0] = 0;
+  }
   if (store && (op->flags & OPF_TRANS)) { /* element (r, c) of the tile goes to (c, r) of the view */
     int sw = lin.shape[0];
     lin.shape[0] = lin.shape[1], lin.shape[1] = sw;

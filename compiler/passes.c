@@ -58,6 +58,8 @@ static bool is_cheap(const TValue *v, int depth) {
   switch (d->opc) {
   case OP_SPLAT:
   case OP_ARANGE: return true;
+  case OP_SMEM_LOAD: /* a homed accumulator (home.c): each thread loads its own part in any layout */
+    return d->opnds[0]->def && d->opnds[0]->def->opc == OP_SMEM_ALLOC && (d->opnds[0]->def->flags & OPF_HOME);
   case OP_EXPAND_DIMS:
   case OP_BROADCAST:
   case OP_CONVERT: return is_cheap(d->opnds[0], depth + 1);
@@ -918,6 +920,7 @@ bool pass_run(Ctx *c, TModule *m) {
       else pl_run(c, f);
     }
     if (c->nerrors) return false;
+    hm_run(c, f); /* accumulators the registers cannot hold, to shared memory (home.c) */
     ax_analyze(c, f); /* again, for what the pipeline made */
     plan_smem(c, f);
     check_arrives(c, f->body, (Pending){0});
@@ -938,6 +941,7 @@ bool pass_run(Ctx *c, TModule *m) {
     ir_walk(f->body, fold_converts, &p);
     ir_walk(f->body, load_in_layout, &p);
     dce(&p);
+    hm_check(c, f); /* after dce: the homed loads left are the used ones */
     ir_walk(f->body, verify_op, &p);
     if (c->nerrors) return false;
   }

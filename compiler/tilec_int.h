@@ -30,6 +30,7 @@
  * sm_ (sema*.c, builtins*.c), ir_ (tir.c), ly_ (layout.c), ps_/pass_ (passes.c),
  * pl_ (pipeline.c; pipeline.h: what it shares with pipeline_multi.c and pipeline_sm100.c), pm_ (pipeline_multi.c),
  * pb_ (pipeline_sm100.c: the single-dot K loop on Blackwell's tcgen05),
+ * hm_ (home.c: loop accumulators too big for the registers, homed in shared memory),
  * ax_ (axisinfo.c), lw_ (lower*.c; lw_tc_ in lower_sm100.c), be_ (backend.c),
  * md_ (meta.c), dsc_ (desc.c), st_ (stats.c: the compile report of
  * tilec --stats, fed by the stages as they run).
@@ -574,11 +575,12 @@ struct TOp {
 /* OPF_MCAST (tma_load, builtins_hw.c): multicast to the cluster's CTAs of the mask opnds[5] (.multicast::cluster). */
 /* OPF_DOT_ACC (tmem_load, pipeline_sm100.c): the pipelined dot's accumulator read back after its loop. */
 /* OPF_PLANE (tma_load, pipeline.c): a 3-D descriptor's box, in plane opnds[5] (TParam.planes). */
+/* OPF_HOME (smem_alloc, home.c): the home of a loop accumulator moved out of the registers. */
 /* OPF_FRESH_A/B (mma_async, pipeline_multi.c): a or b is a tile staged before the loop; its descriptor is made
  * where each wgmma is issued, not hoisted out of the loop by LLVM (lower_hw.c, wgmma_desc_lbo). */
 enum { OPF_MASK = 1, OPF_OTHER = 2, OPF_ACC = 4, OPF_UNSIGNED = 8, OPF_INSERTED = 16, OPF_SKIP_ONES = 32,
        OPF_TRANS = 64, OPF_ALIAS = 1 << 21, OPF_PAIR = 1 << 22, OPF_DOT_ACC = 1 << 23,
-       OPF_MCAST = 1 << 24, OPF_PLANE = 1 << 25, OPF_FRESH_A = 1 << 26, OPF_FRESH_B = 1 << 27 };
+       OPF_MCAST = 1 << 24, OPF_PLANE = 1 << 25, OPF_FRESH_A = 1 << 26, OPF_FRESH_B = 1 << 27, OPF_HOME = 1 << 28 };
 
 typedef struct TParam {
   const char *name;
@@ -680,6 +682,16 @@ void pl_run(Ctx *c, TFunc *f);
  * registers; each dot a wgmma waited for at once. True when the kernel has
  * such a loop (pipelined or not: f->notes says); then pl_run does not run. */
 bool pm_run(Ctx *c, TFunc *f);
+
+/* ---- home.c: loop accumulators homed in shared memory ----
+ * hm_run (before shared memory is planned): a loop whose carried tiles and
+ * loads need more registers a thread than the kernel has keeps its
+ * accumulators (carried tiles it updates from themselves) in shared
+ * memory, each thread its own elements; f->notes says which. hm_check
+ * (after layouts): barriers where a homed value's load and store in the
+ * body got different layouts. */
+void hm_run(Ctx *c, TFunc *f);
+void hm_check(Ctx *c, TFunc *f);
 
 /* ---- pipeline_sm100.c: the single-dot K loop on sm_100a ----
  * What pl_run does on sm_90a, with tcgen05.mma instead of wgmma: the

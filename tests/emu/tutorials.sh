@@ -93,6 +93,20 @@ for v in "64 true bf16 -D REGS=128" "128 false f16"; do
   done
   unset TILE_EMU_SEED
 done
+# layernorm_bwd's rows of 16384 with the dw/db partial sums in the row
+# kernel (DWDB=true): the compiler homes them in shared memory
+# (compiler/home.c), each thread loading and storing its own part every
+# row; several rows a program, round-robin and adversarial
+if "$B/bin/tilec" -D T=f16 -D BLOCK=16384 -D WARPS=16 -D DWDB=true -D W_ONCE=false \
+    -o "$TD/lnb.home.cubin" examples/layernorm_bwd/layernorm_bwd.tile > "$TD/err" 2>&1; then
+  run layernorm_bwd.f16.b16384.home layernorm_bwd_host "$TD/lnb.home.cubin" 9 --size 7 --size 15872 --size 3 --seed 5
+  export TILE_EMU_SEED=adversarial:3
+  run layernorm_bwd.f16.b16384.home.adversarial:3 layernorm_bwd_host "$TD/lnb.home.cubin" 9 --size 40 --size 16384 \
+    --size 2 --seed 6
+  unset TILE_EMU_SEED
+else
+  echo "FAIL layernorm_bwd.f16.b16384.home: tilec failed"; cat "$TD/err"; fail=1
+fi
 rm -rf "$TD"
 # the sm_100a cubins (LLVM pairs f32 arithmetic into f32x2 there, widens
 # 16-bit operands inside fma.f32.f16, folds max reductions into 3-input max);

@@ -183,6 +183,30 @@ if "$TILEC" -D T=f16 -D BLOCK=16384 -D WARPS=16 -D DWDB=false -D 'n_cols=multipl
 else
   echo "FAIL layernorm_bwd.b16384: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
 fi
+# The same rows with the dw/db partial sums in the row kernel (DWDB=true):
+# the compiler homes them in shared memory (compiler/home.c: 2 x 64 KB),
+# so the row kernel loads and stores its part of them each row instead of
+# carrying them, and spills at most a few bytes where carrying them spilled
+# 344 (eleventh session).
+n=$((n+1))
+ptx=$tmp/lnb16k_home.ptx
+if "$TILEC" -D T=f16 -D BLOCK=16384 -D WARPS=16 -D DWDB=true -D W_ONCE=false \
+     --emit=ptx -o "$ptx" examples/layernorm_bwd/layernorm_bwd.tile 2> "$tmp/err"; then
+  awk '/^.visible .entry /{on = ($3 == "layernorm_bwd_dx(")} on' "$ptx" > "$tmp/lnb16k_dx.ptx"
+  check layernorm_bwd.home "the row kernel stores its partial sums to shared memory, 16 bytes a store" \
+    "$tmp/lnb16k_dx.ptx" "st\.shared\.v4\.(b32|f32)"
+  check layernorm_bwd.home "and loads them back" "$tmp/lnb16k_dx.ptx" "ld\.shared\.v4\.(b32|f32)"
+  if [ -x "$PTXAS" ] && assemble layernorm_bwd.home sm_90a "$ptx"; then
+    sp=$(awk '/Function properties for /{on = ($NF == "layernorm_bwd_dx")} on && /bytes spill stores/{print $5; exit}' \
+      "$tmp/ptxas.log")
+    n=$((n+1))
+    if [ -z "$sp" ] || [ "$sp" -gt 32 ]; then
+      echo "FAIL layernorm_bwd.home: the row kernel spills '${sp:-?}' bytes (at most 32)"; fail=$((fail+1))
+    fi
+  fi
+else
+  echo "FAIL layernorm_bwd.home: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+fi
 # The vector add as the JIT specializes it for n % 16 == 0 (mk/tutorials.mk's
 # vector_add.s16, Triton's specialization): every load and store 16 bytes,
 # with no per-element fallback beside them (the unspecialized build guards
