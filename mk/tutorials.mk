@@ -121,6 +121,13 @@ TUT_BENCH += $(TUT_FWD)
 TUT_BWD := $(foreach c,full causal,\
   fused_attention.d64.$(c).f16.bq32|$(TUT_FA_SRC)|HEAD_DIM=64+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16+BN2=32)
 TUT_BENCH += $(TUT_BWD)
+# layernorm_bwd's rows of 16384 with dw and db's partial sums in the row
+# kernel (DWDB=true), homed in shared memory by the compiler
+# (compiler/home.c: the dx kernel at 128 registers, 24 bytes spilled), so
+# no third kernel reads x and dy again; bench_triton.py times it as a row
+# of its own beside the default (LNB_VARIANTS)
+TUT_LNB_HOME := $(foreach s,| .s16|+$(TUT_ROW16),layernorm_bwd.f16.b16384.home$(word 1,$(subst |, ,$(s)))|$(TUT_LNB_SRC)|T=f16+BLOCK=16384+WARPS=16+W_ONCE=false$(word 2,$(subst |, ,$(s))))
+TUT_BENCH += $(TUT_LNB_HOME)
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
 tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so

@@ -395,19 +395,33 @@ def case_layernorm(E):
             E.error("layernorm", shape, e)
 
 
+# layernorm_bwd's rows of 16384 (mk/tutorials.mk TUT_LNB_HOME): .home the
+# dw/db partial sums kept in the row kernel, homed in shared memory by the
+# compiler (compiler/home.c), against the default's third kernel re-reading
+# x and dy
+LNB_VARIANTS = (".home", )
+
+
 def case_layernorm_bwd(E):
     torch = E.torch
     shapes = [(4096, n, torch.float16) for n in (1024, 2048, 4096, 8192, 15872)] + [(32768, 4096, torch.float32)]
     if E.args.quick:
         shapes = [(4096, 8192, torch.float16), (32768, 4096, torch.float32)]
     if E.dry:
-        shapes = [(33, 1000, torch.float16), (21, 700, torch.float32)]
-    for M, N, dt in shapes:
+        shapes = [(33, 1000, torch.float16), (21, 700, torch.float32), (5, 15872, torch.float16)]
+    # rows of 16384 also as LNB_VARIANTS' builds, a row of the table each
+    cases = [(M, N, dt, v) for M, N, dt in shapes for v in (("", ) + LNB_VARIANTS if N > 8192 else ("", ))]
+    for M, N, dt, variant in cases:
         tn = "f16" if dt == torch.float16 else "f32"
-        shape = "%dx%d %s" % (M, N, tn)
+        shape = "%dx%d %s%s" % (M, N, tn, " (%s)" % variant if variant else "")
         try:
             block = max(1024, 1 << (N - 1).bit_length())
-            name = E.spec("layernorm_bwd.%s.b%d" % (tn, block), N)
+            name = E.spec("layernorm_bwd.%s.b%d%s" % (tn, block, variant), N)
+            if variant:
+                try:
+                    E.cubin(name)
+                except FileNotFoundError:
+                    continue  # not in this bundle
             kdx = E.kernel(name, "layernorm_bwd_dx")
             kdw = E.kernel(name, "layernorm_bwd_dwdb")
             bn = int(E.consts(name, "layernorm_bwd_dwdb").get("BN", 128))
