@@ -31,8 +31,8 @@
  * ahead is not one). What was done goes to f->notes (--emit=tir). */
 #include "tilec_int.h"
 
-/* HM_MAX_BYTES: what homed values may take of a CTA's 227 KB of shared
- * memory, beside the kernel's own buffers (the rest is left for the
+/* HM_MAX_BYTES: the most homed values may take of a CTA's 227 KB of
+ * shared memory (hm_run leaves room for the kernel's own buffers and the
  * scratch of layout conversions and reductions, planned later) */
 enum { HM_MIN_REGS = 4, HM_MAX_BYTES = 160 * 1024 };
 
@@ -221,8 +221,20 @@ static void visit(Ctx *c, TFunc *f, TBlock *b, int threads, int have, int64_t *l
   }
 }
 
+typedef struct Smem {
+  int64_t used, widest; /* bytes of the kernel's buffers; of its widest register tile */
+} Smem;
+
 static void count_smem(TOp *op, void *ud) {
-  if (op->opc == OP_SMEM_ALLOC && !(op->flags & OPF_ALIAS)) *(int64_t *)ud += op->ival2 * (op->res[0]->type->nbuf ? op->res[0]->type->nbuf : 1);
+  Smem *m = ud;
+  if (op->opc == OP_SMEM_ALLOC && !(op->flags & OPF_ALIAS))
+    m->used += op->ival2 * (op->res[0]->type->nbuf ? op->res[0]->type->nbuf : 1);
+  /* (pointer and 64-bit index tiles are recomputed where used, not converted) */
+  for (int i = 0; i < op->nres; i++) {
+    const Type *t = op->res[i]->type;
+    int eb = is_tile(op->res[i]) && t->elem.dt != DT_PTR ? ty_dtype_bytes((DType)t->elem.dt) : 8;
+    if (eb <= 4 && numel(t) * eb > m->widest) m->widest = numel(t) * eb;
+  }
 }
 
 void hm_run(Ctx *c, TFunc *f) {
@@ -230,9 +242,13 @@ void hm_run(Ctx *c, TFunc *f) {
   int threads = f->warps * 32;
   int have = f->maxnreg ? f->maxnreg : 65536 / threads;
   if (have > 255) have = 255;
-  int64_t used = 0;
-  ir_walk(f->body, count_smem, &used);
-  int64_t left = HM_MAX_BYTES - used;
+  /* the budget: what the kernel's buffers and the scratch of a conversion
+   * of its widest tile (lowering's, planned later) leave of a CTA's
+   * 227 KB, and at most HM_MAX_BYTES */
+  Smem m = {0, 0};
+  ir_walk(f->body, count_smem, &m);
+  int64_t left = 227 * 1024 - m.used - m.widest - 1024;
+  if (left > HM_MAX_BYTES) left = HM_MAX_BYTES;
   visit(c, f, f->body, threads, have, &left);
 }
 

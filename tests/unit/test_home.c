@@ -79,13 +79,14 @@ static void test_narrow_stays(void **state) {
   free(t);
 }
 
-/* At BLOCK = 32768 each accumulator is 128 KB: one fits the budget, the
- * other stays in registers (and the kernel still compiles). */
+/* At BLOCK = 32768 each accumulator is 128 KB, and a conversion of the
+ * kernel's widest tile (128 KB of scratch) must still fit beside what is
+ * homed: nothing moves, and the kernel still compiles. */
 static void test_budget(void **state) {
   (void)state;
   char *t = compile(TILEC_EMIT_TIR, "32768");
-  assert_int_equal(count(t, "// home:"), 1);
-  assert_int_equal(count(t, "= smem_alloc"), 1);
+  lacks(t, "home:", "a home note");
+  lacks(t, "smem_alloc", "an allocation");
   free(t);
 }
 
