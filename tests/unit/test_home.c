@@ -33,19 +33,8 @@ static const char source[] =
     "}\n";
 
 static char *compile(tilec_emit emit, const char *block) {
-  tilec_options o;
-  tilec_options_init(&o);
-  o.emit = emit;
   tilec_define d = {"BLOCK", block};
-  o.defines = block ? &d : NULL;
-  o.ndefines = block ? 1 : 0;
-  tilec_result *r = NULL;
-  tilec_status st = tilec_compile("home.tile", source, sizeof source - 1, &o, &r);
-  if (st != TILEC_OK) print_error("%s\n", r ? tilec_result_diagnostics(r) : "no result");
-  assert_int_equal(st, TILEC_OK);
-  char *s = strdup(tilec_result_output(r, NULL));
-  tilec_result_free(r);
-  return s;
+  return tu_compile("home.tile", source, sizeof source - 1, emit, block ? &d : NULL, block ? 1 : 0);
 }
 
 static int count(const char *hay, const char *needle) {

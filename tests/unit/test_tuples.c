@@ -44,18 +44,7 @@ static const char source[] =
     "    store(out + j, s + p + (c as f32) + a + (b as f32) + (t as f32) * 1000.0);\n"
     "}\n";
 
-static char *compile(tilec_emit emit) {
-  tilec_options o;
-  tilec_options_init(&o);
-  o.emit = emit;
-  tilec_result *r = NULL;
-  tilec_status st = tilec_compile("tup.tile", source, sizeof source - 1, &o, &r);
-  if (st != TILEC_OK) print_error("%s\n", r ? tilec_result_diagnostics(r) : "no result");
-  assert_int_equal(st, TILEC_OK);
-  char *s = strdup(tilec_result_output(r, NULL));
-  tilec_result_free(r);
-  return s;
-}
+static char *compile(tilec_emit emit) { return tu_compile("tup.tile", source, sizeof source - 1, emit, NULL, 0); }
 
 /* The results of the first op `what` ("= for %") in t from `from` on: the
  * commas before it on its line, plus one. */

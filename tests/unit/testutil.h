@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include <unistd.h>
+#include "tile/tilec.h"
 
 #ifndef TILE_SRC_DIR
 #define TILE_SRC_DIR "."
@@ -17,6 +18,24 @@
 #ifndef TILE_BUILD_DIR
 #define TILE_BUILD_DIR "build"
 #endif
+
+/* Tile source (named name, len bytes) compiled to emit's text with ndefs
+ * -D values; a compile error fails the test. Caller frees. */
+static inline char *tu_compile(const char *name, const char *src, size_t len, tilec_emit emit,
+                               const tilec_define *defs, int ndefs) {
+  tilec_options o;
+  tilec_options_init(&o);
+  o.emit = emit;
+  o.defines = defs;
+  o.ndefines = ndefs;
+  tilec_result *r = NULL;
+  tilec_status st = tilec_compile(name, src, len, &o, &r);
+  if (st != TILEC_OK) print_error("%s\n", r ? tilec_result_diagnostics(r) : "no result");
+  assert_int_equal(st, TILEC_OK);
+  char *s = strdup(tilec_result_output(r, NULL));
+  tilec_result_free(r);
+  return s;
+}
 
 /* xorshift64: the tests' reproducible random numbers (*state != 0) */
 static inline uint64_t tu_xorshift(uint64_t *state) {
