@@ -238,7 +238,7 @@ static void count_smem(TOp *op, void *ud) {
 }
 
 void hm_run(Ctx *c, TFunc *f) {
-  if (f->has_tasks) return;
+  if (f->has_tasks || c->opts.no_smem_home) return;
   int threads = f->warps * 32;
   int have = f->maxnreg ? f->maxnreg : 65536 / threads;
   if (have > 255) have = 255;

@@ -1,7 +1,7 @@
 /* main.c - tilec, the command-line driver: a thin layer over libtilec.
  *
  *   tilec [--arch=sm_90a|sm_100a] [--emit=STAGE] [-D NAME=VALUE]... [-I DIR]...
- *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [--tree-reductions] [--no-stmatrix] [--tma-rings=MODE] [--no-tma-rings] [--embed-ptx] [-v]
+ *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [--tree-reductions] [--no-stmatrix] [--tma-rings=MODE] [--no-tma-rings] [--no-smem-home] [--embed-ptx] [-v]
  *         [--stats[=FILE]] [-o OUT] FILE.tile
  *
  * The input must be a regular file, and the output (-o, or FILE.cubin /
@@ -41,6 +41,8 @@ static void usage(FILE *f) {
           "                     three and four), all (TMA wherever it applies), none\n"
           "                     (cp.async everywhere); for A/B measurements\n"
           "  --no-tma-rings     --tma-rings=none\n"
+          "  --no-smem-home     keep loop accumulators in registers even where they do not\n"
+          "                     fit, not in shared memory (for A/B measurements)\n"
           "  --embed-ptx        carry the PTX inside the cubin, for the emulator\n"
           "                     (TILE_INTERPRET=1, docs/emulator.md)\n"
           "  --nvjitlink        assemble PTX with libnvJitLink instead of ptxas\n"
@@ -154,6 +156,8 @@ int main(int argc, char **argv) {
       o.no_tma_rings = 0, o.tma_rings_all = 0;
     } else if (!strncmp(a, "--tma-rings", 11)) {
       return bad("unknown --tma-rings mode (auto, all or none):", a);
+    } else if (!strcmp(a, "--no-smem-home")) {
+      o.no_smem_home = 1;
     } else if (!strcmp(a, "--embed-ptx")) {
       o.embed_ptx = 1;
     } else if (!strcmp(a, "--nvjitlink")) {

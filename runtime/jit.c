@@ -11,7 +11,7 @@
  *   "O<n>"                           optimisation level
  *   "emit=<cubin|ptx> line_info=<0|1> nvjitlink=<0|1> tree_reductions=<0|1>
  *    no_stmatrix=<0|1> embed_ptx=<0|1> no_tma_rings=<0|1>
- *    tma_rings_all=<0|1>"            (one field; ptx: tile_jit_load
+ *    tma_rings_all=<0|1> no_smem_home=<0|1>"  (one field; ptx: tile_jit_load
  *                                    on the emulator, the assembler "none (PTX)")
  *   "include_dirs=<n>", then each    the -I folders, in the caller's order
  *   "defines=<n>"                    then, sorted by name (ties keep the
@@ -182,6 +182,7 @@ static tile_status req_init(jit_req *q, const char *filename, const char *source
   q->copts.no_stmatrix = !!q->opts->no_stmatrix;
   q->copts.no_tma_rings = !!q->opts->no_tma_rings;
   q->copts.tma_rings_all = !!q->opts->tma_rings_all;
+  q->copts.no_smem_home = !!q->opts->no_smem_home;
   q->copts.embed_ptx = !!q->opts->embed_ptx;
   q->copts.use_nvjitlink = !!q->opts->use_nvjitlink;
   q->copts.ptxas = q->opts->ptxas;
@@ -221,9 +222,10 @@ static void compute_key(const jit_req *q, char hex[TC_SHA256_HEX_SIZE]) {
   key_str(&c, tmp);
   snprintf(tmp, sizeof tmp,
            "emit=%s line_info=%d nvjitlink=%d tree_reductions=%d no_stmatrix=%d embed_ptx=%d no_tma_rings=%d "
-           "tma_rings_all=%d",
+           "tma_rings_all=%d no_smem_home=%d",
            q->ptx ? "ptx" : "cubin", q->copts.line_info, q->copts.use_nvjitlink, q->copts.tree_reductions, q->copts.no_stmatrix,
-           q->copts.embed_ptx, q->copts.no_tma_rings, q->copts.tma_rings_all);
+           q->copts.embed_ptx, q->copts.no_tma_rings, q->copts.tma_rings_all,
+           q->copts.no_smem_home);
   key_str(&c, tmp);
   snprintf(tmp, sizeof tmp, "include_dirs=%d", q->copts.ninclude_dirs);
   key_str(&c, tmp);

@@ -68,6 +68,9 @@ typedef struct tilec_options {
   int tma_rings_all;         /* 1: loops of three and four dots (attention's backward) fill their rings
                                 by TMA too (an A/B switch; default 0: they keep cp.async, where TMA
                                 measured no gain yet and needs more registers) */
+  int no_smem_home;          /* 1: loop accumulators stay in registers even where they do not fit (the
+                                compiler otherwise homes them in shared memory: docs/language.md 9b;
+                                an A/B switch) */
 } tilec_options;
 
 /* Fill options with the defaults above. */

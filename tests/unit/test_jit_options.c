@@ -87,9 +87,17 @@ static void test_each_flag(void **state) {
   src softmax = read_src("examples/softmax/softmax.tile");
   src gemm = read_src("examples/gemm/gemm_simple.tile");
   src attn = read_src("examples/fused_attention/fused_attention.tile");
-  enum { NFLAGS = 7 };
+  enum { NFLAGS = 8 };
   static const char *names[NFLAGS] = {"no_line_info", "tree_reductions", "no_stmatrix", "embed_ptx", "-O0",
-                                      "no_tma_rings", "tma_rings_all"};
+                                      "no_tma_rings", "tma_rings_all", "no_smem_home"};
+  /* homes: a loop summing rows too wide for one warp's registers */
+  static const char wide[] = "kernel colsum(x: *f32, s: *f32, n: i32) warps(1) {\n"
+                             "    let cols = arange(0, 4096);\n"
+                             "    let a = zeros([4096], f32);\n"
+                             "    for r in range(0, n) { a += load(x + r * 4096 + cols); }\n"
+                             "    store(s + cols, a);\n"
+                             "}\n";
+  src home = {.path = "home.tile", .text = strdup(wide), .len = sizeof wide - 1};
   char keys[NFLAGS + 2][65];
   tilec_options c;
   tilec_options_init(&c);
@@ -100,7 +108,7 @@ static void test_each_flag(void **state) {
     tilec_options_init(&c);
     /* stmatrix: a 16-bit tile stored to shared memory; the rings: a loop of two dots (and the backward's of
      * three and four, which only tma_rings_all changes) */
-    const src *s = i == 2 ? &gemm : i >= 5 ? &attn : &softmax;
+    const src *s = i == 2 ? &gemm : i == 7 ? &home : i >= 5 ? &attn : &softmax;
     switch (i) {
     case 0: o.no_line_info = 1, c.line_info = 0; break;
     case 1: o.tree_reductions = 1, c.tree_reductions = 1; break;
@@ -109,6 +117,7 @@ static void test_each_flag(void **state) {
     case 4: o.opt_level = TILE_JIT_O0, c.opt_level = 0; break;
     case 5: o.no_tma_rings = 1, c.no_tma_rings = 1; break;
     case 6: o.tma_rings_all = 1, c.tma_rings_all = 1; break;
+    case 7: o.no_smem_home = 1, c.no_smem_home = 1; break;
     }
     print_message("option %s\n", names[i]);
     same_as_tilec(s, &o, &c, keys[i]);
@@ -126,6 +135,7 @@ static void test_each_flag(void **state) {
   free(softmax.text);
   free(gemm.text);
   free(attn.text);
+  free(home.text);
 }
 
 static void write_text(const char *path, const char *text) {
