@@ -16,7 +16,7 @@ TUT_LNB_SRC := examples/layernorm_bwd/layernorm_bwd.tile
 # DEFS the tilec -D values, NAME=VALUE+NAME=VALUE...
 # - layernorm_bwd.T.bBLOCK: element type T, rows up to BLOCK; warps as the
 #   tutorial's heuristic, min(max(BLOCK / 256, 1), 8); .split: dw and db
-#   by a kernel of their own (DWDB=false, what the 16384 builds use); .wrow:
+#   by a kernel of their own (DWDB=false, what the f32 16384 build uses); .wrow:
 #   w loaded again each row (W_ONCE=false, what the 4096 and 8192 builds use)
 # - matmul_lrelu: matmul.tile with the activation epilogue
 # - layernorm.b1024.one: the whole row in one block, read once (ONE_BLOCK)
@@ -75,9 +75,12 @@ examples: tutorials
 TUT_S16 := M=multiple_of(16)+N=multiple_of(16)+K=multiple_of(16)+lda=multiple_of(16)+ldb=multiple_of(16)+ldc=multiple_of(16)
 TUT_ROW16 := n_cols=multiple_of(16)+stride=multiple_of(16)
 tut_lnb_warps = $(if $(filter 8192 16384,$(1)),16,$(if $(filter 1024,$(1)),4,8))
-# rows of 16384: dw and db summed by a kernel of their own (DWDB=false:
-# their partial sums spill beside the row's tiles; layernorm_bwd.tile)
-tut_lnb_split = $(if $(filter 16384,$(1)),+DWDB=false,)
+# rows of 16384: f16 keeps dw and db's partial sums in the row kernel,
+# homed in shared memory by the compiler (compiler/home.c: the row kernel
+# at 128 registers, 24 bytes spilled; w reloaded each row), 1.38x the
+# three-kernel form on an H100 (docs/perf.md, twentieth session); f32 sums
+# them by a kernel of their own (DWDB=false), not measured homed
+tut_lnb_split = $(if $(filter 16384,$(2)),$(if $(filter f16,$(1)),+W_ONCE=false,+DWDB=false),)
 # Registers (docs/perf.md 2026-12-04, fourteenth session): f16 rows of 4096
 # capped at 128 a thread (165 uncapped: one program of 8 warps an SM;
 # capped, two: 12-15% faster), w reloaded each row (W_ONCE=false: no spill
@@ -87,7 +90,7 @@ tut_lnb_split = $(if $(filter 16384,$(1)),+DWDB=false,)
 tut_lnb_regs = $(if $(filter f16.4096,$(1).$(2)),+REGS=128+W_ONCE=false,)$(if $(filter 8192,$(2)),+W_ONCE=false$(if $(filter f16,$(1)),+PREFETCH=true,),)
 TUT_BENCH := \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
-    layernorm_bwd.$(t).b$(b)|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(b))$(call tut_lnb_regs,$(t),$(b)))) \
+    layernorm_bwd.$(t).b$(b)|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(t),$(b))$(call tut_lnb_regs,$(t),$(b)))) \
   matmul.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=64 \
   matmul_lrelu.b128|examples/matmul/matmul.tile|BM=128+BN=128+BK=64+LEAKY_RELU=true \
   $(foreach v,matmul|BM=128 matmul.b128|BN=128 matmul_lrelu|LEAKY_RELU=true matmul_lrelu.b128|BN=128+LEAKY_RELU=true,\
@@ -97,7 +100,7 @@ TUT_BENCH := \
   layernorm.s16|examples/layernorm/layernorm.tile|$(TUT_ROW16) \
   $(foreach b,4096 8192,layernorm.b$(b).s16|examples/layernorm/layernorm.tile|BLOCK=$(b)+WARPS=$(if $(filter 8192,$(b)),4,8)+ONE_BLOCK=true+$(TUT_ROW16)) \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
-    layernorm_bwd.$(t).b$(b).s16|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(b))$(call tut_lnb_regs,$(t),$(b))+$(TUT_ROW16)))
+    layernorm_bwd.$(t).b$(b).s16|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(t),$(b))$(call tut_lnb_regs,$(t),$(b))+$(TUT_ROW16)))
 # The attention forward's block-size variants (bench_triton.py reports the
 # faster, as Triton's tutorial autotunes): .fb32 128 x 32 blocks on 8 warps
 # (126 registers at head dim 128, 96 KiB: two programs an SM), .fm64 64 x 64
@@ -121,13 +124,11 @@ TUT_BENCH += $(TUT_FWD)
 TUT_BWD := $(foreach c,full causal,\
   fused_attention.d64.$(c).f16.bq32|$(TUT_FA_SRC)|HEAD_DIM=64+CAUSAL=$(if $(filter causal,$(c)),true,false)+T=f16+BN2=32)
 TUT_BENCH += $(TUT_BWD)
-# layernorm_bwd's rows of 16384 with dw and db's partial sums in the row
-# kernel (DWDB=true), homed in shared memory by the compiler
-# (compiler/home.c: the dx kernel at 128 registers, 24 bytes spilled), so
-# no third kernel reads x and dy again; bench_triton.py times it as a row
-# of its own beside the default (LNB_VARIANTS)
-TUT_LNB_HOME := $(foreach s,| .s16|+$(TUT_ROW16),layernorm_bwd.f16.b16384.home$(word 1,$(subst |, ,$(s)))|$(TUT_LNB_SRC)|T=f16+BLOCK=16384+WARPS=16+W_ONCE=false$(word 2,$(subst |, ,$(s))))
-TUT_BENCH += $(TUT_LNB_HOME)
+# layernorm_bwd's f16 rows of 16384 in the three-kernel form (DWDB=false:
+# the shipped build until the homed one measured 1.38x it), kept as an A/B
+# row: bench_triton.py times it beside the default (LNB_VARIANTS)
+TUT_LNB_SPLIT := $(foreach s,| .s16|+$(TUT_ROW16),layernorm_bwd.f16.b16384.split$(word 1,$(subst |, ,$(s)))|$(TUT_LNB_SRC)|T=f16+BLOCK=16384+WARPS=16+DWDB=false$(word 2,$(subst |, ,$(s))))
+TUT_BENCH += $(TUT_LNB_SPLIT)
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
 tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so

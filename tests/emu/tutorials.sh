@@ -25,7 +25,7 @@ run() {
 }
 run layernorm_bwd.f32 layernorm_bwd_host layernorm_bwd.f32.b1024.sm_90a.cubin 27 --trials 3 --seed 7
 run layernorm_bwd.f16 layernorm_bwd_host layernorm_bwd.f16.b1024.sm_90a.cubin 27 --trials 3 --seed 8
-# dw and db by their own kernel (DWDB=false, as the long-row builds)
+# dw and db by their own kernel (DWDB=false, as the .split and f32 long-row builds)
 run layernorm_bwd.f16.split layernorm_bwd_host layernorm_bwd.f16.b1024.split.sm_90a.cubin 9 --trials 3 --seed 9
 # w loaded again each row (W_ONCE=false, as the bench's 4096- and 8192-column builds)
 run layernorm_bwd.f16.wrow layernorm_bwd_host layernorm_bwd.f16.b1024.wrow.sm_90a.cubin 27 --trials 3 --seed 10

@@ -395,11 +395,11 @@ def case_layernorm(E):
             E.error("layernorm", shape, e)
 
 
-# layernorm_bwd's rows of 16384 (mk/tutorials.mk TUT_LNB_HOME): .home the
-# dw/db partial sums kept in the row kernel, homed in shared memory by the
-# compiler (compiler/home.c), against the default's third kernel re-reading
-# x and dy
-LNB_VARIANTS = (".home", )
+# layernorm_bwd's rows of 16384 (mk/tutorials.mk TUT_LNB_SPLIT): .split the
+# three-kernel form (a third kernel re-reads x and dy for dw/db), against the
+# default's partial sums kept in the row kernel and homed in shared memory
+# by the compiler (compiler/home.c)
+LNB_VARIANTS = (".split", )
 
 
 def case_layernorm_bwd(E):

@@ -162,8 +162,9 @@ for v in "matmul_lrelu examples/matmul/matmul.tile -D LEAKY_RELU=true" "matmul_p
     check "$name" "ptxas: no stack frame" "$tmp/ptxas.log" "0 bytes stack frame"
   fi
 done
-# The layer-norm backward on rows of 16384 (mk/tutorials.mk's long-row
-# bench build, DWDB=false): its row kernel keeps no dw/db partial sums and
+# The layer-norm backward on rows of 16384 in its three-kernel form
+# (mk/tutorials.mk's .split A/B build and the f32 build, DWDB=false): its
+# row kernel keeps no dw/db partial sums and
 # fits 16 warps' registers (with them it spilled 344 bytes: 0.79x Triton);
 # the dw/db partial-sum kernel does not spill either. The one-kernel form
 # (layernorm_bwd) needs the partial sums beside the row and spills here:
@@ -183,8 +184,8 @@ if "$TILEC" -D T=f16 -D BLOCK=16384 -D WARPS=16 -D DWDB=false -D 'n_cols=multipl
 else
   echo "FAIL layernorm_bwd.b16384: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
 fi
-# The same rows with the dw/db partial sums in the row kernel (DWDB=true):
-# the compiler homes them in shared memory (compiler/home.c: 2 x 64 KB),
+# The same rows with the dw/db partial sums in the row kernel (DWDB=true,
+# the shipped f16 build since the twentieth session): the compiler homes them in shared memory (compiler/home.c: 2 x 64 KB),
 # so the row kernel loads and stores its part of them each row instead of
 # carrying them, and spills at most a few bytes where carrying them spilled
 # 344 (eleventh session).
