@@ -453,7 +453,9 @@ static TValue *cta_rank_arg(S *s, BArgs *a, int i, const char *fname, const char
 }
 
 static SVal b_bar_op(S *s, Node *call, Node *self, Opcode opc, const char *name) {
-  static const Spec sp1 = {{"bar", "cta"}, 1}; /* cta = r: the mbarrier at bar's offset in CTA rank r of the cluster */
+  /* cta = r: the mbarrier at bar's offset in CTA rank r of the cluster; each = true: every thread of the group
+   * arrives, not one elected thread (each releases its own reads and writes; the mbarrier counts them all) */
+  static const Spec sp1 = {{"bar", "cta", "each"}, 1};
   static const Spec sp2e = {{"bar", "bytes"}, 2};
   static const Spec sp2w = {{"bar", "phase"}, 2};
   BArgs a;
@@ -480,7 +482,32 @@ static SVal b_bar_op(S *s, Node *call, Node *self, Opcode opc, const char *name)
     if (!(ops[1] = cta_rank_arg(s, &a, 1, name, "arrives on"))) return sv_err();
     n = 2;
   }
-  emit(s, opc, call->loc, n, ops, NULL);
+  bool each = false;
+  if (opc == OP_BAR_ARRIVE && a.given[2]) {
+    if (a.v[2].k != V_BOOL) {
+      dg_error(s->c, a.loc[2], "barrier_arrive(..., each = ...) takes a compile-time true or false, not %s",
+               sv_desc(s, a.v[2]));
+      return sv_err();
+    }
+    each = a.v[2].i;
+    if (each && a.given[1]) {
+      dg_error(s->c, a.loc[2], "barrier_arrive(..., each = true) arrives on this CTA's mbarrier; with cta = r "
+                               "one elected thread arrives");
+      return sv_err();
+    }
+    /* every thread of the group arrives: fewer expected arrivals would end the phase before the last of them */
+    TOp *al = b->def;
+    while (al && al->opc != OP_BAR_ALLOC && al->nopnds) al = al->opnds[0]->def;
+    int threads = s->warps * 32;
+    if (each && al && al->opc == OP_BAR_ALLOC && al->ival2 < threads) {
+      dg_error(s->c, a.loc[2], "barrier_arrive(..., each = true): the %d threads of this %s arrive, but the "
+                               "mbarrier expects %lld arrivals a phase (mbarrier(n, arrive = ...) counts them all)",
+               threads, s->in_task ? "task" : "kernel", (long long)al->ival2);
+      return sv_err();
+    }
+  }
+  TOp *op = emit(s, opc, call->loc, n, ops, NULL);
+  if (op && each) op->ival = 1;
   return (SVal){.k = V_VOID};
 }
 

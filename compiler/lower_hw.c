@@ -801,7 +801,10 @@ bool lw_hw_op(Lw *L, TOp *op) {
   }
   case OP_BAR_ARRIVE:
     if (op->nopnds == 2) arrive_remote(L, op->opnds[0], lw_get(L, op->opnds[1])->v[0]);
-    else arrive_elected(L, op->opnds[0]);
+    else if (op->ival) { /* each = true: every thread's own arrival */
+      MlirValue b = bar_addr(L, op->opnds[0]);
+      lw_asm(L, "mbarrier.arrive.shared::cta.b64 _, [$0];", "l", 1, &b, (MlirType){0}, true);
+    } else arrive_elected(L, op->opnds[0]);
     return true;
   case OP_BAR_WAIT:
     try_wait(L, bar_addr(L, op->opnds[0]), lw_get(L, op->opnds[1])->v[0]);

@@ -815,7 +815,8 @@ static Pending check_arrives(Ctx *c, TBlock *b, Pending in) {
       break;
     case OP_BAR_ARRIVE:
     case OP_MMA_WAIT:
-      if (p.kind && (op->opc == OP_BAR_ARRIVE || op->pred)) {
+      /* barrier_arrive(..., each = true): every thread releases its own accesses */
+      if (p.kind && (op->opc == OP_BAR_ARRIVE ? !op->ival : op->pred != 0)) {
         const char *what = op->opc == OP_BAR_ARRIVE ? "barrier_arrive" : "mma_wait(..., release = ...)";
         int before = c->nerrors;
         if (p.kind == OP_SMEM_STORE)
@@ -826,8 +827,13 @@ static Pending check_arrives(Ctx *c, TBlock *b, Pending in) {
           dg_error(c, op->loc, "%s after %s without task_barrier(): only one elected thread "
                                "arrives, so the other threads may still be reading when the buffer is released", what,
                    ir_opname(p.at->opc));
-        if (c->nerrors > before)
+        if (c->nerrors > before) {
           dg_note(c, p.at->loc, "the %s%s is here", ir_opname(p.at->opc), p.back ? " of the previous iteration" : "");
+          if (op->opc == OP_BAR_ARRIVE && (p.at->opc == OP_SMEM_READ || p.at->opc == OP_SMEM_WRITE ||
+                                           p.at->opc == OP_SMEM_STORE || p.at->opc == OP_SMEM_LOAD))
+            dg_note(c, op->loc, "or let every thread arrive, each after its own accesses: barrier_arrive(..., "
+                                "each = true), with the mbarrier's arrive count covering them all");
+        }
       }
       p = gen_apply(op_gen(op), p);
       break;
@@ -843,8 +849,13 @@ static Pending check_arrives(Ctx *c, TBlock *b, Pending in) {
         else
           dg_error(c, op->loc, "mma_async after tmem_load without task_barrier(): one elected thread issues the MMA, "
                                "so the other threads may still be reading tensor memory it writes");
-        if (c->nerrors > before)
+        if (c->nerrors > before) {
           dg_note(c, p.at->loc, "the %s%s is here", ir_opname(p.at->opc), p.back ? " of the previous iteration" : "");
+          if (op->opc == OP_BAR_ARRIVE && (p.at->opc == OP_SMEM_READ || p.at->opc == OP_SMEM_WRITE ||
+                                           p.at->opc == OP_SMEM_STORE || p.at->opc == OP_SMEM_LOAD))
+            dg_note(c, op->loc, "or let every thread arrive, each after its own accesses: barrier_arrive(..., "
+                                "each = true), with the mbarrier's arrive count covering them all");
+        }
         p = (Pending){0};
       }
       break;
