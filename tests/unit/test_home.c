@@ -1,6 +1,7 @@
 /* test_home.c - loop accumulators homed in shared memory (compiler/home.c):
- * which loops and values move, the shared-memory budget, and the homed
- * kernel on the emulator against C. */
+ * which loops and values move, the shared-memory budget, hm_check's
+ * barriers where a homed value's load and store layouts differ, and the
+ * homed kernel on the emulator against C. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "tilec_int.h"
 #include "testutil.h"
 #include "tile/tilec.h"
 #include "../../emu/emu.h"
@@ -130,11 +132,90 @@ static void test_runs(void **state) {
   free(ptx);
 }
 
+/* hm_check (after layouts): where a homed value is loaded in one layout
+ * and stored from another, barriers go before the body's first load of it
+ * and before the store. No shipped kernel gets differing layouts (the
+ * homed load takes the layout of what it is added to), so the test builds
+ * the kernel with the internal API and gives the stored value another
+ * layout by hand. */
+static int count_bars(TBlock *b) {
+  int n = 0;
+  for (TOp *op = b->first; op; op = op->next) n += op->opc == OP_NAMED_BAR;
+  return n;
+}
+
+static bool is_home(const TValue *v) { return v->def && v->def->opc == OP_SMEM_ALLOC && (v->def->flags & OPF_HOME); }
+
+static void test_check_barriers(void **state) {
+  (void)state;
+  Ctx *c = calloc(1, sizeof *c);
+  assert_non_null(c);
+  ar_init(&c->arena);
+  tilec_options_init(&c->opts);
+  c->opts.emit = TILEC_EMIT_TIR;
+  c->sm = 90;
+  c->arch = "sm_90a";
+  Program *prog = ar_alloc(&c->arena, sizeof *prog);
+  c->prog = prog;
+  Vec imports = {0};
+  size_t plen = 0;
+  const char *pre = tc_stdlib_lookup("std/prelude.tile", &plen);
+  assert_non_null(pre);
+  ps_parse(c, cx_add_source(c, "<tile>/std/prelude.tile", pre, plen, true), prog, &imports);
+  ps_parse(c, cx_add_source(c, "home.tile", source, strlen(source), false), prog, &imports);
+  TModule *m = ar_alloc(&c->arena, sizeof *m);
+  bool ok = c->nerrors == 0 && sm_build(c, prog, m) && pass_run(c, m);
+  if (!ok) print_error("%s\n", c->diags.data ? c->diags.data : "");
+  assert_true(ok);
+  TFunc *f = m->kernels.data[0];
+  TOp *loop = NULL;
+  for (TOp *op = f->body->first; op; op = op->next)
+    if (op->opc == OP_FOR) loop = op;
+  assert_non_null(loop);
+  TBlock *body = loop->regions[0];
+  assert_int_equal(count_bars(body), 0); /* same layouts: nothing to order */
+  /* the homed stores, each value given a layout unlike its load's */
+  int nst = 0;
+  TOp *stores[2] = {NULL, NULL}, *loads[2] = {NULL, NULL};
+  for (TOp *op = body->first; op; op = op->next) {
+    if (op->opc != OP_SMEM_STORE || !is_home(op->opnds[0]) || nst == 2) continue;
+    for (TOp *ld = body->first; ld && !loads[nst]; ld = ld->next)
+      if (ld->opc == OP_SMEM_LOAD && ld->opnds[0] == op->opnds[0]) loads[nst] = ld;
+    assert_non_null(loads[nst]);
+    TValue *v = op->opnds[1];
+    Type *t = ar_alloc(&c->arena, sizeof *t);
+    *t = *v->type;
+    const Layout *other = NULL;
+    for (int vec = 1; vec <= 8 && !other; vec *= 2) {
+      static const int order[1] = {0};
+      const Layout *l = ly_blocked_for(c, t->rank, t->shape, f->warps, vec, order);
+      if (!ly_same(l, v->type->layout, t->rank, t->shape, f->warps)) other = l;
+    }
+    assert_non_null(other);
+    t->layout = other;
+    v->type = t;
+    stores[nst++] = op;
+  }
+  assert_int_equal(nst, 2); /* a and b */
+  hm_check(c, f);
+  assert_int_equal(count_bars(body), 4);
+  for (int i = 0; i < 2; i++) {
+    assert_true(stores[i]->prev && stores[i]->prev->opc == OP_NAMED_BAR);
+    /* the first load of each: a barrier right before it (the second value's
+     * first load may follow the first's barrier and load) */
+    assert_true(loads[i]->prev && loads[i]->prev->opc == OP_NAMED_BAR);
+  }
+  buf_free(&c->diags);
+  ar_free(&c->arena);
+  free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_wide_homed),
       cmocka_unit_test(test_narrow_stays),
       cmocka_unit_test(test_budget),
+      cmocka_unit_test(test_check_barriers),
       cmocka_unit_test(test_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
