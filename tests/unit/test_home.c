@@ -148,25 +148,8 @@ static bool is_home(const TValue *v) { return v->def && v->def->opc == OP_SMEM_A
 
 static void test_check_barriers(void **state) {
   (void)state;
-  Ctx *c = calloc(1, sizeof *c);
-  assert_non_null(c);
-  ar_init(&c->arena);
-  tilec_options_init(&c->opts);
-  c->opts.emit = TILEC_EMIT_TIR;
-  c->sm = 90;
-  c->arch = "sm_90a";
-  Program *prog = ar_alloc(&c->arena, sizeof *prog);
-  c->prog = prog;
-  Vec imports = {0};
-  size_t plen = 0;
-  const char *pre = tc_stdlib_lookup("std/prelude.tile", &plen);
-  assert_non_null(pre);
-  ps_parse(c, cx_add_source(c, "<tile>/std/prelude.tile", pre, plen, true), prog, &imports);
-  ps_parse(c, cx_add_source(c, "home.tile", source, strlen(source), false), prog, &imports);
-  TModule *m = ar_alloc(&c->arena, sizeof *m);
-  bool ok = c->nerrors == 0 && sm_build(c, prog, m) && pass_run(c, m);
-  if (!ok) print_error("%s\n", c->diags.data ? c->diags.data : "");
-  assert_true(ok);
+  TModule *m = NULL;
+  Ctx *c = tu_build("home.tile", source, NULL, 0, &m);
   TFunc *f = m->kernels.data[0];
   TOp *loop = NULL;
   for (TOp *op = f->body->first; op; op = op->next)
@@ -205,9 +188,7 @@ static void test_check_barriers(void **state) {
      * first load may follow the first's barrier and load) */
     assert_true(loads[i]->prev && loads[i]->prev->opc == OP_NAMED_BAR);
   }
-  buf_free(&c->diags);
-  ar_free(&c->arena);
-  free(c);
+  tu_ctx_free(c);
 }
 
 int main(void) {

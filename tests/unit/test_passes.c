@@ -606,28 +606,8 @@ static void verify_op(TOp *op, void *ud) {
 /* parse (with the prelude) + sema + passes on a hand-built context, then
  * verify every op; returns the number of ops checked. */
 static int verify_source(const char *name, const char *src, const tilec_define *defs, int nd) {
-  Ctx *c = calloc(1, sizeof *c);
-  ar_init(&c->arena);
-  tilec_options_init(&c->opts);
-  c->opts.emit = TILEC_EMIT_TIR;
-  c->opts.defines = defs;
-  c->opts.ndefines = nd;
-  c->sm = 90;
-  c->arch = "sm_90a";
-  Program *prog = ar_alloc(&c->arena, sizeof *prog);
-  c->prog = prog;
-  Vec imports = {0};
-  size_t plen = 0;
-  const char *pre = tc_stdlib_lookup("std/prelude.tile", &plen);
-  assert_non_null(pre);
-  ps_parse(c, cx_add_source(c, "<tile>/std/prelude.tile", pre, plen, true), prog, &imports);
-  ps_parse(c, cx_add_source(c, name, src, strlen(src), false), prog, &imports);
-  TModule *m = ar_alloc(&c->arena, sizeof *m);
-  bool ok = c->nerrors == 0 && sm_build(c, prog, m) && pass_run(c, m);
-  if (!ok) {
-    print_error("%s did not compile:\n%s\n", name, c->diags.data ? c->diags.data : "");
-    fail();
-  }
+  TModule *m = NULL;
+  Ctx *c = tu_build(name, src, defs, nd, &m);
   int checked = 0;
   for (int k = 0; k < m->kernels.len; k++) {
     TFunc *f = m->kernels.data[k];
@@ -643,9 +623,7 @@ static int verify_source(const char *name, const char *src, const tilec_define *
     assert_true(vv.nops > 0);
     checked += vv.nchecked;
   }
-  buf_free(&c->diags);
-  ar_free(&c->arena);
-  free(c);
+  tu_ctx_free(c);
   return checked;
 }
 

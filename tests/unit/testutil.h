@@ -163,6 +163,42 @@ static inline char *tir_dn(const char *src, const tilec_define *defs, int nd, in
   return s;
 }
 
+/* src (named name, with the prelude) parsed, checked and through the
+ * passes on a context of its own, for tests that walk or change the
+ * in-memory TIR; *m gets the module; a compile error fails the test.
+ * tu_ctx_free ends it. */
+static inline Ctx *tu_build(const char *name, const char *src, const tilec_define *defs, int nd, TModule **m) {
+  Ctx *c = calloc(1, sizeof *c);
+  assert_non_null(c);
+  ar_init(&c->arena);
+  tilec_options_init(&c->opts);
+  c->opts.emit = TILEC_EMIT_TIR;
+  c->opts.defines = defs;
+  c->opts.ndefines = nd;
+  c->sm = 90;
+  c->arch = "sm_90a";
+  Program *prog = ar_alloc(&c->arena, sizeof *prog);
+  c->prog = prog;
+  Vec imports = {0};
+  size_t plen = 0;
+  const char *pre = tc_stdlib_lookup("std/prelude.tile", &plen);
+  assert_non_null(pre);
+  ps_parse(c, cx_add_source(c, "<tile>/std/prelude.tile", pre, plen, true), prog, &imports);
+  ps_parse(c, cx_add_source(c, name, src, strlen(src), false), prog, &imports);
+  *m = ar_alloc(&c->arena, sizeof **m);
+  if (!(c->nerrors == 0 && sm_build(c, prog, *m) && pass_run(c, *m))) {
+    print_error("%s did not compile:\n%s\n", name, c->diags.data ? c->diags.data : "");
+    fail();
+  }
+  return c;
+}
+
+static inline void tu_ctx_free(Ctx *c) {
+  buf_free(&c->diags);
+  ar_free(&c->arena);
+  free(c);
+}
+
 static inline char *tir_d(const char *src, const tilec_define *defs, int nd) { return tir_dn(src, defs, nd, 0); }
 static inline char *tir(const char *src) { return tir_d(src, NULL, 0); }
 
