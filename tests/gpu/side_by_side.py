@@ -41,15 +41,11 @@ class JfaTensor(C.Structure):
                 ("shape", C.c_int64 * 4), ("stride", C.c_int64 * 4)]
 
 
-class JfaParams(C.Structure):       # jfa.h's jfa_params, field for field
-    _fields_ = [("batch", C.c_int64), ("cu_seqlens", C.c_void_p), ("cu_seqlens_64bit", C.c_int),
-                ("heads", C.c_int), ("head_dim", C.c_int), ("causal", C.c_int), ("num_q", C.c_int64),
-                ("softmax_scale", C.c_float), ("no_zigzag", C.c_int), ("no_split", C.c_int),
-                ("num_ctas", C.c_int), ("passes", C.c_int), ("deterministic", C.c_int),
-                ("window", C.c_int), ("window_left", C.c_int), ("window_right", C.c_int), ("softcap", C.c_float),
-                ("alibi_slopes", C.POINTER(C.c_float)), ("variant", C.c_char_p),
-                ("variant_args", C.POINTER(C.c_int32)), ("nvariant_args", C.c_int),
-                ("block_mask", C.c_void_p), ("block_mask_mode", C.c_int), ("block_mask_bytes", C.c_int64)]
+# jfa.h's jfa_params: the Python package's mirror, which its tests compare
+# with the header field for field (a copy here fell behind when cta_pair
+# was added, and jfa_plan_create read the garbage after it)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from tile._lib import JfaParams  # noqa: E402
 
 
 JFA_MASK_PER_BATCH, JFA_MASK_PER_SEQUENCE = 1, 2
