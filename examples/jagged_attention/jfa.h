@@ -199,7 +199,8 @@ tile_status jfa_varlen_fwd(jfa_lib *lib, const jfa_tensor *q, const jfa_tensor *
  * a KV block of 128 keys and head) and its workspace (jfa_bwd_workspace_bytes
  * says how much: the f32 dQ accumulator, the LSE in log2 units and Delta =
  * rowsum(dO * O), and in deterministic mode one counter per (head, 64-row
- * query block)); run one backward pass of a plan at a time (one plan per
+ * query block), otherwise the counter by which the CTAs take their work
+ * items); run one backward pass of a plan at a time (one plan per
  * stream). deterministic = 1 adds each dQ block's contributions in a fixed
  * order, so dq is bitwise the same from run to run (the KV blocks of one
  * sequence in order; broadcast-Q: sequence by sequence); its CTAs wait for

@@ -17,6 +17,7 @@ enum { P_Q, P_K, P_V, P_DO, P_LSE2, P_DELTA, P_DQ_ACC, P_DK_T = 21, P_DV_T, NPAR
 struct jfa_bwd_state {
   tile_kernel *k, *pre, *post;
   int pair;                     /* the CTA pair's kernel (jfa_params.cta_pair where it is built): clusters of 2 */
+  int dyn;                      /* the kernel takes its items from one list by a counter (jfa_bwd.tile's DYN) */
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
@@ -75,12 +76,72 @@ void jfa_bwd_items_free(jfa_bwd_items *it) {
   memset(it, 0, sizeof *it);
 }
 
-tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, jfa_bwd_items *it) {
+tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, int dyn, jfa_bwd_items *it) {
   memset(it, 0, sizeof *it);
-  return jfa_bwd_items_rebuild(p, ctas, pair, it);
+  return jfa_bwd_items_rebuild(p, ctas, pair, dyn, it);
 }
 
-tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, jfa_bwd_items *it) {
+/* A DYN kernel's list (jfa_bwd.tile, DYN): its CTAs take the items in
+ * list order, each the next one when it is free. The order: the sequences
+ * by their heaviest item, descending (ties in batch order; no_zigzag: in
+ * batch order), and each sequence's items head by head, KV blocks
+ * ascending. Items that share
+ * query blocks (a head's neighbouring KV blocks) are then taken one after
+ * another and run at about the same time, whichever CTAs take them and
+ * however far the CTAs' speeds drift apart, so their Q, dO and dQ
+ * accumulator lines are reused in L2; and the heaviest work goes first.
+ * Each item lands straight in its place: sequence b's items start at at[b],
+ * item (b, h, n) at at[b] + h * nb + n. */
+typedef struct seq_key {
+  int32_t cost, b;
+} seq_key;
+
+static int seq_key_cmp(const void *x, const void *y) {
+  const seq_key *a = x, *b = y;
+  if (a->cost != b->cost) return a->cost > b->cost ? -1 : 1;
+  return (a->b > b->b) - (a->b < b->b);
+}
+
+static tile_status dyn_order(const jfa_params *p, int64_t KB, jfa_bwd_items *it) {
+  int64_t B = p->batch, H = p->heads, n = it->sched.ntiles;
+  seq_key *key = malloc((size_t)B * sizeof *key);
+  int64_t *at = malloc((size_t)B * sizeof *at);
+  int32_t *out = malloc((size_t)(n ? n : 1) * 8 * sizeof *out);
+  tile_status st = TILE_OK;
+  if (!key || !at || !out) {
+    st = tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory for %lld backward items", (long long)n);
+    goto done;
+  }
+  for (int64_t b = 0; b < B; b++) key[b].cost = -1, key[b].b = (int32_t)b;
+  for (int64_t i = 0; i < n && !p->no_zigzag; i++) { /* no_zigzag: the sequences in batch order */
+    const int32_t *w = it->work + 8 * i;
+    if (w[4] - w[3] > key[w[0]].cost) key[w[0]].cost = w[4] - w[3];
+  }
+  qsort(key, (size_t)B, sizeof *key, seq_key_cmp);
+  int64_t pos = 0;
+  for (int64_t r = 0; r < B; r++) {
+    int64_t b = key[r].b, L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
+    at[b] = pos;
+    pos += H * ((L + KB - 1) / KB);
+  }
+  if (pos != n) {
+    st = tile_set_error(TILE_ERR_INVALID, "jfa: internal error: %lld backward items, %lld KV blocks", (long long)n,
+                        (long long)pos);
+    goto done;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    const int32_t *w = it->work + 8 * i;
+    int64_t b = w[0], L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
+    memcpy(out + 8 * (at[b] + w[1] * ((L + KB - 1) / KB) + w[2]), w, 8 * sizeof *w);
+  }
+  free(it->work);
+  it->work = out, out = NULL;
+done:
+  free(key), free(at), free(out);
+  return st;
+}
+
+tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, int dyn, jfa_bwd_items *it) {
   int64_t B = p->batch, H = p->heads, NQ = p->num_q;
   int bcast = NQ > 0, det = p->deterministic != 0;
   /* an item's keys and a step's query rows: the pair's twice one CTA's */
@@ -181,6 +242,7 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, jfa_b
     w[7] = (int32_t)(bcast ? ((int64_t)b * H + h) * nqb : h * nqb + qb0[b]); /* workspace row of its Q block 0 */
   }
   free(qb0), free(kb0);
+  if (st == TILE_OK && dyn && !det && !pair) st = dyn_order(p, KB, it);
   if (st == TILE_OK && det)
     for (int c = 0; c < owners; c++)
       qsort(it->work + 8 * (int64_t)it->sched.cta_start[c],
@@ -233,6 +295,11 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s runs in clusters of %d CTAs; the plan's backward wants "
                                                "%s", ki->name, ki->cluster[0],
                           s->pair ? "the CTA pair's (clusters of 2: jfa_bwd.d128.VARIANT.pair)" : "one CTA's");
+  const char *dyn = tile_kernel_const(ki, "DYN");
+  s->dyn = dyn && !strcmp(dyn, "true");
+  if (s->dyn && (det || s->pair))
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s takes its items by a counter (DYN = true), which the "
+                                               "%s backward does not", ki->name, det ? "deterministic" : "CTA pair's");
   if (ki->nparams < NPARAMS_BWD || ki->params[P_DK_T].kind != TILE_PARAM_TMA ||
       ki->params[P_DV_T].kind != TILE_PARAM_TMA)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s is older than this library: it has no TMA "
@@ -254,14 +321,14 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   *same = 0;
   s->q_rows = bcast ? NQ : T;
   s->o_rows = bcast ? B * NQ : T;
-  tile_status st = jfa_bwd_items_rebuild(p, plan->ctas, s->pair, &s->it);
+  tile_status st = jfa_bwd_items_rebuild(p, plan->ctas, s->pair, s->dyn, &s->it);
   if (st != TILE_OK) return st;
   const jfa_bwd_items *it = &s->it;
   if (B > 0 && it->sched.reused) return *same = 1, TILE_OK;
   s->nitems = it->nitems;
   s->nqb = it->nqb;
   s->ws_rows = it->ws_rows;
-  s->nsem = det ? H * it->nqb : 0;
+  s->nsem = det ? H * it->nqb : s->dyn; /* deterministic: the dQ blocks' counters; DYN: the item counter */
   s->max_cta_cost = it->sched.max_cta_cost;
   s->total_cost = it->sched.total_cost;
   jfa_stage *sg = &plan->stage;
@@ -276,7 +343,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   if (B > 0) {
     jfa_stage_copy(sg, &s->d_lse2, NULL, (size_t)s->ws_rows * 64 * 4);
     jfa_stage_copy(sg, &s->d_delta, NULL, (size_t)s->ws_rows * 64 * 4);
-    if (det) jfa_stage_copy(sg, &s->d_sem, NULL, (size_t)s->nsem * 4);
+    if (s->nsem) jfa_stage_copy(sg, &s->d_sem, NULL, (size_t)s->nsem * 4);
   }
   return TILE_OK;
 }
@@ -300,7 +367,7 @@ tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
     for (int64_t b = 0; b < B; b++) nqb += (jfa_offset_at(p, b + 1) - jfa_offset_at(p, b) + BWD_QB - 1) / BWD_QB;
   int64_t ws_rows = (bcast ? B * H : H) * nqb; /* B = 0: none (broadcast-Q then keeps only the accumulator) */
   size_t total = (size_t)(q_rows * H * D) * 4 + 2 * (size_t)ws_rows * 64 * 4 + (bcast ? 0 : (size_t)nqb * 8);
-  if (p->deterministic) total += (size_t)(H * nqb) * 4;
+  total += p->deterministic ? (size_t)(H * nqb) * 4 : 4; /* the dQ blocks' counters, or the items' counter */
   *bytes = total;
   return TILE_OK;
 }

@@ -167,6 +167,10 @@ tile_status jfa_load_kernel(const jfa_lib *lib, const char *name, int head_dim, 
  * pair: the CTA pair's (jfa_bwd_sm100_pair.tile): items of 256 keys, query
  * blocks of 128 rows, a work list per pair of CTAs (ctas / 2 of them); the
  * workspace row stays in rows of 64.
+ * dyn: the list of a DYN kernel (jfa_bwd.tile), which its CTAs take item by
+ * item from a counter: one list, sequences by their heaviest item, each one's
+ * items head by head, KV blocks ascending (dyn_order); sched.cta_start is
+ * then only read for its total. Not with pair or deterministic mode.
  * Self-attention: qbmap, (sequence, block) of each of the nqb query blocks. */
 typedef struct jfa_bwd_items {
   tile_jagged_schedule sched;
@@ -174,11 +178,11 @@ typedef struct jfa_bwd_items {
   int32_t *qbmap;
   int64_t nitems, nqb, ws_rows;
 } jfa_bwd_items;
-tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, jfa_bwd_items *out);
+tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, int dyn, jfa_bwd_items *out);
 /* The same into *it from an earlier build (or zeroed), reusing its arrays;
  * it->sched.reused = 1 when the lengths were those of the last build (the
  * items are then unchanged). On failure *it is freed and zeroed. */
-tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, jfa_bwd_items *it);
+tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, int dyn, jfa_bwd_items *it);
 void jfa_bwd_items_free(jfa_bwd_items *it);
 
 /* jfa_bwd.c: the backward half of a plan (work list, workspace), made by

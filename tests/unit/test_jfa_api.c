@@ -304,7 +304,7 @@ static void test_bwd_workspace(void **state) {
   size_t bytes = 0;
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
   size_t acc = 200 * 2 * 128 * 4, ws = 2 * (size_t)(2 * 4) * 64 * 4, map = 4 * 8;
-  assert_int_equal(bytes, acc + ws + map);
+  assert_int_equal(bytes, acc + ws + map + 4); /* + the DYN kernel's item counter */
   p.deterministic = 1;
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
   assert_int_equal(bytes, acc + ws + map + 2 * 4 * 4);
@@ -312,7 +312,7 @@ static void test_bwd_workspace(void **state) {
   p = params();
   p.num_q = 70;
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
-  assert_int_equal(bytes, (size_t)70 * 2 * 128 * 4 + 2 * (size_t)(3 * 2 * 2) * 64 * 4);
+  assert_int_equal(bytes, (size_t)70 * 2 * 128 * 4 + 2 * (size_t)(3 * 2 * 2) * 64 * 4 + 4);
   p.head_dim = 80;
   expect_err(jfa_bwd_workspace_bytes(&p, &bytes), "head_dim 80");
   expect_err(jfa_bwd_workspace_bytes(&p, NULL), "bytes is NULL");
@@ -363,7 +363,7 @@ static int run_det(const jfa_bwd_items *it, int ctas, int64_t H) {
 
 static void simulate_det(const jfa_params *p, int ctas) {
   jfa_bwd_items it;
-  assert_int_equal(jfa_bwd_items_build(p, ctas, 0, &it), TILE_OK);
+  assert_int_equal(jfa_bwd_items_build(p, ctas, 0, 0, &it), TILE_OK);
   assert_true(run_det(&it, ctas, p->heads));
   /* the check can fail: two items of one CTA that meet the same dQ block,
    * swapped out of rank order, stall it */
@@ -476,7 +476,7 @@ static void test_bwd_pair_items(void **state) {
     p.num_q = round % 3 == 2 ? 1 + (int64_t)(x % 400) : 0;
     int ctas = 2 + 2 * (round % 9) + (round % 4 == 3); /* an odd count: its last CTA idles */
     jfa_bwd_items it;
-    assert_int_equal(jfa_bwd_items_build(&p, ctas, 1, &it), TILE_OK);
+    assert_int_equal(jfa_bwd_items_build(&p, ctas, 1, 0, &it), TILE_OK);
     int owners = ctas / 2;
     assert_int_equal(it.sched.cta_start[owners], it.nitems);
     int64_t H = p.heads, nqb64 = 0, items = 0, qb0 = 0;
@@ -546,7 +546,7 @@ static void test_bwd_window_items(void **state) {
     assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
     int ctas = 1 + (int)(tu_xorshift(&x) % 140);
     jfa_bwd_items it;
-    assert_int_equal(jfa_bwd_items_build(&p, ctas, 0, &it), TILE_OK);
+    assert_int_equal(jfa_bwd_items_build(&p, ctas, 0, 0, &it), TILE_OK);
     int64_t kb0[42] = {0};
     for (int b = 0; b < B; b++) kb0[b + 1] = kb0[b] + (off[b + 1] - off[b] + BWD_KB - 1) / BWD_KB;
     assert_int_equal(it.nitems, kb0[B] * p.heads);
@@ -574,6 +574,74 @@ static void test_bwd_window_items(void **state) {
     assert_int_equal(total, it.sched.total_cost);
     free(seen);
     jfa_bwd_items_free(&it);
+  }
+}
+
+/* A DYN kernel's list (jfa_bwd_items_build with dyn = 1): the same items as
+ * the CTAs' lists, each once, now as one list: each sequence's items
+ * together, head by head, KV blocks ascending, the sequences by their
+ * heaviest item descending (ties, and no_zigzag: in batch order); self,
+ * causal, windows and broadcast-Q. In deterministic mode dyn changes
+ * nothing. */
+static void test_bwd_dyn_items(void **state) {
+  (void)state;
+  uint64_t x = 0x2545f4914f6cdd1dull;
+  for (int round = 0; round < 48; round++) {
+    int32_t off[41];
+    int B = 1 + (int)(tu_xorshift(&x) % 40);
+    off[0] = 0;
+    for (int b = 0; b < B; b++) off[b + 1] = off[b] + (int32_t)(tu_xorshift(&x) % 2000) * (round % 7 != 0 || b % 2);
+    jfa_params p = params();
+    p.batch = B;
+    p.cu_seqlens = off;
+    p.heads = 1 + round % 3;
+    p.passes = JFA_BWD;
+    p.causal = round % 4 == 1;
+    if (round % 4 == 2) p.window = 1, p.window_left = 100 + round * 7, p.window_right = round % 3 ? 0 : 50;
+    if (round % 4 == 3) p.num_q = 1 + (int64_t)(tu_xorshift(&x) % 300);
+    p.deterministic = round % 8 == 7;
+    p.no_zigzag = round % 5 == 4;
+    assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+    int ctas = 1 + (int)(tu_xorshift(&x) % 140);
+    jfa_bwd_items st, dy;
+    assert_int_equal(jfa_bwd_items_build(&p, ctas, 0, 0, &st), TILE_OK);
+    assert_int_equal(jfa_bwd_items_build(&p, ctas, 0, 1, &dy), TILE_OK);
+    assert_int_equal(dy.nitems, st.nitems);
+    assert_int_equal(dy.sched.cta_start[ctas], dy.nitems); /* all a DYN kernel reads of the lists */
+    if (p.deterministic) { /* unchanged: the deterministic kernel keeps its lists */
+      assert_memory_equal(dy.work, st.work, (size_t)st.nitems * 32);
+      jfa_bwd_items_free(&st), jfa_bwd_items_free(&dy);
+      continue;
+    }
+    /* every static item exactly once, unchanged (found by its (b, h, n)) */
+    int64_t kb0[42] = {0};
+    for (int b = 0; b < B; b++) kb0[b + 1] = kb0[b] + (off[b + 1] - off[b] + BWD_KB - 1) / BWD_KB;
+    int32_t **slot = calloc((size_t)(st.nitems ? st.nitems : 1), sizeof *slot);
+    for (int64_t i = 0; i < st.nitems; i++) {
+      int32_t *w = st.work + 8 * i;
+      slot[kb0[w[0]] * p.heads + (int64_t)w[1] * (kb0[w[0] + 1] - kb0[w[0]]) + w[2]] = w;
+    }
+    int32_t heaviest[40], prev_cost = INT32_MAX, prev_b = -1;
+    for (int b = 0; b < B; b++) heaviest[b] = -1;
+    for (int64_t i = 0; i < st.nitems; i++) {
+      int32_t *w = st.work + 8 * i;
+      if (w[4] - w[3] > heaviest[w[0]] && !p.no_zigzag) heaviest[w[0]] = w[4] - w[3]; /* no_zigzag: b order */
+    }
+    for (int64_t i = 0; i < dy.nitems;) {
+      int32_t b = dy.work[8 * i], nb = (int32_t)(kb0[b + 1] - kb0[b]);
+      /* sequence b's items next, all of them, in (h, n) order */
+      assert_true(heaviest[b] < prev_cost || (heaviest[b] == prev_cost && b > prev_b));
+      for (int32_t h = 0; h < p.heads; h++)
+        for (int32_t n = 0; n < nb; n++, i++) {
+          const int32_t *w = dy.work + 8 * i, *want = slot[kb0[b] * p.heads + (int64_t)h * nb + n];
+          assert_non_null(want);
+          assert_memory_equal(w, want, 32);
+          slot[kb0[b] * p.heads + (int64_t)h * nb + n] = NULL; /* once */
+        }
+      prev_cost = heaviest[b], prev_b = b;
+    }
+    free(slot);
+    jfa_bwd_items_free(&st), jfa_bwd_items_free(&dy);
   }
 }
 
@@ -650,7 +718,7 @@ static void test_block_mask(void **state) {
     r.block_mask = m, r.block_mask_mode = JFA_MASK_PER_SEQUENCE, r.block_mask_bytes = bytes;
     assert_int_equal(jfa_check_params(&r, NULL), TILE_OK);
     jfa_bwd_items it;
-    assert_int_equal(jfa_bwd_items_build(&r, 1 + (int)(tu_xorshift(&x) % 100), 0, &it), TILE_OK);
+    assert_int_equal(jfa_bwd_items_build(&r, 1 + (int)(tu_xorshift(&x) % 100), 0, 0, &it), TILE_OK);
     int64_t first[31], total = 0;
     first[0] = 0;
     for (int b = 0; b < B; b++) first[b + 1] = first[b] + ((o[b + 1] - o[b] + 127) / 128) * ((o[b + 1] - o[b] + 127) / 128);
@@ -1043,6 +1111,7 @@ int main(void) {
       cmocka_unit_test(test_bwd_det_order),
       cmocka_unit_test(test_bwd_pair_items),
       cmocka_unit_test(test_bwd_window_items),
+      cmocka_unit_test(test_bwd_dyn_items),
       cmocka_unit_test(test_block_mask),
       cmocka_unit_test(test_hostile_batch),
       cmocka_unit_test(test_hostile_offsets),
