@@ -358,7 +358,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         tile_jagged_schedule_free(&s);
       }
       jfa_bwd_items it;
-      if (jfa_bwd_items_build(&p, ctas, 0, &it) == TILE_OK) jfa_bwd_items_free(&it);
+      if (jfa_bwd_items_build(&p, ctas, 0, ctas & 1, &it) == TILE_OK) jfa_bwd_items_free(&it); /* dyn: odd */
     }
   }
   free(off64);
