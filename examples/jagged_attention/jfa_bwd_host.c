@@ -280,6 +280,10 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
   size_t no = (size_t)d.orows * row;
   if (no) CHECK(tile_memcpy_dtoh(d.o, d.go, no * 2));
   CHECK(tile_memcpy_dtoh(d.lse, d.glse, d.lse_count * 4 + 4));
+  if (!det) /* the checked call is the plan's second: it must not build on what the first left in the workspace
+               (the f32 dQ accumulator's sums, the item counter DYN's CTAs took their items by); deterministic
+               mode's repeat below checks the same */
+    CHECK(jfa_plan_backward(plan, &t[5], &t[0], &t[1], &t[2], &t[3], &t[4], &t[6], &t[7], &t[8], NULL));
   poison(&d, row);
   CHECK(jfa_plan_backward(plan, &t[5], &t[0], &t[1], &t[2], &t[3], &t[4], &t[6], &t[7], &t[8], NULL));
   CHECK(tile_synchronize());

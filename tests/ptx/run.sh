@@ -830,7 +830,8 @@ fi
 # read transposed from shared memory, imm-trans-a 1), dS stored transposed
 # by stmatrix.trans, dQ added by TMA reduce-add, the packed producer/reducer warpgroup at 24
 # registers and the consumers at 240; deterministic mode's counters (acquire
-# loads, release stores, the reduce's writes waited for). ptxas: no
+# loads, release stores, the reduce's writes waited for); otherwise the
+# items' counter (DYN). ptxas: no
 # serialized or fenced-up wgmmas; no spills at D = 64; at D = 128 at most 64
 # bytes (the producer's and reducer's per-item scalars at 24 registers).
 JB=examples/jagged_attention/jfa_bwd.tile
@@ -891,6 +892,8 @@ for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128
     check "$name" "hands the turn on (release)" "$ptx" "st\.release\.gpu\.global\.b32"
     check "$name" "the adds are written before the release" "$ptx" "cp\.async\.bulk\.wait_group 0;"
   else
+    # DYN: the items taken by an atomic counter; no other counters
+    check "$name" "items taken by a counter (DYN)" "$ptx" "atom\.acq_rel\.gpu\.global\.add\.u32"
     check_not "$name" "no counters" "$ptx" "ld\.acquire"
   fi
   if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
