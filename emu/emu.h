@@ -348,7 +348,8 @@ typedef struct EmLaunch {
   uint64_t seed;       /* the scheduler's seed (EM_SCHED_DEFAULT: 0 round-robin, else random) */
   int sched;           /* EmSched */
   bool no_checks;      /* true: no race, proxy or uninitialized-read checks of shared memory (check.c) */
-  uint64_t max_steps;  /* per CTA, 0: a default; a kernel that runs past it is reported as a hang */
+  uint64_t max_steps;  /* per CTA, 0: a default (sched.c: 2e8 for each CTA of the grid, up to 8); a kernel
+                          that runs past it is reported as a hang */
   const EmRange *ranges; /* the global memory a kernel may touch (its allocations); NULL: unchecked */
   int nranges;
   unsigned cluster[3]; /* the cluster shape (0 0 0 or 1 1 1: none given; the kernel's .reqnctapercluster then) */

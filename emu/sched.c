@@ -89,8 +89,17 @@ EmSched em_sched_of(const EmLaunch *l) {
  * others of the cluster did: `quiet`). wake: its spinning threads look
  * again. Sets *moved (a thread did more than spin), *left (threads remain),
  * *spinning; false when the CTA failed. */
+/* The default step budget of one CTA: EM_DEFAULT_STEPS for each CTA of the
+ * grid, up to 8. CTAs run one at a time here, so a persistent kernel whose
+ * CTAs take their work from a shared counter (the attention backward's
+ * DYN) runs the whole grid's work on its first CTA. */
+static uint64_t default_steps(const EmLaunch *l) {
+  uint64_t n = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
+  return EM_DEFAULT_STEPS * (n < 1 ? 1 : n > 8 ? 8 : n);
+}
+
 static bool cta_round(Cta *c, bool wake, bool quiet, bool *moved, bool *completed, bool *left, bool *spinning) {
-  uint64_t max = c->l->max_steps ? c->l->max_steps : EM_DEFAULT_STEPS;
+  uint64_t max = c->l->max_steps ? c->l->max_steps : default_steps(c->l);
   int nw = (c->n + 31) / 32, *order = c->order;
   *moved = *left = *spinning = *completed = false;
   for (int k = 0; c->sched != EM_SCHED_RR && k < nw; k++) {

@@ -171,7 +171,7 @@ $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(eval $(call jfa_rules,$(d),$(v)
 JFA_FWD_VARIANTS := window softcap alibi prefix_lm blocksparse
 # soft-capping, ALiBi and block-sparse over causal attention too: the same files, CAUSAL on
 JFA_CAUSAL_VARIANTS := softcap alibi blocksparse
-JFA_VAR_SRC := $(JFA_DIR)/jfa_kernels.tile $(JFA_DIR)/jfa_variant.tile
+JFA_VAR_SRC := $(JFA_DIR)/jfa_kernels.tile $(JFA_DIR)/jfa_variant.tile $(JFA_DIR)/jfa_dyn.tile
 JFA_VAR_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_90a.cubin))
 define jfa_var_rules
 $(B)/examples/jfa_fwd.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/variants/$(2).tile $(JFA_SRC) $(JFA_VAR_SRC) $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
@@ -211,11 +211,12 @@ $(foreach d,64 128,$(foreach v,self bcast,$(eval $(call jfa_combine_rules,$(d),$
 JFA_BWD_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(B)/examples/jfa_bwd.d$(d).$(t).sm_90a.cubin)))
 JFA_BWD_PRE := $(foreach d,64 128,$(foreach v,self bcast,$(B)/examples/jfa_bwd_pre.d$(d).$(v).sm_90a.cubin))
 jfa_det = $(if $(findstring .det,$(1)),-D DET=true,)
+JFA_BWD_SRC := $(JFA_DIR)/jfa_bwd.tile $(JFA_DIR)/jfa_variant.tile $(JFA_DIR)/jfa_dyn.tile
 define jfa_bwd_rules
-$(B)/examples/jfa_bwd.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
+$(B)/examples/jfa_bwd.d$(1).$(2).sm_90a.cubin: $(JFA_BWD_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(basename $(2))) $(call jfa_det,$(2)) -o $$@ $(JFA_DIR)/jfa_bwd.tile
-$(B)/examples/jfa_bwd.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
+$(B)/examples/jfa_bwd.d$(1).$(2).sm_90a.ptx: $(JFA_BWD_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(basename $(2))) $(call jfa_det,$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_bwd.tile
 endef
@@ -270,7 +271,7 @@ $(foreach d,64 128,$(foreach v,self bcast,$(eval $(call jfa_combine_sm100_rules,
 # jfa_kernels.tile import takes the target's kernels), named as Hopper's with
 # sm_100a, so jfa.c finds them by target. The forward only until
 # jfa_bwd_sm100.tile is imported there (a dependency here once it exists).
-JFA_SM100_VAR_SRC := $(JFA_VAR_SRC) $(JFA_SM100_SRC) $(wildcard $(JFA_DIR)/jfa_bwd_sm100.tile)
+JFA_SM100_VAR_SRC := $(JFA_VAR_SRC) $(JFA_SM100_SRC) $(wildcard $(JFA_DIR)/jfa_bwd_sm100.tile) $(JFA_DIR)/jfa_dyn.tile
 JFA_SM100_VAR := $(foreach d,64 128,$(foreach v,$(JFA_FWD_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v).sm_100a.cubin)) \
   $(foreach d,64 128,$(foreach v,$(JFA_CAUSAL_VARIANTS),$(B)/examples/jfa_fwd.d$(d).$(v)_causal.sm_100a.cubin))
 define jfa_var_sm100_rules
@@ -336,7 +337,7 @@ examples: $(JFA_SM100_PAIR_MORE)
 # backward"): the Hopper backward's set (head dim x variant x deterministic
 # or not) with sm_100a, and its small kernels before and after
 # (jfa_bwd_pre.tile), built for sm_100a unchanged
-JFA_BWD_SM100_SRC := $(JFA_DIR)/jfa_bwd_sm100.tile $(JFA_DIR)/jfa_variant.tile
+JFA_BWD_SM100_SRC := $(JFA_DIR)/jfa_bwd_sm100.tile $(JFA_DIR)/jfa_variant.tile $(JFA_DIR)/jfa_dyn.tile
 JFA_BWD_SM100 := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(B)/examples/jfa_bwd.d$(d).$(t).sm_100a.cubin))) \
   $(foreach d,64 128,$(foreach v,self bcast,$(B)/examples/jfa_bwd_pre.d$(d).$(v).sm_100a.cubin))
 define jfa_bwd_sm100_rules
@@ -403,7 +404,7 @@ jfa-ab: $(JFA_AB_CUBINS)
 JFA_BWD_AB := nostsm:--no-stmatrix atomic:DQ_ATOMIC=true dsbf16:DS_BF16=true dsf32:DS_BF16=false noearly:DKV_EARLY=false \
   static:DYN=false
 define jfa_bwd_ab_rules
-$(B)/examples/ab_bwd/$(call jfa_ab_name,$(1))/jfa_bwd.d$(2).$(3).sm_90a.cubin: $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
+$(B)/examples/ab_bwd/$(call jfa_ab_name,$(1))/jfa_bwd.d$(2).$(3).sm_90a.cubin: $(JFA_BWD_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
 	$(B)/bin/tilec -D D=$(2) $(call jfa_defs,$(basename $(3))) $(call jfa_det,$(3)) $(call jfa_ab_flags,$(1),$(2)) -o $$@ $(JFA_DIR)/jfa_bwd.tile
 endef

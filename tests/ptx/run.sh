@@ -433,7 +433,8 @@ fi
 # back (bf16 pairs: 32 columns), dQ read by the dq warps (D columns of lanes
 # 64-127), dK and dV 32 columns at a time; dQ added by TMA reduce-add; no
 # wgmma; a register budget per warpgroup (load, MMA and dq warps 184, the
-# compute warpgroup 240); the metadata's TMEM columns (128 + 3 D, rounded
+# compute warpgroup 240); the items taken by a counter (DYN) but in
+# deterministic mode; the metadata's TMEM columns (128 + 3 D, rounded
 # up to a power of two: 512); ptxas: no spills, no stack frame.
 JB100=examples/jagged_attention/jfa_bwd_sm100.tile
 for d in 64 128; do
@@ -461,6 +462,8 @@ for d in 64 128; do
     check $name "load, MMA and dq warps: 184 registers" "$ptx" "setmaxnreg\.dec\.sync\.aligned\.u32[[:space:]]+184;"
     check $name "compute warpgroup: 240 registers" "$ptx" "setmaxnreg\.(dec|inc)\.sync\.aligned\.u32[[:space:]]+240;"
     check_not $name "no wgmma" "$ptx" "wgmma"
+    if [ $v = self.det ]; then check_not $name "its own list (no counter)" "$ptx" "atom\.acq_rel\.gpu\.global\.add\.u32"
+    else check $name "items taken by a counter (DYN)" "$ptx" "atom\.acq_rel\.gpu\.global\.add\.u32"; fi
     "$TILEC" --arch=sm_100a -D D=$d $defs --emit=meta -o "$tmp/$name.meta" "$JB100"
     check $name "metadata: 512 TMEM columns" "$tmp/$name.meta" "^tmem 512\$"
     # two S^T and dP^T buffers at D = 64 (4 x 64 + 3 x 64 = 448 columns), one at 128 (2 x 64 + 3 x 128 = 512)
