@@ -293,6 +293,21 @@ static SVal b_slice(S *s, Node *call, Node *self) {
   if (dim == 1) { /* whole swizzle blocks of columns */
     int eb = ty_dtype_bytes((DType)v->type->elem.dt);
     int per = v->type->swizzle ? v->type->swizzle / eb : v->type->shape[1];
+    /* one unswizzled row (the LSE of a block of rows): any aligned
+     * power-of-two piece of it, for smem_load (16 bytes at least, TMA's
+     * and vector loads' alignment) */
+    if (!v->type->swizzle && v->type->shape[0] == 1 && a.v[2].k == V_INT) {
+      int min = 16 / eb > 1 ? 16 / eb : 1, cols = v->type->shape[1];
+      int64_t o = a.v[2].i;
+      if (size < min || size > cols || (size & (size - 1)) || o < 0 || o % size || o + size > cols) {
+        dg_error(s->c, call->loc, "a column slice of one unswizzled row (%s) takes a power-of-two piece of at least "
+                                  "%d columns (16 bytes) inside the row, at an offset that is a multiple of its size; "
+                                  "got slice(1, %lld, %lld)",
+                 ty_str(s->c, v->type), min, (long long)o, (long long)size);
+        return sv_err();
+      }
+      per = min;
+    }
     int cols = v->type->shape[1];
     /* a run-time offset must be a multiple of the block by construction
      * (r * 64); that it stays inside the view is the caller's promise, as

@@ -15,6 +15,33 @@ static MlirValue addr_of(Lw *L, TValue *v) { return lw_get(L, v)->v[0]; }
 
 static MlirValue byte_gep(Lw *L, MlirValue base, MlirValue off) { return lw_gep(L, base, off, L->i8, L->ptr3); }
 
+/* Is view's address the same on every trip through any loop: a slot of
+ * one buffer, or a constant slot (k_s[0]), not a ring's run-time one? */
+static bool fixed_view(const TValue *v) {
+  while (v->def && v->def->opc == OP_SLICE) v = v->def->opnds[0];
+  if (!v->def || v->def->opc != OP_SLOT) return true;
+  const TValue *i = v->def->opnds[1], *base = v->def->opnds[0];
+  return (i->def && i->def->opc == OP_CONST) || base->type->nbuf <= 1;
+}
+
+/* The address of smem_load/smem_store's view, made opaque where the op is
+ * when the view is a fixed, swizzled one: the addresses of its register
+ * groups (the base plus up to 8 XORed thread offsets) are then computed
+ * next to the accesses. LLVM hoisted all of them out of every loop and
+ * kept them live through it: the 80-row attention backward's dQ^T stage
+ * (one buffer) and its neighbours spilled about 30 and serialized the
+ * wgmmas. A ring slot's base changes from trip to trip already; a fixed
+ * unswizzled row (a homed accumulator, compiler/home.c) is one address,
+ * which is better hoisted (layernorm_bwd spilled 72 bytes, not 24, when
+ * it was not). */
+static MlirValue opaque_addr(Lw *L, const TValue *view) {
+  MlirValue p = addr_of(L, (TValue *)view);
+  if (!view->type->swizzle || !fixed_view(view)) return p;
+  MlirValue i = lw_cast(L, "llvm.ptrtoint", p, L->i32);
+  i = lw_asm(L, "mov.b32 $0, $1;", "=r,r", 1, &i, L->i32, true);
+  return lw_cast(L, "llvm.inttoptr", i, L->ptr3);
+}
+
 static int elem_bytes(const Type *t) { return ty_dtype_bytes((DType)t->elem.dt); }
 
 /* Bytes between slots of a ring: whole 1024-byte swizzle atoms. */
@@ -165,7 +192,7 @@ typedef struct SmemAddr {
 
 static void smem_addr_init(Lw *L, SmemAddr *a, TValue *view, const LinLayout *lin) {
   a->t = view->type;
-  a->base = addr_of(L, view);
+  a->base = opaque_addr(L, view);
   lw_thread_coord(L, lin, a->tc);
   a->linear = smem_offset_linear(a->t);
   a->tmask = 0;
@@ -758,6 +785,10 @@ bool lw_hw_op(Lw *L, TOp *op) {
     }
     MlirValue off = lw_get(L, op->opnds[1])->v[0];
     int rowb = block_row_bytes(v->type);
+    if (op->axis == 1 && !v->type->swizzle && v->type->shape[0] == 1) { /* a piece of one unswizzled row */
+      set1(L, op->res[0], byte_gep(L, addr_of(L, v), lw_bin(L, "arith.muli", off, lw_i32(L, elem_bytes(v->type)))));
+      return true;
+    }
     if (op->axis == 1) { /* whole column blocks: each is rows x (block row) bytes */
       int per_block = rowb / elem_bytes(v->type);
       MlirValue blk = lw_bin(L, "arith.divui", off, lw_i32(L, per_block));

@@ -311,7 +311,13 @@ bool lw_atomic_op(Lw *L, TOp *op) {
     lw_barrier(L);
     MlirValue old = atom_add(L, P->v[0], p, V->v[0], dt, true, ".acq_rel.gpu");
     LV *out = lw_new(L, 1);
-    if (has_uses(r)) {
+    if (has_uses(r) && L->warps == 1 && ty_dtype_bytes(dt) == 4) {
+      /* one warp (a task's producer taking work items): lane 0 took it,
+       * a shuffle hands it on, no shared memory */
+      MlirValue b = mlirTypeEqual(et, L->i32) ? old : lw_cast(L, "llvm.bitcast", old, L->i32);
+      b = lw_asm(L, "shfl.sync.idx.b32 $0, $1, 0, 31, -1;", "=r,r", 1, &b, L->i32, true);
+      out->v[0] = mlirTypeEqual(et, L->i32) ? b : lw_cast(L, "llvm.bitcast", b, et);
+    } else if (has_uses(r)) {
       int eb = ty_dtype_bytes(dt);
       if (eb > L->smem_max) L->smem_max = eb;
       lw_barrier(L);
