@@ -209,7 +209,8 @@ $(foreach d,64 128,$(foreach v,self bcast,$(eval $(call jfa_combine_rules,$(d),$
 # not), and its small kernels before and after (jfa_bwd_pre.tile, one cubin
 # with jfa_bwd_pre and jfa_bwd_post per head dim and layout)
 JFA_BWD_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(B)/examples/jfa_bwd.d$(d).$(t).sm_90a.cubin)))
-JFA_BWD_PRE := $(foreach d,64 128,$(foreach v,self bcast,$(B)/examples/jfa_bwd_pre.d$(d).$(v).sm_90a.cubin))
+JFA_BWD_PRE := $(foreach d,64 128,$(foreach v,self bcast,$(B)/examples/jfa_bwd_pre.d$(d).$(v).sm_90a.cubin)) \
+  $(B)/examples/jfa_bwd_pre.d128.self80.sm_90a.cubin
 jfa_det = $(if $(findstring .det,$(1)),-D DET=true,)
 JFA_BWD_SRC := $(JFA_DIR)/jfa_bwd.tile $(JFA_DIR)/jfa_variant.tile $(JFA_DIR)/jfa_dyn.tile
 define jfa_bwd_rules
@@ -224,12 +225,14 @@ $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(eval 
 define jfa_bwd_pre_rules
 $(B)/examples/jfa_bwd_pre.d$(1).$(2).sm_90a.cubin: $(JFA_DIR)/jfa_bwd_pre.tile $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
-	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) -o $$@ $(JFA_DIR)/jfa_bwd_pre.tile
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) $(if $(filter self80,$(2)),-D QB=80,) -o $$@ $(JFA_DIR)/jfa_bwd_pre.tile
 $(B)/examples/jfa_bwd_pre.d$(1).$(2).sm_90a.ptx: $(JFA_DIR)/jfa_bwd_pre.tile $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
-	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_bwd_pre.tile
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(2)) $(if $(filter self80,$(2)),-D QB=80,) --emit=ptx -o $$@ $(JFA_DIR)/jfa_bwd_pre.tile
 endef
+# (self80: the small kernels of the 80-row backward, jfa_bwd.tile's Q80)
 $(foreach d,64 128,$(foreach v,self bcast,$(eval $(call jfa_bwd_pre_rules,$(d),$(v)))))
+$(eval $(call jfa_bwd_pre_rules,128,self80))
 JFA_HOST_SRC := $(JFA_DIR)/jfa.c $(JFA_DIR)/jfa_bwd.c $(JFA_DIR)/jfa_check.c
 JFA_HOST_DEPS := $(JFA_HOST_SRC) $(JFA_DIR)/jfa.h $(JFA_DIR)/jfa_int.h $(JFA_DIR)/jfa_test.h
 $(B)/examples/jfa_host: $(JFA_DIR)/jfa_host.c $(JFA_HOST_DEPS) examples/common/host.h $(B)/lib/libtilert.a
@@ -402,7 +405,7 @@ jfa-ab: $(JFA_AB_CUBINS)
 # built into $(B)/examples/ab_bwd/NAME/ beside copies of the other JFA cubins
 # (the options whose A/Bs lost are retired: docs/jfa.md)
 JFA_BWD_AB := nostsm:--no-stmatrix atomic:DQ_ATOMIC=true dsbf16:DS_BF16=true dsf32:DS_BF16=false noearly:DKV_EARLY=false \
-  static:DYN=false
+  static:DYN=false q80:Q80=true
 define jfa_bwd_ab_rules
 $(B)/examples/ab_bwd/$(call jfa_ab_name,$(1))/jfa_bwd.d$(2).$(3).sm_90a.cubin: $(JFA_BWD_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)

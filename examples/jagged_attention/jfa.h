@@ -198,8 +198,8 @@ tile_status jfa_varlen_fwd(jfa_lib *lib, const jfa_tensor *q, const jfa_tensor *
  * with passes & JFA_BWD owns the backward's work list (32 bytes an item:
  * a KV block of 128 keys and head) and its workspace (jfa_bwd_workspace_bytes
  * says how much: the f32 dQ accumulator, the LSE in log2 units and Delta =
- * rowsum(dO * O), and in deterministic mode one counter per (head, 64-row
- * query block), otherwise the counter by which the CTAs take their work
+ * rowsum(dO * O), and in deterministic mode one counter per (head, query
+ * block of 64 or 80 rows), otherwise the counter by which the CTAs take their work
  * items); run one backward pass of a plan at a time (one plan per
  * stream). deterministic = 1 adds each dQ block's contributions in a fixed
  * order, so dq is bitwise the same from run to run (the KV blocks of one
@@ -219,10 +219,13 @@ tile_status jfa_check_bwd_tensors(const jfa_params *p, int64_t total_rows, const
                                   const jfa_tensor *q, const jfa_tensor *k, const jfa_tensor *v, const jfa_tensor *o,
                                   const jfa_tensor *lse, const jfa_tensor *dq, const jfa_tensor *dk,
                                   const jfa_tensor *dv);
-/* The workspace a plan for p allocates for the backward pass, in bytes. */
+/* The workspace a plan for p allocates for the backward pass, in bytes: at
+ * most this (self-attention at head dim 128: the larger of the layouts for
+ * the kernel's 64- and 80-row query blocks, whichever the loaded kernel
+ * steps over). */
 tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes);
 /* Backward work items (KV blocks of 128 keys), the largest per-CTA work and
- * the total (in 64-row query blocks), for reports. */
+ * the total (in the kernel's query blocks of 64 or 80 rows), for reports. */
 void jfa_plan_bwd_stats(const jfa_plan *plan, int64_t *nitems, int64_t *max_cta_cost, int64_t *total_cost, int *ctas);
 
 /* The one call, shaped like FlashAttention's varlen backward

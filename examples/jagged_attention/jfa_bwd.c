@@ -18,6 +18,10 @@ struct jfa_bwd_state {
   tile_kernel *k, *pre, *post;
   int pair;                     /* the CTA pair's kernel (jfa_params.cta_pair where it is built): clusters of 2 */
   int dyn;                      /* the kernel takes its items from one list by a counter (jfa_bwd.tile's DYN) */
+  int qb;                       /* its query rows per step (jfa_bwd.tile's QB): 64, or 80 with the transposed
+                                   dQ accumulator */
+  int64_t acc_stride;           /* QB = 80: floats between the transposed accumulator's rows (q_rows, 16-byte
+                                   aligned) */
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
@@ -25,7 +29,7 @@ struct jfa_bwd_state {
   int64_t q_rows;               /* rows of Q and dQ: total (self) or num_q (broadcast-Q) */
   int64_t o_rows;               /* rows of O and dO: total or B * num_q */
   int64_t nqb;                  /* query blocks per head: all sequences' (self) or num_q's (broadcast-Q) */
-  int64_t ws_rows;              /* rows of 64 floats of LSE (log2) and Delta: one per (head, query block),
+  int64_t ws_rows;              /* rows of jfa_bwd_lw(qb) floats of LSE (log2) and Delta: one per (head, query block),
                                    and per sequence in broadcast-Q */
   int64_t nsem;                 /* deterministic: one counter per (head, query block) */
   jfa_buf d_dq_acc, d_lse2, d_delta, d_sem, d_qbmap;
@@ -44,7 +48,7 @@ void jfa_bwd_lib_close(jfa_lib *lib) {
     if (d)
       for (int v = 0; v < NVARIANT_BWD; v++)
         if (lib->pair_bmod[v]) tile_module_unload(lib->pair_bmod[v]);
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b < 3; b++)
       if (lib->pmod[d][b]) tile_module_unload(lib->pmod[d][b]);
   }
 }
@@ -145,7 +149,8 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, int d
   int64_t B = p->batch, H = p->heads, NQ = p->num_q;
   int bcast = NQ > 0, det = p->deterministic != 0;
   /* an item's keys and a step's query rows: the pair's twice one CTA's */
-  int64_t KB = BWD_KB << !!pair, QB = BWD_QB << !!pair;
+  int64_t WQ = it->qb ? it->qb : BWD_QB, LW = jfa_bwd_lw((int)WQ); /* one CTA's step: the workspace's blocks */
+  int64_t KB = BWD_KB << !!pair, QB = WQ << !!pair;
   int owners = pair ? ctas / 2 : ctas;
   if (B == 0) {
     jfa_bwd_items_free(it);
@@ -196,15 +201,15 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, int d
   qb0[0] = kb0[0] = 0;
   for (int64_t b = 0; b < B; b++) {
     int64_t L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
-    qb0[b + 1] = qb0[b] + (L + BWD_QB - 1) / BWD_QB; /* the workspace's rows of 64 */
+    qb0[b + 1] = qb0[b] + (L + WQ - 1) / WQ; /* the workspace's rows */
     kb0[b + 1] = kb0[b] + (L + KB - 1) / KB;
   }
-  int64_t nqb = bcast ? (NQ + BWD_QB - 1) / BWD_QB : qb0[B]; /* query blocks per head */
+  int64_t nqb = bcast ? (NQ + WQ - 1) / WQ : qb0[B]; /* query blocks per head */
   it->nqb = nqb;
   it->ws_rows = (bcast ? B * H : H) * nqb;
-  if (it->ws_rows > INT32_MAX / 64 || kb0[B] > INT32_MAX || H * nqb > INT32_MAX)
+  if (it->ws_rows > INT32_MAX / LW || kb0[B] > INT32_MAX || H * nqb > INT32_MAX)
     st = tile_set_error(TILE_ERR_INVALID, "jfa: the batch is too large for the backward's 32-bit workspace rows "
-                                          "(%lld rows of 64)", (long long)it->ws_rows);
+                                          "(%lld rows of %lld)", (long long)it->ws_rows, (long long)LW);
   /* self-attention: (sequence, block) of each query block, for jfa_bwd_pre */
   if (st == TILE_OK && !bcast) {
     it->qbmap = malloc((size_t)(nqb ? nqb : 1) * 2 * sizeof *it->qbmap);
@@ -280,14 +285,22 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
     if (st != TILE_OK) return st;
     s->k = lib->bkern[d][variant][det];
   }
-  st = jfa_load_kernel(lib, "jfa_bwd_pre", (int)D, bcast ? "bcast" : "self", &lib->pmod[d][bcast], &lib->pre[d][bcast]);
-  if (st != TILE_OK) return st;
-  if (!lib->post[d][bcast] &&
-      (st = tile_module_get_kernel(lib->pmod[d][bcast], "jfa_bwd_post", &lib->post[d][bcast])) != TILE_OK)
-    return st;
-  s->pre = lib->pre[d][bcast];
-  s->post = lib->post[d][bcast];
   const tile_kernel_info *ki = tile_kernel_get_info(s->k);
+  const char *qb = tile_kernel_const(ki, "QB");
+  s->qb = qb ? atoi(qb) : BWD_QB;
+  if (s->qb != BWD_QB && !(s->qb == 80 && D == 128 && !bcast && !s->pair))
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s steps over %d query rows; the backward runs 64, or 80 "
+                                               "in one CTA's self-attention at head dim 128", ki->name, s->qb);
+  /* the small kernels: per head dim and layout (80-row blocks: the transposed accumulator) */
+  int pv = bcast ? 1 : s->qb == 80 ? 2 : 0;
+  st = jfa_load_kernel(lib, "jfa_bwd_pre", (int)D, pv == 1 ? "bcast" : pv == 2 ? "self80" : "self", &lib->pmod[d][pv],
+                       &lib->pre[d][pv]);
+  if (st != TILE_OK) return st;
+  if (!lib->post[d][pv] &&
+      (st = tile_module_get_kernel(lib->pmod[d][pv], "jfa_bwd_post", &lib->post[d][pv])) != TILE_OK)
+    return st;
+  s->pre = lib->pre[d][pv];
+  s->post = lib->post[d][pv];
   if (ki->nparams <= P_DQ_ACC || ki->params[P_K].kind != TILE_PARAM_TMA || ki->params[P_K].box[0] != BWD_KB)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s has no TMA parameter k with a KV block of %d rows",
                           ki->name, BWD_KB);
@@ -321,6 +334,8 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   *same = 0;
   s->q_rows = bcast ? NQ : T;
   s->o_rows = bcast ? B * NQ : T;
+  s->acc_stride = (s->q_rows + 3) & ~(int64_t)3;
+  s->it.qb = s->qb;
   tile_status st = jfa_bwd_items_rebuild(p, plan->ctas, s->pair, s->dyn, &s->it);
   if (st != TILE_OK) return st;
   const jfa_bwd_items *it = &s->it;
@@ -339,10 +354,10 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   if (it->qbmap) jfa_stage_copy(sg, &s->d_qbmap, it->qbmap, (size_t)it->nqb * 8);
   /* the workspace (broadcast-Q over no sequences: dq is still num_q rows,
    * all zero, the accumulator converted) */
-  jfa_stage_copy(sg, &s->d_dq_acc, NULL, (size_t)(s->q_rows * H * D) * 4);
+  jfa_stage_copy(sg, &s->d_dq_acc, NULL, (size_t)((s->qb == 80 ? s->acc_stride : s->q_rows) * H * D) * 4);
   if (B > 0) {
-    jfa_stage_copy(sg, &s->d_lse2, NULL, (size_t)s->ws_rows * 64 * 4);
-    jfa_stage_copy(sg, &s->d_delta, NULL, (size_t)s->ws_rows * 64 * 4);
+    jfa_stage_copy(sg, &s->d_lse2, NULL, (size_t)(s->ws_rows * jfa_bwd_lw(s->qb)) * 4);
+    jfa_stage_copy(sg, &s->d_delta, NULL, (size_t)(s->ws_rows * jfa_bwd_lw(s->qb)) * 4);
     if (s->nsem) jfa_stage_copy(sg, &s->d_sem, NULL, (size_t)s->nsem * 4);
   }
   return TILE_OK;
@@ -361,14 +376,23 @@ tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
    * product below is < 2^63 */
   int64_t B = p->batch, H = p->heads, D = p->head_dim, NQ = p->num_q;
   int bcast = NQ > 0;
-  int64_t q_rows = bcast ? NQ : T, nqb = 0;
-  if (bcast) nqb = (NQ + BWD_QB - 1) / BWD_QB;
-  else
-    for (int64_t b = 0; b < B; b++) nqb += (jfa_offset_at(p, b + 1) - jfa_offset_at(p, b) + BWD_QB - 1) / BWD_QB;
-  int64_t ws_rows = (bcast ? B * H : H) * nqb; /* B = 0: none (broadcast-Q then keeps only the accumulator) */
-  size_t total = (size_t)(q_rows * H * D) * 4 + 2 * (size_t)ws_rows * 64 * 4 + (bcast ? 0 : (size_t)nqb * 8);
-  total += p->deterministic ? (size_t)(H * nqb) * 4 : 4; /* the dQ blocks' counters, or the items' counter */
-  *bytes = total;
+  int64_t q_rows = bcast ? NQ : T;
+  /* query blocks of 64 rows, or (self-attention at head dim 128, the
+   * kernel's QB) 80 with a transposed accumulator: the larger of the two */
+  size_t most = 0;
+  for (int qb = BWD_QB; qb <= 80; qb += 80 - BWD_QB) {
+    if (qb == 80 && (bcast || D != 128)) break;
+    int64_t nqb = 0, acc_rows = qb == 80 ? (q_rows + 3) & ~(int64_t)3 : q_rows;
+    if (bcast) nqb = (NQ + qb - 1) / qb;
+    else
+      for (int64_t b = 0; b < B; b++) nqb += (jfa_offset_at(p, b + 1) - jfa_offset_at(p, b) + qb - 1) / qb;
+    int64_t ws_rows = (bcast ? B * H : H) * nqb; /* B = 0: none (broadcast-Q then keeps only the accumulator) */
+    size_t total = (size_t)(acc_rows * H * D) * 4 + 2 * (size_t)(ws_rows * jfa_bwd_lw(qb)) * 4 +
+                   (bcast ? 0 : (size_t)nqb * 8);
+    total += p->deterministic ? (size_t)(H * nqb) * 4 : 4; /* the dQ blocks' counters, or the items' counter */
+    if (total > most) most = total;
+  }
+  *bytes = most;
   return TILE_OK;
 }
 
@@ -449,7 +473,8 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   float scale = p->softmax_scale > 0 ? p->softmax_scale : (float)(1.0 / sqrt((double)D));
   float scale_log2 = scale * 1.4426950408889634f;
   int32_t heads = (int32_t)H, nq = (int32_t)NQ, total = (int32_t)T, nqb = (int32_t)s->nqb;
-  int32_t q_rows = (int32_t)s->q_rows;
+  int32_t q_rows = (int32_t)s->q_rows, acc_stride = (int32_t)s->acc_stride;
+  int64_t LW = jfa_bwd_lw(s->qb);
   int32_t o_stride = (int32_t)(bcast ? o->stride[1] : o->stride[0]);
   int32_t do_stride = (int32_t)(bcast ? dout->stride[1] : dout->stride[0]);
   tile_devptr od = o->data, dod = dout->data, ld = lse->data;
@@ -457,9 +482,9 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   /* 1. Delta = rowsum(dO * O), LSE in log2 units, dQ accumulator = 0: one
    * program per query block (broadcast-Q: per sequence and query block) */
   void *pre_args[] = {&od, &dod, &ld, &s->d_lse2.p, &s->d_delta.p, &s->d_dq_acc.p, &plan->d_offsets.p, &s->d_qbmap.p,
-                      &nqb, &heads, &nq, &total, &o_stride, &do_stride};
+                      &nqb, &heads, &nq, &total, &o_stride, &do_stride, &acc_stride};
   int64_t groups = bcast ? p->batch * s->nqb : s->nqb;
-  if (groups > 0 && (st = tile_launch(s->pre, (unsigned)groups, (unsigned)H, 1, pre_args, 14, stream)) != TILE_OK)
+  if (groups > 0 && (st = tile_launch(s->pre, (unsigned)groups, (unsigned)H, 1, pre_args, 15, stream)) != TILE_OK)
     return st;
   if (groups == 0 && (st = tile_memset_d32_async(s->d_dq_acc.p, 0, (size_t)(s->q_rows * H * D), stream)) != TILE_OK)
     return st; /* broadcast-Q over no sequences: dq = 0 */
@@ -473,9 +498,11 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
         (st = desc(&dk_, s->k, P_K, k->data, T, (int64_t)cols, k->stride[0])) != TILE_OK ||
         (st = desc(&dv_, s->k, P_V, v->data, T, (int64_t)cols, v->stride[0])) != TILE_OK ||
         (st = desc(&ddo, s->k, P_DO, dout->data, s->o_rows, (int64_t)cols, do_stride)) != TILE_OK ||
-        (st = desc(&dl2, s->k, P_LSE2, s->d_lse2.p, s->ws_rows, 64, 64)) != TILE_OK ||
-        (st = desc(&ddl, s->k, P_DELTA, s->d_delta.p, s->ws_rows, 64, 64)) != TILE_OK ||
-        (st = desc(&dacc, s->k, P_DQ_ACC, s->d_dq_acc.p, s->q_rows, (int64_t)cols, (int64_t)cols)) != TILE_OK ||
+        (st = desc(&dl2, s->k, P_LSE2, s->d_lse2.p, s->ws_rows, LW, LW)) != TILE_OK ||
+        (st = desc(&ddl, s->k, P_DELTA, s->d_delta.p, s->ws_rows, LW, LW)) != TILE_OK ||
+        (st = s->qb == 80 ? desc(&dacc, s->k, P_DQ_ACC, s->d_dq_acc.p, (int64_t)cols, s->q_rows, s->acc_stride)
+                          : desc(&dacc, s->k, P_DQ_ACC, s->d_dq_acc.p, s->q_rows, (int64_t)cols, (int64_t)cols)) !=
+            TILE_OK ||
         (st = desc(&dkt, s->k, P_DK_T, dk->data, T, (int64_t)cols, dk->stride[0])) != TILE_OK ||
         (st = desc(&dvt, s->k, P_DV_T, dv->data, T, (int64_t)cols, dv->stride[0])) != TILE_OK)
       return st;
@@ -491,6 +518,6 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   /* 3. dQ = scale * the accumulator, in bf16 */
   tile_devptr dqd = dq->data;
   int32_t dq_stride = (int32_t)dq->stride[0];
-  void *post_args[] = {&s->d_dq_acc.p, &dqd, &q_rows, &heads, &dq_stride, &scale};
-  return tile_launch(s->post, (unsigned)((s->q_rows + 63) / 64), (unsigned)H, 1, post_args, 6, stream);
+  void *post_args[] = {&s->d_dq_acc.p, &dqd, &q_rows, &heads, &dq_stride, &scale, &acc_stride};
+  return tile_launch(s->post, (unsigned)((s->q_rows + 63) / 64), (unsigned)H, 1, post_args, 7, stream);
 }

@@ -643,6 +643,7 @@ int main(int argc, char **argv) {
         if (small) {
           Case cs[] = {
               {"mixed (empty, 1, 127..1000)", D, 2, 1, 0, 18, lens_of(18, mixed)},
+              {"self mixed (no causal mask)", D, 2, 0, 0, 18, lens_of(18, mixed)},
               {"bcast nq=70", D, 2, 0, 70, 4, lens_random(4, 0, 300)},
               {"window (100, 20) mixed", D, 2, 0, 0, 18, lens_of(18, mixed), 1, 100, 20, 0},
               {"softcap 2 causal mixed", D, 2, 1, 0, 18, lens_of(18, mixed), 0, 0, 0, 2.0f},

@@ -40,8 +40,9 @@ struct jfa_lib {
   tile_kernel *bkern[2][NVARIANT_BWD][2];
   tile_module *pair_bmod[NVARIANT_BWD]; /* the CTA pair's backward (jfa_bwd_sm100_pair.tile): head dim 128, [variant] */
   tile_kernel *pair_bkern[NVARIANT_BWD];
-  tile_module *pmod[2][2];       /* jfa_bwd_pre (and jfa_bwd_post in the same cubin): [head_dim][self / bcast] */
-  tile_kernel *pre[2][2], *post[2][2];
+  tile_module *pmod[2][3];       /* jfa_bwd_pre (and jfa_bwd_post in the same cubin): [head_dim][self / bcast /
+                                    self with 80-row query blocks] */
+  tile_kernel *pre[2][3], *post[2][3];
   int sm_count;
   char arch[8]; /* the cubins' target: "sm_90a" or "sm_100a" (from the device) */
 };
@@ -173,11 +174,15 @@ tile_status jfa_load_kernel(const jfa_lib *lib, const char *name, int head_dim, 
  * then only read for its total. Not with pair or deterministic mode.
  * Self-attention: qbmap, (sequence, block) of each of the nqb query blocks. */
 typedef struct jfa_bwd_items {
+  int qb;                       /* in: the kernel's query rows per step (jfa_bwd's QB: 64 or 80; 0: BWD_QB) */
   tile_jagged_schedule sched;
   int32_t *work;
   int32_t *qbmap;
   int64_t nitems, nqb, ws_rows;
 } jfa_bwd_items;
+/* Floats in a workspace row of LSE or Delta for query blocks of qb rows
+ * (a TMA box's columns are a power of two). */
+static inline int64_t jfa_bwd_lw(int qb) { return qb > 64 ? 128 : 64; }
 tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, int dyn, jfa_bwd_items *out);
 /* The same into *it from an earlier build (or zeroed), reusing its arrays;
  * it->sched.reused = 1 when the lengths were those of the last build (the

@@ -907,6 +907,42 @@ for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128
     check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7510|C7512|C7514|C7519|C7520|Performance Loss"
   fi
 done
+# Q80 (self-attention at head dim 128, 80-row query blocks; twenty-second
+# session): S^T, dP^T and dQ^T are one wgmma of N = 80 each (pair
+# accumulators), dQ^T's A is K^T read transposed from shared memory, dV and
+# dK chain over K = 80 from the registers; the metadata says QB = 80 (the
+# host picks the workspace layout by it) and the Q-side boxes are 80 rows;
+# the producer takes its items with a shuffle, not shared-memory scratch;
+# ptxas keeps the wgmmas asynchronous and spills at most 128 bytes.
+name=jfa_bwd.d128.self.q80; ptx=$tmp/$name.ptx
+n=$((n+1))
+if "$TILEC" -D D=128 -D Q80=true --emit=ptx -o "$ptx" "$JB" 2> "$tmp/err" &&
+   "$TILEC" -D D=128 -D Q80=true --emit=meta -o "$tmp/$name.meta" "$JB" 2> "$tmp/err"; then
+  check "$name" "S^T, dP^T, dQ^T as wgmmas of N = 80" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n80k16\.f32\.bf16\.bf16"
+  check_not "$name" "no 64-row steps" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n64k16"
+  check "$name" "dQ^T's A (K^T) transposed from shared memory" "$ptx" "m64n80k16\.f32\.bf16\.bf16 .*p, 1, +1, 1, +0;"
+  check "$name" "dV and dK from registers" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16 \{"
+  check "$name" "QB = 80 in the metadata" "$tmp/$name.meta" "^const QB i32 80$"
+  check "$name" "80-row Q box" "$tmp/$name.meta" "^tmabox q 80 64 swizzle 128$"
+  check "$name" "LSE rows of 128" "$tmp/$name.meta" "^tmabox lse2 1 128 swizzle 0$"
+  check "$name" "items shuffled to the warp" "$ptx" "shfl\.sync\.idx\.b32"
+  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
+    sp=$(sed -n 's/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p' "$tmp/ptxas.log" | head -n 1)
+    n=$((n+1))
+    if [ "${sp:-999}" -gt 128 ]; then echo "FAIL $name: ptxas spills ${sp:-?} bytes (at most 128)"; fail=$((fail+1)); fi
+    check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7510|C7512|C7514|C7519|C7520|Performance Loss"
+  fi
+else
+  echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+fi
+# and its small kernels: the transposed accumulator zeroed and read back
+name=jfa_bwd_pre.q80; ptx=$tmp/$name.ptx
+n=$((n+1))
+if "$TILEC" -D QB=80 --emit=ptx -o "$ptx" examples/jagged_attention/jfa_bwd_pre.tile 2> "$tmp/err"; then
+  check "$name" "both kernels" "$ptx" "\.visible \.entry jfa_bwd_post\("
+else
+  echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+fi
 # its small kernels: Delta and the LSE before it, dQ to bf16 after it
 for arch in sm_90a sm_100a; do
   for b in false true; do

@@ -295,19 +295,34 @@ static void test_bwd_params(void **state) {
   expect_err(jfa_plan_backward(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), "plan is NULL");
 }
 
-/* the workspace: the f32 dQ accumulator, two rows of 64 floats per (head,
+/* the workspace: the f32 dQ accumulator, two rows of floats per (head,
  * query block) and the query blocks' (sequence, block) map; deterministic
- * mode adds a counter per (head, query block) */
+ * mode adds a counter per (head, query block). Self-attention at head dim
+ * 128: the larger of the 64-row layout (rows of 64 floats) and the 80-row
+ * one (rows of 128, the accumulator's rows a multiple of 4: jfa_bwd.tile's
+ * Q80) */
 static void test_bwd_workspace(void **state) {
   (void)state;
-  jfa_params p = params(); /* lengths 100, 50, 50: 2 + 1 + 1 query blocks of 64 */
+  jfa_params p = params(); /* lengths 100, 50, 50: 2 + 1 + 1 query blocks of 64, and of 80 */
   size_t bytes = 0;
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
-  size_t acc = 200 * 2 * 128 * 4, ws = 2 * (size_t)(2 * 4) * 64 * 4, map = 4 * 8;
+  size_t acc = 200 * 2 * 128 * 4, ws = 2 * (size_t)(2 * 4) * 128 * 4, map = 4 * 8;
   assert_int_equal(bytes, acc + ws + map + 4); /* + the DYN kernel's item counter */
   p.deterministic = 1;
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
   assert_int_equal(bytes, acc + ws + map + 2 * 4 * 4);
+  /* head dim 64: 64-row blocks only */
+  p = params();
+  p.head_dim = 64;
+  assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
+  assert_int_equal(bytes, (size_t)200 * 2 * 64 * 4 + 2 * (size_t)(2 * 4) * 64 * 4 + map + 4);
+  /* 81 rows: two query blocks of 64 or of 80; the 80-row layout (larger) pads the accumulator to 84 rows */
+  int32_t off81[2] = {0, 81};
+  p = params();
+  p.batch = 1;
+  p.cu_seqlens = off81;
+  assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
+  assert_int_equal(bytes, (size_t)84 * 2 * 128 * 4 + 2 * (size_t)(2 * 2) * 128 * 4 + 2 * 8 + 4);
   /* broadcast-Q, 70 queries: 2 blocks per (sequence, head); dQ is [70, H, D] */
   p = params();
   p.num_q = 70;
@@ -642,6 +657,43 @@ static void test_bwd_dyn_items(void **state) {
     }
     free(slot);
     jfa_bwd_items_free(&st), jfa_bwd_items_free(&dy);
+  }
+}
+
+/* The 80-row kernel's items (jfa_bwd_items.qb = 80, jfa_bwd.tile's Q80):
+ * the same KV blocks as with 64 rows, each ranging over the 80-row query
+ * blocks of its sequence (all of them: no causal mask), the workspace rows
+ * and the query blocks' map counted in 80-row blocks. */
+static void test_bwd_items80(void **state) {
+  (void)state;
+  int32_t off[6] = {0, 0, 1, 80, 81, 1081}; /* empty, 1, 79, 1, 1000 rows */
+  jfa_params p = params();
+  p.batch = 5;
+  p.cu_seqlens = off;
+  p.heads = 3;
+  p.passes = JFA_BWD;
+  assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+  for (int dyn = 0; dyn < 2; dyn++) {
+    jfa_bwd_items a, b = {.qb = 80};
+    assert_int_equal(jfa_bwd_items_build(&p, 7, 0, dyn, &a), TILE_OK);
+    assert_int_equal(jfa_bwd_items_rebuild(&p, 7, 0, dyn, &b), TILE_OK);
+    assert_int_equal(b.nitems, a.nitems);
+    int64_t qb0[6] = {0, 0, 1, 2, 3, 3 + 13}, nqb = qb0[5]; /* cdiv(L, 80) a sequence */
+    assert_int_equal(b.nqb, nqb);
+    assert_int_equal(b.ws_rows, p.heads * nqb);
+    for (int64_t g = 0; g < nqb; g++) { /* (sequence, block) of each 80-row block */
+      int32_t sb = b.qbmap[2 * g], i = b.qbmap[2 * g + 1];
+      assert_true(sb >= 0 && sb < 5 && qb0[sb] + i == g);
+    }
+    for (int64_t i = 0; i < b.nitems; i++) {
+      const int32_t *w = b.work + 8 * i;
+      int64_t L = off[w[0] + 1] - off[w[0]];
+      assert_true((int64_t)w[2] * BWD_KB < L);
+      assert_int_equal(w[3], 0);
+      assert_int_equal(w[4], (L + 79) / 80);
+      assert_int_equal(w[7], w[1] * nqb + qb0[w[0]]);
+    }
+    jfa_bwd_items_free(&a), jfa_bwd_items_free(&b);
   }
 }
 
@@ -1112,6 +1164,7 @@ int main(void) {
       cmocka_unit_test(test_bwd_pair_items),
       cmocka_unit_test(test_bwd_window_items),
       cmocka_unit_test(test_bwd_dyn_items),
+      cmocka_unit_test(test_bwd_items80),
       cmocka_unit_test(test_block_mask),
       cmocka_unit_test(test_hostile_batch),
       cmocka_unit_test(test_hostile_offsets),
