@@ -301,6 +301,13 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
     return st;
   s->pre = lib->pre[d][pv];
   s->post = lib->post[d][pv];
+  /* the small kernels lay the workspace out for the same query blocks */
+  const tile_kernel_info *pi = tile_kernel_get_info(s->pre);
+  const char *pqb = tile_kernel_const(pi, "QB");
+  if ((pqb ? atoi(pqb) : BWD_QB) != s->qb)
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s lays the workspace out for %s-row query blocks, "
+                                               "kernel %s steps over %d rows; rebuild them together",
+                          pi->name, pqb ? pqb : "64", ki->name, s->qb);
   if (ki->nparams <= P_DQ_ACC || ki->params[P_K].kind != TILE_PARAM_TMA || ki->params[P_K].box[0] != BWD_KB)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s has no TMA parameter k with a KV block of %d rows",
                           ki->name, BWD_KB);
