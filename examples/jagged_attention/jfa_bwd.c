@@ -341,7 +341,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   *same = 0;
   s->q_rows = bcast ? NQ : T;
   s->o_rows = bcast ? B * NQ : T;
-  s->acc_stride = (s->q_rows + 3) & ~(int64_t)3;
+  s->acc_stride = jfa_bwd_acc_rows(s->q_rows, 80);
   s->it.qb = s->qb;
   tile_status st = jfa_bwd_items_rebuild(p, plan->ctas, s->pair, s->dyn, &s->it);
   if (st != TILE_OK) return st;
@@ -361,7 +361,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   if (it->qbmap) jfa_stage_copy(sg, &s->d_qbmap, it->qbmap, (size_t)it->nqb * 8);
   /* the workspace (broadcast-Q over no sequences: dq is still num_q rows,
    * all zero, the accumulator converted) */
-  jfa_stage_copy(sg, &s->d_dq_acc, NULL, (size_t)((s->qb == 80 ? s->acc_stride : s->q_rows) * H * D) * 4);
+  jfa_stage_copy(sg, &s->d_dq_acc, NULL, (size_t)(jfa_bwd_acc_rows(s->q_rows, s->qb) * H * D) * 4);
   if (B > 0) {
     jfa_stage_copy(sg, &s->d_lse2, NULL, (size_t)(s->ws_rows * jfa_bwd_lw(s->qb)) * 4);
     jfa_stage_copy(sg, &s->d_delta, NULL, (size_t)(s->ws_rows * jfa_bwd_lw(s->qb)) * 4);
@@ -387,9 +387,11 @@ tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
   /* query blocks of 64 rows, or (self-attention at head dim 128, the
    * kernel's QB) 80 with a transposed accumulator: the larger of the two */
   size_t most = 0;
-  for (int qb = BWD_QB; qb <= 80; qb += 80 - BWD_QB) {
+  static const int qbs[2] = {BWD_QB, 80};
+  for (int k = 0; k < 2; k++) {
+    int qb = qbs[k];
     if (qb == 80 && (bcast || D != 128)) break;
-    int64_t nqb = 0, acc_rows = qb == 80 ? (q_rows + 3) & ~(int64_t)3 : q_rows;
+    int64_t nqb = 0, acc_rows = jfa_bwd_acc_rows(q_rows, qb);
     if (bcast) nqb = (NQ + qb - 1) / qb;
     else
       for (int64_t b = 0; b < B; b++) nqb += (jfa_offset_at(p, b + 1) - jfa_offset_at(p, b) + qb - 1) / qb;

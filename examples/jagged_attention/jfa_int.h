@@ -183,6 +183,9 @@ typedef struct jfa_bwd_items {
 /* Floats in a workspace row of LSE or Delta for query blocks of qb rows
  * (a TMA box's columns are a power of two). */
 static inline int64_t jfa_bwd_lw(int qb) { return qb > 64 ? 128 : 64; }
+/* Rows of the f32 dQ accumulator for q_rows query rows: 80-row blocks keep
+ * it transposed, its rows padded to 16 bytes for TMA. */
+static inline int64_t jfa_bwd_acc_rows(int64_t q_rows, int qb) { return qb > 64 ? (q_rows + 3) & ~(int64_t)3 : q_rows; }
 tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, int dyn, jfa_bwd_items *out);
 /* The same into *it from an earlier build (or zeroed), reusing its arrays;
  * it->sched.reused = 1 when the lengths were those of the last build (the
