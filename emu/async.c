@@ -499,6 +499,14 @@ static void tma_issue(Cta *c, Thr *t, const EmIns *in) {
     EmArg r = {.kind = EA_REG, .reg = ta->vec[d], .sym = -1};
     op.coord[d] = (int32_t)em_src(c, t, &r, ET_S32);
   }
+  /* the box's first element must start 16 bytes into a row: the H200 stops the kernel with
+     CUDA_ERROR_ILLEGAL_INSTRUCTION otherwise (a reduce-add at column 80 i + row0 did, 2026-12-06) */
+  if (op.map.interleave == 0 && (int64_t)op.coord[0] * op.map.esize % 16) {
+    em_fail(c, t, in, "the %s's innermost coordinate %d is %lld bytes into a row, not a multiple of 16 (the hardware "
+            "faults: CUDA_ERROR_ILLEGAL_INSTRUCTION)", load ? "TMA load" : "TMA store", op.coord[0],
+            (long long)op.coord[0] * op.map.esize);
+    return;
+  }
   uint64_t bytes = em_tmap_box_bytes(&op.map);
   if (op.map.swizzle) bytes = (bytes + 127) & ~127ull; /* a swizzled byte stays in its 128-byte line */
   if (!em_smem_at(c, t, in, ES_SHARED, &in->a[load ? 0 : 1], (size_t)bytes, 128, load ? "the TMA destination" : "the TMA source",

@@ -242,6 +242,11 @@ static void test_tma_load_box(void **state) {
   memset(&p.map, 0, sizeof p.map);
   const char *notmap[] = {"holds no tensor map made by cuTensorMapEncodeTiled", NULL};
   must_fail(tma_load_ptx, 1, 1, &p, sizeof p, notmap);
+  /* a load from column -7 of u16 (14 bytes before the row): not 16 bytes into a row either */
+  assert_true(em_tmap_encode(&p.map, 1, 2, g, dims, strides, (uint32_t[2]){64, 8}, es, 0, 3, 0, 0, NULL, NULL, 0));
+  p.c0 = -7;
+  const char *unaligned[] = {"TMA load's innermost coordinate -7 is -14 bytes into a row", NULL};
+  must_fail(tma_load_ptx, 1, 1, &p, sizeof p, unaligned);
 }
 
 /* The driver's argument checks, as em_tmap_encode makes them. */
@@ -374,6 +379,12 @@ static void test_tma_store_reduce(void **state) {
   assert_int_equal(h[1], 0x3fc1);
   assert_int_equal(h[C - 1], 0x3fc1);
   assert_int_equal(h[C], 0x3fc0); /* the padding column: outside the tensor, untouched */
+  /* a box whose first column is 84 bytes into a row (f32 column 21): the H200 stops such a kernel with
+     CUDA_ERROR_ILLEGAL_INSTRUCTION, so the emulator refuses it (column 20, 80 bytes, ran above) */
+  StoreParams q = {.c0 = 21, .c1 = 3, .src = (uint64_t)(uintptr_t)src};
+  assert_true(em_tmap_encode(&q.map, 7, 2, g, dims, strides, box, es, 0, 3, 0, 0, NULL, NULL, 0));
+  const char *unaligned[] = {"innermost coordinate 21 is 84 bytes into a row, not a multiple of 16", NULL};
+  must_fail(tma_store_ptx(ptx, sizeof ptx, true), 1, 128, &q, sizeof q, unaligned);
 }
 
 /* ---- stmatrix / ldmatrix ---- */
