@@ -20,8 +20,7 @@ struct jfa_bwd_state {
   int dyn;                      /* the kernel takes its items from one list by a counter (jfa_bwd.tile's DYN) */
   int qb;                       /* its query rows per step (jfa_bwd.tile's QB): 64, or 80 with the transposed
                                    dQ accumulator */
-  int64_t acc_stride;           /* QB = 80: floats between the transposed accumulator's rows (q_rows, 16-byte
-                                   aligned) */
+  int64_t acc_stride;           /* QB = 80: floats between the transposed accumulator's rows (ws_rows x 80) */
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
@@ -341,7 +340,6 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   *same = 0;
   s->q_rows = bcast ? NQ : T;
   s->o_rows = bcast ? B * NQ : T;
-  s->acc_stride = jfa_bwd_acc_rows(s->q_rows, 80);
   s->it.qb = s->qb;
   tile_status st = jfa_bwd_items_rebuild(p, plan->ctas, s->pair, s->dyn, &s->it);
   if (st != TILE_OK) return st;
@@ -350,6 +348,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   s->nitems = it->nitems;
   s->nqb = it->nqb;
   s->ws_rows = it->ws_rows;
+  s->acc_stride = s->qb == 80 ? it->ws_rows * 80 : 0;
   s->nsem = det ? H * it->nqb : s->dyn; /* deterministic: the dQ blocks' counters; DYN: the item counter */
   s->max_cta_cost = it->sched.max_cta_cost;
   s->total_cost = it->sched.total_cost;
@@ -361,7 +360,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   if (it->qbmap) jfa_stage_copy(sg, &s->d_qbmap, it->qbmap, (size_t)it->nqb * 8);
   /* the workspace (broadcast-Q over no sequences: dq is still num_q rows,
    * all zero, the accumulator converted) */
-  jfa_stage_copy(sg, &s->d_dq_acc, NULL, (size_t)(jfa_bwd_acc_rows(s->q_rows, s->qb) * H * D) * 4);
+  jfa_stage_copy(sg, &s->d_dq_acc, NULL, (size_t)jfa_bwd_acc_floats(s->q_rows, s->ws_rows, H, D, s->qb) * 4);
   if (B > 0) {
     jfa_stage_copy(sg, &s->d_lse2, NULL, (size_t)(s->ws_rows * jfa_bwd_lw(s->qb)) * 4);
     jfa_stage_copy(sg, &s->d_delta, NULL, (size_t)(s->ws_rows * jfa_bwd_lw(s->qb)) * 4);
@@ -391,12 +390,12 @@ tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
   for (int k = 0; k < 2; k++) {
     int qb = qbs[k];
     if (qb == 80 && (bcast || D != 128)) break;
-    int64_t nqb = 0, acc_rows = jfa_bwd_acc_rows(q_rows, qb);
+    int64_t nqb = 0;
     if (bcast) nqb = (NQ + qb - 1) / qb;
     else
       for (int64_t b = 0; b < B; b++) nqb += (jfa_offset_at(p, b + 1) - jfa_offset_at(p, b) + qb - 1) / qb;
     int64_t ws_rows = (bcast ? B * H : H) * nqb; /* B = 0: none (broadcast-Q then keeps only the accumulator) */
-    size_t total = (size_t)(acc_rows * H * D) * 4 + 2 * (size_t)(ws_rows * jfa_bwd_lw(qb)) * 4 +
+    size_t total = (size_t)jfa_bwd_acc_floats(q_rows, ws_rows, H, D, qb) * 4 + 2 * (size_t)(ws_rows * jfa_bwd_lw(qb)) * 4 +
                    (bcast ? 0 : (size_t)nqb * 8);
     total += p->deterministic ? (size_t)(H * nqb) * 4 : 4; /* the dQ blocks' counters, or the items' counter */
     if (total > most) most = total;
@@ -509,7 +508,7 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
         (st = desc(&ddo, s->k, P_DO, dout->data, s->o_rows, (int64_t)cols, do_stride)) != TILE_OK ||
         (st = desc(&dl2, s->k, P_LSE2, s->d_lse2.p, s->ws_rows, LW, LW)) != TILE_OK ||
         (st = desc(&ddl, s->k, P_DELTA, s->d_delta.p, s->ws_rows, LW, LW)) != TILE_OK ||
-        (st = s->qb == 80 ? desc(&dacc, s->k, P_DQ_ACC, s->d_dq_acc.p, (int64_t)cols, s->q_rows, s->acc_stride)
+        (st = s->qb == 80 ? desc(&dacc, s->k, P_DQ_ACC, s->d_dq_acc.p, D, s->acc_stride, s->acc_stride)
                           : desc(&dacc, s->k, P_DQ_ACC, s->d_dq_acc.p, s->q_rows, (int64_t)cols, (int64_t)cols)) !=
             TILE_OK ||
         (st = desc(&dkt, s->k, P_DK_T, dk->data, T, (int64_t)cols, dk->stride[0])) != TILE_OK ||
@@ -527,6 +526,8 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   /* 3. dQ = scale * the accumulator, in bf16 */
   tile_devptr dqd = dq->data;
   int32_t dq_stride = (int32_t)dq->stride[0];
-  void *post_args[] = {&s->d_dq_acc.p, &dqd, &q_rows, &heads, &dq_stride, &scale, &acc_stride};
-  return tile_launch(s->post, (unsigned)((s->q_rows + 63) / 64), (unsigned)H, 1, post_args, 7, stream);
+  void *post_args[] = {&s->d_dq_acc.p, &dqd, &q_rows, &heads, &dq_stride, &scale, &acc_stride, &plan->d_offsets.p,
+                       &s->d_qbmap.p};
+  unsigned post_grid = (unsigned)(s->qb == 80 ? s->nqb : (s->q_rows + 63) / 64); /* 80: a program per query block */
+  return post_grid ? tile_launch(s->post, post_grid, (unsigned)H, 1, post_args, 9, stream) : TILE_OK;
 }

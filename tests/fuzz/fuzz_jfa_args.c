@@ -305,17 +305,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (sw == TILE_OK) { /* the same sum in 128 bits: nothing wrapped */
     if (st != TILE_OK) FAIL("jfa_bwd_workspace_bytes accepted what jfa_check_params refused");
     /* query blocks of 64 rows (rows of 64 floats), and in self-attention
-     * at head dim 128 of 80 (rows of 128, the accumulator's rows a multiple
-     * of 4): the larger */
+     * at head dim 128 of 80 (rows of 128; the accumulator by block, [D,
+     * H x blocks x 80]): the larger */
     i128 H = p.heads, D = p.head_dim, B = p.batch, NQ = p.num_q, want = 0;
     for (int qb = 64; qb <= 80; qb += 16) {
       if (qb == 80 && (NQ > 0 || D != 128)) break;
       i128 nqb = 0, lw = qb == 64 ? 64 : 128, rows = NQ > 0 ? NQ : total;
-      if (qb == 80) rows = (rows + 3) / 4 * 4;
       if (NQ > 0) nqb = (NQ + qb - 1) / qb;
       else
         for (int64_t b = 0; b < p.batch; b++) nqb += (off64[b + 1] - off64[b] + qb - 1) / qb;
-      i128 w = rows * H * D * 4 + 2 * (NQ > 0 ? B * H : H) * nqb * lw * 4 + (NQ > 0 ? 0 : nqb * 8);
+      i128 acc = qb == 80 ? D * H * nqb * 80 : rows * H * D;
+      i128 w = acc * 4 + 2 * (NQ > 0 ? B * H : H) * nqb * lw * 4 + (NQ > 0 ? 0 : nqb * 8);
       w += p.deterministic ? H * nqb * 4 : 4; /* the dQ blocks' counters, or DYN's item counter */
       if (w > want) want = w;
     }

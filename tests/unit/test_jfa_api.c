@@ -299,14 +299,14 @@ static void test_bwd_params(void **state) {
  * query block) and the query blocks' (sequence, block) map; deterministic
  * mode adds a counter per (head, query block). Self-attention at head dim
  * 128: the larger of the 64-row layout (rows of 64 floats) and the 80-row
- * one (rows of 128, the accumulator's rows a multiple of 4: jfa_bwd.tile's
- * Q80) */
+ * one (rows of 128, the accumulator by block, [D, H x blocks x 80]:
+ * jfa_bwd.tile's Q80) */
 static void test_bwd_workspace(void **state) {
   (void)state;
   jfa_params p = params(); /* lengths 100, 50, 50: 2 + 1 + 1 query blocks of 64, and of 80 */
   size_t bytes = 0;
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
-  size_t acc = 200 * 2 * 128 * 4, ws = 2 * (size_t)(2 * 4) * 128 * 4, map = 4 * 8;
+  size_t acc = (size_t)128 * (2 * 4) * 80 * 4, ws = 2 * (size_t)(2 * 4) * 128 * 4, map = 4 * 8;
   assert_int_equal(bytes, acc + ws + map + 4); /* + the DYN kernel's item counter */
   p.deterministic = 1;
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
@@ -316,13 +316,13 @@ static void test_bwd_workspace(void **state) {
   p.head_dim = 64;
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
   assert_int_equal(bytes, (size_t)200 * 2 * 64 * 4 + 2 * (size_t)(2 * 4) * 64 * 4 + map + 4);
-  /* 81 rows: two query blocks of 64 or of 80; the 80-row layout (larger) pads the accumulator to 84 rows */
+  /* 81 rows: two query blocks of 64 or of 80; the 80-row layout is the larger (160 accumulator columns a head) */
   int32_t off81[2] = {0, 81};
   p = params();
   p.batch = 1;
   p.cu_seqlens = off81;
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
-  assert_int_equal(bytes, (size_t)84 * 2 * 128 * 4 + 2 * (size_t)(2 * 2) * 128 * 4 + 2 * 8 + 4);
+  assert_int_equal(bytes, (size_t)128 * (2 * 2) * 80 * 4 + 2 * (size_t)(2 * 2) * 128 * 4 + 2 * 8 + 4);
   /* broadcast-Q, 70 queries: 2 blocks per (sequence, head); dQ is [70, H, D] */
   p = params();
   p.num_q = 70;
