@@ -683,6 +683,24 @@ static void dsmem_copy(Lw *L, TOp *op) {
   lw_end_if(L, &sc, L->elect);
 }
 
+/* bulk_store_add (builtins_hw.c): the elected thread's bulk reduce-add of the view's bytes into global memory
+ * at the pointer, in a bulk group of its own (tma_store_wait / tma_store_flush wait for it). */
+static void bulk_store_add(Lw *L, TOp *op) {
+  IfScope sc;
+  elected(L, &sc);
+  const char *ty = "f32";
+  DType dt = (DType)op->opnds[1]->type->elem.dt;
+  if (dt == DT_F16) ty = "noftz.f16";
+  else if (dt == DT_BF16) ty = "noftz.bf16";
+  char text[160];
+  snprintf(text, sizeof text, "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.%s [$0], [$1], $2;", ty);
+  MlirValue g = lw_get(L, op->opnds[0])->v[0], src = addr_of(L, op->opnds[1]);
+  MlirValue s32 = lw_cast(L, "arith.trunci", lw_cast(L, "llvm.ptrtoint", src, L->i64), L->i32);
+  lw_asm(L, text, "l,r,r", 3, (MlirValue[]){g, s32, lw_i32(L, (int32_t)op->ival)}, (MlirType){0}, true);
+  lw_asm(L, "cp.async.bulk.commit_group;", "", 0, NULL, (MlirType){0}, true);
+  lw_end_if(L, &sc, L->elect);
+}
+
 static bool lower_tma(Lw *L, TOp *op) {
   bool load = op->opc == OP_TMA_LOAD;
   TValue *desc = op->opnds[0], *view = op->opnds[3];
@@ -864,6 +882,7 @@ bool lw_hw_op(Lw *L, TOp *op) {
   case OP_TMA_LOAD:
   case OP_TMA_STORE: return lower_tma(L, op);
   case OP_DSMEM_COPY: dsmem_copy(L, op); return true;
+  case OP_BULK_STORE_ADD: bulk_store_add(L, op); return true;
   case OP_TMA_STORE_WAIT: {
     IfScope sc;
     elected(L, &sc);

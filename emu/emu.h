@@ -125,6 +125,8 @@ typedef enum EmOpc {
   EM_CPA_WAIT,       /* cp.async.wait_group N; cp.async.wait_all (EMM_ALL, no operand) */
   EM_BULK_S2C,       /* cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size,
                         [mbar]: a bulk copy into a CTA of the cluster */
+  EM_BULK_RED,       /* cp.reduce.async.bulk.global.shared::cta.bulk_group.add{.noftz}.{f32,f16,bf16} [dst], [src], size:
+                        a bulk reduce-add into global memory, in the thread's bulk group (red; type2: the element type) */
   EM_UNSUPPORTED, /* parsed but not executable: executing it is an error naming the opcode */
 } EmOpc;
 

@@ -96,6 +96,19 @@ static bool cp(const char **w, const int *wl, int n, EmIns *in) {
     if (n == i + 2 && weq(w[i + 1], wl[i + 1], "read")) in->mod |= EMM_READ;
     return n == i + 1 || (in->mod & EMM_READ);
   }
+  if (red && n >= i + 5 && weq(w[i], wl[i], "global") && weq(w[i + 1], wl[i + 1], "shared::cta") &&
+      weq(w[i + 2], wl[i + 2], "bulk_group")) { /* the non-tensor reduce into global memory: add of floats */
+    i += 3;
+    if (!weq(w[i], wl[i], "add")) return false;
+    i++;
+    if (i < n && weq(w[i], wl[i], "noftz")) i++;
+    if (n != i + 1) return false;
+    /* the element type in type2 (type would make the executor treat it as 16-bit arithmetic) */
+    in->type2 = weq(w[i], wl[i], "f32") ? ET_F32 : weq(w[i], wl[i], "f16") ? ET_F16 : weq(w[i], wl[i], "bf16") ? ET_BF16 : 0;
+    if (!in->type2 || (in->type2 == ET_F32) == weq(w[i - 1], wl[i - 1], "noftz")) return false; /* .noftz: f16, bf16 */
+    in->red = ESB_ADD;
+    return in->opc = EM_BULK_RED, in->space = ES_SHARED, true;
+  }
   if (!red && n == i + 3 && weq(w[i], wl[i], "shared::cluster") && weq(w[i + 1], wl[i + 1], "shared::cta") &&
       weq(w[i + 2], wl[i + 2], "mbarrier::complete_tx::bytes"))
     return in->opc = EM_BULK_S2C, in->space = ES_SHARED, true;
@@ -258,6 +271,8 @@ const char *em_ptx_async_operands(const EmIns *in) {
   case EM_BULK_COMMIT:
   case EM_WG_COMMIT:
     return n == 0 ? NULL : "expected no operands";
+  case EM_BULK_RED:
+    return n == 3 && addr(&a[0]) && addr(&a[1]) && value(&a[2]) ? NULL : "expected [dst], [src], size";
   case EM_BULK_S2C:
     return n == 4 && addr(&a[0]) && addr(&a[1]) && value(&a[2]) && addr(&a[3]) ? NULL
            : "expected [dst], [src], size, [mbarrier]";

@@ -387,6 +387,65 @@ static void test_tma_store_reduce(void **state) {
   must_fail(tma_store_ptx(ptx, sizeof ptx, true), 1, 128, &q, sizeof q, unaligned);
 }
 
+/* cp.reduce.async.bulk.global.shared::cta.bulk_group.add (bulk_store_add): 128 threads fill 4096 bytes of
+ * shared memory from src, fence, and thread 0 adds `size` of them into dst (no tensor map), then waits. */
+static const char *bulk_red_ptx(char *buf, size_t n, const char *type) {
+  snprintf(buf, n, HEAD ".shared .align 128 .b8 box[4096];\n"
+           ".visible .entry k(.param .u64 dst, .param .u64 src, .param .u32 size)\n{\n"
+           ".reg .b64 %%rd<10>;\n.reg .b32 %%r<10>;\n.reg .pred %%p<4>;\n"
+           "ld.param.u64 %%rd2, [dst];\nld.param.u64 %%rd1, [src];\nld.param.u32 %%r7, [size];\nmov.u32 %%r3, %%tid.x;\n"
+           "LOOP:\nsetp.ge.u32 %%p2, %%r3, 1024;\n@%%p2 bra FILLED;\nmul.wide.u32 %%rd4, %%r3, 4;\n"
+           "add.s64 %%rd5, %%rd1, %%rd4;\nld.global.u32 %%r5, [%%rd5];\nmov.u64 %%rd6, box;\nadd.s64 %%rd6, %%rd6, %%rd4;\n"
+           "st.shared.u32 [%%rd6], %%r5;\nadd.u32 %%r3, %%r3, 128;\nbra LOOP;\n"
+           "FILLED:\nfence.proxy.async.shared::cta;\nbar.sync 0;\nmov.u32 %%r3, %%tid.x;\nsetp.ne.u32 %%p3, %%r3, 0;\n@%%p3 exit;\n"
+           "mov.u64 %%rd7, box;\ncvt.u32.u64 %%r8, %%rd7;\n"
+           "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.%s [%%rd2], [%%r8], %%r7;\n"
+           "cp.async.bulk.commit_group;\ncp.async.bulk.wait_group 0;\nret;\n}\n", type);
+  return buf;
+}
+
+typedef struct BulkParams {
+  uint64_t dst, src;
+  uint32_t size;
+} BulkParams;
+
+/* 1000 floats added into a run of 1008 (the rest untouched); bf16 with .noftz rounds as the tensor form;
+ * a misaligned destination and a size not a multiple of 16 are refused. */
+static void test_bulk_reduce(void **state) {
+  (void)state;
+  checks_off = false;
+  static _Alignas(16) float g[1012], src[1024];
+  char ptx[4096];
+  for (int i = 0; i < 1024; i++) src[i] = (float)i * 0.25f;
+  for (int i = 0; i < 1012; i++) g[i] = 1.0f;
+  BulkParams p = {.dst = (uint64_t)(uintptr_t)g, .src = (uint64_t)(uintptr_t)src, .size = 4000};
+  must_run(bulk_red_ptx(ptx, sizeof ptx, "f32"), 1, 128, &p, sizeof p);
+  for (int i = 0; i < 1012; i++) {
+    float want = i < 1000 ? 1.0f + src[i] : 1.0f;
+    if (g[i] != want) {
+      print_error("f32 [%d] = %g, want %g\n", i, g[i], want);
+      fail();
+    }
+  }
+  static _Alignas(16) uint16_t h[64];
+  static uint16_t hs[2048];
+  for (int i = 0; i < 2048; i++) hs[i] = i % 2 ? 0x3c00 /* 2^-7 */ : 0x3b80 /* 2^-8 */;
+  for (int i = 0; i < 64; i++) h[i] = 0x3fc0; /* 1.5 */
+  BulkParams q = {.dst = (uint64_t)(uintptr_t)h, .src = (uint64_t)(uintptr_t)hs, .size = 32};
+  must_run(bulk_red_ptx(ptx, sizeof ptx, "noftz.bf16"), 1, 128, &q, sizeof q);
+  assert_int_equal(h[0], 0x3fc0); /* 1.5 + 2^-8: ties to even */
+  assert_int_equal(h[1], 0x3fc1);
+  assert_int_equal(h[15], 0x3fc1);
+  assert_int_equal(h[16], 0x3fc0); /* past the 32 bytes: untouched */
+  BulkParams m = p;
+  m.dst += 4;
+  const char *mis[] = {"the global address must be 16-byte aligned", NULL};
+  must_fail(bulk_red_ptx(ptx, sizeof ptx, "f32"), 1, 128, &m, sizeof m, mis);
+  m = p, m.size = 40;
+  const char *odd[] = {"cp.reduce.async.bulk of 40 bytes: the size is a positive multiple of 16", NULL};
+  must_fail(bulk_red_ptx(ptx, sizeof ptx, "f32"), 1, 128, &m, sizeof m, odd);
+}
+
 /* ---- stmatrix / ldmatrix ---- */
 
 /* A warp stores four 8x8 matrices (lane l's register i = 0xLLii: lane and
@@ -613,7 +672,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mbarrier_phases), cmocka_unit_test(test_mbarrier_reports),
       cmocka_unit_test(test_tma_load_box),    cmocka_unit_test(test_tmap_checks),
-      cmocka_unit_test(test_tma_store_reduce), cmocka_unit_test(test_stmatrix_layout),
+      cmocka_unit_test(test_tma_store_reduce),
+      cmocka_unit_test(test_bulk_reduce), cmocka_unit_test(test_stmatrix_layout),
       cmocka_unit_test(test_wgmma_groups),    cmocka_unit_test(test_cta_semaphore),
       cmocka_unit_test(test_async_parse),
   };
