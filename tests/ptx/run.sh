@@ -913,6 +913,7 @@ done
 # dK chain over K = 80 from the registers; the metadata says QB = 80 (the
 # host picks the workspace layout by it) and the Q-side boxes are 80 rows;
 # the producer takes its items with a shuffle, not shared-memory scratch;
+# the reducer adds the dQ^T stage with bulk reduce-adds (bulk_store_add);
 # ptxas keeps the wgmmas asynchronous and spills at most 128 bytes.
 name=jfa_bwd.d128.self.q80; ptx=$tmp/$name.ptx
 n=$((n+1))
@@ -926,6 +927,9 @@ if "$TILEC" -D D=128 -D Q80=true --emit=ptx -o "$ptx" "$JB" 2> "$tmp/err" &&
   check "$name" "80-row Q box" "$tmp/$name.meta" "^tmabox q 80 64 swizzle 128$"
   check "$name" "LSE rows of 128" "$tmp/$name.meta" "^tmabox lse2 1 128 swizzle 0$"
   check "$name" "items shuffled to the warp" "$ptx" "shfl\.sync\.idx\.b32"
+  check "$name" "dQ^T's stage added in bulk (one instruction a buffer)" "$ptx" \
+    "cp\.reduce\.async\.bulk\.global\.shared::cta\.bulk_group\.add\.f32"
+  check_not "$name" "no TMA reduce-adds of 32-byte rows" "$ptx" "cp\.reduce\.async\.bulk\.tensor"
   if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
     sp=$(sed -n 's/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p' "$tmp/ptxas.log" | head -n 1)
     n=$((n+1))
@@ -935,7 +939,7 @@ if "$TILEC" -D D=128 -D Q80=true --emit=ptx -o "$ptx" "$JB" 2> "$tmp/err" &&
 else
   echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
 fi
-# and its small kernels: the transposed accumulator zeroed and read back
+# and its small kernels: the accumulator (the stage's layout) zeroed and read back
 name=jfa_bwd_pre.q80; ptx=$tmp/$name.ptx
 n=$((n+1))
 if "$TILEC" -D QB=80 --emit=ptx -o "$ptx" examples/jagged_attention/jfa_bwd_pre.tile 2> "$tmp/err"; then
