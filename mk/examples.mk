@@ -212,14 +212,18 @@ JFA_BWD_CUBINS := $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v
 JFA_BWD_PRE := $(foreach d,64 128,$(foreach v,self bcast,$(B)/examples/jfa_bwd_pre.d$(d).$(v).sm_90a.cubin)) \
   $(B)/examples/jfa_bwd_pre.d128.self80.sm_90a.cubin
 jfa_det = $(if $(findstring .det,$(1)),-D DET=true,)
+# 80-row query steps (jfa_bwd.tile's Q80) for self-attention without a causal
+# mask at head dim 128: J1 1.12x, D8k 1.08x over 64 (docs/perf.md, twenty-third
+# session); not the kernel's default, since a variant's block mask is by 128 rows
+jfa_q80 = $(if $(and $(filter 128,$(1)),$(filter self self.det,$(2))),-D Q80=true,)
 JFA_BWD_SRC := $(JFA_DIR)/jfa_bwd.tile $(JFA_DIR)/jfa_variant.tile $(JFA_DIR)/jfa_dyn.tile
 define jfa_bwd_rules
 $(B)/examples/jfa_bwd.d$(1).$(2).sm_90a.cubin: $(JFA_BWD_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
-	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(basename $(2))) $(call jfa_det,$(2)) -o $$@ $(JFA_DIR)/jfa_bwd.tile
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(basename $(2))) $(call jfa_det,$(2)) $(call jfa_q80,$(1),$(2)) -o $$@ $(JFA_DIR)/jfa_bwd.tile
 $(B)/examples/jfa_bwd.d$(1).$(2).sm_90a.ptx: $(JFA_BWD_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
-	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(basename $(2))) $(call jfa_det,$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_bwd.tile
+	$(B)/bin/tilec -D D=$(1) $(call jfa_defs,$(basename $(2))) $(call jfa_det,$(2)) $(call jfa_q80,$(1),$(2)) --emit=ptx -o $$@ $(JFA_DIR)/jfa_bwd.tile
 endef
 $(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(eval $(call jfa_bwd_rules,$(d),$(t))))))
 define jfa_bwd_pre_rules
@@ -405,11 +409,11 @@ jfa-ab: $(JFA_AB_CUBINS)
 # built into $(B)/examples/ab_bwd/NAME/ beside copies of the other JFA cubins
 # (the options whose A/Bs lost are retired: docs/jfa.md)
 JFA_BWD_AB := nostsm:--no-stmatrix atomic:DQ_ATOMIC=true dsbf16:DS_BF16=true dsf32:DS_BF16=false noearly:DKV_EARLY=false \
-  static:DYN=false q80:Q80=true
+  static:DYN=false q64:Q80=false
 define jfa_bwd_ab_rules
 $(B)/examples/ab_bwd/$(call jfa_ab_name,$(1))/jfa_bwd.d$(2).$(3).sm_90a.cubin: $(JFA_BWD_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
-	$(B)/bin/tilec -D D=$(2) $(call jfa_defs,$(basename $(3))) $(call jfa_det,$(3)) $(call jfa_ab_flags,$(1),$(2)) -o $$@ $(JFA_DIR)/jfa_bwd.tile
+	$(B)/bin/tilec -D D=$(2) $(call jfa_defs,$(basename $(3))) $(call jfa_det,$(3)) $(call jfa_q80,$(2),$(3)) $(call jfa_ab_flags,$(1),$(2)) -o $$@ $(JFA_DIR)/jfa_bwd.tile
 endef
 $(foreach a,$(JFA_BWD_AB),$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(eval $(call jfa_bwd_ab_rules,$(a),$(d),$(t)))))))
 JFA_BWD_AB_CUBINS := $(foreach a,$(JFA_BWD_AB),$(patsubst $(B)/examples/%,$(B)/examples/ab_bwd/$(call jfa_ab_name,$(a))/%,$(JFA_BWD_CUBINS)))

@@ -3,7 +3,7 @@
 # hosts, the sm_90a cubins, the A/B folders named by AB (build/examples/ab_bwd/NAME), libjfa.so, libtilert,
 # cmocka and ../shared/bench, packed as build-wx/w.tar.xz (carry build-wx; unpack there with
 # `tar xJf build-wx/w.tar.xz`, then run with B=build-w LD_LIBRARY_PATH=build-w/lib).
-#   make all && make jfa-bwd-ab JFA_BWD_AB=q80:Q80=true && AB=q80 sh scripts/gpu_slim_bundle.sh
+#   make all && make jfa-bwd-ab JFA_BWD_AB=q64:Q80=false && AB=q64 sh scripts/gpu_slim_bundle.sh
 set -eu
 cd "$(dirname "$0")/.."
 mkdir -p build-wx
