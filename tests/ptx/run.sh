@@ -939,6 +939,21 @@ if "$TILEC" -D D=128 -D Q80=true --emit=ptx -o "$ptx" "$JB" 2> "$tmp/err" &&
 else
   echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
 fi
+# Q80 with the causal mask (the A/B build q80c; twenty-third session): 80-row
+# steps, ptxas keeps the wgmmas asynchronous, at most 192 bytes of spills
+name=jfa_bwd.d128.causal.q80; ptx=$tmp/$name.ptx
+n=$((n+1))
+if "$TILEC" -D D=128 -D CAUSAL=true -D Q80=true --emit=ptx -o "$ptx" "$JB" 2> "$tmp/err"; then
+  check "$name" "S^T, dP^T, dQ^T as wgmmas of N = 80" "$ptx" "wgmma\.mma_async\.sync\.aligned\.m64n80k16\.f32\.bf16\.bf16"
+  if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
+    sp=$(sed -n 's/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p' "$tmp/ptxas.log" | head -n 1)
+    n=$((n+1))
+    if [ "${sp:-999}" -gt 192 ]; then echo "FAIL $name: ptxas spills ${sp:-?} bytes (at most 192)"; fail=$((fail+1)); fi
+    check_not "$name" "ptxas keeps the wgmmas asynchronous" "$tmp/ptxas.log" "C7510|C7512|C7514|C7519|C7520|Performance Loss"
+  fi
+else
+  echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+fi
 # and its small kernels: the accumulator (the stage's layout) zeroed and read back
 name=jfa_bwd_pre.q80; ptx=$tmp/$name.ptx
 n=$((n+1))
