@@ -417,6 +417,17 @@ $(B)/examples/ab_bwd/$(call jfa_ab_name,$(1))/jfa_bwd.d$(2).$(3).sm_90a.cubin: $
 endef
 $(foreach a,$(JFA_BWD_AB),$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(eval $(call jfa_bwd_ab_rules,$(a),$(d),$(t)))))))
 JFA_BWD_AB_CUBINS := $(foreach a,$(JFA_BWD_AB),$(patsubst $(B)/examples/%,$(B)/examples/ab_bwd/$(call jfa_ab_name,$(a))/%,$(JFA_BWD_CUBINS)))
+# The window variant's backward with 80-row steps (Q80; correct on the
+# emulator, not yet measured): its cubin beside copies of the shipped ones,
+# for side_by_side.py --variant window:256 --bwd-variants --cubins DIR
+JFA_VAR_Q80 := $(B)/examples/ab_var/q80/jfa_fwd.d128.window.sm_90a.cubin
+$(JFA_VAR_Q80): $(JFA_DIR)/variants/window.tile $(JFA_SRC) $(JFA_VAR_SRC) $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $(dir $@)
+	$(B)/bin/tilec -D D=128 -D Q80=true -o $@ $(JFA_DIR)/variants/window.tile
+.PHONY: jfa-var-ab
+jfa-var-ab: $(JFA_VAR_Q80) $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_CUBINS) $(JFA_BWD_PRE)
+	cp $(filter-out %/jfa_fwd.d128.window.sm_90a.cubin,$(JFA_CUBINS)) $(JFA_COMBINE) $(JFA_BWD_CUBINS) $(JFA_BWD_PRE) \
+	  $(dir $(JFA_VAR_Q80))
 .PHONY: jfa-bwd-ab
 jfa-bwd-ab: $(JFA_BWD_AB_CUBINS) $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_PRE)
 	$(foreach a,$(JFA_BWD_AB),cp $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_PRE) $(B)/examples/ab_bwd/$(call jfa_ab_name,$(a))/ &&) true
