@@ -21,6 +21,7 @@ struct jfa_bwd_state {
   int qb;                       /* its query rows per step (jfa_bwd.tile's QB): 64, or 80 with the transposed
                                    dQ accumulator */
   int64_t acc_stride;           /* QB = 80: floats between the transposed accumulator's rows (ws_rows x 80) */
+  int bulk;                     /* 64-row blocks with the accumulator by block (jfa_bwd.tile's DQ_BULK) */
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
@@ -287,6 +288,8 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   const tile_kernel_info *ki = tile_kernel_get_info(s->k);
   const char *qb = tile_kernel_const(ki, "QB");
   s->qb = qb ? atoi(qb) : BWD_QB;
+  const char *bulk = tile_kernel_const(ki, "DQ_BULK");
+  s->bulk = s->qb == BWD_QB && bulk && !strcmp(bulk, "true");
   if (s->qb != BWD_QB && !(s->qb == 80 && D == 128 && !bcast && !s->pair))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s steps over %d query rows; the backward runs 64, or 80 "
                                                "in one CTA's self-attention at head dim 128", ki->name, s->qb);
@@ -360,7 +363,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   if (it->qbmap) jfa_stage_copy(sg, &s->d_qbmap, it->qbmap, (size_t)it->nqb * 8);
   /* the workspace (broadcast-Q over no sequences: dq is still num_q rows,
    * all zero, the accumulator converted) */
-  jfa_stage_copy(sg, &s->d_dq_acc, NULL, (size_t)jfa_bwd_acc_floats(s->q_rows, s->ws_rows, H, D, s->qb) * 4);
+  jfa_stage_copy(sg, &s->d_dq_acc, NULL, (size_t)jfa_bwd_acc_floats(s->q_rows, s->ws_rows, H, D, s->qb, s->bulk) * 4);
   if (B > 0) {
     jfa_stage_copy(sg, &s->d_lse2, NULL, (size_t)(s->ws_rows * jfa_bwd_lw(s->qb)) * 4);
     jfa_stage_copy(sg, &s->d_delta, NULL, (size_t)(s->ws_rows * jfa_bwd_lw(s->qb)) * 4);
@@ -395,7 +398,9 @@ tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
     else
       for (int64_t b = 0; b < B; b++) nqb += (jfa_offset_at(p, b + 1) - jfa_offset_at(p, b) + qb - 1) / qb;
     int64_t ws_rows = (bcast ? B * H : H) * nqb; /* B = 0: none (broadcast-Q then keeps only the accumulator) */
-    size_t total = (size_t)jfa_bwd_acc_floats(q_rows, ws_rows, H, D, qb) * 4 + 2 * (size_t)(ws_rows * jfa_bwd_lw(qb)) * 4 +
+    size_t acc = (size_t)jfa_bwd_acc_floats(q_rows, ws_rows, H, D, qb, 0) * 4, blk = (size_t)(ws_rows * qb * D) * 4;
+    if (!bcast && blk > acc) acc = blk; /* 64-row blocks by block (DQ_BULK) */
+    size_t total = acc + 2 * (size_t)(ws_rows * jfa_bwd_lw(qb)) * 4 +
                    (bcast ? 0 : (size_t)nqb * 8);
     total += p->deterministic ? (size_t)(H * nqb) * 4 : 4; /* the dQ blocks' counters, or the items' counter */
     if (total > most) most = total;
@@ -481,7 +486,7 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   float scale = p->softmax_scale > 0 ? p->softmax_scale : (float)(1.0 / sqrt((double)D));
   float scale_log2 = scale * 1.4426950408889634f;
   int32_t heads = (int32_t)H, nq = (int32_t)NQ, total = (int32_t)T, nqb = (int32_t)s->nqb;
-  int32_t q_rows = (int32_t)s->q_rows, acc_stride = (int32_t)s->acc_stride;
+  int32_t q_rows = (int32_t)s->q_rows, acc_stride = (int32_t)s->acc_stride, layout = s->bulk;
   int64_t LW = jfa_bwd_lw(s->qb);
   int32_t o_stride = (int32_t)(bcast ? o->stride[1] : o->stride[0]);
   int32_t do_stride = (int32_t)(bcast ? dout->stride[1] : dout->stride[0]);
@@ -490,9 +495,9 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   /* 1. Delta = rowsum(dO * O), LSE in log2 units, dQ accumulator = 0: one
    * program per query block (broadcast-Q: per sequence and query block) */
   void *pre_args[] = {&od, &dod, &ld, &s->d_lse2.p, &s->d_delta.p, &s->d_dq_acc.p, &plan->d_offsets.p, &s->d_qbmap.p,
-                      &nqb, &heads, &nq, &total, &o_stride, &do_stride, &acc_stride};
+                      &nqb, &heads, &nq, &total, &o_stride, &do_stride, &acc_stride, &layout};
   int64_t groups = bcast ? p->batch * s->nqb : s->nqb;
-  if (groups > 0 && (st = tile_launch(s->pre, (unsigned)groups, (unsigned)H, 1, pre_args, 15, stream)) != TILE_OK)
+  if (groups > 0 && (st = tile_launch(s->pre, (unsigned)groups, (unsigned)H, 1, pre_args, 16, stream)) != TILE_OK)
     return st;
   if (groups == 0 && (st = tile_memset_d32_async(s->d_dq_acc.p, 0, (size_t)(s->q_rows * H * D), stream)) != TILE_OK)
     return st; /* broadcast-Q over no sequences: dq = 0 */
@@ -527,7 +532,7 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   tile_devptr dqd = dq->data;
   int32_t dq_stride = (int32_t)dq->stride[0];
   void *post_args[] = {&s->d_dq_acc.p, &dqd, &q_rows, &heads, &dq_stride, &scale, &acc_stride, &plan->d_offsets.p,
-                       &s->d_qbmap.p};
-  unsigned post_grid = (unsigned)(s->qb == 80 ? s->nqb : (s->q_rows + 63) / 64); /* 80: a program per query block */
-  return post_grid ? tile_launch(s->post, post_grid, (unsigned)H, 1, post_args, 9, stream) : TILE_OK;
+                       &s->d_qbmap.p, &layout};
+  unsigned post_grid = (unsigned)(s->qb == 80 || s->bulk ? s->nqb : (s->q_rows + 63) / 64); /* by block: one a block */
+  return post_grid ? tile_launch(s->post, post_grid, (unsigned)H, 1, post_args, 10, stream) : TILE_OK;
 }

@@ -183,12 +183,12 @@ typedef struct jfa_bwd_items {
 /* Floats in a workspace row of LSE or Delta for query blocks of qb rows
  * (a TMA box's columns are a power of two). */
 static inline int64_t jfa_bwd_lw(int qb) { return qb > 64 ? 128 : 64; }
-/* Floats of the f32 dQ accumulator: [q_rows, heads x d], or with 80-row
- * query blocks transposed and by block, [d, ws_rows x 80] (column 80 w + t:
- * row t of the query block whose workspace row is w; a TMA box must start 16
- * bytes into a row, and a sequence's query rows start anywhere). */
-static inline int64_t jfa_bwd_acc_floats(int64_t q_rows, int64_t ws_rows, int64_t heads, int64_t d, int qb) {
-  return qb > 64 ? d * ws_rows * 80 : q_rows * heads * d;
+/* Floats of the f32 dQ accumulator: [q_rows, heads x d], or by query block
+ * (qb x d floats at the block's workspace row w, the backward's dQ stage as
+ * it lies: 80-row blocks always, 64-row ones with the kernel's DQ_BULK). */
+static inline int64_t jfa_bwd_acc_floats(int64_t q_rows, int64_t ws_rows, int64_t heads, int64_t d, int qb,
+                                         int by_block) {
+  return qb > 64 || by_block ? d * ws_rows * qb : q_rows * heads * d;
 }
 tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, int dyn, jfa_bwd_items *out);
 /* The same into *it from an earlier build (or zeroed), reusing its arrays;

@@ -954,6 +954,18 @@ if "$TILEC" -D D=128 -D CAUSAL=true -D Q80=true --emit=ptx -o "$ptx" "$JB" 2> "$
 else
   echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
 fi
+# DQ_BULK (BULK=true, the A/B build bulk): the 64-row stage added by bulk
+# reduce-adds (one at D = 128, the two partials at D = 64), no TMA boxes
+for d in 64 128; do
+  name=jfa_bwd.d$d.causal.bulk; ptx=$tmp/$name.ptx
+  n=$((n+1))
+  if "$TILEC" -D D=$d -D CAUSAL=true -D BULK=true --emit=ptx -o "$ptx" "$JB" 2> "$tmp/err"; then
+    check "$name" "the dQ stage added in bulk" "$ptx" "cp\.reduce\.async\.bulk\.global\.shared::cta\.bulk_group\.add\.f32"
+    check_not "$name" "no TMA reduce-adds" "$ptx" "cp\.reduce\.async\.bulk\.tensor"
+  else
+    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+  fi
+done
 # and its small kernels: the accumulator (the stage's layout) zeroed and read back
 name=jfa_bwd_pre.q80; ptx=$tmp/$name.ptx
 n=$((n+1))
