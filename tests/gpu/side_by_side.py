@@ -379,6 +379,8 @@ def main_variant(a, jfa):
                 from torch.nn.attention.flex_attention import flex_attention, create_block_mask
                 import torch._dynamo as dynamo
                 dynamo.config.recompile_limit = 256
+                from torch._functorch import config as fcfg   # the direct backward below keeps its graph
+                fcfg.donated_buffer = False                   # (retain_graph), which donated buffers refuse
                 Lt = torch.tensor(L, device=dev)
                 doc = torch.repeat_interleave(torch.arange(B, device=dev), Lt)
                 pos = torch.arange(tot, device=dev) - off[doc].long()
@@ -398,6 +400,8 @@ def main_variant(a, jfa):
                 from torch.nn.attention.flex_attention import flex_attention, create_block_mask
                 import torch._dynamo as dynamo       # (a plain `import torch._dynamo` would make torch local here)
                 dynamo.config.recompile_limit = 256
+                from torch._functorch import config as fcfg   # the direct backward below keeps its graph
+                fcfg.donated_buffer = False                   # (retain_graph), which donated buffers refuse
                 Lt = torch.tensor(L, device=dev)
                 doc = torch.repeat_interleave(torch.arange(B, device=dev), Lt)
                 pos = torch.arange(tot, device=dev) - off[doc].long()
