@@ -409,7 +409,7 @@ jfa-ab: $(JFA_AB_CUBINS)
 # built into $(B)/examples/ab_bwd/NAME/ beside copies of the other JFA cubins
 # (the options whose A/Bs lost are retired: docs/jfa.md)
 JFA_BWD_AB := nostsm:--no-stmatrix atomic:DQ_ATOMIC=true dsbf16:DS_BF16=true dsf32:DS_BF16=false noearly:DKV_EARLY=false \
-  static:DYN=false q64:Q80=false q80c:Q80=true
+  static:DYN=false q64:Q80=false q80c:Q80=true nobulk:BULK=false b64:Q80=false+BULK=true
 define jfa_bwd_ab_rules
 $(B)/examples/ab_bwd/$(call jfa_ab_name,$(1))/jfa_bwd.d$(2).$(3).sm_90a.cubin: $(JFA_BWD_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
@@ -417,17 +417,23 @@ $(B)/examples/ab_bwd/$(call jfa_ab_name,$(1))/jfa_bwd.d$(2).$(3).sm_90a.cubin: $
 endef
 $(foreach a,$(JFA_BWD_AB),$(foreach d,64 128,$(foreach v,$(JFA_VARIANTS),$(foreach t,$(v) $(v).det,$(eval $(call jfa_bwd_ab_rules,$(a),$(d),$(t)))))))
 JFA_BWD_AB_CUBINS := $(foreach a,$(JFA_BWD_AB),$(patsubst $(B)/examples/%,$(B)/examples/ab_bwd/$(call jfa_ab_name,$(a))/%,$(JFA_BWD_CUBINS)))
-# The window variant's backward with 80-row steps (Q80; correct on the
-# emulator, not yet measured): its cubin beside copies of the shipped ones,
-# for side_by_side.py --variant window:256 --bwd-variants --cubins DIR
-JFA_VAR_Q80 := $(B)/examples/ab_var/q80/jfa_fwd.d128.window.sm_90a.cubin
-$(JFA_VAR_Q80): $(JFA_DIR)/variants/window.tile $(JFA_SRC) $(JFA_VAR_SRC) $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
-	@mkdir -p $(dir $@)
-	$(B)/bin/tilec -D D=128 -D Q80=true -o $@ $(JFA_DIR)/variants/window.tile
+# The window variant's backward with other kernel options (NAME:FLAG+FLAG, as
+# JFA_BWD_AB): its cubin in $(B)/examples/ab_var/NAME/ beside copies of the
+# shipped ones, for side_by_side.py --variant window:256 --bwd-variants --cubins DIR
+# (q80 lost: window J1 0.95x, J2 0.94x of the default; bulk won, J1 1.088x,
+# J2 1.054x, and is now jfa_bwd.tile's default: docs/perf.md, 2026-12-06)
+JFA_VAR_AB := q80:Q80=true nobulk:BULK=false
+JFA_VAR_AB_CUBINS := $(foreach a,$(JFA_VAR_AB),$(B)/examples/ab_var/$(call jfa_ab_name,$(a))/jfa_fwd.d128.window.sm_90a.cubin)
+define jfa_var_ab_rules
+$(B)/examples/ab_var/$(call jfa_ab_name,$(1))/jfa_fwd.d128.window.sm_90a.cubin: $(JFA_DIR)/variants/window.tile $(JFA_SRC) $(JFA_VAR_SRC) $(JFA_DIR)/jfa_bwd.tile $(B)/bin/tilec mk/examples.mk
+	@mkdir -p $$(dir $$@)
+	$(B)/bin/tilec -D D=128 $(call jfa_ab_flags,$(1),128) -o $$@ $(JFA_DIR)/variants/window.tile
+endef
+$(foreach a,$(JFA_VAR_AB),$(eval $(call jfa_var_ab_rules,$(a))))
 .PHONY: jfa-var-ab
-jfa-var-ab: $(JFA_VAR_Q80) $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_CUBINS) $(JFA_BWD_PRE)
-	cp $(filter-out %/jfa_fwd.d128.window.sm_90a.cubin,$(JFA_CUBINS)) $(JFA_COMBINE) $(JFA_BWD_CUBINS) $(JFA_BWD_PRE) \
-	  $(dir $(JFA_VAR_Q80))
+jfa-var-ab: $(JFA_VAR_AB_CUBINS) $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_CUBINS) $(JFA_BWD_PRE)
+	$(foreach a,$(JFA_VAR_AB),cp $(filter-out %/jfa_fwd.d128.window.sm_90a.cubin,$(JFA_CUBINS)) $(JFA_COMBINE) $(JFA_BWD_CUBINS) \
+	  $(JFA_BWD_PRE) $(B)/examples/ab_var/$(call jfa_ab_name,$(a))/ &&) true
 .PHONY: jfa-bwd-ab
 jfa-bwd-ab: $(JFA_BWD_AB_CUBINS) $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_PRE)
 	$(foreach a,$(JFA_BWD_AB),cp $(JFA_CUBINS) $(JFA_COMBINE) $(JFA_BWD_PRE) $(B)/examples/ab_bwd/$(call jfa_ab_name,$(a))/ &&) true
