@@ -86,18 +86,25 @@ tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, int dyn
 }
 
 /* A DYN kernel's list (jfa_bwd.tile, DYN): its CTAs take the items in
- * list order, each the next one when it is free. The order: the sequences
- * by their heaviest item, descending (ties in batch order; no_zigzag: in
- * batch order), and each sequence's items head by head, KV blocks
- * ascending. Items that share
- * query blocks (a head's neighbouring KV blocks) are then taken one after
- * another and run at about the same time, whichever CTAs take them and
- * however far the CTAs' speeds drift apart, so their Q, dO and dQ
- * accumulator lines are reused in L2; and the heaviest work goes first.
- * Each item lands straight in its place: sequence b's items start at at[b],
- * item (b, h, n) at at[b] + h * nb + n. */
+ * list order, each the next one when it is free. The order of the
+ * sequences: sorted by their heaviest item, descending (ties in batch
+ * order), then dealt from both ends, the next from the heavy end while the
+ * heavy end's work so far is at most the light end's, else from the light
+ * end (no_zigzag: batch order). The heaviest work goes first, so the last
+ * items are no longer than the middle ones; and short sequences, whose
+ * items are mostly their K/V loads and dK/dV stores, run beside long ones
+ * all along rather than all together at the end (sorted light-last, J3
+ * ran 0.94x batch order, J2 0.98x: docs/perf.md, twenty-fourth session).
+ * Each sequence's items go head by head, KV blocks ascending: items that
+ * share query blocks (a head's neighbouring KV blocks) are then taken one
+ * after another and run at about the same time, whichever CTAs take them
+ * and however far the CTAs' speeds drift apart, so their Q, dO and dQ
+ * accumulator lines are reused in L2. Each item lands straight in its
+ * place: sequence b's items start at at[b], item (b, h, n) at
+ * at[b] + h * nb + n. */
 typedef struct seq_key {
   int32_t cost, b;
+  int64_t work; /* the sequence's steps, all its items' */
 } seq_key;
 
 static int seq_key_cmp(const void *x, const void *y) {
@@ -116,15 +123,19 @@ static tile_status dyn_order(const jfa_params *p, int64_t KB, jfa_bwd_items *it)
     st = tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory for %lld backward items", (long long)n);
     goto done;
   }
-  for (int64_t b = 0; b < B; b++) key[b].cost = -1, key[b].b = (int32_t)b;
+  for (int64_t b = 0; b < B; b++) key[b].cost = -1, key[b].b = (int32_t)b, key[b].work = 0;
   for (int64_t i = 0; i < n && !p->no_zigzag; i++) { /* no_zigzag: the sequences in batch order */
     const int32_t *w = it->work + 8 * i;
     if (w[4] - w[3] > key[w[0]].cost) key[w[0]].cost = w[4] - w[3];
+    key[w[0]].work += w[4] - w[3];
   }
   qsort(key, (size_t)B, sizeof *key, seq_key_cmp);
-  int64_t pos = 0;
-  for (int64_t r = 0; r < B; r++) {
-    int64_t b = key[r].b, L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
+  int64_t pos = 0, heavy = 0, light = B - 1, wh = 0, wl = 0;
+  for (int64_t r = 0; r < B; r++) { /* from both ends, by work (no_zigzag: every work 0, batch order) */
+    int from_heavy = wh <= wl;
+    const seq_key *k = from_heavy ? &key[heavy++] : &key[light--];
+    *(from_heavy ? &wh : &wl) += k->work;
+    int64_t b = k->b, L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
     at[b] = pos;
     pos += H * ((L + KB - 1) / KB);
   }

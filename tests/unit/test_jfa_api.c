@@ -594,8 +594,9 @@ static void test_bwd_window_items(void **state) {
 
 /* A DYN kernel's list (jfa_bwd_items_build with dyn = 1): the same items as
  * the CTAs' lists, each once, now as one list: each sequence's items
- * together, head by head, KV blocks ascending, the sequences by their
- * heaviest item descending (ties, and no_zigzag: in batch order); self,
+ * together, head by head, KV blocks ascending, the sequences sorted by their
+ * heaviest item descending (ties in batch order) and dealt from both ends by
+ * their work (no_zigzag: batch order); self,
  * causal, windows and broadcast-Q. In deterministic mode dyn changes
  * nothing. */
 static void test_bwd_dyn_items(void **state) {
@@ -636,16 +637,25 @@ static void test_bwd_dyn_items(void **state) {
       int32_t *w = st.work + 8 * i;
       slot[kb0[w[0]] * p.heads + (int64_t)w[1] * (kb0[w[0] + 1] - kb0[w[0]]) + w[2]] = w;
     }
-    int32_t heaviest[40], prev_cost = INT32_MAX, prev_b = -1;
-    for (int b = 0; b < B; b++) heaviest[b] = -1;
-    for (int64_t i = 0; i < st.nitems; i++) {
+    int32_t heaviest[40], sorted[40], order[40], r = 0;
+    int64_t work[40] = {0}, wh = 0, wl = 0;
+    for (int b = 0; b < B; b++) heaviest[b] = -1, sorted[b] = b;
+    for (int64_t i = 0; i < st.nitems && !p.no_zigzag; i++) { /* no_zigzag: b order */
       int32_t *w = st.work + 8 * i;
-      if (w[4] - w[3] > heaviest[w[0]] && !p.no_zigzag) heaviest[w[0]] = w[4] - w[3]; /* no_zigzag: b order */
+      if (w[4] - w[3] > heaviest[w[0]]) heaviest[w[0]] = w[4] - w[3];
+      work[w[0]] += w[4] - w[3];
     }
+    for (int i = 1; i < B; i++) /* heaviest item descending, ties in b order */
+      for (int j = i; j > 0 && heaviest[sorted[j]] > heaviest[sorted[j - 1]]; j--)
+        r = sorted[j], sorted[j] = sorted[j - 1], sorted[j - 1] = r;
+    for (int lo = 0, hi = B - 1, k = 0; k < B; k++) /* dealt from both ends, by work */
+      order[k] = wh <= wl ? (wh += work[sorted[lo]], sorted[lo++]) : (wl += work[sorted[hi]], sorted[hi--]);
+    r = 0;
     for (int64_t i = 0; i < dy.nitems;) {
       int32_t b = dy.work[8 * i], nb = (int32_t)(kb0[b + 1] - kb0[b]);
       /* sequence b's items next, all of them, in (h, n) order */
-      assert_true(heaviest[b] < prev_cost || (heaviest[b] == prev_cost && b > prev_b));
+      while (r < B && kb0[order[r] + 1] == kb0[order[r]]) r++; /* empty sequences have no items */
+      assert_int_equal(b, order[r++]);
       for (int32_t h = 0; h < p.heads; h++)
         for (int32_t n = 0; n < nb; n++, i++) {
           const int32_t *w = dy.work + 8 * i, *want = slot[kb0[b] * p.heads + (int64_t)h * nb + n];
@@ -653,7 +663,6 @@ static void test_bwd_dyn_items(void **state) {
           assert_memory_equal(w, want, 32);
           slot[kb0[b] * p.heads + (int64_t)h * nb + n] = NULL; /* once */
         }
-      prev_cost = heaviest[b], prev_b = b;
     }
     free(slot);
     jfa_bwd_items_free(&st), jfa_bwd_items_free(&dy);
