@@ -86,15 +86,16 @@ tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, int dyn
 }
 
 /* A DYN kernel's list (jfa_bwd.tile, DYN): its CTAs take the items in
- * list order, each the next one when it is free. The order of the
- * sequences: sorted by their heaviest item, descending (ties in batch
- * order), then dealt from both ends, the next from the heavy end while the
- * heavy end's work so far is at most the light end's, else from the light
- * end (no_zigzag: batch order). The heaviest work goes first, so the last
- * items are no longer than the middle ones; and short sequences, whose
- * items are mostly their K/V loads and dK/dV stores, run beside long ones
- * all along rather than all together at the end (sorted light-last, J3
- * ran 0.94x batch order, J2 0.98x: docs/perf.md, twenty-fourth session).
+ * list order, each the next one when it is free. The order: first the
+ * heavy sequences, those with an item of more than 1/16 of a CTA's share
+ * of the work, by their heaviest item descending (ties in batch order), so
+ * that no long item is taken last; then the others in batch order
+ * (no_zigzag: every sequence in batch order). Batch order keeps the
+ * sequences that run together next to each other in memory: a sequence's
+ * last blocks' TMA boxes reach into the next one's rows, which its own
+ * items then find in L2. Sorting every sequence by weight lost to batch
+ * order on J2 (0.98x) and J3 (0.94x; dealt from both ends by work, 0.96x),
+ * and gained nothing elsewhere (docs/perf.md, twenty-fourth session).
  * Each sequence's items go head by head, KV blocks ascending: items that
  * share query blocks (a head's neighbouring KV blocks) are then taken one
  * after another and run at about the same time, whichever CTAs take them
@@ -104,7 +105,6 @@ tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, int dyn
  * at[b] + h * nb + n. */
 typedef struct seq_key {
   int32_t cost, b;
-  int64_t work; /* the sequence's steps, all its items' */
 } seq_key;
 
 static int seq_key_cmp(const void *x, const void *y) {
@@ -113,7 +113,7 @@ static int seq_key_cmp(const void *x, const void *y) {
   return (a->b > b->b) - (a->b < b->b);
 }
 
-static tile_status dyn_order(const jfa_params *p, int64_t KB, jfa_bwd_items *it) {
+static tile_status dyn_order(const jfa_params *p, int64_t KB, int owners, jfa_bwd_items *it) {
   int64_t B = p->batch, H = p->heads, n = it->sched.ntiles;
   seq_key *key = malloc((size_t)B * sizeof *key);
   int64_t *at = malloc((size_t)B * sizeof *at);
@@ -123,19 +123,20 @@ static tile_status dyn_order(const jfa_params *p, int64_t KB, jfa_bwd_items *it)
     st = tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory for %lld backward items", (long long)n);
     goto done;
   }
-  for (int64_t b = 0; b < B; b++) key[b].cost = -1, key[b].b = (int32_t)b, key[b].work = 0;
+  int64_t total = 0; /* the steps of all items */
+  for (int64_t b = 0; b < B; b++) key[b].cost = -1, key[b].b = (int32_t)b;
   for (int64_t i = 0; i < n && !p->no_zigzag; i++) { /* no_zigzag: the sequences in batch order */
     const int32_t *w = it->work + 8 * i;
     if (w[4] - w[3] > key[w[0]].cost) key[w[0]].cost = w[4] - w[3];
-    key[w[0]].work += w[4] - w[3];
+    total += w[4] - w[3];
   }
+  int64_t heavy = total / (16 * (int64_t)(owners > 0 ? owners : 1));
+  for (int64_t b = 0; b < B; b++)
+    if (key[b].cost <= heavy) key[b].cost = -1; /* light: batch order, after the heavy ones */
   qsort(key, (size_t)B, sizeof *key, seq_key_cmp);
-  int64_t pos = 0, heavy = 0, light = B - 1, wh = 0, wl = 0;
-  for (int64_t r = 0; r < B; r++) { /* from both ends, by work (no_zigzag: every work 0, batch order) */
-    int from_heavy = wh <= wl;
-    const seq_key *k = from_heavy ? &key[heavy++] : &key[light--];
-    *(from_heavy ? &wh : &wl) += k->work;
-    int64_t b = k->b, L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
+  int64_t pos = 0;
+  for (int64_t r = 0; r < B; r++) {
+    int64_t b = key[r].b, L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
     at[b] = pos;
     pos += H * ((L + KB - 1) / KB);
   }
@@ -258,7 +259,7 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, int d
     w[7] = (int32_t)(bcast ? ((int64_t)b * H + h) * nqb : h * nqb + qb0[b]); /* workspace row of its Q block 0 */
   }
   free(qb0), free(kb0);
-  if (st == TILE_OK && dyn && !det && !pair) st = dyn_order(p, KB, it);
+  if (st == TILE_OK && dyn && !det && !pair) st = dyn_order(p, KB, owners, it);
   if (st == TILE_OK && det)
     for (int c = 0; c < owners; c++)
       qsort(it->work + 8 * (int64_t)it->sched.cta_start[c],

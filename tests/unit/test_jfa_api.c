@@ -594,9 +594,10 @@ static void test_bwd_window_items(void **state) {
 
 /* A DYN kernel's list (jfa_bwd_items_build with dyn = 1): the same items as
  * the CTAs' lists, each once, now as one list: each sequence's items
- * together, head by head, KV blocks ascending, the sequences sorted by their
- * heaviest item descending (ties in batch order) and dealt from both ends by
- * their work (no_zigzag: batch order); self,
+ * together, head by head, KV blocks ascending: first the sequences with an
+ * item over 1/16 of a CTA's share of the work, by their heaviest item
+ * descending (ties in batch order), then the rest in batch order
+ * (no_zigzag: all in batch order); self,
  * causal, windows and broadcast-Q. In deterministic mode dyn changes
  * nothing. */
 static void test_bwd_dyn_items(void **state) {
@@ -637,19 +638,19 @@ static void test_bwd_dyn_items(void **state) {
       int32_t *w = st.work + 8 * i;
       slot[kb0[w[0]] * p.heads + (int64_t)w[1] * (kb0[w[0] + 1] - kb0[w[0]]) + w[2]] = w;
     }
-    int32_t heaviest[40], sorted[40], order[40], r = 0;
-    int64_t work[40] = {0}, wh = 0, wl = 0;
-    for (int b = 0; b < B; b++) heaviest[b] = -1, sorted[b] = b;
+    int32_t heaviest[40], order[40], r = 0;
+    int64_t total = 0;
+    for (int b = 0; b < B; b++) heaviest[b] = -1, order[b] = b;
     for (int64_t i = 0; i < st.nitems && !p.no_zigzag; i++) { /* no_zigzag: b order */
       int32_t *w = st.work + 8 * i;
       if (w[4] - w[3] > heaviest[w[0]]) heaviest[w[0]] = w[4] - w[3];
-      work[w[0]] += w[4] - w[3];
+      total += w[4] - w[3];
     }
+    for (int b = 0; b < B; b++) /* light (no item over 1/16 of a CTA's share): b order, after the heavy */
+      if (heaviest[b] <= total / (16 * ctas)) heaviest[b] = -1;
     for (int i = 1; i < B; i++) /* heaviest item descending, ties in b order */
-      for (int j = i; j > 0 && heaviest[sorted[j]] > heaviest[sorted[j - 1]]; j--)
-        r = sorted[j], sorted[j] = sorted[j - 1], sorted[j - 1] = r;
-    for (int lo = 0, hi = B - 1, k = 0; k < B; k++) /* dealt from both ends, by work */
-      order[k] = wh <= wl ? (wh += work[sorted[lo]], sorted[lo++]) : (wl += work[sorted[hi]], sorted[hi--]);
+      for (int j = i; j > 0 && heaviest[order[j]] > heaviest[order[j - 1]]; j--)
+        r = order[j], order[j] = order[j - 1], order[j - 1] = r;
     r = 0;
     for (int64_t i = 0; i < dy.nitems;) {
       int32_t b = dy.work[8 * i], nb = (int32_t)(kb0[b + 1] - kb0[b]);
