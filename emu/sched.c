@@ -109,10 +109,11 @@ static bool cta_round(Cta *c, bool wake, bool quiet, bool *moved, bool *complete
   for (int k = 0; k < nw && !c->failed; k++) {
     /* the warp's lanes in lockstep, one instruction each per sweep, until none can run */
     int lo = order[k] * 32, hi = lo + 32 < c->n ? lo + 32 : c->n;
-    uint64_t did[32] = {0};
+    uint64_t did[32] = {0}, spun_at[32], spun_val[32];
     bool was[32];
     for (int i = lo; i < hi; i++) {
       was[i - lo] = wake && c->t[i].state == T_SPIN;
+      spun_at[i - lo] = c->t[i].spin_addr, spun_val[i - lo] = c->t[i].spin_val;
       if (was[i - lo]) c->t[i].state = T_RUN;
     }
     for (int budget = EM_SLICE; budget > 0 && !c->failed; budget--) {
@@ -135,7 +136,10 @@ static bool cta_round(Cta *c, bool wake, bool quiet, bool *moved, bool *complete
     }
     for (int i = lo; i < hi; i++) {
       const Thr *t = &c->t[i];
-      *moved |= did[i - lo] && !(was[i - lo] && t->state == T_SPIN); /* a spin that looked again is no move */
+      /* a spin that looked again and spins on is no move -- unless it got past its wait (and maybe stored what
+       * others wait for) and now spins on another word or value */
+      *moved |= did[i - lo] && !(was[i - lo] && t->state == T_SPIN && t->spin_addr == spun_at[i - lo] &&
+                                 t->spin_val == spun_val[i - lo]);
       *spinning |= t->state == T_SPIN;
       *left |= t->state != T_DONE;
     }

@@ -583,7 +583,7 @@ static void test_wgmma_groups(void **state) {
 static void test_cta_semaphore(void **state) {
   (void)state;
   checks_off = false;
-  char ptx[2048];
+  char ptx[4096];
   for (int rev = 0; rev <= 1; rev++) {
     snprintf(ptx, sizeof ptx, HEAD ".visible .entry k(.param .u64 flag)\n{\n.reg .b64 %%rd<4>;\n.reg .b32 %%r<8>;\n"
              ".reg .pred %%p<4>;\nld.param.u64 %%rd1, [flag];\nmov.u32 %%r1, %%ctaid.x;\nmov.u32 %%r2, %%nctaid.x;\n"
@@ -599,6 +599,24 @@ static void test_cta_semaphore(void **state) {
     assert_int_equal(flag[0], 5);
     assert_int_equal(flag[1], 1234); /* 0, 1, 2, 3, 4 in this order: digits 0 1 2 3 4 */
   }
+  /* a relay: CTA 2 sets A; CTA 1, set aside spinning on A, gets past it, sets B and spins on C; CTA 0, spinning
+   * on B, sets C. CTA 1 spinning again, on another word, after it moved is progress: no deadlock (the
+   * twenty-fourth session's false deadlock in the deterministic broadcast-Q backward) */
+  snprintf(ptx, sizeof ptx, HEAD ".visible .entry k(.param .u64 flag)\n{\n.reg .b64 %%rd<4>;\n.reg .b32 %%r<8>;\n"
+           ".reg .pred %%p<4>;\nld.param.u64 %%rd1, [flag];\nmov.u32 %%r1, %%ctaid.x;\nmov.u32 %%r4, 1;\n"
+           "setp.eq.u32 %%p1, %%r1, 2;\n@%%p1 bra C2;\nsetp.eq.u32 %%p1, %%r1, 1;\n@%%p1 bra C1;\n"
+           "S0:\nld.acquire.gpu.global.b32 %%r3, [%%rd1+4];\nsetp.lo.u32 %%p2, %%r3, 1;\n@%%p2 bra S0;\n"
+           "st.release.gpu.global.b32 [%%rd1+8], %%r4;\nret;\n"
+           "C1:\nld.acquire.gpu.global.b32 %%r3, [%%rd1];\nsetp.lo.u32 %%p2, %%r3, 1;\n@%%p2 bra C1;\n"
+           "st.release.gpu.global.b32 [%%rd1+4], %%r4;\n"
+           "S1:\nld.acquire.gpu.global.b32 %%r3, [%%rd1+8];\nsetp.lo.u32 %%p2, %%r3, 1;\n@%%p2 bra S1;\n"
+           "mov.u32 %%r5, 7;\nst.global.u32 [%%rd1+12], %%r5;\nret;\n"
+           "C2:\nst.release.gpu.global.b32 [%%rd1], %%r4;\nret;\n}\n");
+  uint32_t relay[4] = {0, 0, 0, 0};
+  uint64_t rp = (uint64_t)(uintptr_t)relay;
+  must_run(ptx, 3, 32, &rp, sizeof rp);
+  assert_int_equal(relay[0] + relay[1] + relay[2], 3);
+  assert_int_equal(relay[3], 7);
   snprintf(ptx, sizeof ptx, HEAD ".visible .entry k(.param .u64 flag)\n{\n.reg .b64 %%rd<4>;\n.reg .b32 %%r<8>;\n"
            ".reg .pred %%p<4>;\nld.param.u64 %%rd1, [flag];\nmov.u32 %%r1, %%ctaid.x;\n"
            "SPIN:\nld.acquire.gpu.global.b32 %%r3, [%%rd1];\nsetp.ne.u32 %%p1, %%r3, 7;\n@%%p1 bra SPIN;\nret;\n}\n");
