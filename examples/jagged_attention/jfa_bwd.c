@@ -375,7 +375,9 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   if (it->qbmap) jfa_stage_copy(sg, &s->d_qbmap, it->qbmap, (size_t)it->nqb * 8);
   /* the workspace (broadcast-Q over no sequences: dq is still num_q rows,
    * all zero, the accumulator converted) */
-  jfa_stage_copy(sg, &s->d_dq_acc, NULL, (size_t)jfa_bwd_acc_floats(s->q_rows, s->ws_rows, H, D, s->qb, s->bulk) * 4);
+  int64_t blocks = bcast ? H * it->nqb : s->ws_rows; /* by block: broadcast-Q's sequences share theirs */
+  jfa_stage_copy(sg, &s->d_dq_acc, NULL,
+                 (size_t)jfa_bwd_acc_floats(s->q_rows, blocks, H, D, s->qb, s->bulk && B > 0) * 4);
   if (B > 0) {
     jfa_stage_copy(sg, &s->d_lse2, NULL, (size_t)(s->ws_rows * jfa_bwd_lw(s->qb)) * 4);
     jfa_stage_copy(sg, &s->d_delta, NULL, (size_t)(s->ws_rows * jfa_bwd_lw(s->qb)) * 4);
@@ -410,8 +412,10 @@ tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
     else
       for (int64_t b = 0; b < B; b++) nqb += (jfa_offset_at(p, b + 1) - jfa_offset_at(p, b) + qb - 1) / qb;
     int64_t ws_rows = (bcast ? B * H : H) * nqb; /* B = 0: none (broadcast-Q then keeps only the accumulator) */
-    size_t acc = (size_t)jfa_bwd_acc_floats(q_rows, ws_rows, H, D, qb, 0) * 4, blk = (size_t)(ws_rows * qb * D) * 4;
-    if (!bcast && blk > acc) acc = blk; /* 64-row blocks by block (DQ_BULK) */
+    int64_t blocks = bcast ? H * nqb : ws_rows;
+    size_t acc = (size_t)jfa_bwd_acc_floats(q_rows, blocks, H, D, qb, 0) * 4,
+           blk = (size_t)jfa_bwd_acc_floats(q_rows, blocks, H, D, qb, 1) * 4;
+    if (blk > acc) acc = blk; /* 64-row blocks by block (DQ_BULK) */
     size_t total = acc + 2 * (size_t)(ws_rows * jfa_bwd_lw(qb)) * 4 +
                    (bcast ? 0 : (size_t)nqb * 8);
     total += p->deterministic ? (size_t)(H * nqb) * 4 : 4; /* the dQ blocks' counters, or the items' counter */
@@ -498,7 +502,7 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   float scale = p->softmax_scale > 0 ? p->softmax_scale : (float)(1.0 / sqrt((double)D));
   float scale_log2 = scale * 1.4426950408889634f;
   int32_t heads = (int32_t)H, nq = (int32_t)NQ, total = (int32_t)T, nqb = (int32_t)s->nqb;
-  int32_t q_rows = (int32_t)s->q_rows, acc_stride = (int32_t)s->acc_stride, layout = s->bulk;
+  int32_t q_rows = (int32_t)s->q_rows, acc_stride = (int32_t)s->acc_stride;
   int64_t LW = jfa_bwd_lw(s->qb);
   int32_t o_stride = (int32_t)(bcast ? o->stride[1] : o->stride[0]);
   int32_t do_stride = (int32_t)(bcast ? dout->stride[1] : dout->stride[0]);
@@ -506,9 +510,12 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
 
   /* 1. Delta = rowsum(dO * O), LSE in log2 units, dQ accumulator = 0: one
    * program per query block (broadcast-Q: per sequence and query block) */
+  int64_t groups = bcast ? p->batch * s->nqb : s->nqb;
+  /* the accumulator's layout (jfa_bwd_pre.tile): by block (broadcast-Q: blocks shared), but with no query
+   * blocks (broadcast-Q over no sequences) row-major, zeroed below and converted */
+  int32_t layout = s->bulk && groups > 0 ? 1 + bcast : 0;
   void *pre_args[] = {&od, &dod, &ld, &s->d_lse2.p, &s->d_delta.p, &s->d_dq_acc.p, &plan->d_offsets.p, &s->d_qbmap.p,
                       &nqb, &heads, &nq, &total, &o_stride, &do_stride, &acc_stride, &layout};
-  int64_t groups = bcast ? p->batch * s->nqb : s->nqb;
   if (groups > 0 && (st = tile_launch(s->pre, (unsigned)groups, (unsigned)H, 1, pre_args, 16, stream)) != TILE_OK)
     return st;
   if (groups == 0 && (st = tile_memset_d32_async(s->d_dq_acc.p, 0, (size_t)(s->q_rows * H * D), stream)) != TILE_OK)
@@ -545,6 +552,6 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   int32_t dq_stride = (int32_t)dq->stride[0];
   void *post_args[] = {&s->d_dq_acc.p, &dqd, &q_rows, &heads, &dq_stride, &scale, &acc_stride, &plan->d_offsets.p,
                        &s->d_qbmap.p, &layout};
-  unsigned post_grid = (unsigned)(s->qb == 80 || s->bulk ? s->nqb : (s->q_rows + 63) / 64); /* by block: one a block */
+  unsigned post_grid = (unsigned)(s->qb == 80 || layout ? s->nqb : (s->q_rows + 63) / 64); /* by block: one a block */
   return post_grid ? tile_launch(s->post, post_grid, (unsigned)H, 1, post_args, 10, stream) : TILE_OK;
 }

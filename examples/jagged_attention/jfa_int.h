@@ -184,11 +184,13 @@ typedef struct jfa_bwd_items {
  * (a TMA box's columns are a power of two). */
 static inline int64_t jfa_bwd_lw(int qb) { return qb > 64 ? 128 : 64; }
 /* Floats of the f32 dQ accumulator: [q_rows, heads x d], or by query block
- * (qb x d floats at the block's workspace row w, the backward's dQ stage as
- * it lies: 80-row blocks always, 64-row ones with the kernel's DQ_BULK). */
-static inline int64_t jfa_bwd_acc_floats(int64_t q_rows, int64_t ws_rows, int64_t heads, int64_t d, int qb,
+ * (qb x d floats a block, the backward's dQ stage as it lies: 80-row blocks
+ * always, 64-row ones with the kernel's DQ_BULK). blocks: self-attention,
+ * the workspace rows (a block at its row); broadcast-Q, heads x the query
+ * blocks of num_q (every sequence adds into the same). */
+static inline int64_t jfa_bwd_acc_floats(int64_t q_rows, int64_t blocks, int64_t heads, int64_t d, int qb,
                                          int by_block) {
-  return qb > 64 || by_block ? d * ws_rows * qb : q_rows * heads * d;
+  return qb > 64 || by_block ? d * blocks * qb : q_rows * heads * d;
 }
 tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, int dyn, jfa_bwd_items *out);
 /* The same into *it from an earlier build (or zeroed), reusing its arrays;

@@ -315,7 +315,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       else
         for (int64_t b = 0; b < p.batch; b++) nqb += (off64[b + 1] - off64[b] + qb - 1) / qb;
       i128 acc = qb == 80 ? D * H * nqb * 80 : rows * H * D;
-      if (qb == 64 && NQ == 0 && H * nqb * 64 * D > acc) acc = H * nqb * 64 * D; /* by block (DQ_BULK) */
+      if (qb == 64 && H * nqb * 64 * D > acc) acc = H * nqb * 64 * D; /* by block (DQ_BULK; broadcast-Q: shared) */
       i128 w = acc * 4 + 2 * (NQ > 0 ? B * H : H) * nqb * lw * 4 + (NQ > 0 ? 0 : nqb * 8);
       w += p.deterministic ? H * nqb * 4 : 4; /* the dQ blocks' counters, or DYN's item counter */
       if (w > want) want = w;

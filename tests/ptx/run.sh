@@ -839,8 +839,8 @@ fi
 # ablations atomic, dsf32, dsbf16): S^T / dP^T / dQ as m64n64 wgmmas, dV and dK
 # as wgmmas over the head dim with P^T and dS^T from registers (none with A
 # read transposed from shared memory, imm-trans-a 1), dS stored transposed
-# by stmatrix.trans, dQ added by TMA reduce-add (at D = 128 without broadcast-Q
-# by bulk reduce-adds, BULK), the packed producer/reducer warpgroup at 24
+# by stmatrix.trans, dQ added by TMA reduce-add (at D = 128 by bulk
+# reduce-adds, BULK), the packed producer/reducer warpgroup at 24
 # registers and the consumers at 240; deterministic mode's counters (acquire
 # loads, release stores, the reduce's writes waited for); otherwise the
 # items' counter (DYN). ptxas: no
@@ -869,7 +869,7 @@ for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128
   if [ "${4:-}" = atomic ]; then
     check "$name" "dQ by atomics from the registers" "$ptx" "red\\.global\\.add(\\.v[24])?\\.f32"
     check_not "$name" "no dQ reduce-add" "$ptx" "cp\\.reduce\\.async"
-  elif [ $d = 128 ] && [ $kind != bcast ]; then # BULK's default: the stage by bulk reduce-adds, no tensor map
+  elif [ $d = 128 ]; then # BULK's default: the stage by bulk reduce-adds, no tensor map
     check "$name" "dQ by bulk reduce-add" "$ptx" "cp\.reduce\.async\.bulk\.global\.shared::cta\.bulk_group\.add\.f32"
     check_not "$name" "no dQ TMA reduce-add" "$ptx" "cp\.reduce\.async\.bulk\.tensor"
   else
@@ -958,12 +958,13 @@ else
 fi
 # DQ_BULK (BULK, the default at D = 128; forced at D = 64): the 64-row stage
 # added by bulk reduce-adds (one at D = 128, the two partials at D = 64), no
-# TMA boxes; BULK=false at D = 128 (the A/B build nobulk) back to TMA boxes
-for v in "64 true" "128 false"; do
+# TMA boxes; BULK=false at D = 128 (the A/B build nobulk) back to TMA boxes,
+# broadcast-Q's too
+for v in "64 true CAUSAL" "128 false CAUSAL" "128 false BCAST"; do
   set -- $v
-  d=$1; name=jfa_bwd.d$d.causal.bulk$2; ptx=$tmp/$name.ptx
+  d=$1; name=jfa_bwd.d$d.$3.bulk$2; ptx=$tmp/$name.ptx
   n=$((n+1))
-  if "$TILEC" -D D=$d -D CAUSAL=true -D BULK=$2 --emit=ptx -o "$ptx" "$JB" 2> "$tmp/err"; then
+  if "$TILEC" -D D=$d -D $3=true -D BULK=$2 --emit=ptx -o "$ptx" "$JB" 2> "$tmp/err"; then
     if [ $2 = true ]; then
       check "$name" "the dQ stage added in bulk" "$ptx" "cp\.reduce\.async\.bulk\.global\.shared::cta\.bulk_group\.add\.f32"
       check_not "$name" "no TMA reduce-adds" "$ptx" "cp\.reduce\.async\.bulk\.tensor"

@@ -323,11 +323,12 @@ static void test_bwd_workspace(void **state) {
   p.cu_seqlens = off81;
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
   assert_int_equal(bytes, (size_t)128 * (2 * 2) * 80 * 4 + 2 * (size_t)(2 * 2) * 128 * 4 + 2 * 8 + 4);
-  /* broadcast-Q, 70 queries: 2 blocks per (sequence, head); dQ is [70, H, D] */
+  /* broadcast-Q, 70 queries: 2 blocks per (sequence, head); dQ is [70, H, D], the accumulator by block the
+   * larger (DQ_BULK: 2 heads x 2 blocks of 64 x 128, shared by the sequences) */
   p = params();
   p.num_q = 70;
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
-  assert_int_equal(bytes, (size_t)70 * 2 * 128 * 4 + 2 * (size_t)(3 * 2 * 2) * 64 * 4 + 4);
+  assert_int_equal(bytes, (size_t)2 * 2 * 64 * 128 * 4 + 2 * (size_t)(3 * 2 * 2) * 64 * 4 + 4);
   p.head_dim = 80;
   expect_err(jfa_bwd_workspace_bytes(&p, &bytes), "head_dim 80");
   expect_err(jfa_bwd_workspace_bytes(&p, NULL), "bytes is NULL");
