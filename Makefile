@@ -207,4 +207,4 @@ clean:
 	rm -rf build build-san build-fuzz
 
 # the JFA host API's checks are unit-tested from its source (no GPU)
-$(B)/tests/test_jfa_api: examples/jagged_attention/jfa.c examples/jagged_attention/jfa_bwd.c examples/jagged_attention/jfa_check.c examples/jagged_attention/jfa.h examples/jagged_attention/jfa_int.h
+$(B)/tests/test_jfa_api $(B)/tests/test_jfa_bwd_items: examples/jagged_attention/jfa.c examples/jagged_attention/jfa_bwd.c examples/jagged_attention/jfa_check.c examples/jagged_attention/jfa.h examples/jagged_attention/jfa_int.h

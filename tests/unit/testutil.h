@@ -341,4 +341,18 @@ static inline char *copy_src(const char *dtype, int block, int warps, const char
 
 #endif
 
+#ifdef JFA_H /* the JFA host API's tests (test_jfa_api.c, test_jfa_bwd_items.c) */
+/* lengths 100, 50, 50 */
+__attribute__((unused)) static int32_t TU_JFA_OFF[4] = {0, 100, 150, 200};
+/* three sequences (TU_JFA_OFF), two heads, head dim 128 */
+static inline jfa_params tu_jfa_params(void) {
+  jfa_params p = {0};
+  p.batch = 3;
+  p.cu_seqlens = TU_JFA_OFF;
+  p.heads = 2;
+  p.head_dim = 128;
+  return p;
+}
+#endif
+
 #endif
