@@ -220,9 +220,9 @@ tile_status jfa_check_bwd_tensors(const jfa_params *p, int64_t total_rows, const
                                   const jfa_tensor *lse, const jfa_tensor *dq, const jfa_tensor *dk,
                                   const jfa_tensor *dv);
 /* The workspace a plan for p allocates for the backward pass, in bytes: at
- * most this (self-attention at head dim 128: the larger of the layouts for
- * the kernel's 64- and 80-row query blocks, whichever the loaded kernel
- * steps over). */
+ * most this (the largest of the dQ accumulator's layouts the loaded kernel
+ * may use: row-major, by 64-row block, and in self-attention at head dim
+ * 128 by 80-row block). */
 tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes);
 /* Backward work items (KV blocks of 128 keys), the largest per-CTA work and
  * the total (in the kernel's query blocks of 64 or 80 rows), for reports. */

@@ -322,6 +322,12 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s lays the workspace out for %s-row query blocks, "
                                                "kernel %s steps over %d rows; rebuild them together",
                           pi->name, pqb ? pqb : "64", ki->name, s->qb);
+  const char *nlay = tile_kernel_const(pi, "LAYOUTS"); /* the accumulator layouts its kernels know: 0, 1, 2 */
+  int want = s->bulk ? 1 + bcast : 0;
+  if ((nlay ? atoi(nlay) : 2) <= want)
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s does not know the dQ accumulator layout %d "
+                                               "(by block%s) that kernel %s adds into; rebuild them together",
+                          pi->name, want, bcast ? ", broadcast-Q" : "", ki->name);
   if (ki->nparams <= P_DQ_ACC || ki->params[P_K].kind != TILE_PARAM_TMA || ki->params[P_K].box[0] != BWD_KB)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s has no TMA parameter k with a KV block of %d rows",
                           ki->name, BWD_KB);
