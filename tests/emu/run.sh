@@ -146,6 +146,18 @@ if "$B/bin/tilec" --no-line-info -o "$T/bare.cubin" examples/vector_add/vector_a
 else
   echo "FAIL a cubin without PTX:"; tail -n 3 "$T/log"; fail=1
 fi
+# a stale small-kernel cubin beside the backward: jfa_bwd_pre built without
+# the broadcast-Q by-block layout the D = 128 backward adds into is refused
+# when the plan is made, naming it, not run into a wrong dQ
+mkdir -p "$T/stale" && cp "$B"/examples/*.sm_90a.cubin "$T/stale/" &&
+  "$B/bin/tilec" -D D=128 -D BCAST=true -D LAYOUTS=2 -o "$T/stale/jfa_bwd_pre.d128.bcast.sm_90a.cubin" \
+    examples/jagged_attention/jfa_bwd_pre.tile
+if ! timeout 300 "$B/examples/jfa_bwd_host" --cubins "$T/stale" --check --small --case "bcast nq=70" > "$T/log" 2>&1 &&
+   grep -q "does not know the dQ accumulator layout 2" "$T/log"; then
+  echo "ok   a stale jfa_bwd_pre cubin refused with its reason"
+else
+  echo "FAIL a stale jfa_bwd_pre cubin:"; tail -n 3 "$T/log"; fail=1
+fi
 # the pipelined dot inside another loop: its rings refilled by the next run
 # (K = 300: 5 iterations, the last wgmma on the slot the refill starts with)
 if "$B/bin/tilec" -o "$T/mmn.cubin" tests/emu/matmul_nested.tile; then
