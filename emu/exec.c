@@ -820,6 +820,16 @@ void em_step(Cta *c, Thr *t) {
     break;
   }
   case EM_BRA:
+    if (in->sub == ESB_IDX) { /* brx.idx %r, TABLE: TABLE is a branch over its targets' branches (ptx.c) */
+      const EmIns *over = in->nargs == 2 && a[1].kind == EA_LABEL ? &c->f->ins[a[1].imm] : NULL;
+      uint64_t idx = em_src(c, t, &a[0], ET_U32);
+      int64_t n = over && over->opc == EM_BRA && over->sub == 0 && over->guard < 0 ? over->a[0].imm - a[1].imm - 1 : -1;
+      if (n < 0) { em_fail(c, t, in, "brx.idx: its label is not a .branchtargets table"); return; }
+      if ((int64_t)idx >= n) { em_fail(c, t, in, "brx.idx: index %llu outside its table of %lld targets",
+                                       (unsigned long long)idx, (long long)n); return; }
+      t->pc = (int)(a[1].imm + 1 + (int64_t)idx);
+      return;
+    }
     t->pc = (int)a[0].imm;
     return;
   case EM_RET:

@@ -746,7 +746,8 @@ static int operand(Px *P, EmIns *in) {
            : oerr(P, OP_BAD, "bad number '%.*s'", t.len > 40 ? 40 : t.len, t.s);
   if (sign == '-' || (sign && in->opc == EM_BRA)) return oerr(P, OP_BAD, "'%c' before '%.*s'", sign, t.len > 40 ? 40 : t.len, t.s);
   if (em_word_eq(t.s, t.len, "_")) return a->kind = EA_SINK, OP_OK;
-  if (in->opc == EM_BRA) { /* resolved at the end of the function */
+  if (in->opc == EM_BRA && !(in->sub == ESB_IDX && in->nargs == 1)) { /* resolved at the end of the function
+                                                                       (brx.idx: the index register first) */
     if (!grow(P, &P->fix, &P->capfix, P->nfix + 1, sizeof *P->fix)) return OP_BAD;
     P->fix[P->nfix++] = (Fix){t.s, t.len, P->nins, in->nargs - 1, P->scope, t.line};
     return a->kind = EA_LABEL, OP_OK;
@@ -930,6 +931,38 @@ static int sys_fixup(Px *P, EmIns *in) {
   return OP_OK;
 }
 
+/* "LABEL: .branchtargets L0, L1, ...;" (brx.idx's table): a branch over
+ * the table, where LABEL points, then one branch to each target, so that
+ * brx.idx %r, LABEL runs LABEL + 1 + %r (exec checks %r against the
+ * table's size, which the first branch's target gives). */
+static bool add_bra(Px *P, const char *s, int len, int line) {
+  if (++P->allins > PX_MAX_INS) return perr(P, line, "more than %d instructions", PX_MAX_INS);
+  if (!grow(P, &P->ins, &P->capins, P->nins + 1, sizeof *P->ins)) return false;
+  EmIns *in = &P->ins[P->nins];
+  *in = (EmIns){.opc = EM_BRA, .guard = -1, .vec = 1, .line = P->loc_line, .file = P->loc_file, .ptx_line = line,
+                .nargs = 1, .a[0] = {.kind = EA_LABEL, .sym = -1}};
+  if (!(in->text = dup_str(P, "bra", 3))) return false;
+  if (s) { /* resolved at the end of the function */
+    if (!grow(P, &P->fix, &P->capfix, P->nfix + 1, sizeof *P->fix)) return false;
+    P->fix[P->nfix++] = (Fix){s, len, P->nins, 0, P->scope, line};
+  }
+  P->nins++;
+  return true;
+}
+
+static bool branch_targets(Px *P) {
+  int line = P->t.line, over = P->nins;
+  if (!add_bra(P, NULL, 0, line)) return false;
+  for (next(P);; next(P)) {
+    if (P->t.kind != T_WORD) return perr(P, P->t.line, "expected a label in .branchtargets, found %s", tdesc(P));
+    if (!add_bra(P, P->t.s, P->t.len, P->t.line)) return false;
+    next(P);
+    if (!is_p(P, ',')) break;
+  }
+  P->ins[over].a[0].imm = P->nins; /* falling into the table skips it */
+  return expect(P, ';', "after .branchtargets");
+}
+
 static bool body_directive(Px *P) {
   static const struct { const char *w; EmSpace sp; } vars[] = {
       {".shared", ES_SHARED}, {".global", ES_GLOBAL}, {".const", ES_CONST}, {".local", ES_LOCAL}};
@@ -937,6 +970,7 @@ static bool body_directive(Px *P) {
   if (is_w(P, ".loc")) return loc(P);
   if (is_w(P, ".param")) return local_param(P);
   if (is_w(P, ".pragma")) return skip_to_semi(P), expect(P, ';', "after .pragma");
+  if (is_w(P, ".branchtargets")) return branch_targets(P);
   for (int i = 0; i < COUNT(vars); i++)
     if (is_w(P, vars[i].w)) return var_decl(P, vars[i].sp, false);
   return perr(P, P->t.line, "unsupported directive %s in a function body", tdesc(P));

@@ -101,6 +101,12 @@ void em_ptx_op_decode_opcode(const char *s, int len, EmIns *in) {
   while (i < len && s[i] != '.') i++;
   int k = em_word_find(opc_names + 1, EM_UNSUPPORTED - 1, s, i);
   in->opc = k >= 0 ? (uint16_t)(k + 1) : em_word_eq(s, i, "barrier") ? EM_BAR : em_word_eq(s, i, "fence") ? EM_MEMBAR : EM_UNSUPPORTED;
+  if (em_word_eq(s, i, "brx")) { /* brx.idx{.uni} %r, TABLE: a bra through the table (ptx.c's .branchtargets) */
+    bool ok = em_word_eq(s, len, "brx.idx") || em_word_eq(s, len, "brx.idx.uni");
+    in->opc = ok ? EM_BRA : EM_UNSUPPORTED;
+    in->sub = ok ? ESB_IDX : 0;
+    return;
+  }
   for (int j; i < len;) {
     for (j = ++i; i < len && s[i] != '.';) i++;
     modifier(in, s + j, i - j, types, &ntypes, &unsup);

@@ -22,6 +22,7 @@ struct jfa_bwd_state {
                                    dQ accumulator */
   int64_t acc_stride;           /* QB = 80: floats between the transposed accumulator's rows (ws_rows x 80) */
   int bulk;                     /* 64-row blocks with the accumulator by block (jfa_bwd.tile's DQ_BULK) */
+  int dqt;                      /* ... each block's dQ^T (jfa_bwd.tile's DQT, head dim 64) */
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
@@ -302,6 +303,8 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   s->qb = qb ? atoi(qb) : BWD_QB;
   const char *bulk = tile_kernel_const(ki, "DQ_BULK");
   s->bulk = s->qb == BWD_QB && bulk && !strcmp(bulk, "true");
+  const char *dqt = tile_kernel_const(ki, "DQT");
+  s->dqt = s->bulk && dqt && !strcmp(dqt, "true");
   if (s->qb != BWD_QB && !(s->qb == 80 && D == 128 && !bcast && !s->pair))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s steps over %d query rows; the backward runs 64, or 80 "
                                                "in one CTA's self-attention at head dim 128", ki->name, s->qb);
@@ -322,12 +325,12 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s lays the workspace out for %s-row query blocks, "
                                                "kernel %s steps over %d rows; rebuild them together",
                           pi->name, pqb ? pqb : "64", ki->name, s->qb);
-  const char *nlay = tile_kernel_const(pi, "LAYOUTS"); /* the accumulator layouts its kernels know: 0, 1, 2 */
-  int want = s->bulk ? 1 + bcast : 0;
+  const char *nlay = tile_kernel_const(pi, "LAYOUTS"); /* the accumulator layouts its kernels know: 0 .. n - 1 */
+  int want = s->bulk ? 1 + bcast + 2 * s->dqt : 0;
   if ((nlay ? atoi(nlay) : 2) <= want)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s does not know the dQ accumulator layout %d "
-                                               "(by block%s) that kernel %s adds into; rebuild them together",
-                          pi->name, want, bcast ? ", broadcast-Q" : "", ki->name);
+                                               "(by block%s%s) that kernel %s adds into; rebuild them together",
+                          pi->name, want, bcast ? ", broadcast-Q" : "", s->dqt ? ", dQ^T" : "", ki->name);
   if (ki->nparams <= P_DQ_ACC || ki->params[P_K].kind != TILE_PARAM_TMA || ki->params[P_K].box[0] != BWD_KB)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s has no TMA parameter k with a KV block of %d rows",
                           ki->name, BWD_KB);
@@ -519,7 +522,7 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   int64_t groups = bcast ? p->batch * s->nqb : s->nqb;
   /* the accumulator's layout (jfa_bwd_pre.tile): by block (broadcast-Q: blocks shared), but with no query
    * blocks (broadcast-Q over no sequences) row-major, zeroed below and converted */
-  int32_t layout = s->bulk && groups > 0 ? 1 + bcast : 0;
+  int32_t layout = s->bulk && groups > 0 ? 1 + bcast + 2 * s->dqt : 0;
   void *pre_args[] = {&od, &dod, &ld, &s->d_lse2.p, &s->d_delta.p, &s->d_dq_acc.p, &plan->d_offsets.p, &s->d_qbmap.p,
                       &nqb, &heads, &nq, &total, &o_stride, &do_stride, &acc_stride, &layout};
   if (groups > 0 && (st = tile_launch(s->pre, (unsigned)groups, (unsigned)H, 1, pre_args, 16, stream)) != TILE_OK)

@@ -606,6 +606,34 @@ static void test_unsupported_report(void **state) {
   }
 }
 
+/* brx.idx through a .branchtargets table (LLVM's jump table for a switch,
+ * as in jfa_bwd_post's accumulator layouts): each thread takes the target
+ * its index names (one target listed twice), falling into the table's
+ * place skips it, and an index past the table is reported, not run. */
+static const char *brx_body(unsigned mod) {
+  static char b[1024];
+  snprintf(b, sizeof b,
+           "mov.u32 %%r1, %%tid.x;\nrem.u32 %%r2, %%r1, %u;\nmov.b64 %%rd2, 0;\n"
+           "$L_tab: .branchtargets $L_a, $L_b, $L_a;\nbrx.idx %%r2, $L_tab;\n"
+           "$L_a:\nadd.s64 %%rd2, %%rd2, 10;\nbra $L_c;\n$L_b:\nadd.s64 %%rd2, %%rd2, 20;\n"
+           "$L_c:\ncvt.u64.u32 %%rd3, %%r1;\nmad.lo.s64 %%rd4, %%rd3, 8, %%rd1;\nst.global.u64 [%%rd4], %%rd2;",
+           mod);
+  return b;
+}
+
+static void test_brx_idx(void **state) {
+  (void)state;
+  uint64_t out[16];
+  char err[512];
+  bool ok = run_k(brx_body(3), 6, out, err, sizeof err);
+  if (!ok) print_error("%s\n", err);
+  assert_true(ok);
+  static const uint64_t want[6] = {10, 20, 10, 10, 20, 10};
+  for (int i = 0; i < 6; i++) assert_int_equal(out[i], want[i]);
+  assert_false(run_k(brx_body(4), 4, out, err, sizeof err)); /* thread 3: index 3 of 3 targets */
+  assert_non_null(strstr(err, "outside its table of 3 targets"));
+}
+
 /* bar.red (PTX ISA, "bar.red"): every thread of the barrier gets the
  * reduction of their predicates: .popc the count of true ones, .and and
  * .or; a negated predicate operand; with a thread count; a barrier met
@@ -684,6 +712,7 @@ int main(void) {
       cmocka_unit_test(test_cvt_16bit),
       cmocka_unit_test(test_unsupported_report),
       cmocka_unit_test(test_bar_red),
+      cmocka_unit_test(test_brx_idx),
       cmocka_unit_test(test_parse_hostile),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
