@@ -746,37 +746,42 @@ static SVal b_dsmem_copy(S *s, Node *call, Node *self) {
  * a reduce-add without a TMA descriptor, one instruction for a whole staged block that the accumulator keeps in
  * the stage's own layout (swizzle included). Like tma_store_add: the group's elected thread issues it, src is
  * read through the async proxy (fence_async_shared() after writing it), tma_store_wait / tma_store_flush wait
- * for it. ptr must be 16-byte aligned (the hardware's rule; the emulator checks it at run time). */
-static SVal b_bulk_store_add(S *s, Node *call, Node *self) {
+ * for it. ptr must be 16-byte aligned (the hardware's rule; the emulator checks it at run time). add false:
+ * bulk_store, the same bulk copy writing the bytes (cp.async.bulk.global.shared::cta.bulk_group). */
+static SVal b_bulk_store_add(S *s, Node *call, Node *self, bool add) {
+  const char *nm = add ? "bulk_store_add" : "bulk_store";
   static const Spec sp = {{"ptr", "src"}, 2};
   BArgs a;
-  if (!sm_bind_args(s, call, self, "bulk_store_add", &sp, &a)) return sv_err();
+  if (!sm_bind_args(s, call, self, nm, &sp, &a)) return sv_err();
   SVal p = a.v[0];
   if (p.k != V_RT || p.v->type->kind != TY_SCALAR || p.v->type->elem.dt != DT_PTR) {
-    dg_error(s->c, a.loc[0], "'bulk_store_add' adds into global memory at a pointer (*f32, *f16 or *bf16), not %s",
-             sv_desc(s, p));
+    dg_error(s->c, a.loc[0], "'%s' %s global memory at a pointer (*f32, *f16 or *bf16), not %s", nm,
+             add ? "adds into" : "writes", sv_desc(s, p));
     return sv_err();
   }
-  TValue *v = view_arg(s, &a, 1, "bulk_store_add", "the source");
+  TValue *v = view_arg(s, &a, 1, nm, "the source");
   if (!v) return sv_err();
   DType dt = (DType)v->type->elem.dt, pt = (DType)p.v->type->elem.pointee;
   if (dt != DT_F32 && dt != DT_F16 && dt != DT_BF16) {
-    dg_error(s->c, a.loc[1], "'bulk_store_add' adds f32, f16 or bf16 elements, not %s", ty_dtype_name(dt));
+    dg_error(s->c, a.loc[1], "'%s' %s f32, f16 or bf16 elements, not %s", nm, add ? "adds" : "writes",
+             ty_dtype_name(dt));
     return sv_err();
   }
   if (pt != dt) {
-    dg_error(s->c, a.loc[0], "'bulk_store_add' adds %s elements into a pointer to %s: the types must match",
-             ty_dtype_name(dt), ty_dtype_name(pt));
+    dg_error(s->c, a.loc[0], "'%s' %s %s elements %s a pointer to %s: the types must match", nm,
+             add ? "adds" : "writes", ty_dtype_name(dt), add ? "into" : "through", ty_dtype_name(pt));
     return sv_err();
   }
   int64_t bytes = ty_numel(v->type) * ty_dtype_bytes(dt);
   if (!contiguous(v->type) || bytes % 16) {
-    dg_error(s->c, a.loc[1], "bulk_store_add of %s: a bulk copy moves one run of bytes, a multiple of 16: a whole "
+    dg_error(s->c, a.loc[1], "%s of %s: a bulk copy moves one run of bytes, a multiple of 16: a whole "
                              "buffer slot, or whole column blocks of every row",
-             ty_str(s->c, v->type));
+             nm, ty_str(s->c, v->type));
     return sv_err();
   }
-  emit(s, OP_BULK_STORE_ADD, call->loc, 2, (TValue *[]){p.v, v}, NULL)->ival = bytes;
+  TOp *op = emit(s, OP_BULK_STORE_ADD, call->loc, 2, (TValue *[]){p.v, v}, NULL);
+  op->ival = bytes;
+  op->ival2 = !add;
   return (SVal){.k = V_VOID};
 }
 
@@ -1058,7 +1063,8 @@ bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out) {
   else if (!strcmp(name, "tma_store_add")) *out = b_tma(s, call, self, false, true);
   else if (!strcmp(name, "tma_store_wait")) *out = b_wait_n(s, call, self, OP_TMA_STORE_WAIT, name);
   else if (!strcmp(name, "dsmem_copy")) *out = b_dsmem_copy(s, call, self);
-  else if (!strcmp(name, "bulk_store_add")) *out = b_bulk_store_add(s, call, self);
+  else if (!strcmp(name, "bulk_store_add")) *out = b_bulk_store_add(s, call, self, true);
+  else if (!strcmp(name, "bulk_store")) *out = b_bulk_store_add(s, call, self, false);
   else if (!strcmp(name, "tma_store_flush")) {
     /* the writes to global memory are done, not just the reads of shared memory */
     *out = b_wait_n(s, call, self, OP_TMA_STORE_WAIT, name);

@@ -684,7 +684,8 @@ static void dsmem_copy(Lw *L, TOp *op) {
 }
 
 /* bulk_store_add (builtins_hw.c): the elected thread's bulk reduce-add of the view's bytes into global memory
- * at the pointer, in a bulk group of its own (tma_store_wait / tma_store_flush wait for it). */
+ * at the pointer, in a bulk group of its own (tma_store_wait / tma_store_flush wait for it); bulk_store (ival2):
+ * the same copy writing them. */
 static void bulk_store_add(Lw *L, TOp *op) {
   IfScope sc;
   elected(L, &sc);
@@ -693,7 +694,10 @@ static void bulk_store_add(Lw *L, TOp *op) {
   if (dt == DT_F16) ty = "noftz.f16";
   else if (dt == DT_BF16) ty = "noftz.bf16";
   char text[160];
-  snprintf(text, sizeof text, "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.%s [$0], [$1], $2;", ty);
+  if (op->ival2) /* bulk_store: a copy */
+    snprintf(text, sizeof text, "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], $2;");
+  else
+    snprintf(text, sizeof text, "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.%s [$0], [$1], $2;", ty);
   MlirValue g = lw_get(L, op->opnds[0])->v[0], src = addr_of(L, op->opnds[1]);
   MlirValue s32 = lw_cast(L, "arith.trunci", lw_cast(L, "llvm.ptrtoint", src, L->i64), L->i32);
   lw_asm(L, text, "l,r,r", 3, (MlirValue[]){g, s32, lw_i32(L, (int32_t)op->ival)}, (MlirType){0}, true);

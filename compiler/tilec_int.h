@@ -479,7 +479,8 @@ typedef enum Opcode {
   OP_BAR_EXPECT, OP_BAR_ARRIVE, OP_BAR_WAIT, OP_NAMED_BAR, OP_FENCE_ASYNC,
   OP_TMA_LOAD, OP_TMA_STORE, OP_TMA_STORE_WAIT,
   OP_DSMEM_COPY,  /* dsmem_copy(src, dst, bar, cta = r): a bulk copy into CTA r's shared memory */
-  OP_BULK_STORE_ADD, /* bulk_store_add(ptr, src): a bulk reduce-add of src's bytes (ival) into global memory */
+  OP_BULK_STORE_ADD, /* bulk_store_add(ptr, src): a bulk reduce-add of src's bytes (ival) into global memory;
+                       ival2 = 1: bulk_store(ptr, src), a bulk copy of them */
   OP_MMA_ASYNC, OP_MMA_COMMIT, OP_MMA_WAIT,
   OP_TASKS,       /* one region per task */
   OP_REPLICA_ID,

@@ -226,6 +226,9 @@ static void pr_op(Ctx *c, Buf *o, TOp *op, int d) {
   case OP_TMA_STORE_WAIT:
     buf_printf(o, " %lld%s", (long long)op->ival, op->ival2 ? " writes" : "");
     break;
+  case OP_BULK_STORE_ADD:
+    if (op->ival2) buf_puts(o, " copy"); /* bulk_store */
+    break;
   case OP_BAR_ARRIVE:
     if (op->ival) buf_puts(o, " each");
     break;

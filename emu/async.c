@@ -363,22 +363,24 @@ static void s2c_issue(Cta *c, Thr *t, const EmIns *in) {
 }
 
 /* cp.reduce.async.bulk.global.shared::cta.bulk_group.add: queued as a one-dimensional TMA store-add whose map
- * the instruction implies (the destination as a tensor of size bytes, its box the whole of it). */
+ * the instruction implies (the destination as a tensor of size bytes, its box the whole of it);
+ * cp.async.bulk.global.shared::cta.bulk_group (red 0), the same as a store. */
 static void bulk_red_issue(Cta *c, Thr *t, const EmIns *in) {
   uint64_t n = em_src(c, t, &in->a[2], ET_U32), ga;
+  const char *nm = in->red ? "cp.reduce.async.bulk" : "cp.async.bulk"; /* a reduce-add, or a copy (red 0) */
   if (c->failed) return;
   if (n == 0 || n % 16) {
-    em_fail(c, t, in, "cp.reduce.async.bulk of %llu bytes: the size is a positive multiple of 16", (unsigned long long)n);
+    em_fail(c, t, in, "%s of %llu bytes: the size is a positive multiple of 16", nm, (unsigned long long)n);
     return;
   }
   if (!em_addr_of(c, t, in, &in->a[0], &ga)) return;
   if (ga % 16) {
-    em_fail(c, t, in, "cp.reduce.async.bulk into 0x%llx: the global address must be 16-byte aligned", (unsigned long long)ga);
+    em_fail(c, t, in, "%s into 0x%llx: the global address must be 16-byte aligned", nm, (unsigned long long)ga);
     return;
   }
   int es = in->type2 == ET_F32 ? 4 : 2;
   if (n / (uint64_t)es > 65535) {
-    em_fail(c, t, in, "cp.reduce.async.bulk of %llu bytes: more than the emulator models at once (65535 elements)",
+    em_fail(c, t, in, "%s of %llu bytes: more than the emulator models at once (65535 elements)", nm,
             (unsigned long long)n);
     return;
   }
@@ -386,7 +388,7 @@ static void bulk_red_issue(Cta *c, Thr *t, const EmIns *in) {
   op.map.rank = 1, op.map.esize = (uint8_t)es, op.map.estr[0] = 1, op.map.box[0] = (uint16_t)(n / (uint64_t)es);
   op.map.dtype = in->type2 == ET_F32 ? 7 : in->type2 == ET_F16 ? 6 : 9; /* CUtensorMapDataType FLOAT32, FLOAT16, BFLOAT16 */
   op.map.base = ga, op.map.dims[0] = n / (uint64_t)es, op.map.strides[0] = (uint64_t)es;
-  if (!em_smem_at(c, t, in, ES_SHARED, &in->a[1], (size_t)n, 16, "the bulk reduction's source", &op.smem)) return;
+  if (!em_smem_at(c, t, in, ES_SHARED, &in->a[1], (size_t)n, 16, in->red ? "the bulk reduction's source" : "the bulk copy's source", &op.smem)) return;
   op.due = due_round(c);
   if (!em_chk_tma_issue(c, t, &op)) return;
   if (!aq_push(c, t, in, c, &op)) return;

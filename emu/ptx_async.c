@@ -109,6 +109,12 @@ static bool cp(const char **w, const int *wl, int n, EmIns *in) {
     in->red = ESB_ADD;
     return in->opc = EM_BULK_RED, in->space = ES_SHARED, true;
   }
+  if (!red && n == i + 3 && weq(w[i], wl[i], "global") && weq(w[i + 1], wl[i + 1], "shared::cta") &&
+      weq(w[i + 2], wl[i + 2], "bulk_group")) { /* the non-tensor bulk copy into global memory: bytes, as f32 words */
+    in->type2 = ET_F32;
+    in->red = 0;
+    return in->opc = EM_BULK_RED, in->space = ES_SHARED, true;
+  }
   if (!red && n == i + 3 && weq(w[i], wl[i], "shared::cluster") && weq(w[i + 1], wl[i + 1], "shared::cta") &&
       weq(w[i + 2], wl[i + 2], "mbarrier::complete_tx::bytes"))
     return in->opc = EM_BULK_S2C, in->space = ES_SHARED, true;

@@ -399,8 +399,10 @@ static const char *bulk_red_ptx(char *buf, size_t n, const char *type) {
            "st.shared.u32 [%%rd6], %%r5;\nadd.u32 %%r3, %%r3, 128;\nbra LOOP;\n"
            "FILLED:\nfence.proxy.async.shared::cta;\nbar.sync 0;\nmov.u32 %%r3, %%tid.x;\nsetp.ne.u32 %%p3, %%r3, 0;\n@%%p3 exit;\n"
            "mov.u64 %%rd7, box;\ncvt.u32.u64 %%r8, %%rd7;\n"
-           "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.%s [%%rd2], [%%r8], %%r7;\n"
-           "cp.async.bulk.commit_group;\ncp.async.bulk.wait_group 0;\nret;\n}\n", type);
+           "%s%s [%%rd2], [%%r8], %%r7;\n"
+           "cp.async.bulk.commit_group;\ncp.async.bulk.wait_group 0;\nret;\n}\n",
+           type ? "cp.reduce.async.bulk.global.shared::cta.bulk_group.add." : "cp.async.bulk.global.shared::cta.bulk_group",
+           type ? type : "");
   return buf;
 }
 
@@ -444,6 +446,30 @@ static void test_bulk_reduce(void **state) {
   m = p, m.size = 40;
   const char *odd[] = {"cp.reduce.async.bulk of 40 bytes: the size is a positive multiple of 16", NULL};
   must_fail(bulk_red_ptx(ptx, sizeof ptx, "f32"), 1, 128, &m, sizeof m, odd);
+}
+
+/* cp.async.bulk.global.shared::cta.bulk_group (bulk_store): the same run written, not added (the rest
+ * untouched); a misaligned destination is refused by the copy's own name. */
+static void test_bulk_store(void **state) {
+  (void)state;
+  checks_off = false;
+  static _Alignas(16) float g[1012], src[1024];
+  char ptx[4096];
+  for (int i = 0; i < 1024; i++) src[i] = (float)i * 0.25f - 3.0f;
+  for (int i = 0; i < 1012; i++) g[i] = 1.0f;
+  BulkParams p = {.dst = (uint64_t)(uintptr_t)g, .src = (uint64_t)(uintptr_t)src, .size = 4000};
+  must_run(bulk_red_ptx(ptx, sizeof ptx, NULL), 1, 128, &p, sizeof p);
+  for (int i = 0; i < 1012; i++) {
+    float want = i < 1000 ? src[i] : 1.0f;
+    if (g[i] != want) {
+      print_error("[%d] = %g, want %g\n", i, g[i], want);
+      fail();
+    }
+  }
+  BulkParams m = p;
+  m.dst += 8;
+  const char *mis[] = {"cp.async.bulk into", "the global address must be 16-byte aligned", NULL};
+  must_fail(bulk_red_ptx(ptx, sizeof ptx, NULL), 1, 128, &m, sizeof m, mis);
 }
 
 /* ---- stmatrix / ldmatrix ---- */
@@ -691,7 +717,8 @@ int main(void) {
       cmocka_unit_test(test_mbarrier_phases), cmocka_unit_test(test_mbarrier_reports),
       cmocka_unit_test(test_tma_load_box),    cmocka_unit_test(test_tmap_checks),
       cmocka_unit_test(test_tma_store_reduce),
-      cmocka_unit_test(test_bulk_reduce), cmocka_unit_test(test_stmatrix_layout),
+      cmocka_unit_test(test_bulk_reduce),
+      cmocka_unit_test(test_bulk_store), cmocka_unit_test(test_stmatrix_layout),
       cmocka_unit_test(test_wgmma_groups),    cmocka_unit_test(test_cta_semaphore),
       cmocka_unit_test(test_async_parse),
   };
