@@ -23,8 +23,6 @@ struct jfa_bwd_state {
   int64_t acc_stride;           /* QB = 80: floats between the transposed accumulator's rows (ws_rows x 80) */
   int bulk;                     /* 64-row blocks with the accumulator by block (jfa_bwd.tile's DQ_BULK) */
   int dqt;                      /* ... each block's dQ^T (jfa_bwd.tile's DQT, head dim 64) */
-  int claim;                    /* each block's first contribution writes it, no zeros first (jfa_bwd.tile's CLAIM):
-                                   two counters a block after the item counter */
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
@@ -307,8 +305,6 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   s->bulk = s->qb == BWD_QB && bulk && !strcmp(bulk, "true");
   const char *dqt = tile_kernel_const(ki, "DQT");
   s->dqt = s->bulk && dqt && !strcmp(dqt, "true");
-  const char *claim = tile_kernel_const(ki, "CLAIM");
-  s->claim = claim && !strcmp(claim, "true") && !det && !bcast;
   if (s->qb != BWD_QB && !(s->qb == 80 && D == 128 && !bcast && !s->pair))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s steps over %d query rows; the backward runs 64, or 80 "
                                                "in one CTA's self-attention at head dim 128", ki->name, s->qb);
@@ -331,9 +327,6 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
                           pi->name, pqb ? pqb : "64", ki->name, s->qb);
   const char *nlay = tile_kernel_const(pi, "LAYOUTS"); /* the accumulator layouts its kernels know: 0 .. n - 1 */
   int want = s->bulk ? 1 + bcast + 2 * s->dqt : 0;
-  if (s->claim && !tile_kernel_const(pi, "CLAIMS")) /* an older pre would leave its blocks unzeroed and unread */
-    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s does not know the dQ accumulator that kernel %s writes "
-                                               "first (CLAIM, no zeros); rebuild them together", pi->name, ki->name);
   if ((nlay ? atoi(nlay) : 2) <= want)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s does not know the dQ accumulator layout %d "
                                                "(by block%s%s) that kernel %s adds into; rebuild them together",
@@ -380,8 +373,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   s->nqb = it->nqb;
   s->ws_rows = it->ws_rows;
   s->acc_stride = s->qb == 80 ? it->ws_rows * 80 : 0;
-  /* deterministic: the dQ blocks' counters; DYN: the item counter; CLAIM: and two a block (its ticket and flag) */
-  s->nsem = det ? H * it->nqb : s->claim ? 1 + 2 * s->ws_rows : s->dyn;
+  s->nsem = det ? H * it->nqb : s->dyn; /* deterministic: the dQ blocks' counters; DYN: the item counter */
   s->max_cta_cost = it->sched.max_cta_cost;
   s->total_cost = it->sched.total_cost;
   jfa_stage *sg = &plan->stage;
@@ -435,8 +427,7 @@ tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
     if (blk > acc) acc = blk; /* 64-row blocks by block (DQ_BULK) */
     size_t total = acc + 2 * (size_t)(ws_rows * jfa_bwd_lw(qb)) * 4 +
                    (bcast ? 0 : (size_t)nqb * 8);
-    /* the dQ blocks' counters, or the items' counter and (CLAIM, self-attention) two a block */
-    total += p->deterministic ? (size_t)(H * nqb) * 4 : bcast ? 4 : 4 + (size_t)ws_rows * 8;
+    total += p->deterministic ? (size_t)(H * nqb) * 4 : 4; /* the dQ blocks' counters, or the items' counter */
     if (total > most) most = total;
   }
   *bytes = most;
@@ -531,7 +522,7 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   int64_t groups = bcast ? p->batch * s->nqb : s->nqb;
   /* the accumulator's layout (jfa_bwd_pre.tile): by block (broadcast-Q: blocks shared), but with no query
    * blocks (broadcast-Q over no sequences) row-major, zeroed below and converted */
-  int32_t layout = (s->bulk && groups > 0 ? 1 + bcast + 2 * s->dqt : 0) + (s->claim ? 8 : 0); /* + 8: CLAIM */
+  int32_t layout = s->bulk && groups > 0 ? 1 + bcast + 2 * s->dqt : 0;
   void *pre_args[] = {&od, &dod, &ld, &s->d_lse2.p, &s->d_delta.p, &s->d_dq_acc.p, &plan->d_offsets.p, &s->d_qbmap.p,
                       &nqb, &heads, &nq, &total, &o_stride, &do_stride, &acc_stride, &layout};
   if (groups > 0 && (st = tile_launch(s->pre, (unsigned)groups, (unsigned)H, 1, pre_args, 16, stream)) != TILE_OK)
@@ -569,7 +560,7 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   tile_devptr dqd = dq->data;
   int32_t dq_stride = (int32_t)dq->stride[0];
   void *post_args[] = {&s->d_dq_acc.p, &dqd, &q_rows, &heads, &dq_stride, &scale, &acc_stride, &plan->d_offsets.p,
-                       &s->d_qbmap.p, &layout, &s->d_sem.p};
-  unsigned post_grid = (unsigned)(s->qb == 80 || layout % 8 ? s->nqb : (s->q_rows + 63) / 64); /* by block: one a block */
-  return post_grid ? tile_launch(s->post, post_grid, (unsigned)H, 1, post_args, 11, stream) : TILE_OK;
+                       &s->d_qbmap.p, &layout};
+  unsigned post_grid = (unsigned)(s->qb == 80 || layout ? s->nqb : (s->q_rows + 63) / 64); /* by block: one a block */
+  return post_grid ? tile_launch(s->post, post_grid, (unsigned)H, 1, post_args, 10, stream) : TILE_OK;
 }

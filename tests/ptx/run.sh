@@ -907,16 +907,9 @@ for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128
     check "$name" "hands the turn on (release)" "$ptx" "st\.release\.gpu\.global\.b32"
     check "$name" "the adds are written before the release" "$ptx" "cp\.async\.bulk\.wait_group 0;"
   else
-    # DYN: the items taken by an atomic counter
+    # DYN: the items taken by an atomic counter; no other counters
     check "$name" "items taken by a counter (DYN)" "$ptx" "atom\.acq_rel\.gpu\.global\.add\.u32"
-    if [ $kind = bcast ] || [ "${4:-}" = atomic ]; then
-      check_not "$name" "no other counters" "$ptx" "ld\.acquire"
-    else # CLAIM: a block's first contribution writes it by a bulk copy, the rest wait for its flag
-      check "$name" "the first writes its block (bulk copy, CLAIM)" "$ptx" "cp\.async\.bulk\.global\.shared::cta\.bulk_group \["
-      check "$name" "its write is done before the flag" "$ptx" "cp\.async\.bulk\.wait_group 0;"
-      check "$name" "the flag set with release" "$ptx" "st\.release\.gpu\.global\.b32"
-      check "$name" "the rest wait for it (acquire)" "$ptx" "ld\.acquire\.gpu\.global\.b32"
-    fi
+    check_not "$name" "no counters" "$ptx" "ld\.acquire"
   fi
   if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
     sp=$(sed -n 's/.* \([0-9][0-9]*\) bytes spill stores.*/\1/p' "$tmp/ptxas.log" | head -n 1)
@@ -949,8 +942,6 @@ if "$TILEC" -D D=128 -D Q80=true --emit=ptx -o "$ptx" "$JB" 2> "$tmp/err" &&
   check "$name" "dQ^T's stage added in bulk (one instruction a buffer)" "$ptx" \
     "cp\.reduce\.async\.bulk\.global\.shared::cta\.bulk_group\.add\.f32"
   check_not "$name" "no TMA reduce-adds of 32-byte rows" "$ptx" "cp\.reduce\.async\.bulk\.tensor"
-  check "$name" "a block's first contribution written by bulk copies (CLAIM)" "$ptx" \
-    "cp\.async\.bulk\.global\.shared::cta\.bulk_group \["
   if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then spills_at_most "$name" 128; fi
 else
   echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
