@@ -23,6 +23,8 @@ struct jfa_bwd_state {
   int64_t acc_stride;           /* QB = 80: floats between the transposed accumulator's rows (ws_rows x 80) */
   int bulk;                     /* 64-row blocks with the accumulator by block (jfa_bwd.tile's DQ_BULK) */
   int dqt;                      /* ... each block's dQ^T (jfa_bwd.tile's DQT, head dim 64) */
+  int group;                    /* jfa_bwd.tile's GROUP: a short sequence's KV blocks of a head as one item, its
+                                   dQ blocks written first (jfa_bwd_items.group); 0: none */
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
@@ -78,6 +80,7 @@ void jfa_bwd_items_free(jfa_bwd_items *it) {
   tile_jagged_schedule_free(&it->sched);
   free(it->work);
   free(it->qbmap);
+  free(it->cta_start);
   memset(it, 0, sizeof *it);
 }
 
@@ -158,6 +161,41 @@ done:
   return st;
 }
 
+/* GROUP (jfa_bwd.tile): after dyn_order, each run of a head's KV blocks of
+ * a sequence with at most it->group of them becomes one item (the first's,
+ * its field 5 the run's length, its query range the variant's), which one
+ * CTA runs block after block; field 5 is 0 in the other items. The list
+ * shrinks in place; it->cta_start is the schedule's with the new length
+ * last (the DYN kernel reads only that). */
+static tile_status group_items(const jfa_params *p, int64_t KB, int owners, jfa_bwd_items *it) {
+  int64_t n = it->nitems, m = 0;
+  it->cta_start = malloc((size_t)(owners + 1) * sizeof *it->cta_start);
+  if (!it->cta_start) return tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
+  for (int64_t i = 0; i < n;) {
+    const int32_t *w = it->work + 8 * i;
+    int64_t L = jfa_offset_at(p, w[0] + 1) - jfa_offset_at(p, w[0]), nkv = (L + KB - 1) / KB;
+    int32_t *o = it->work + 8 * m++;
+    int run = nkv <= it->group && w[2] == 0 && i + nkv <= n; /* the head's KV blocks 0 .. nkv - 1, in order */
+    for (int64_t k = 1; run && k < nkv; k++) {
+      const int32_t *x = it->work + 8 * (i + k);
+      run = x[0] == w[0] && x[1] == w[1] && x[2] == k;
+    }
+    if (run) {
+      memmove(o, w, 8 * sizeof *w);
+      o[3] = 0, o[4] = INT32_MAX, o[5] = (int32_t)nkv;
+      i += nkv;
+    } else {
+      memmove(o, w, 8 * sizeof *w);
+      o[5] = 0;
+      i++;
+    }
+  }
+  memcpy(it->cta_start, it->sched.cta_start, (size_t)(owners + 1) * sizeof *it->cta_start);
+  it->cta_start[owners] = (int32_t)m;
+  it->nitems = m;
+  return TILE_OK;
+}
+
 tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, int dyn, jfa_bwd_items *it) {
   int64_t B = p->batch, H = p->heads, NQ = p->num_q;
   int bcast = NQ > 0, det = p->deterministic != 0;
@@ -193,8 +231,8 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, int d
     return st;
   }
   if (it->sched.reused && it->work) return TILE_OK; /* the same lengths: the same items */
-  free(it->work), free(it->qbmap);
-  it->work = NULL, it->qbmap = NULL, it->nitems = it->nqb = it->ws_rows = 0;
+  free(it->work), free(it->qbmap), free(it->cta_start);
+  it->work = NULL, it->qbmap = NULL, it->cta_start = NULL, it->nitems = it->nqb = it->ws_rows = 0;
   int64_t n = it->sched.ntiles;
   if (n > TILE_JAGGED_MAX_ITEMS) {
     jfa_bwd_items_free(it);
@@ -261,6 +299,9 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, int d
   }
   free(qb0), free(kb0);
   if (st == TILE_OK && dyn && !det && !pair) st = dyn_order(p, KB, owners, it);
+  it->nitems = n;
+  if (st == TILE_OK && dyn && !det && !pair && !bcast && it->group > 0) st = group_items(p, KB, owners, it);
+  n = it->nitems;
   if (st == TILE_OK && det)
     for (int c = 0; c < owners; c++)
       qsort(it->work + 8 * (int64_t)it->sched.cta_start[c],
@@ -305,6 +346,9 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   s->bulk = s->qb == BWD_QB && bulk && !strcmp(bulk, "true");
   const char *dqt = tile_kernel_const(ki, "DQT");
   s->dqt = s->bulk && dqt && !strcmp(dqt, "true");
+  const char *group = tile_kernel_const(ki, "GROUP");
+  s->group = group && !det && !bcast ? atoi(group) : 0;
+  if (s->group < 0 || s->group > 64) s->group = 0;
   if (s->qb != BWD_QB && !(s->qb == 80 && D == 128 && !bcast && !s->pair))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s steps over %d query rows; the backward runs 64, or 80 "
                                                "in one CTA's self-attention at head dim 128", ki->name, s->qb);
@@ -327,6 +371,9 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
                           pi->name, pqb ? pqb : "64", ki->name, s->qb);
   const char *nlay = tile_kernel_const(pi, "LAYOUTS"); /* the accumulator layouts its kernels know: 0 .. n - 1 */
   int want = s->bulk ? 1 + bcast + 2 * s->dqt : 0;
+  if (s->group && !tile_kernel_const(pi, "GROUPS")) /* an older pre would zero them, harmless, but post too */
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s does not know the grouped items of kernel %s "
+                                               "(GROUP); rebuild them together", pi->name, ki->name);
   if ((nlay ? atoi(nlay) : 2) <= want)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s does not know the dQ accumulator layout %d "
                                                "(by block%s%s) that kernel %s adds into; rebuild them together",
@@ -365,6 +412,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   s->q_rows = bcast ? NQ : T;
   s->o_rows = bcast ? B * NQ : T;
   s->it.qb = s->qb;
+  s->it.group = s->group;
   tile_status st = jfa_bwd_items_rebuild(p, plan->ctas, s->pair, s->dyn, &s->it);
   if (st != TILE_OK) return st;
   const jfa_bwd_items *it = &s->it;
@@ -379,7 +427,8 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   jfa_stage *sg = &plan->stage;
   if (it->nitems > 0) {
     jfa_stage_copy(sg, &s->d_work, it->work, (size_t)it->nitems * 32);
-    jfa_stage_copy(sg, &s->d_cta_start, it->sched.cta_start, (size_t)((s->pair ? plan->ctas / 2 : plan->ctas) + 1) * 4);
+    jfa_stage_copy(sg, &s->d_cta_start, it->cta_start ? it->cta_start : it->sched.cta_start,
+                   (size_t)((s->pair ? plan->ctas / 2 : plan->ctas) + 1) * 4);
   }
   if (it->qbmap) jfa_stage_copy(sg, &s->d_qbmap, it->qbmap, (size_t)it->nqb * 8);
   /* the workspace (broadcast-Q over no sequences: dq is still num_q rows,
@@ -522,7 +571,8 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   int64_t groups = bcast ? p->batch * s->nqb : s->nqb;
   /* the accumulator's layout (jfa_bwd_pre.tile): by block (broadcast-Q: blocks shared), but with no query
    * blocks (broadcast-Q over no sequences) row-major, zeroed below and converted */
-  int32_t layout = s->bulk && groups > 0 ? 1 + bcast + 2 * s->dqt : 0;
+  /* + 8 x GROUP: the blocks of a sequence of at most GROUP KV blocks are written first, not zeroed */
+  int32_t layout = (s->bulk && groups > 0 ? 1 + bcast + 2 * s->dqt : 0) + 8 * (s->dyn ? s->group : 0);
   void *pre_args[] = {&od, &dod, &ld, &s->d_lse2.p, &s->d_delta.p, &s->d_dq_acc.p, &plan->d_offsets.p, &s->d_qbmap.p,
                       &nqb, &heads, &nq, &total, &o_stride, &do_stride, &acc_stride, &layout};
   if (groups > 0 && (st = tile_launch(s->pre, (unsigned)groups, (unsigned)H, 1, pre_args, 16, stream)) != TILE_OK)
@@ -561,6 +611,6 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   int32_t dq_stride = (int32_t)dq->stride[0];
   void *post_args[] = {&s->d_dq_acc.p, &dqd, &q_rows, &heads, &dq_stride, &scale, &acc_stride, &plan->d_offsets.p,
                        &s->d_qbmap.p, &layout};
-  unsigned post_grid = (unsigned)(s->qb == 80 || layout ? s->nqb : (s->q_rows + 63) / 64); /* by block: one a block */
+  unsigned post_grid = (unsigned)(s->qb == 80 || layout % 8 ? s->nqb : (s->q_rows + 63) / 64); /* by block: one a block */
   return post_grid ? tile_launch(s->post, post_grid, (unsigned)H, 1, post_args, 10, stream) : TILE_OK;
 }

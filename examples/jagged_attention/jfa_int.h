@@ -175,6 +175,11 @@ tile_status jfa_load_kernel(const jfa_lib *lib, const char *name, int head_dim, 
  * Self-attention: qbmap, (sequence, block) of each of the nqb query blocks. */
 typedef struct jfa_bwd_items {
   int qb;                       /* in: the kernel's query rows per step (jfa_bwd's QB: 64 or 80; 0: BWD_QB) */
+  int group;                    /* in: jfa_bwd's GROUP (DYN, self-attention, not deterministic): a head's KV blocks
+                                   of a sequence of at most this many are one item (field 5: their count; 0 in
+                                   the others), run in order by one CTA, which writes their dQ blocks first and
+                                   so needs no zeros (jfa_bwd_pre skips those blocks); 0: none */
+  int32_t *cta_start;           /* grouped: sched.cta_start with the list's new length last, else NULL */
   tile_jagged_schedule sched;
   int32_t *work;
   int32_t *qbmap;

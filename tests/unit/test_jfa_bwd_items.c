@@ -329,6 +329,71 @@ static void test_bwd_dyn_items(void **state) {
   }
 }
 
+/* GROUP (jfa_bwd_items.group = G, a DYN kernel's): the DYN list with each
+ * head's KV blocks of a sequence of at most G of them merged into its first
+ * item (field 5 their count, the query range left to the kernel's variant:
+ * [0, INT32_MAX)), every other item as it was with field 5 = 0; the new
+ * length last in cta_start; deterministic mode and broadcast-Q ungrouped.
+ * Without it (group 0) the list is the DYN one. */
+static void test_bwd_group_items(void **state) {
+  (void)state;
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (int round = 0; round < 40; round++) {
+    int32_t off[33];
+    int B = 1 + (int)(tu_xorshift(&x) % 32);
+    off[0] = 0;
+    for (int b = 0; b < B; b++) off[b + 1] = off[b] + (int32_t)(tu_xorshift(&x) % (round % 3 ? 700 : 3000));
+    jfa_params p = params();
+    p.batch = B;
+    p.cu_seqlens = off;
+    p.heads = 1 + round % 3;
+    p.passes = JFA_BWD;
+    p.causal = round % 4 == 1;
+    if (round % 4 == 2) p.window = 1, p.window_left = 200, p.window_right = 0;
+    if (round % 10 == 9) p.num_q = 100, p.causal = 0, p.window = 0;
+    p.deterministic = round % 10 == 7;
+    assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+    int G = 1 + round % 4, ctas = 1 + (int)(tu_xorshift(&x) % 140);
+    jfa_bwd_items dy = {0}, gr = {0};
+    assert_int_equal(jfa_bwd_items_rebuild(&p, ctas, 0, 1, &dy), TILE_OK);
+    gr.group = G;
+    assert_int_equal(jfa_bwd_items_rebuild(&p, ctas, 0, 1, &gr), TILE_OK);
+    if (p.deterministic || p.num_q) { /* not grouped */
+      assert_int_equal(gr.nitems, dy.nitems);
+      assert_null(gr.cta_start);
+      assert_memory_equal(gr.work, dy.work, (size_t)dy.nitems * 32);
+      jfa_bwd_items_free(&dy), jfa_bwd_items_free(&gr);
+      continue;
+    }
+    assert_non_null(gr.cta_start);
+    assert_int_equal(gr.cta_start[ctas], gr.nitems);
+    int64_t i = 0, j = 0;
+    for (; i < dy.nitems; j++) {
+      assert_true(j < gr.nitems);
+      const int32_t *w = dy.work + 8 * i, *g = gr.work + 8 * j;
+      int64_t nkv = (off[w[0] + 1] - off[w[0]] + BWD_KB - 1) / BWD_KB;
+      assert_int_equal(g[0], w[0]), assert_int_equal(g[1], w[1]), assert_int_equal(g[2], w[2]);
+      assert_int_equal(g[6], w[6]), assert_int_equal(g[7], w[7]);
+      if (nkv <= G) { /* the head's nkv items, KV blocks 0.. in order, as one */
+        assert_int_equal(w[2], 0);
+        assert_int_equal(g[5], nkv);
+        assert_int_equal(g[3], 0), assert_int_equal(g[4], INT32_MAX);
+        for (int64_t k = 1; k < nkv; k++) {
+          const int32_t *y = dy.work + 8 * (i + k);
+          assert_int_equal(y[0], w[0]), assert_int_equal(y[1], w[1]), assert_int_equal(y[2], k);
+        }
+        i += nkv;
+      } else {
+        assert_int_equal(g[5], 0);
+        assert_memory_equal(g, w, 5 * sizeof *w);
+        i++;
+      }
+    }
+    assert_int_equal(j, gr.nitems);
+    jfa_bwd_items_free(&dy), jfa_bwd_items_free(&gr);
+  }
+}
+
 /* The 80-row kernel's items (jfa_bwd_items.qb = 80, jfa_bwd.tile's Q80):
  * the same KV blocks as with 64 rows, each ranging over the 80-row query
  * blocks of its sequence (all of them: no causal mask), the workspace rows
@@ -373,6 +438,7 @@ int main(void) {
       cmocka_unit_test(test_bwd_window_items),
       cmocka_unit_test(test_bwd_dyn_items),
       cmocka_unit_test(test_bwd_items80),
+      cmocka_unit_test(test_bwd_group_items),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
