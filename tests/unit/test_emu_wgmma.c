@@ -584,7 +584,8 @@ static void test_compiler_cases(void **state) {
   tilec_define bwd[] = {{"D", "64"}};
   char *jb = example_ptx("jagged_attention/jfa_bwd.tile", bwd, 1);
   check_ptx_descs(jb, "jfa_bwd d64", (uint64_t[]){KMAJ, MN64, MN128}, 3);
-  assert_true(ptx_has(jb, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", ",p,1,1,0,1;", NULL));
+  /* DQT: dQ^T = K^T dS^T, A (K^T) M-contiguous from shared memory (imm-trans-a 1), N = 32 */
+  assert_true(ptx_has(jb, "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16", ",p,1,1,1,0;", NULL));
   free(gemm), free(jf), free(jb);
 
   uint64_t seed = 21;
