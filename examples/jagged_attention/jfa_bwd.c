@@ -175,20 +175,24 @@ static tile_status group_items(const jfa_params *p, int64_t KB, int owners, jfa_
     const int32_t *w = it->work + 8 * i;
     int64_t L = jfa_offset_at(p, w[0] + 1) - jfa_offset_at(p, w[0]), nkv = (L + KB - 1) / KB;
     int32_t *o = it->work + 8 * m++;
-    int run = nkv <= it->group && w[2] == 0 && i + nkv <= n; /* the head's KV blocks 0 .. nkv - 1, in order */
+    memmove(o, w, 8 * sizeof *w);
+    if (nkv > it->group) { /* a longer sequence: its items as they are, its blocks zeroed by jfa_bwd_pre */
+      o[5] = 0;
+      i++;
+      continue;
+    }
+    /* jfa_bwd_pre zeroes no block of a short sequence (the same rule), so its head's items must be all here,
+     * KV blocks 0 .. nkv - 1 in order (dyn_order's): otherwise its dQ would be summed onto stale memory */
+    int run = w[2] == 0 && i + nkv <= n;
     for (int64_t k = 1; run && k < nkv; k++) {
       const int32_t *x = it->work + 8 * (i + k);
       run = x[0] == w[0] && x[1] == w[1] && x[2] == k;
     }
-    if (run) {
-      memmove(o, w, 8 * sizeof *w);
-      o[3] = 0, o[4] = INT32_MAX, o[5] = (int32_t)nkv;
-      i += nkv;
-    } else {
-      memmove(o, w, 8 * sizeof *w);
-      o[5] = 0;
-      i++;
-    }
+    if (!run)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: internal error: the backward items of sequence %d, head %d are "
+                                              "not its %lld KV blocks in order", w[0], w[1], (long long)nkv);
+    o[3] = 0, o[4] = INT32_MAX, o[5] = (int32_t)nkv;
+    i += nkv;
   }
   memcpy(it->cta_start, it->sched.cta_start, (size_t)(owners + 1) * sizeof *it->cta_start);
   it->cta_start[owners] = (int32_t)m;
