@@ -785,6 +785,42 @@ static SVal b_bulk_store_add(S *s, Node *call, Node *self, bool add) {
   return (SVal){.k = V_VOID};
 }
 
+/* bulk_load(dst, ptr, bar): the copy engine copies global memory from ptr on, as one run of bytes, into the
+ * shared view dst (cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes), completing that many
+ * transaction bytes on the mbarrier bar (barrier_expect it first, as for tma_load): bulk_store's inverse, no TMA
+ * descriptor, the bytes landing as they lie (a block that bulk_store or bulk_store_add wrote from a view of the
+ * same type comes back in the view's own layout, swizzle included). The pointer's element type is the view's;
+ * ptr must be 16-byte aligned (the hardware's rule; the emulator checks it). The group's elected thread issues it. */
+static SVal b_bulk_load(S *s, Node *call, Node *self) {
+  static const Spec sp = {{"dst", "ptr", "bar"}, 3};
+  BArgs a;
+  if (!sm_bind_args(s, call, self, "bulk_load", &sp, &a)) return sv_err();
+  TValue *v = view_arg(s, &a, 0, "bulk_load", "the destination");
+  if (!v) return sv_err();
+  SVal p = a.v[1];
+  if (p.k != V_RT || p.v->type->kind != TY_SCALAR || p.v->type->elem.dt != DT_PTR) {
+    dg_error(s->c, a.loc[1], "'bulk_load' reads global memory at a pointer, not %s", sv_desc(s, p));
+    return sv_err();
+  }
+  DType dt = (DType)v->type->elem.dt, pt = (DType)p.v->type->elem.pointee;
+  if (pt != dt) {
+    dg_error(s->c, a.loc[1], "'bulk_load' reads %s elements through a pointer to %s: the types must match",
+             ty_dtype_name(dt), ty_dtype_name(pt));
+    return sv_err();
+  }
+  int64_t bytes = ty_numel(v->type) * ty_dtype_bytes(dt);
+  if (!contiguous(v->type) || bytes % 16) {
+    dg_error(s->c, a.loc[0], "bulk_load into %s: a bulk copy moves one run of bytes, a multiple of 16: a whole "
+                             "buffer slot, or whole column blocks of every row",
+             ty_str(s->c, v->type));
+    return sv_err();
+  }
+  TValue *bar = bar_arg(s, &a, 2, "bulk_load");
+  if (!bar) return sv_err();
+  emit(s, OP_BULK_LOAD, call->loc, 3, (TValue *[]){p.v, v, bar}, NULL)->ival = bytes;
+  return (SVal){.k = V_VOID};
+}
+
 static SVal b_wait_n(S *s, Node *call, Node *self, Opcode opc, const char *name) {
   static const Spec sp = {{"pending", "acc", "after", "release"}, 0};
   BArgs a;
@@ -1065,6 +1101,7 @@ bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out) {
   else if (!strcmp(name, "dsmem_copy")) *out = b_dsmem_copy(s, call, self);
   else if (!strcmp(name, "bulk_store_add")) *out = b_bulk_store_add(s, call, self, true);
   else if (!strcmp(name, "bulk_store")) *out = b_bulk_store_add(s, call, self, false);
+  else if (!strcmp(name, "bulk_load")) *out = b_bulk_load(s, call, self);
   else if (!strcmp(name, "tma_store_flush")) {
     /* the writes to global memory are done, not just the reads of shared memory */
     *out = b_wait_n(s, call, self, OP_TMA_STORE_WAIT, name);

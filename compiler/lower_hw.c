@@ -705,6 +705,20 @@ static void bulk_store_add(Lw *L, TOp *op) {
   lw_end_if(L, &sc, L->elect);
 }
 
+/* bulk_load (builtins_hw.c): the elected thread's bulk copy of global memory into the view, completing on the
+ * mbarrier (a CTA's own shared::cta addresses are shared::cluster addresses of it). */
+static void bulk_load(Lw *L, TOp *op) {
+  IfScope sc;
+  elected(L, &sc);
+  MlirValue g = lw_get(L, op->opnds[0])->v[0];
+  MlirValue a32[2];
+  MlirValue p[2] = {addr_of(L, op->opnds[1]), bar_addr(L, op->opnds[2])};
+  for (int i = 0; i < 2; i++) a32[i] = lw_cast(L, "arith.trunci", lw_cast(L, "llvm.ptrtoint", p[i], L->i64), L->i32);
+  lw_asm(L, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];", "r,l,r,r", 4,
+         (MlirValue[]){a32[0], g, lw_i32(L, (int32_t)op->ival), a32[1]}, (MlirType){0}, true);
+  lw_end_if(L, &sc, L->elect);
+}
+
 static bool lower_tma(Lw *L, TOp *op) {
   bool load = op->opc == OP_TMA_LOAD;
   TValue *desc = op->opnds[0], *view = op->opnds[3];
@@ -887,6 +901,7 @@ bool lw_hw_op(Lw *L, TOp *op) {
   case OP_TMA_STORE: return lower_tma(L, op);
   case OP_DSMEM_COPY: dsmem_copy(L, op); return true;
   case OP_BULK_STORE_ADD: bulk_store_add(L, op); return true;
+  case OP_BULK_LOAD: bulk_load(L, op); return true;
   case OP_TMA_STORE_WAIT: {
     IfScope sc;
     elected(L, &sc);

@@ -481,6 +481,8 @@ typedef enum Opcode {
   OP_DSMEM_COPY,  /* dsmem_copy(src, dst, bar, cta = r): a bulk copy into CTA r's shared memory */
   OP_BULK_STORE_ADD, /* bulk_store_add(ptr, src): a bulk reduce-add of src's bytes (ival) into global memory;
                        ival2 = 1: bulk_store(ptr, src), a bulk copy of them */
+  OP_BULK_LOAD,   /* bulk_load(dst, ptr, bar): a bulk copy of ival bytes of global memory at ptr into the view dst,
+                     completing on the mbarrier bar (opnds: ptr, dst, bar) */
   OP_MMA_ASYNC, OP_MMA_COMMIT, OP_MMA_WAIT,
   OP_TASKS,       /* one region per task */
   OP_REPLICA_ID,

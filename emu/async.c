@@ -395,6 +395,41 @@ static void bulk_red_issue(Cta *c, Thr *t, const EmIns *in) {
   t->pc++;
 }
 
+/* cp.async.bulk.shared::{cluster,cta}.global.mbarrier::complete_tx::bytes: queued as a one-dimensional TMA load
+ * whose map the instruction implies (the source as a tensor of size bytes, its box the whole of it), into this
+ * CTA's shared memory (both addresses 16-byte aligned, the size a multiple of 16), completing on this CTA's
+ * mbarrier. */
+static void bulk_g2s_issue(Cta *c, Thr *t, const EmIns *in) {
+  uint64_t n = em_src(c, t, &in->a[2], ET_U32), ga;
+  if (c->failed) return;
+  if (n == 0 || n % 16) {
+    em_fail(c, t, in, "cp.async.bulk of %llu bytes: the size is a positive multiple of 16", (unsigned long long)n);
+    return;
+  }
+  if (!em_addr_of(c, t, in, &in->a[1], &ga)) return;
+  if (ga % 16) {
+    em_fail(c, t, in, "cp.async.bulk from 0x%llx: the global address must be 16-byte aligned", (unsigned long long)ga);
+    return;
+  }
+  if (n / 4 > 65535) {
+    em_fail(c, t, in, "cp.async.bulk of %llu bytes: more than the emulator models at once (65535 words)",
+            (unsigned long long)n);
+    return;
+  }
+  EmAsync op = {.in = in, .thr = (int)(t - c->t), .load = true, .group = t->bulk_groups, .mcta = -1};
+  op.map.rank = 1, op.map.esize = 4, op.map.estr[0] = 1, op.map.box[0] = (uint16_t)(n / 4);
+  op.map.dtype = 7; /* CUtensorMapDataType FLOAT32: the bytes as words */
+  op.map.base = ga, op.map.dims[0] = n / 4, op.map.strides[0] = 4;
+  if (!em_smem_at(c, t, in, ES_SHARED, &in->a[0], (size_t)n, 16, "the bulk copy's destination", &op.smem)) return;
+  EmMbar *b = mb_of(c, t, in, ES_SHARED, &in->a[3], NULL);
+  if (!b) return;
+  op.mbar = b->addr, op.phase = b->phase;
+  op.due = due_round(c);
+  if (!em_chk_tma_issue(c, t, &op)) return;
+  if (!aq_push(c, t, in, c, &op)) return;
+  t->pc++;
+}
+
 /* Do a queued bulk copy in its destination CTA c. */
 static bool s2c_do(Cta *c, EmAsync *op) {
   Cta *sc = c->clu ? c->clu->cta[op->scta] : c;
@@ -685,6 +720,9 @@ void em_async_step(Cta *c, Thr *t, const EmIns *in) {
     return;
   case EM_BULK_RED:
     bulk_red_issue(c, t, in);
+    return;
+  case EM_BULK_G2S:
+    bulk_g2s_issue(c, t, in);
     return;
   case EM_BULK_COMMIT:
     t->bulk_groups++;

@@ -128,6 +128,8 @@ typedef enum EmOpc {
   EM_BULK_RED,       /* cp.reduce.async.bulk.global.shared::cta.bulk_group.add{.noftz}.{f32,f16,bf16} [dst], [src], size:
                         a bulk reduce-add into global memory, in the thread's bulk group (red; type2: the element type);
                         cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size: the same copy (red 0) */
+  EM_BULK_G2S,       /* cp.async.bulk.shared::{cluster,cta}.global.mbarrier::complete_tx::bytes [dst], [src], size,
+                        [mbar]: a bulk copy of global memory into this CTA's shared memory */
   EM_UNSUPPORTED, /* parsed but not executable: executing it is an error naming the opcode */
 } EmOpc;
 

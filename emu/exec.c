@@ -364,7 +364,7 @@ static int min_args(EmOpc o) {
   case EM_BULK_COMMIT: case EM_WG_COMMIT: return 0;
   case EM_BULK_WAIT: case EM_WG_WAIT: case EM_SETMAXNREG: return 1;
   case EM_MAPA: return 3;
-  case EM_BULK_S2C: return 4;
+  case EM_BULK_S2C: case EM_BULK_G2S: return 4;
   case EM_BULK_RED: return 3;
   case EM_MBAR_INIT: case EM_MBAR_ARRIVE: case EM_MBAR_EXPECT_TX: case EM_TMA_STORE: case EM_STMATRIX:
   case EM_LDMATRIX: return 2;
@@ -916,7 +916,7 @@ void em_step(Cta *c, Thr *t) {
     if (em_matrix_coll_ready(c, t)) em_matrix_coll_finish(c, t, in);
     return;
   case EM_MBAR_INIT: case EM_MBAR_ARRIVE: case EM_MBAR_EXPECT_TX: case EM_MBAR_WAIT: case EM_TMA_LOAD:
-  case EM_TMA_STORE: case EM_BULK_COMMIT: case EM_BULK_WAIT: case EM_BULK_S2C: case EM_BULK_RED:
+  case EM_TMA_STORE: case EM_BULK_COMMIT: case EM_BULK_WAIT: case EM_BULK_S2C: case EM_BULK_RED: case EM_BULK_G2S:
     em_async_step(c, t, in);
     return;
   case EM_SETMAXNREG: /* a warpgroup collective (.sync.aligned) on the register pool (regs.c) */

@@ -118,6 +118,9 @@ static bool cp(const char **w, const int *wl, int n, EmIns *in) {
   if (!red && n == i + 3 && weq(w[i], wl[i], "shared::cluster") && weq(w[i + 1], wl[i + 1], "shared::cta") &&
       weq(w[i + 2], wl[i + 2], "mbarrier::complete_tx::bytes"))
     return in->opc = EM_BULK_S2C, in->space = ES_SHARED, true;
+  if (!red && n == i + 3 && is_shared(w[i], wl[i]) && weq(w[i + 1], wl[i + 1], "global") &&
+      weq(w[i + 2], wl[i + 2], "mbarrier::complete_tx::bytes")) /* the non-tensor bulk copy from global memory */
+    return in->opc = EM_BULK_G2S, in->space = ES_SHARED, true;
   if (n < i + 4 || !weq(w[i], wl[i], "tensor") || wl[i + 1] != 2 || w[i + 1][1] != 'd' || w[i + 1][0] < '1' ||
       w[i + 1][0] > '5')
     return false; /* the non-tensor bulk copies, prefetch */
@@ -280,6 +283,7 @@ const char *em_ptx_async_operands(const EmIns *in) {
   case EM_BULK_RED:
     return n == 3 && addr(&a[0]) && addr(&a[1]) && value(&a[2]) ? NULL : "expected [dst], [src], size";
   case EM_BULK_S2C:
+  case EM_BULK_G2S:
     return n == 4 && addr(&a[0]) && addr(&a[1]) && value(&a[2]) && addr(&a[3]) ? NULL
            : "expected [dst], [src], size, [mbarrier]";
   case EM_BULK_WAIT:

@@ -24,7 +24,8 @@ static const char *const opc_names[] = {
     "wgmma.commit_group", "wgmma.wait_group", "stmatrix", "ldmatrix", "setmaxnreg", "barrier.cluster", "mapa",
     "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.mma", "tcgen05.commit",
     "tcgen05.ld", "tcgen05.st", "tcgen05.wait", "tcgen05.fence", "cp.async", "cp.async.commit_group",
-    "cp.async.wait_group", "cp.async.bulk.shared::cluster", "cp.reduce.async.bulk.global", "unsupported"};
+    "cp.async.wait_group", "cp.async.bulk.shared::cluster", "cp.reduce.async.bulk.global",
+    "cp.async.bulk.shared.global", "unsupported"};
 const char *const em_ptx_op_type_names[ET_F32X2 + 1] = {
     NULL, "pred", "b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64",
     "s8", "s16", "s32", "s64", "f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "f32x2"};

@@ -472,6 +472,56 @@ static void test_bulk_store(void **state) {
   must_fail(bulk_red_ptx(ptx, sizeof ptx, NULL), 1, 128, &m, sizeof m, mis);
 }
 
+/* cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes (bulk_load): thread 0 expects `size`
+ * transaction bytes and copies that run of global memory into shared memory; every thread waits on the
+ * mbarrier and writes the words back out. The run arrives whole (the words past it untouched); a misaligned
+ * source, a size not a multiple of 16 and an mbarrier expecting fewer bytes than the copy brings are refused. */
+static const char *bulk_load_ptx(char *buf, size_t n, int expect_less) {
+  snprintf(buf, n, HEAD ".shared .align 128 .b8 box[4096];\n.shared .align 8 .b64 bar;\n"
+           ".visible .entry k(.param .u64 dst, .param .u64 src, .param .u32 size)\n{\n"
+           ".reg .b64 %%rd<12>;\n.reg .b32 %%r<12>;\n.reg .pred %%p<4>;\n"
+           "ld.param.u64 %%rd2, [dst];\nld.param.u64 %%rd1, [src];\nld.param.u32 %%r7, [size];\nmov.u32 %%r3, %%tid.x;\n"
+           "mov.u64 %%rd7, box;\ncvt.u32.u64 %%r8, %%rd7;\nmov.u64 %%rd8, bar;\ncvt.u32.u64 %%r9, %%rd8;\n"
+           "setp.ne.u32 %%p3, %%r3, 0;\n@%%p3 bra INIT;\nmov.u32 %%r4, 1;\nmbarrier.init.shared.b64 [bar], %%r4;\n"
+           "fence.mbarrier_init.release.cluster;\nINIT:\nbar.sync 0;\n@%%p3 bra WAIT;\n"
+           "sub.u32 %%r10, %%r7, %d;\n"
+           "mbarrier.arrive.expect_tx.shared.b64 %%rd9, [bar], %%r10;\n"
+           "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%r8], [%%rd1], %%r7, [%%r9];\n"
+           "WAIT:\nmbarrier.try_wait.parity.shared.b64 %%p1, [%%r9], 0, 10000000;\n@!%%p1 bra WAIT;\n"
+           "shr.u32 %%r11, %%r7, 2;\n"
+           "LOOP:\nsetp.ge.u32 %%p2, %%r3, %%r11;\n@%%p2 bra DONE;\nmul.wide.u32 %%rd4, %%r3, 4;\n"
+           "add.s64 %%rd6, %%rd7, %%rd4;\nld.shared.u32 %%r5, [%%rd6];\nadd.s64 %%rd5, %%rd2, %%rd4;\n"
+           "st.global.u32 [%%rd5], %%r5;\nadd.u32 %%r3, %%r3, 128;\nbra LOOP;\nDONE:\nret;\n}\n",
+           expect_less ? 16 : 0);
+  return buf;
+}
+
+static void test_bulk_load(void **state) {
+  (void)state;
+  checks_off = false;
+  static _Alignas(16) float g[1024], out[1024];
+  char ptx[4096];
+  for (int i = 0; i < 1024; i++) g[i] = (float)i * 0.5f - 7.0f, out[i] = -1.0f;
+  BulkParams p = {.dst = (uint64_t)(uintptr_t)out, .src = (uint64_t)(uintptr_t)g, .size = 4000};
+  must_run(bulk_load_ptx(ptx, sizeof ptx, 0), 1, 128, &p, sizeof p);
+  for (int i = 0; i < 1024; i++) {
+    float want = i < 1000 ? g[i] : -1.0f;
+    if (out[i] != want) {
+      print_error("[%d] = %g, want %g\n", i, out[i], want);
+      fail();
+    }
+  }
+  BulkParams m = p;
+  m.src += 8;
+  const char *mis[] = {"cp.async.bulk from", "the global address must be 16-byte aligned", NULL};
+  must_fail(bulk_load_ptx(ptx, sizeof ptx, 0), 1, 128, &m, sizeof m, mis);
+  m = p, m.size = 40;
+  const char *odd[] = {"cp.async.bulk of 40 bytes: the size is a positive multiple of 16", NULL};
+  must_fail(bulk_load_ptx(ptx, sizeof ptx, 0), 1, 128, &m, sizeof m, odd);
+  const char *less[] = {"mbarrier", NULL};
+  must_fail(bulk_load_ptx(ptx, sizeof ptx, 1), 1, 128, &p, sizeof p, less);
+}
+
 /* ---- stmatrix / ldmatrix ---- */
 
 /* A warp stores four 8x8 matrices (lane l's register i = 0xLLii: lane and
@@ -663,7 +713,8 @@ static void test_async_parse(void **state) {
   EmModule *m = NULL;
   static const char *const unsup[] = {
       "cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%rd1], [%rd1, {%r1, %r2}], [%rd1];",
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%rd1], [%rd1], 16, [%rd1];",
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%rd1], [%rd1], 16, "
+      "[%rd1], %r1;",
       "mbarrier.arrive_drop.shared.b64 %rd1, [%rd1];",
       "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%r1, %r2}, %rd1, %rd1, 1, 1, 1, 0, 0;",
       "stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 [%rd1], {%r1};",
@@ -718,7 +769,7 @@ int main(void) {
       cmocka_unit_test(test_tma_load_box),    cmocka_unit_test(test_tmap_checks),
       cmocka_unit_test(test_tma_store_reduce),
       cmocka_unit_test(test_bulk_reduce),
-      cmocka_unit_test(test_bulk_store), cmocka_unit_test(test_stmatrix_layout),
+      cmocka_unit_test(test_bulk_store), cmocka_unit_test(test_bulk_load), cmocka_unit_test(test_stmatrix_layout),
       cmocka_unit_test(test_wgmma_groups),    cmocka_unit_test(test_cta_semaphore),
       cmocka_unit_test(test_async_parse),
   };
