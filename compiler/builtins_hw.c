@@ -741,6 +741,17 @@ static SVal b_dsmem_copy(S *s, Node *call, Node *self) {
   return (SVal){.k = V_VOID};
 }
 
+/* The bytes a bulk copy of the shared view v moves (one run of them, a multiple of 16), or -1 after an error
+ * at loc: "NM PREP TYPE: ...". */
+static int64_t bulk_bytes(S *s, TValue *v, Loc loc, const char *nm, const char *prep) {
+  int64_t bytes = ty_numel(v->type) * ty_dtype_bytes((DType)v->type->elem.dt);
+  if (contiguous(v->type) && bytes % 16 == 0) return bytes;
+  dg_error(s->c, loc, "%s %s %s: a bulk copy moves one run of bytes, a multiple of 16: a whole buffer slot, or "
+                      "whole column blocks of every row",
+           nm, prep, ty_str(s->c, v->type));
+  return -1;
+}
+
 /* bulk_store_add(ptr, src): the copy engine adds the shared view src, as one run of bytes, into global memory
  * from ptr on, element by element (cp.reduce.async.bulk.global.shared::cta.bulk_group.add; f32, f16 or bf16):
  * a reduce-add without a TMA descriptor, one instruction for a whole staged block that the accumulator keeps in
@@ -772,13 +783,8 @@ static SVal b_bulk_store_add(S *s, Node *call, Node *self, bool add) {
              add ? "adds" : "writes", ty_dtype_name(dt), add ? "into" : "through", ty_dtype_name(pt));
     return sv_err();
   }
-  int64_t bytes = ty_numel(v->type) * ty_dtype_bytes(dt);
-  if (!contiguous(v->type) || bytes % 16) {
-    dg_error(s->c, a.loc[1], "%s of %s: a bulk copy moves one run of bytes, a multiple of 16: a whole "
-                             "buffer slot, or whole column blocks of every row",
-             nm, ty_str(s->c, v->type));
-    return sv_err();
-  }
+  int64_t bytes = bulk_bytes(s, v, a.loc[1], nm, "of");
+  if (bytes < 0) return sv_err();
   TOp *op = emit(s, OP_BULK_STORE_ADD, call->loc, 2, (TValue *[]){p.v, v}, NULL);
   op->ival = bytes;
   op->ival2 = !add;
@@ -808,13 +814,8 @@ static SVal b_bulk_load(S *s, Node *call, Node *self) {
              ty_dtype_name(dt), ty_dtype_name(pt));
     return sv_err();
   }
-  int64_t bytes = ty_numel(v->type) * ty_dtype_bytes(dt);
-  if (!contiguous(v->type) || bytes % 16) {
-    dg_error(s->c, a.loc[0], "bulk_load into %s: a bulk copy moves one run of bytes, a multiple of 16: a whole "
-                             "buffer slot, or whole column blocks of every row",
-             ty_str(s->c, v->type));
-    return sv_err();
-  }
+  int64_t bytes = bulk_bytes(s, v, a.loc[0], "bulk_load", "into");
+  if (bytes < 0) return sv_err();
   TValue *bar = bar_arg(s, &a, 2, "bulk_load");
   if (!bar) return sv_err();
   emit(s, OP_BULK_LOAD, call->loc, 3, (TValue *[]){p.v, v, bar}, NULL)->ival = bytes;
