@@ -17,6 +17,9 @@ for d in ${AB:-}; do cp -r $B/examples/ab_bwd/$d $W/examples/ab_bwd/; done
 cp -r ../shared/bench $W/shared-bench
 cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 $W/lib/
 cp -L $B/lib/libtilert.so.0 $W/lib/
+if [ -x $B/gpu/test_prims ]; then   # make prims: the primitives' checks (tests/gpu/prims)
+  mkdir -p $W/tests/prims && cp $B/gpu/test_prims $W/tests/ && cp $B/tests/prims/*.cubin $W/tests/prims/
+fi
 gcc -std=c11 -D_GNU_SOURCE -O2 -fPIC -Iinclude -Icompiler -Ibuild/gen -shared examples/jagged_attention/jfa.c examples/jagged_attention/jfa_bwd.c examples/jagged_attention/jfa_check.c -o $W/lib/libjfa.so $B/lib/libtilert.a -ldl -lpthread -lm
 tar cJf build-wx/w.tar.xz $W
 du -sh $W build-wx/w.tar.xz

@@ -26,12 +26,16 @@
  *                   error <= 4e-7 on [-126, 127], 0 below -127 (as
  *                   ex2.approx.ftz), +inf from 128, NaN for NaN, -inf -> 0;
  *                   both register paths (FMA polynomial, ex2.approx) hit
+ *   bulk_ring       bulk_load into a 2-slot ring (a 1-warp loader task, a
+ *                   4-warp consumer task, full/empty mbarriers), 4 programs
+ *                   x 64 blocks of 64 x 64 f32, every element bit for bit
  *   mma_wide        a 160-key block: S = Q K^T as one N = 160 wgmma chain
  *                   into a pair of accumulators (K over two column blocks),
  *                   O = (P1, P2) V with A a pair along K, and row slices of
  *                   two-block views of 160 rows (S2, O2), and S with Q
  *                   smem_load-ed into registers (S3)
- * usage: test_prims DIR   (DIR holds NAME.cubin; smem_roundtrip.SW.cubin)
+ * usage: test_prims DIR [NAME]   (DIR holds NAME.cubin; smem_roundtrip.SW.cubin; NAME: that check alone,
+ * of those that take one: bulk_ring)
  * Prints one line per check; exit status 0 only if all pass. */
 #include <math.h>
 #include <signal.h>
@@ -940,17 +944,64 @@ static void test_mma_wide(void) {
   tile_free(dS), tile_free(dO), tile_free(dO2), tile_free(dS2), tile_free(dS3);
 }
 
+/* bulk_load (bulk_ring.tile): block b of src comes back as 2 x + (b mod n) in out's block b, for every
+ * element (x * 2 is exact, so a fused multiply-add gives the same bits). out is poisoned first. */
+static void test_bulk_ring(void) {
+  tile_kernel *k = kernel("bulk_ring.cubin", "bulk_ring");
+  if (!k) return;
+  int P = 4, n = 64;
+  size_t elems = (size_t)P * n * 4096, bytes = elems * sizeof(float);
+  float *X = malloc(bytes), *Y = malloc(bytes);
+  for (size_t i = 0; i < elems; i++) X[i] = frand();
+  tile_devptr dx, dy;
+  CHECK(tile_malloc(&dx, bytes));
+  CHECK(tile_malloc(&dy, bytes));
+  CHECK(tile_memcpy_htod(dx, X, bytes));
+  CHECK(tile_memset_d8(dy, 0xff, bytes));
+  void *args[] = {&dx, &dy, &n};
+  watchdog_what = "bulk_ring";
+  alarm(60);
+  CHECK(tile_launch(k, (unsigned)P, 1, 1, args, 3, NULL));
+  CHECK(tile_synchronize());
+  alarm(0);
+  CHECK(tile_memcpy_dtoh(Y, dy, bytes));
+  size_t bad = 0;
+  for (size_t i = 0; i < elems; i++) {
+    float want = X[i] * 2.0f + (float)((i / 4096) % (size_t)n);
+    if (memcmp(&want, &Y[i], 4)) {
+      if (bad++ < 4) printf("  out[block %zu, %zu] = %g, want %g\n", i / 4096, i % 4096, Y[i], want);
+    }
+  }
+  printf("%s bulk_load ring (4 programs x 64 blocks of 64x64 f32): %zu of %zu elements wrong\n", bad ? "FAIL" : "PASS",
+         bad, elems);
+  if (bad) failures++;
+  tile_free(dx);
+  tile_free(dy);
+  free(X);
+  free(Y);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s DIR\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: %s DIR [bulk_ring]\n", argv[0]);
     return 2;
   }
   dir = argv[1];
+  const char *only = argc == 3 ? argv[2] : NULL;
+  if (only && strcmp(only, "bulk_ring")) {
+    fprintf(stderr, "%s: no check named '%s' runs alone (bulk_ring does)\n", argv[0], only);
+    return 2;
+  }
   if (tile_init(0) != TILE_OK) {
     printf("SKIP no GPU: %s\n", tile_last_error());
     return 0;
   }
   srand(12345);
+  if (only) {
+    test_bulk_ring();
+    printf("%s\n", failures ? "PRIMITIVE TESTS FAILED" : "PRIMITIVE TESTS PASSED");
+    return failures ? 1 : 0;
+  }
   test_mma_regs_a();
   test_mma_mn();
   test_mma_wide();
@@ -975,6 +1026,7 @@ int main(int argc, char **argv) {
   test_smem_scalars("smem_scalars", "smem_write/read i32, 3-slot ring");
   test_smem_scalars_f32();
   test_exp2_fma();
+  test_bulk_ring();
   printf("%s\n", failures ? "PRIMITIVE TESTS FAILED" : "PRIMITIVE TESTS PASSED");
   return failures ? 1 : 0;
 }
