@@ -12,7 +12,7 @@
 
 /* jfa_bwd's parameters that are TMA descriptors, in order (the kernel's
  * signature) */
-enum { P_Q, P_K, P_V, P_DO, P_LSE2, P_DELTA, P_DQ_ACC, P_DK_T = 21, P_DV_T, NPARAMS_BWD };
+enum { P_Q, P_K, P_V, P_DO, P_LSE2, P_DELTA, P_DQ_ACC, P_DK_T = 21, P_DV_T, NPARAMS_BWD, P_DQO = NPARAMS_BWD };
 
 struct jfa_bwd_state {
   tile_kernel *k, *pre, *post;
@@ -25,6 +25,8 @@ struct jfa_bwd_state {
   int dqt;                      /* ... each block's dQ^T (jfa_bwd.tile's DQT, head dim 64) */
   int group;                    /* jfa_bwd.tile's GROUP: a short sequence's KV blocks of a head as one item, its
                                    dQ blocks written first (jfa_bwd_items.group); 0: none */
+  int fused;                    /* jfa_bwd.tile's FP (with GROUP): their last KV block writes dQ itself (the
+                                   parameters dqo, dqo_stride), which jfa_bwd_post then leaves alone */
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
@@ -353,6 +355,11 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   const char *group = tile_kernel_const(ki, "GROUP");
   s->group = group && !det && !bcast ? atoi(group) : 0;
   if (s->group < 0 || s->group > 64) s->group = 0;
+  const char *fp = tile_kernel_const(ki, "FP");
+  s->fused = s->group && fp && !strcmp(fp, "true");
+  if (s->fused && (ki->nparams != NPARAMS_BWD + 2 || ki->params[P_DQO].kind != TILE_PARAM_PTR))
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s writes dQ itself (FP) but has no parameters dqo, "
+                                               "dqo_stride (%d and %d)", ki->name, P_DQO, P_DQO + 1);
   if (s->qb != BWD_QB && !(s->qb == 80 && D == 128 && !bcast && !s->pair))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s steps over %d query rows; the backward runs 64, or 80 "
                                                "in one CTA's self-attention at head dim 128", ki->name, s->qb);
@@ -375,6 +382,9 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
                           pi->name, pqb ? pqb : "64", ki->name, s->qb);
   const char *nlay = tile_kernel_const(pi, "LAYOUTS"); /* the accumulator layouts its kernels know: 0 .. n - 1 */
   int want = s->bulk ? 1 + bcast + 2 * s->dqt : 0;
+  if (s->fused && !tile_kernel_const(tile_kernel_get_info(s->post), "FUSED"))
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel jfa_bwd_post would overwrite the dQ rows kernel %s "
+                                               "writes itself (FP); rebuild them together", ki->name);
   if (s->group && !tile_kernel_const(pi, "GROUPS")) /* an older pre would zero them, harmless, but post too */
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s does not know the grouped items of kernel %s "
                                                "(GROUP); rebuild them together", pi->name, ki->name);
@@ -603,18 +613,22 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
       return st;
     tile_devptr dkd = dk->data, dvd = dv->data;
     int32_t dk_stride = (int32_t)dk->stride[0], dv_stride = (int32_t)dv->stride[0];
+    tile_devptr dqo = dq->data;
+    int32_t dqo_stride = (int32_t)dq->stride[0];
     void *args[] = {&dq_, &dk_, &dv_, &ddo, &dl2, &ddl, &dacc, &dkd, &dvd, &plan->d_offsets.p, &s->d_work.p,
                     &s->d_cta_start.p, &s->d_sem.p, &s->d_dq_acc.p, &heads, &nq, &dk_stride, &dv_stride, &scale_log2,
-                    &scale, &plan->d_vparams, &dkt, &dvt};
+                    &scale, &plan->d_vparams, &dkt, &dvt, &dqo, &dqo_stride};
     unsigned grid = (unsigned)(s->pair ? plan->ctas / 2 * 2 : plan->ctas); /* a CTA per work list, or a pair */
-    if ((st = tile_launch(s->k, grid, 1, 1, args, NPARAMS_BWD, stream)) != TILE_OK) return st;
+    int nargs = tile_kernel_get_info(s->k)->nparams == NPARAMS_BWD + 2 ? NPARAMS_BWD + 2 : NPARAMS_BWD;
+    if ((st = tile_launch(s->k, grid, 1, 1, args, nargs, stream)) != TILE_OK) return st;
   }
 
   /* 3. dQ = scale * the accumulator, in bf16 */
   tile_devptr dqd = dq->data;
   int32_t dq_stride = (int32_t)dq->stride[0];
+  int32_t post_layout = layout + (s->fused && s->dyn ? 1024 : 0); /* + 1024: GROUP's blocks are dQ already (FP) */
   void *post_args[] = {&s->d_dq_acc.p, &dqd, &q_rows, &heads, &dq_stride, &scale, &acc_stride, &plan->d_offsets.p,
-                       &s->d_qbmap.p, &layout};
+                       &s->d_qbmap.p, &post_layout};
   unsigned post_grid = (unsigned)(s->qb == 80 || layout % 8 ? s->nqb : (s->q_rows + 63) / 64); /* by block: one a block */
   return post_grid ? tile_launch(s->post, post_grid, (unsigned)H, 1, post_args, 10, stream) : TILE_OK;
 }
