@@ -171,6 +171,7 @@ done:
  * last (the DYN kernel reads only that). */
 static tile_status group_items(const jfa_params *p, int64_t KB, int owners, jfa_bwd_items *it) {
   int64_t n = it->nitems, m = 0;
+  it->ungrouped = 0;
   it->cta_start = malloc((size_t)(owners + 1) * sizeof *it->cta_start);
   if (!it->cta_start) return tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory");
   for (int64_t i = 0; i < n;) {
@@ -180,6 +181,7 @@ static tile_status group_items(const jfa_params *p, int64_t KB, int owners, jfa_
     memmove(o, w, 8 * sizeof *w);
     if (nkv > it->group) { /* a longer sequence: its items as they are, its blocks zeroed by jfa_bwd_pre */
       o[5] = 0;
+      it->ungrouped++;
       i++;
       continue;
     }
@@ -306,6 +308,7 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, int d
   free(qb0), free(kb0);
   if (st == TILE_OK && dyn && !det && !pair) st = dyn_order(p, KB, owners, it);
   it->nitems = n;
+  it->ungrouped = n;
   if (st == TILE_OK && dyn && !det && !pair && !bcast && it->group > 0) st = group_items(p, KB, owners, it);
   n = it->nitems;
   if (st == TILE_OK && det)
@@ -630,5 +633,6 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   void *post_args[] = {&s->d_dq_acc.p, &dqd, &q_rows, &heads, &dq_stride, &scale, &acc_stride, &plan->d_offsets.p,
                        &s->d_qbmap.p, &post_layout};
   unsigned post_grid = (unsigned)(s->qb == 80 || layout % 8 ? s->nqb : (s->q_rows + 63) / 64); /* by block: one a block */
+  if (s->fused && s->dyn && s->it.ungrouped == 0) post_grid = 0; /* every sequence grouped: dQ is all written (FP) */
   return post_grid ? tile_launch(s->post, post_grid, (unsigned)H, 1, post_args, 10, stream) : TILE_OK;
 }

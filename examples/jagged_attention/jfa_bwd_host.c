@@ -645,6 +645,8 @@ int main(int argc, char **argv) {
               {"mixed (empty, 1, 127..1000)", D, 2, 1, 0, 18, lens_of(18, mixed)},
               {"self mixed (no causal mask)", D, 2, 0, 0, 18, lens_of(18, mixed)},
               {"bcast nq=70", D, 2, 0, 70, 4, lens_random(4, 0, 300)},
+              /* every sequence one item a head at D = 64 (GROUP): no jfa_bwd_post at all (FUSE_POST) */
+              {"short (0..512) causal", D, 2, 1, 0, 9, lens_random(9, 0, 512)},
               {"window (100, 20) mixed", D, 2, 0, 0, 18, lens_of(18, mixed), 1, 100, 20, 0},
               {"softcap 2 causal mixed", D, 2, 1, 0, 18, lens_of(18, mixed), 0, 0, 0, 2.0f},
               {"alibi mixed", D, 4, 0, 0, 18, lens_of(18, mixed), 0, 0, 0, 0, 1},

@@ -180,6 +180,7 @@ typedef struct jfa_bwd_items {
                                    the others), run in order by one CTA, which writes their dQ blocks first and
                                    so needs no zeros (jfa_bwd_pre skips those blocks); 0: none */
   int32_t *cta_start;           /* grouped: sched.cta_start with the list's new length last, else NULL */
+  int64_t ungrouped;            /* out: the items that are not a group (all of them when nothing was grouped) */
   tile_jagged_schedule sched;
   int32_t *work;
   int32_t *qbmap;

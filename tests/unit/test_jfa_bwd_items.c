@@ -334,7 +334,8 @@ static void test_bwd_dyn_items(void **state) {
  * item (field 5 their count, the query range left to the kernel's variant:
  * [0, INT32_MAX)), every other item as it was with field 5 = 0; the new
  * length last in cta_start; deterministic mode and broadcast-Q ungrouped.
- * Without it (group 0) the list is the DYN one. */
+ * Without it (group 0) the list is the DYN one. `ungrouped` counts the
+ * items that are not a group. */
 static void test_bwd_group_items(void **state) {
   (void)state;
   uint64_t x = 0x9e3779b97f4a7c15ull;
@@ -358,7 +359,9 @@ static void test_bwd_group_items(void **state) {
     assert_int_equal(jfa_bwd_items_rebuild(&p, ctas, 0, 1, &dy), TILE_OK);
     gr.group = G;
     assert_int_equal(jfa_bwd_items_rebuild(&p, ctas, 0, 1, &gr), TILE_OK);
+    assert_int_equal(dy.ungrouped, dy.nitems); /* group 0: no item is a group */
     if (p.deterministic || p.num_q) { /* not grouped */
+      assert_int_equal(gr.ungrouped, gr.nitems);
       assert_int_equal(gr.nitems, dy.nitems);
       assert_null(gr.cta_start);
       assert_memory_equal(gr.work, dy.work, (size_t)dy.nitems * 32);
@@ -367,7 +370,7 @@ static void test_bwd_group_items(void **state) {
     }
     assert_non_null(gr.cta_start);
     assert_int_equal(gr.cta_start[ctas], gr.nitems);
-    int64_t i = 0, j = 0;
+    int64_t i = 0, j = 0, ungrouped = 0;
     for (; i < dy.nitems; j++) {
       assert_true(j < gr.nitems);
       const int32_t *w = dy.work + 8 * i, *g = gr.work + 8 * j;
@@ -386,10 +389,12 @@ static void test_bwd_group_items(void **state) {
       } else {
         assert_int_equal(g[5], 0);
         assert_memory_equal(g, w, 5 * sizeof *w);
+        ungrouped++;
         i++;
       }
     }
     assert_int_equal(j, gr.nitems);
+    assert_int_equal(gr.ungrouped, ungrouped); /* 0: jfa_bwd_post has nothing to do with FP (jfa_bwd.c) */
     jfa_bwd_items_free(&dy), jfa_bwd_items_free(&gr);
   }
 }
