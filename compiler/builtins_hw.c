@@ -1073,6 +1073,20 @@ static SVal b_cluster_rank(S *s, Node *call, Node *self) {
   return sv_rt(emit(s, OP_CLUSTER_RANK, call->loc, 0, NULL, ty_dt(s->c, DT_I32))->res[0]);
 }
 
+/* cluster_sync(): every thread of every CTA of the kernel's cluster meets there (barrier.cluster): after the
+ * mbarriers are declared, before another CTA's are arrived on (barrier_arrive(..., cta = r)) or its shared
+ * memory written (multicast, dsmem_copy); at the end, before a CTA exits while the others may still do so. */
+static SVal b_cluster_sync(S *s, Node *call, Node *self) {
+  if (call->nlist || self) dg_error(s->c, call->loc, "cluster_sync() takes no arguments");
+  else if (s->kf->cluster[0] * s->kf->cluster[1] * s->kf->cluster[2] < 2)
+    dg_error(s->c, call->loc, "cluster_sync() syncs the CTAs of a cluster, but the kernel runs without clusters "
+                              "(add cluster(N))");
+  else if (s->in_task)
+    dg_error(s->c, call->loc, "cluster_sync() waits for every thread of the cluster: call it outside tasks { }");
+  else emit(s, OP_CLUSTER_SYNC, call->loc, 0, NULL, NULL);
+  return (SVal){.k = V_VOID};
+}
+
 bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out) {
   for (int i = 0; blackwell_only[i]; i++)
     if (!strcmp(name, blackwell_only[i])) {
@@ -1084,6 +1098,7 @@ bool sm_builtin_hw(S *s, Node *call, const char *name, Node *self, SVal *out) {
     }
   if (!strcmp(name, "smem")) *out = b_smem(s, call, self);
   else if (!strcmp(name, "cluster_rank")) *out = b_cluster_rank(s, call, self);
+  else if (!strcmp(name, "cluster_sync")) *out = b_cluster_sync(s, call, self);
   else if (!strcmp(name, "mbarrier")) *out = b_mbarrier(s, call, self);
   else if (!strcmp(name, "slice")) *out = b_slice(s, call, self);
   else if (!strcmp(name, "smem_load")) *out = b_smem_load(s, call, self);

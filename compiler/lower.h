@@ -82,6 +82,7 @@ MlirValue lw_gep(Lw *L, MlirValue ptr, MlirValue idx, MlirType elem, MlirType pt
 MlirValue lw_load(Lw *L, MlirValue ptr, MlirType t, int align);
 void lw_store(Lw *L, MlirValue v, MlirValue ptr, int align);
 void lw_barrier(Lw *L);
+void lw_cluster_sync(Lw *L);
 MlirType lw_elem_type(Lw *L, Elem e);
 MlirType lw_vec_type(MlirType elem, int n);
 LV *lw_get(Lw *L, TValue *v);

@@ -142,6 +142,15 @@ void lw_store(Lw *L, MlirValue v, MlirValue ptr, int align) {
   lw_op(L, "llvm.store", 2, (MlirValue[]){v, ptr}, 0, NULL, 1, &at);
 }
 
+/* barrier.cluster (every thread of every CTA of the cluster): what each CTA did before (its mbarriers'
+ * initialization, its shared memory's writes) is visible to the others, and none goes on until all have come;
+ * a CTA that has come here no longer has its shared memory touched by the others' earlier work (cluster_sync(),
+ * and the CTA pair's tensor memory at the start and the end). */
+void lw_cluster_sync(Lw *L) {
+  lw_asm(L, "barrier.cluster.arrive.release.aligned;", "", 0, NULL, (MlirType){0}, true);
+  lw_asm(L, "barrier.cluster.wait.acquire.aligned;", "", 0, NULL, (MlirType){0}, true);
+}
+
 /* Synchronize the threads that share this code: the whole CTA (barrier 0)
  * or, inside a task, the task replica's own named barrier. */
 void lw_barrier(Lw *L) {

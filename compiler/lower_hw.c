@@ -951,6 +951,9 @@ bool lw_hw_op(Lw *L, TOp *op) {
   case OP_CLUSTER_RANK:
     set1(L, op->res[0], lw_op1(L, "nvvm.read.ptx.sreg.cluster.ctarank", 0, NULL, L->i32, 0, NULL));
     return true;
+  case OP_CLUSTER_SYNC:
+    lw_cluster_sync(L);
+    return true;
   case OP_REPLICA_ID:
     set1(L, op->res[0], mlirValueIsNull(L->replica) ? lw_i32(L, 0) : L->replica);
     return true;

@@ -82,13 +82,6 @@ static int group_attr(Lw *L, MlirNamedAttribute *at) {
   return 1;
 }
 
-/* barrier.cluster (every thread): the pair's allocations, mbarriers and shared memory are ready for the other
- * CTA of the pair (at the start), or it no longer touches this CTA's (at the end, before the dealloc). */
-static void cluster_sync(Lw *L) {
-  lw_asm(L, "barrier.cluster.arrive.release.aligned;", "", 0, NULL, (MlirType){0}, true);
-  lw_asm(L, "barrier.cluster.wait.acquire.aligned;", "", 0, NULL, (MlirType){0}, true);
-}
-
 static void tmem_alloc(Lw *L) {
   TFunc *f = L->kf;
   MlirValue slot = lw_gep(L, L->smem, lw_i32(L, f->tmem_slot), L->i8, L->ptr3);
@@ -102,7 +95,7 @@ static void tmem_alloc(Lw *L) {
   lw_end_if(L, &sc, warp0);
   fence(L, false);
   lw_barrier(L);
-  if (f->tmem_pair) cluster_sync(L);
+  if (f->tmem_pair) lw_cluster_sync(L); /* the pair's columns and mbarriers, ready for the other CTA */
   fence(L, true);
   L->tmem_base = lw_load(L, slot, L->i32, 4);
   L->tmem_ready = true;
@@ -119,7 +112,7 @@ void lw_tc_kernel_end(Lw *L) {
   if (!L->tmem_ready) return;
   fence(L, false);
   lw_barrier(L);
-  if (L->kf->tmem_pair) cluster_sync(L); /* the PTX ISA's example: the pair syncs, then each CTA frees */
+  if (L->kf->tmem_pair) lw_cluster_sync(L); /* the PTX ISA's example: the pair syncs, then each CTA frees */
   MlirNamedAttribute g;
   int ng = group_attr(L, &g);
   MlirValue tid = lw_op1(L, "nvvm.read.ptx.sreg.tid.x", 0, NULL, L->i32, 0, NULL);

@@ -587,7 +587,7 @@ static bool has_effects(const TOp *op) {
   case OP_RETURN: case OP_SMEM_STORE: case OP_SMEM_WRITE: case OP_BAR_EXPECT: case OP_BAR_ARRIVE: case OP_BAR_WAIT: case OP_NAMED_BAR:
   case OP_FENCE_ASYNC: case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_STORE_WAIT: case OP_DSMEM_COPY: case OP_BULK_STORE_ADD: case OP_BULK_LOAD:
   case OP_MMA_ASYNC:
-  case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_TASKS: case OP_BAR_ALLOC: case OP_SEM_WAIT: case OP_SEM_SIGNAL:
+  case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_TASKS: case OP_BAR_ALLOC: case OP_SEM_WAIT: case OP_SEM_SIGNAL: case OP_CLUSTER_SYNC:
   case OP_TMEM_ALLOC: case OP_TMEM_STORE: case OP_TC_MMA: case OP_TC_COMMIT: case OP_PRINT: case OP_DEVICE_ASSERT:
   case OP_ASYNC_COPY: case OP_ASYNC_COMMIT: case OP_ASYNC_WAIT:
     return true;

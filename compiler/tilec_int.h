@@ -487,6 +487,7 @@ typedef enum Opcode {
   OP_TASKS,       /* one region per task */
   OP_REPLICA_ID,
   OP_CLUSTER_RANK,
+  OP_CLUSTER_SYNC, /* cluster_sync(): barrier.cluster, every thread of the cluster's CTAs */
   OP_SEM_WAIT,    /* spin (every thread, acquire) until *ptr == value */
   OP_SEM_SIGNAL,  /* *ptr = value (the elected thread, release, after its async-proxy writes) */
   /* made by pipeline.c (no source spelling): cp.async, Ampere's per-thread async copy */

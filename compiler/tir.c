@@ -29,7 +29,7 @@ static const char *opnames[OP_COUNT] = {
     [OP_NAMED_BAR] = "named_barrier", [OP_FENCE_ASYNC] = "fence_async_shared", [OP_TMA_LOAD] = "tma_load",
     [OP_TMA_STORE] = "tma_store", [OP_TMA_STORE_WAIT] = "tma_store_wait", [OP_DSMEM_COPY] = "dsmem_copy", [OP_BULK_STORE_ADD] = "bulk_store_add", [OP_BULK_LOAD] = "bulk_load", [OP_MMA_ASYNC] = "mma_async",
     [OP_MMA_COMMIT] = "mma_commit", [OP_MMA_WAIT] = "mma_wait", [OP_TASKS] = "tasks",
-    [OP_REPLICA_ID] = "replica_id", [OP_CLUSTER_RANK] = "cluster_rank",
+    [OP_REPLICA_ID] = "replica_id", [OP_CLUSTER_RANK] = "cluster_rank", [OP_CLUSTER_SYNC] = "cluster_sync",
     [OP_SEM_WAIT] = "sem_wait", [OP_SEM_SIGNAL] = "sem_signal",
     [OP_ASYNC_COPY] = "async_copy", [OP_ASYNC_COMMIT] = "async_commit", [OP_ASYNC_WAIT] = "async_wait",
     [OP_TMEM_ALLOC] = "tmem_alloc", [OP_TMEM_LOAD] = "tmem_load", [OP_TMEM_STORE] = "tmem_store",

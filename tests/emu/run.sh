@@ -220,6 +220,16 @@ if [ -x "$J" ] &&
 else
   echo "FAIL vector_add --jit:"; tail -n 3 "$T/log"; fail=1
 fi
+# the GPU primitives whose check runs alone (tests/gpu/prims: bulk_load into a ring, cluster_sync around a
+# dsmem_copy each way), on adversarial schedules
+for prim in bulk_ring cluster_sync; do
+  if [ -x "$B/gpu/test_prims" ] && [ -f "$B/tests/prims/$prim.cubin" ] &&
+     TILE_INTERPRET=1 TILE_EMU_SEED=adversarial:1 timeout 120 "$B/gpu/test_prims" "$B/tests/prims" $prim > "$T/log" 2>&1; then
+    echo "ok   the $prim primitive on the emulator ($(grep -c '^PASS' "$T/log") checks)"
+  else
+    echo "FAIL the $prim primitive on the emulator:"; tail -n 3 "$T/log"; fail=1
+  fi
+done
 rm -rf "$T"
 [ $fail -eq 0 ] && echo "emulator: all passed" || echo "emulator: FAILED"
 exit $fail

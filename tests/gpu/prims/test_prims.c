@@ -34,8 +34,10 @@
  *                   O = (P1, P2) V with A a pair along K, and row slices of
  *                   two-block views of 160 rows (S2, O2), and S with Q
  *                   smem_load-ed into registers (S3)
+ *   cluster_sync    cluster_sync() around a dsmem_copy each way between the
+ *                   CTAs of a pair (clusters of 2), every element checked
  * usage: test_prims DIR [NAME]   (DIR holds NAME.cubin; smem_roundtrip.SW.cubin; NAME: that check alone,
- * of those that take one: bulk_ring)
+ * of those that take one: bulk_ring, cluster_sync)
  * Prints one line per check; exit status 0 only if all pass. */
 #include <math.h>
 #include <signal.h>
@@ -87,6 +89,23 @@ static float frand(void) { return (float)rand() / RAND_MAX * 2 - 1; }
 static void report(const char *what, int ok, const char *detail) {
   printf("%s %-34s %s\n", ok ? "PASS" : "FAIL", what, detail);
   if (!ok) failures++;
+}
+
+static const char *watchdog_what;
+static void watchdog(int sig) {
+  (void)sig;
+  char msg[160];
+  int len = snprintf(msg, sizeof msg, "FAIL %s: no result after 60 s (a barrier that never completes?)\n",
+                     watchdog_what ? watchdog_what : "?");
+  if (write(1, msg, (size_t)len) < 0) _exit(3);
+  _exit(1);
+}
+/* The watchdog armed for one launch: a kernel that hangs fails with what's name instead of hanging the run. */
+static void watchdog_arm(const char *what) {
+  watchdog_what = what;
+  fflush(stdout); /* the watchdog leaves with _exit: nothing may stay buffered */
+  signal(SIGALRM, watchdog);
+  alarm(60);
 }
 
 static void test_mma_regs_a(void) {
@@ -286,6 +305,29 @@ static void test_cluster_rank(void) {
   int bad = 0;
   for (int i = 0; i < 8; i++) bad += out[i] != i % 2;
   report("cluster(2,1,1): cluster_rank()", bad == 0, bad ? "wrong ranks" : "ranks 0,1,0,1,...");
+}
+
+/* cluster_sync() (cluster_sync.tile): 4 programs, clusters of 2; program p receives the block of rank
+ * 1 - p % 2 through its partner's dsmem_copy, element e = e + 4096 * that rank. */
+static void test_cluster_sync(void) {
+  tile_kernel *k = kernel("cluster_sync.cubin", "cluster_sync_k");
+  if (!k) return;
+  enum { P = 4, E = 4096 };
+  static float out[P * E];
+  tile_devptr d;
+  CHECK(tile_malloc(&d, sizeof out));
+  CHECK(tile_memset_d32(d, 0xffffffffu, P * E));
+  void *args[] = {&d};
+  watchdog_arm("cluster_sync");
+  CHECK(tile_launch(k, P, 1, 1, args, 1, NULL));
+  CHECK(tile_synchronize());
+  alarm(0);
+  CHECK(tile_memcpy_dtoh(out, d, sizeof out));
+  int bad = 0;
+  for (int p = 0; p < P; p++)
+    for (int e = 0; e < E; e++) bad += out[p * E + e] != (float)(e + E * (1 - p % 2));
+  report("cluster_sync(): blocks swapped between the CTAs of a pair by dsmem_copy", bad == 0,
+         bad ? "wrong elements" : "every element");
 }
 
 /* any()/all(): rows (or a task group's part of one) are filled around the
@@ -643,15 +685,6 @@ static void test_scale_rows(const char *file, const char *name, int N, int frowm
  * compared bit for bit with want[(p * n + i) * NV + k]. A kernel that hangs
  * (a barrier never completes) is caught by an alarm. */
 #define SS_POISON 0xdeadbeefu
-static const char *watchdog_what;
-static void watchdog(int sig) {
-  (void)sig;
-  char msg[160];
-  int len = snprintf(msg, sizeof msg, "FAIL %s: no result after 60 s (a barrier that never completes?)\n",
-                     watchdog_what ? watchdog_what : "?");
-  if (write(1, msg, (size_t)len) < 0) _exit(3);
-  _exit(1);
-}
 /* "item j's value" when a wrong value is, at the same position, the value
  * of exactly one item j near i (a ring slot read before it was written, or
  * after it was overwritten) */
@@ -731,10 +764,7 @@ static int ss_launch(tile_kernel *k, const char *what, int P, int n, const void 
   CHECK_RET(tile_memset_d32(dout, SS_POISON, nout), 0);
   CHECK_RET(tile_memset_d32(dheld, SS_POISON, nheld), 0);
   void *args[] = {&din, &dout, &dheld, &n};
-  watchdog_what = what;
-  fflush(stdout); /* the watchdog leaves with _exit: nothing may stay buffered */
-  signal(SIGALRM, watchdog);
-  alarm(60);
+  watchdog_arm(what);
   tile_status st = tile_launch(k, (unsigned)P, 1, 1, args, 4, NULL);
   if (st == TILE_OK) st = tile_synchronize();
   alarm(0);
@@ -959,8 +989,7 @@ static void test_bulk_ring(void) {
   CHECK(tile_memcpy_htod(dx, X, bytes));
   CHECK(tile_memset_d8(dy, 0xff, bytes));
   void *args[] = {&dx, &dy, &n};
-  watchdog_what = "bulk_ring";
-  alarm(60);
+  watchdog_arm("bulk_ring");
   CHECK(tile_launch(k, (unsigned)P, 1, 1, args, 3, NULL));
   CHECK(tile_synchronize());
   alarm(0);
@@ -983,13 +1012,13 @@ static void test_bulk_ring(void) {
 
 int main(int argc, char **argv) {
   if (argc != 2 && argc != 3) {
-    fprintf(stderr, "usage: %s DIR [bulk_ring]\n", argv[0]);
+    fprintf(stderr, "usage: %s DIR [bulk_ring | cluster_sync]\n", argv[0]);
     return 2;
   }
   dir = argv[1];
   const char *only = argc == 3 ? argv[2] : NULL;
-  if (only && strcmp(only, "bulk_ring")) {
-    fprintf(stderr, "%s: no check named '%s' runs alone (bulk_ring does)\n", argv[0], only);
+  if (only && strcmp(only, "bulk_ring") && strcmp(only, "cluster_sync")) {
+    fprintf(stderr, "%s: no check named '%s' runs alone (bulk_ring and cluster_sync do)\n", argv[0], only);
     return 2;
   }
   if (tile_init(0) != TILE_OK) {
@@ -998,7 +1027,8 @@ int main(int argc, char **argv) {
   }
   srand(12345);
   if (only) {
-    test_bulk_ring();
+    if (!strcmp(only, "bulk_ring")) test_bulk_ring();
+    else test_cluster_sync();
     printf("%s\n", failures ? "PRIMITIVE TESTS FAILED" : "PRIMITIVE TESTS PASSED");
     return failures ? 1 : 0;
   }
@@ -1012,6 +1042,7 @@ int main(int argc, char **argv) {
   test_tma_copy(1, 8);
   test_tasks_default();
   test_cluster_rank();
+  test_cluster_sync();
   static const int halves[] = {128, 128}, mixed[] = {32, 128, 128};
   float ts[] = {0.25f, -3.0f};
   for (int i = 0; i < 2; i++) {
