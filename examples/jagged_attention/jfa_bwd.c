@@ -349,6 +349,17 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
     s->k = lib->bkern[d][variant][det];
   }
   const tile_kernel_info *ki = tile_kernel_get_info(s->k);
+  /* Hopper's pair for broadcast-Q (jfa_bwd.tile's HPAIR): the pair's lists, clusters of 2, as Blackwell's */
+  const char *hpair = tile_kernel_const(ki, "HPAIR");
+  if (hpair && !strcmp(hpair, "true")) {
+    if (!bcast || det || D != 128)
+      return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s is the CTA pair's (HPAIR), built for the "
+                                                 "non-deterministic broadcast-Q backward at head dim 128", ki->name);
+    if (plan->ctas < 2)
+      return tile_set_error(TILE_ERR_INVALID, "jfa: kernel %s runs in pairs of CTAs (HPAIR); num_ctas %d is fewer "
+                                              "than a pair", ki->name, plan->ctas);
+    s->pair = 1;
+  }
   const char *qb = tile_kernel_const(ki, "QB");
   s->qb = qb ? atoi(qb) : BWD_QB;
   const char *bulk = tile_kernel_const(ki, "DQ_BULK");
