@@ -17,6 +17,7 @@ enum { P_Q, P_K, P_V, P_DO, P_LSE2, P_DELTA, P_DQ_ACC, P_DK_T = 21, P_DV_T, NPAR
 struct jfa_bwd_state {
   tile_kernel *k, *pre, *post;
   int pair;                     /* the CTA pair's kernel (jfa_params.cta_pair where it is built): clusters of 2 */
+  int hpair;                    /* Hopper's pair for broadcast-Q (jfa_bwd.tile's HPAIR): its lists dealt round robin */
   int dyn;                      /* the kernel takes its items from one list by a counter (jfa_bwd.tile's DYN) */
   int qb;                       /* its query rows per step (jfa_bwd.tile's QB): 64, or 80 with the transposed
                                    dQ accumulator */
@@ -163,6 +164,33 @@ done:
   return st;
 }
 
+/* The Hopper pair's lists (jfa_items.rr): dyn_order's list dealt round
+ * robin, pair c taking items c, c + owners, c + 2 owners, ... Broadcast-Q's
+ * items all cost about the same (every one walks all nq rows), so the pairs
+ * walk the list together, as DYN's counter would have them: a sequence's
+ * neighbouring items, which read the same dO rows, run at about the same
+ * time and find them in L2. The scheduler's lists (by work, zigzag) gave
+ * each pair a sequence's items apart from their neighbours': J4 0.78x
+ * (docs/perf.md, twenty-eighth session). */
+static tile_status deal_round_robin(int owners, jfa_bwd_items *it) {
+  int64_t n = it->nitems;
+  int32_t *out = malloc((size_t)(n ? n : 1) * 8 * sizeof *out);
+  it->cta_start = malloc((size_t)(owners + 1) * sizeof *it->cta_start);
+  if (!out || !it->cta_start) {
+    free(out);
+    return tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory for %lld backward items", (long long)n);
+  }
+  int64_t m = 0;
+  for (int c = 0; c < owners; c++) {
+    it->cta_start[c] = (int32_t)m;
+    for (int64_t i = c; i < n; i += owners) memcpy(out + 8 * m++, it->work + 8 * i, 8 * sizeof *out);
+  }
+  it->cta_start[owners] = (int32_t)m;
+  free(it->work);
+  it->work = out;
+  return TILE_OK;
+}
+
 /* GROUP (jfa_bwd.tile): after dyn_order, each run of a head's KV blocks of
  * a sequence with at most it->group of them becomes one item (the first's,
  * its field 5 the run's length, its query range the variant's), which one
@@ -306,9 +334,10 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, int d
     w[7] = (int32_t)(bcast ? ((int64_t)b * H + h) * nqb : h * nqb + qb0[b]); /* workspace row of its Q block 0 */
   }
   free(qb0), free(kb0);
-  if (st == TILE_OK && dyn && !det && !pair) st = dyn_order(p, KB, owners, it);
+  if (st == TILE_OK && ((dyn && !pair) || (pair && it->rr)) && !det) st = dyn_order(p, KB, owners, it);
   it->nitems = n;
   it->ungrouped = n;
+  if (st == TILE_OK && pair && it->rr && !det) st = deal_round_robin(owners > 0 ? owners : 1, it);
   if (st == TILE_OK && dyn && !det && !pair && !bcast && it->group > 0) st = group_items(p, KB, owners, it);
   n = it->nitems;
   if (st == TILE_OK && det)
@@ -358,7 +387,7 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
     if (plan->ctas < 2)
       return tile_set_error(TILE_ERR_INVALID, "jfa: kernel %s runs in pairs of CTAs (HPAIR); num_ctas %d is fewer "
                                               "than a pair", ki->name, plan->ctas);
-    s->pair = 1;
+    s->pair = s->hpair = 1;
   }
   const char *qb = tile_kernel_const(ki, "QB");
   s->qb = qb ? atoi(qb) : BWD_QB;
@@ -441,6 +470,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   s->o_rows = bcast ? B * NQ : T;
   s->it.qb = s->qb;
   s->it.group = s->group;
+  s->it.rr = s->hpair;
   tile_status st = jfa_bwd_items_rebuild(p, plan->ctas, s->pair, s->dyn, &s->it);
   if (st != TILE_OK) return st;
   const jfa_bwd_items *it = &s->it;
