@@ -2,7 +2,7 @@
 # session 28, call 3 (carry build-wx): the Hopper pair with its lists dealt round robin in dyn_order's order
 # (call 1 had the scheduler's lists: hpmc 0.776x, hpair 0.662x on J4): hps (the pair's lists alone), hpmc
 # (+ multicast), hpair (+ the pair's dQ over DSMEM), each interleaved beside the default on J4; hpair's
-# broadcast-Q checks and its sanitizers
+# broadcast-Q checks and its sanitizers; ncu of hpmc's main kernel on J4
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 t0=$(date +%s); el() { echo "== $(( $(date +%s) - t0 )) s: $*"; }
@@ -21,4 +21,7 @@ for tool in memcheck synccheck racecheck; do
     --case bcast --ctas 8 > $OUT/hp_$tool.txt 2>&1
   echo "rc=$?"; tail -n 2 $OUT/hp_$tool.txt
 done
+el "ncu: hpmc's main kernel on J4"
+B=build-w OUT=$OUT/prof SUITES="J4" KERNEL=bwd CUBINS=build-w/examples/ab_bwd/hpmc TPROF=150 bash tests/gpu/profile.sh 2>&1 | tail -n 30
+(cd $OUT && tar czf prof.tgz prof && rm -rf prof)
 el done
