@@ -19,6 +19,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -433,9 +434,11 @@ static CUresult emu_occupancy(int *blocks, CUfunction f, int bs, size_t smem) {
   *blocks = 1;
   return CUDA_SUCCESS;
 }
+/* The emulator runs every CTA of a launch at once: any number of clusters
+ * is resident (tile_kernel_max_clusters). */
 static CUresult emu_clusters(int *n, CUfunction f, const CUlaunchConfig *cfg) {
   (void)f, (void)cfg;
-  *n = 1;
+  *n = INT_MAX;
   return CUDA_SUCCESS;
 }
 /* The emulator's own tensor-map encoding (emu/tma.c), checked as the

@@ -330,23 +330,51 @@ static bool rt_has_cluster(const tile_kernel_info *ki) {
   return ki->cluster[0] != 1 || ki->cluster[1] != 1 || ki->cluster[2] != 1;
 }
 
+static void rt_cluster_config(const tile_kernel *k, CUlaunchConfig *cfg, CUlaunchAttribute *attr);
+
 static CUresult rt_launch_cluster(const tile_kernel *k, unsigned gx, unsigned gy, unsigned gz,
                                   void **args, CUstream stream) {
   CUlaunchAttribute attr;
-  memset(&attr, 0, sizeof attr);
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = (unsigned)k->info->cluster[0];
-  attr.value.clusterDim.y = (unsigned)k->info->cluster[1];
-  attr.value.clusterDim.z = (unsigned)k->info->cluster[2];
   CUlaunchConfig cfg;
-  memset(&cfg, 0, sizeof cfg);
+  rt_cluster_config(k, &cfg, &attr);
   cfg.gridDimX = gx, cfg.gridDimY = gy, cfg.gridDimZ = gz;
-  cfg.blockDimX = (unsigned)k->info->threads, cfg.blockDimY = 1, cfg.blockDimZ = 1;
-  cfg.sharedMemBytes = (unsigned)k->info->smem_bytes;
   cfg.hStream = stream;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
   return rt_cu.cuLaunchKernelEx(&cfg, k->fn, args, NULL);
+}
+
+/* The launch configuration of one cluster of k (its threads, shared memory
+ * and cluster shape): a launch's, and the occupancy query's. */
+static void rt_cluster_config(const tile_kernel *k, CUlaunchConfig *cfg, CUlaunchAttribute *attr) {
+  memset(attr, 0, sizeof *attr);
+  attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr->value.clusterDim.x = (unsigned)k->info->cluster[0];
+  attr->value.clusterDim.y = (unsigned)k->info->cluster[1];
+  attr->value.clusterDim.z = (unsigned)k->info->cluster[2];
+  memset(cfg, 0, sizeof *cfg);
+  cfg->gridDimX = attr->value.clusterDim.x, cfg->gridDimY = attr->value.clusterDim.y;
+  cfg->gridDimZ = attr->value.clusterDim.z;
+  cfg->blockDimX = (unsigned)k->info->threads, cfg->blockDimY = 1, cfg->blockDimZ = 1;
+  cfg->sharedMemBytes = (unsigned)k->info->smem_bytes;
+  cfg->attrs = attr;
+  cfg->numAttrs = 1;
+}
+
+tile_status tile_kernel_max_clusters(tile_kernel *k, int *n) {
+  if (!k || !n) return rt_fail(TILE_ERR_INVALID, "tile_kernel_max_clusters: kernel or result is NULL");
+  *n = 0;
+  if (!rt_has_cluster(k->info))
+    return rt_fail(TILE_ERR_INVALID, "tile_kernel_max_clusters: kernel '%s' runs without clusters", k->info->name);
+  if (!rt_cu.cuOccupancyMaxActiveClusters)
+    return rt_fail(TILE_ERR_CUDA, "tile_kernel_max_clusters: the driver has no cuOccupancyMaxActiveClusters "
+                                  "(CUDA 12 or newer)");
+  tile_status s = rt_make_current(k->module->ctx);
+  if (s != TILE_OK) return s;
+  CUlaunchConfig cfg;
+  CUlaunchAttribute attr;
+  rt_cluster_config(k, &cfg, &attr);
+  CUresult r = rt_cu.cuOccupancyMaxActiveClusters(n, k->fn, &cfg);
+  if (r != CUDA_SUCCESS) return rt_cuda_fail(r, "cuOccupancyMaxActiveClusters (kernel '%s')", k->info->name);
+  return TILE_OK;
 }
 
 tile_status tile_launch(tile_kernel *k, unsigned gx, unsigned gy, unsigned gz, void **args,

@@ -18,6 +18,7 @@ struct jfa_bwd_state {
   tile_kernel *k, *pre, *post;
   int pair;                     /* the CTA pair's kernel (jfa_params.cta_pair where it is built): clusters of 2 */
   int hpair;                    /* Hopper's pair for broadcast-Q (jfa_bwd.tile's HPAIR): its lists dealt round robin */
+  int ctas;                     /* the main kernel's CTAs: the plan's, or (HPAIR) as many pairs as the device holds */
   int dyn;                      /* the kernel takes its items from one list by a counter (jfa_bwd.tile's DYN) */
   int qb;                       /* its query rows per step (jfa_bwd.tile's QB): 64, or 80 with the transposed
                                    dQ accumulator */
@@ -453,6 +454,12 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
                                                "parameters dk_t, dv_t (parameters %d and %d); rebuild it",
                           ki->name, P_DK_T, P_DV_T);
 
+  /* a persistent kernel's CTAs all resident at once: Hopper's pairs need two SMs of one GPC each, so the
+   * device may hold fewer pairs than half its SMs; a pair more would run its list after the others */
+  s->ctas = plan->ctas;
+  int held = 0;
+  if (s->hpair && tile_kernel_max_clusters(s->k, &held) == TILE_OK && held > 0 && held < s->ctas / 2)
+    s->ctas = 2 * held;
   if (det && plan->ctas > lib->sm_count)
     return tile_set_error(TILE_ERR_INVALID, "jfa: the deterministic backward needs every CTA resident at once "
                                             "(its items wait for each other across CTAs): num_ctas %d is more than "
@@ -471,7 +478,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   s->it.qb = s->qb;
   s->it.group = s->group;
   s->it.rr = s->hpair;
-  tile_status st = jfa_bwd_items_rebuild(p, plan->ctas, s->pair, s->dyn, &s->it);
+  tile_status st = jfa_bwd_items_rebuild(p, s->ctas, s->pair, s->dyn, &s->it);
   if (st != TILE_OK) return st;
   const jfa_bwd_items *it = &s->it;
   if (B > 0 && it->sched.reused) return *same = 1, TILE_OK;
@@ -486,7 +493,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   if (it->nitems > 0) {
     jfa_stage_copy(sg, &s->d_work, it->work, (size_t)it->nitems * 32);
     jfa_stage_copy(sg, &s->d_cta_start, it->cta_start ? it->cta_start : it->sched.cta_start,
-                   (size_t)((s->pair ? plan->ctas / 2 : plan->ctas) + 1) * 4);
+                   (size_t)((s->pair ? s->ctas / 2 : s->ctas) + 1) * 4);
   }
   if (it->qbmap) jfa_stage_copy(sg, &s->d_qbmap, it->qbmap, (size_t)it->nqb * 8);
   /* the workspace (broadcast-Q over no sequences: dq is still num_q rows,
@@ -546,7 +553,7 @@ void jfa_plan_bwd_stats(const jfa_plan *plan, int64_t *nitems, int64_t *max_cta_
   if (nitems) *nitems = s ? s->nitems : 0;
   if (max_cta_cost) *max_cta_cost = s ? s->max_cta_cost : 0;
   if (total_cost) *total_cost = s ? s->total_cost : 0;
-  if (ctas) *ctas = plan ? plan->ctas : 0;
+  if (ctas) *ctas = s ? s->ctas : plan ? plan->ctas : 0;
 }
 
 tile_status jfa_check_bwd_tensors(const jfa_params *p, int64_t total_rows, const jfa_tensor *dout,
@@ -662,7 +669,7 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
     void *args[] = {&dq_, &dk_, &dv_, &ddo, &dl2, &ddl, &dacc, &dkd, &dvd, &plan->d_offsets.p, &s->d_work.p,
                     &s->d_cta_start.p, &s->d_sem.p, &s->d_dq_acc.p, &heads, &nq, &dk_stride, &dv_stride, &scale_log2,
                     &scale, &plan->d_vparams, &dkt, &dvt, &dqo, &dqo_stride};
-    unsigned grid = (unsigned)(s->pair ? plan->ctas / 2 * 2 : plan->ctas); /* a CTA per work list, or a pair */
+    unsigned grid = (unsigned)(s->pair ? s->ctas / 2 * 2 : s->ctas); /* a CTA per work list, or a pair */
     int nargs = tile_kernel_get_info(s->k)->nparams == NPARAMS_BWD + 2 ? NPARAMS_BWD + 2 : NPARAMS_BWD;
     if ((st = tile_launch(s->k, grid, 1, 1, args, nargs, stream)) != TILE_OK) return st;
   }

@@ -544,9 +544,12 @@ static void bench_suite(const Case *cs, void *ud) {
          med[3], med[4], (double)maxc * ctas / (double)(totc ? totc : 1));
   printf("      fwd %.1f TFLOP/s, step (fwd + bwd) %.1f TFLOP/s\n", flops / med[3] / 1e9,
          3.5 * flops / med[4] / 1e9);
-  if (ab)
-    printf("ab %-5s %-20s bwd %9.4f ms %8.1f TFLOP/s %7.3fx (default ms / variant ms)\n", name, ab_name, med[5],
-           bflops / med[5] / 1e9, med[0] / med[5]);
+  if (ab) {
+    int ab_ctas = 0; /* the variant's main kernel's CTAs (a pair kernel's: as many pairs as the device holds) */
+    jfa_plan_bwd_stats(plans[3], NULL, NULL, NULL, &ab_ctas);
+    printf("ab %-5s %-20s bwd %9.4f ms %8.1f TFLOP/s %7.3fx (default ms / variant ms) %d CTAs\n", name, ab_name,
+           med[5], bflops / med[5] / 1e9, med[0] / med[5], ab_ctas);
+  }
   fflush(stdout);
   for (int k = 0; k < 4; k++) jfa_plan_destroy(plans[k]);
   data_free(&d);

@@ -205,6 +205,14 @@ const tile_kernel_info *tile_module_kernel_info(const tile_module *m, int i);
 tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out);
 const tile_kernel_info *tile_kernel_get_info(const tile_kernel *k);
 
+/* How many clusters of kernel k (its cluster shape, threads and shared
+ * memory) the device can hold at once: cuOccupancyMaxActiveClusters.  A
+ * persistent kernel that launches more waits for the first to finish
+ * (and one whose clusters wait for each other hangs).  The emulator holds
+ * every cluster of a launch: it answers INT_MAX.  TILE_ERR_INVALID for a
+ * kernel without clusters; TILE_ERR_CUDA where the driver lacks the query. */
+tile_status tile_kernel_max_clusters(tile_kernel *k, int *n);
+
 /* Launch on grid (gx, gy, gz) with threads/smem/cluster from the metadata.
  * args[i] points at the value of parameter i (as cuLaunchKernel).  Checks the
  * argument count, and that pointer arguments are aligned as the kernel

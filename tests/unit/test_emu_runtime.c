@@ -9,6 +9,7 @@
 #include "tile/runtime.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
 
 static const char *const VADD =
@@ -141,6 +142,10 @@ static void test_cluster_launch(void **state) {
   for (int i = 0; i < 8 * 32; i++) assert_int_equal(out[i], (i / 32) % 2);
   assert_int_not_equal(tile_launch(k, 3, 1, 1, args, 1, NULL), TILE_OK);
   has(tile_last_error(), "cluster", "the error");
+  int held = 0; /* the emulator holds every cluster of a launch */
+  assert_int_equal(tile_kernel_max_clusters(k, &held), TILE_OK);
+  assert_int_equal(held, INT_MAX);
+  assert_int_equal(tile_kernel_max_clusters(NULL, &held), TILE_ERR_INVALID);
   tile_free(dx);
   assert_int_equal(tile_module_unload(m), TILE_OK);
   tu_rmtree(dir);
@@ -177,6 +182,9 @@ static void test_bulk_load_store(void **state) {
   assert_int_equal(s, TILE_OK);
   tile_kernel *k = NULL;
   assert_int_equal(tile_module_get_kernel(m, "k", &k), TILE_OK);
+  int held = 0;
+  assert_int_equal(tile_kernel_max_clusters(k, &held), TILE_ERR_INVALID); /* no clusters */
+  has(tile_last_error(), "without clusters", "the error");
   tile_devptr draw = 0, dout = 0;
   assert_int_equal(tile_malloc(&draw, 64 * 64 * sizeof(float)), TILE_OK);
   assert_int_equal(tile_malloc(&dout, 64 * 64 * sizeof(float)), TILE_OK);
