@@ -22,6 +22,6 @@ for tool in memcheck synccheck racecheck; do
   echo "rc=$?"; tail -n 2 $OUT/hp_$tool.txt
 done
 el "ncu: hpmc's main kernel on J4"
-B=build-w OUT=$OUT/prof SUITES="J4" KERNEL=bwd CUBINS=build-w/examples/ab_bwd/hpmc TPROF=150 bash tests/gpu/profile.sh 2>&1 | tail -n 30
+B=build-w OUT=$OUT/prof SUITES="J4" KERNEL=bwd CUBINS=build-w/examples/ab_bwd/hpmc TPROF=100 bash tests/gpu/profile.sh 2>&1 | tail -n 30
 (cd $OUT && tar czf prof.tgz prof && rm -rf prof)
 el done
