@@ -17,8 +17,7 @@ enum { P_Q, P_K, P_V, P_DO, P_LSE2, P_DELTA, P_DQ_ACC, P_DK_T = 21, P_DV_T, NPAR
 struct jfa_bwd_state {
   tile_kernel *k, *pre, *post;
   int pair;                     /* the CTA pair's kernel (jfa_params.cta_pair where it is built): clusters of 2 */
-  int hpair;                    /* Hopper's pair for broadcast-Q (jfa_bwd.tile's HPAIR): its lists dealt round robin */
-  int ctas;                     /* the main kernel's CTAs: the plan's, or (HPAIR) as many pairs as the device holds */
+  int ctas;                     /* the main kernel's CTAs: the plan's, or (pair) as many pairs as the device holds */
   int dyn;                      /* the kernel takes its items from one list by a counter (jfa_bwd.tile's DYN) */
   int qb;                       /* its query rows per step (jfa_bwd.tile's QB): 64, or 80 with the transposed
                                    dQ accumulator */
@@ -165,33 +164,6 @@ done:
   return st;
 }
 
-/* The Hopper pair's lists (jfa_items.rr): dyn_order's list dealt round
- * robin, pair c taking items c, c + owners, c + 2 owners, ... Broadcast-Q's
- * items all cost about the same (every one walks all nq rows), so the pairs
- * walk the list together, as DYN's counter would have them: a sequence's
- * neighbouring items, which read the same dO rows, run at about the same
- * time and find them in L2. The scheduler's lists (by work, zigzag) gave
- * each pair a sequence's items apart from their neighbours': J4 0.78x
- * (docs/perf.md, twenty-eighth session). */
-static tile_status deal_round_robin(int owners, jfa_bwd_items *it) {
-  int64_t n = it->nitems;
-  int32_t *out = malloc((size_t)(n ? n : 1) * 8 * sizeof *out);
-  it->cta_start = malloc((size_t)(owners + 1) * sizeof *it->cta_start);
-  if (!out || !it->cta_start) {
-    free(out);
-    return tile_set_error(TILE_ERR_NOMEM, "jfa_plan_create: out of memory for %lld backward items", (long long)n);
-  }
-  int64_t m = 0;
-  for (int c = 0; c < owners; c++) {
-    it->cta_start[c] = (int32_t)m;
-    for (int64_t i = c; i < n; i += owners) memcpy(out + 8 * m++, it->work + 8 * i, 8 * sizeof *out);
-  }
-  it->cta_start[owners] = (int32_t)m;
-  free(it->work);
-  it->work = out;
-  return TILE_OK;
-}
-
 /* GROUP (jfa_bwd.tile): after dyn_order, each run of a head's KV blocks of
  * a sequence with at most it->group of them becomes one item (the first's,
  * its field 5 the run's length, its query range the variant's), which one
@@ -335,10 +307,9 @@ tile_status jfa_bwd_items_rebuild(const jfa_params *p, int ctas, int pair, int d
     w[7] = (int32_t)(bcast ? ((int64_t)b * H + h) * nqb : h * nqb + qb0[b]); /* workspace row of its Q block 0 */
   }
   free(qb0), free(kb0);
-  if (st == TILE_OK && ((dyn && !pair) || (pair && it->rr)) && !det) st = dyn_order(p, KB, owners, it);
+  if (st == TILE_OK && dyn && !det && !pair) st = dyn_order(p, KB, owners, it);
   it->nitems = n;
   it->ungrouped = n;
-  if (st == TILE_OK && pair && it->rr && !det) st = deal_round_robin(owners > 0 ? owners : 1, it);
   if (st == TILE_OK && dyn && !det && !pair && !bcast && it->group > 0) st = group_items(p, KB, owners, it);
   n = it->nitems;
   if (st == TILE_OK && det)
@@ -379,17 +350,6 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
     s->k = lib->bkern[d][variant][det];
   }
   const tile_kernel_info *ki = tile_kernel_get_info(s->k);
-  /* Hopper's pair for broadcast-Q (jfa_bwd.tile's HPAIR): the pair's lists, clusters of 2, as Blackwell's */
-  const char *hpair = tile_kernel_const(ki, "HPAIR");
-  if (hpair && !strcmp(hpair, "true")) {
-    if (!bcast || det || D != 128)
-      return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s is the CTA pair's (HPAIR), built for the "
-                                                 "non-deterministic broadcast-Q backward at head dim 128", ki->name);
-    if (plan->ctas < 2)
-      return tile_set_error(TILE_ERR_INVALID, "jfa: kernel %s runs in pairs of CTAs (HPAIR); num_ctas %d is fewer "
-                                              "than a pair", ki->name, plan->ctas);
-    s->pair = s->hpair = 1;
-  }
   const char *qb = tile_kernel_const(ki, "QB");
   s->qb = qb ? atoi(qb) : BWD_QB;
   const char *bulk = tile_kernel_const(ki, "DQ_BULK");
@@ -454,11 +414,12 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
                                                "parameters dk_t, dv_t (parameters %d and %d); rebuild it",
                           ki->name, P_DK_T, P_DV_T);
 
-  /* a persistent kernel's CTAs all resident at once: Hopper's pairs need two SMs of one GPC each, so the
-   * device may hold fewer pairs than half its SMs; a pair more would run its list after the others */
+  /* a persistent kernel's CTAs all resident at once: a pair needs two SMs of one GPC, so the device may
+   * hold fewer pairs than half its SMs; a pair more would run its list after the others (and the
+   * deterministic kernel's items, which wait for each other across CTAs, could wait forever) */
   s->ctas = plan->ctas;
   int held = 0;
-  if (s->hpair && tile_kernel_max_clusters(s->k, &held) == TILE_OK && held > 0 && held < s->ctas / 2)
+  if (s->pair && tile_kernel_max_clusters(s->k, &held) == TILE_OK && held > 0 && held < s->ctas / 2)
     s->ctas = 2 * held;
   if (det && plan->ctas > lib->sm_count)
     return tile_set_error(TILE_ERR_INVALID, "jfa: the deterministic backward needs every CTA resident at once "
@@ -477,7 +438,6 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   s->o_rows = bcast ? B * NQ : T;
   s->it.qb = s->qb;
   s->it.group = s->group;
-  s->it.rr = s->hpair;
   tile_status st = jfa_bwd_items_rebuild(p, s->ctas, s->pair, s->dyn, &s->it);
   if (st != TILE_OK) return st;
   const jfa_bwd_items *it = &s->it;

@@ -179,10 +179,7 @@ typedef struct jfa_bwd_items {
                                    of a sequence of at most this many are one item (field 5: their count; 0 in
                                    the others), run in order by one CTA, which writes their dQ blocks first and
                                    so needs no zeros (jfa_bwd_pre skips those blocks); 0: none */
-  int rr;                       /* in: with pair, the pairs' items in dyn_order's order dealt round robin, pair c
-                                   taking items c, c + owners, ... (the Hopper pair, jfa_bwd's HPAIR: neighbouring
-                                   items, which share dO, then run at about the same time, as DYN's do) */
-  int32_t *cta_start;           /* grouped or rr: the lists' starts, else NULL (sched.cta_start's) */
+  int32_t *cta_start;           /* grouped: sched.cta_start with the list's new length last, else NULL */
   int64_t ungrouped;            /* out: the items that are not a group (all of them when nothing was grouped) */
   tile_jagged_schedule sched;
   int32_t *work;

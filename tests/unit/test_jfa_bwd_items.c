@@ -436,57 +436,6 @@ static void test_bwd_items80(void **state) {
   }
 }
 
-/* The Hopper pair's lists (jfa_bwd_items.rr with pair = 1: jfa_bwd.tile's
- * HPAIR, broadcast-Q): the pair's items, each exactly once and unchanged,
- * in the DYN list's order (the pair's 256-key items: a sequence's items
- * head by head, KV blocks ascending), dealt round robin: pair c's list is
- * items c, c + owners, ... of that order. Deterministic mode keeps the
- * scheduler's lists. */
-static void test_bwd_pair_rr_items(void **state) {
-  (void)state;
-  uint64_t x = 0x51afd7ed558ccd1dull;
-  for (int round = 0; round < 24; round++) {
-    int32_t off[41];
-    int B = 1 + (int)(tu_xorshift(&x) % 40);
-    off[0] = 0;
-    for (int b = 0; b < B; b++) off[b + 1] = off[b] + (int32_t)(tu_xorshift(&x) % 1500) * (round % 5 != 0 || b % 2);
-    jfa_params p = params();
-    p.batch = B;
-    p.cu_seqlens = off;
-    p.heads = 1 + round % 3;
-    p.passes = JFA_BWD;
-    p.num_q = 1 + (int64_t)(tu_xorshift(&x) % 600);
-    p.deterministic = round % 6 == 5;
-    assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
-    int ctas = 2 + (int)(tu_xorshift(&x) % 140), owners = ctas / 2;
-    jfa_bwd_items st, rr = {.rr = 1};
-    assert_int_equal(jfa_bwd_items_build(&p, ctas, 1, 0, &st), TILE_OK);
-    assert_int_equal(jfa_bwd_items_rebuild(&p, ctas, 1, 0, &rr), TILE_OK);
-    assert_int_equal(rr.nitems, st.nitems);
-    if (p.deterministic) {
-      assert_null(rr.cta_start);
-      assert_memory_equal(rr.work, st.work, (size_t)st.nitems * 32);
-      jfa_bwd_items_free(&st), jfa_bwd_items_free(&rr);
-      continue;
-    }
-    /* the DYN order of the same items */
-    jfa_bwd_items dy;
-    memset(&dy, 0, sizeof dy);
-    assert_int_equal(jfa_bwd_items_build(&p, ctas, 1, 0, &dy), TILE_OK);
-    assert_int_equal(dyn_order(&p, 2 * BWD_KB, owners, &dy), TILE_OK);
-    assert_non_null(rr.cta_start);
-    assert_int_equal(rr.cta_start[0], 0);
-    assert_int_equal(rr.cta_start[owners], rr.nitems);
-    for (int c = 0; c < owners; c++) {
-      int64_t k = c;
-      for (int32_t i = rr.cta_start[c]; i < rr.cta_start[c + 1]; i++, k += owners)
-        assert_memory_equal(rr.work + 8 * (int64_t)i, dy.work + 8 * k, 32);
-      assert_true(k >= rr.nitems); /* and nothing of its share left out */
-    }
-    jfa_bwd_items_free(&st), jfa_bwd_items_free(&rr), jfa_bwd_items_free(&dy);
-  }
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bwd_det_order),
@@ -495,7 +444,6 @@ int main(void) {
       cmocka_unit_test(test_bwd_dyn_items),
       cmocka_unit_test(test_bwd_items80),
       cmocka_unit_test(test_bwd_group_items),
-      cmocka_unit_test(test_bwd_pair_rr_items),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
