@@ -330,18 +330,6 @@ static bool rt_has_cluster(const tile_kernel_info *ki) {
   return ki->cluster[0] != 1 || ki->cluster[1] != 1 || ki->cluster[2] != 1;
 }
 
-static void rt_cluster_config(const tile_kernel *k, CUlaunchConfig *cfg, CUlaunchAttribute *attr);
-
-static CUresult rt_launch_cluster(const tile_kernel *k, unsigned gx, unsigned gy, unsigned gz,
-                                  void **args, CUstream stream) {
-  CUlaunchAttribute attr;
-  CUlaunchConfig cfg;
-  rt_cluster_config(k, &cfg, &attr);
-  cfg.gridDimX = gx, cfg.gridDimY = gy, cfg.gridDimZ = gz;
-  cfg.hStream = stream;
-  return rt_cu.cuLaunchKernelEx(&cfg, k->fn, args, NULL);
-}
-
 /* The launch configuration of one cluster of k (its threads, shared memory
  * and cluster shape): a launch's, and the occupancy query's. */
 static void rt_cluster_config(const tile_kernel *k, CUlaunchConfig *cfg, CUlaunchAttribute *attr) {
@@ -357,6 +345,16 @@ static void rt_cluster_config(const tile_kernel *k, CUlaunchConfig *cfg, CUlaunc
   cfg->sharedMemBytes = (unsigned)k->info->smem_bytes;
   cfg->attrs = attr;
   cfg->numAttrs = 1;
+}
+
+static CUresult rt_launch_cluster(const tile_kernel *k, unsigned gx, unsigned gy, unsigned gz,
+                                  void **args, CUstream stream) {
+  CUlaunchAttribute attr;
+  CUlaunchConfig cfg;
+  rt_cluster_config(k, &cfg, &attr);
+  cfg.gridDimX = gx, cfg.gridDimY = gy, cfg.gridDimZ = gz;
+  cfg.hStream = stream;
+  return rt_cu.cuLaunchKernelEx(&cfg, k->fn, args, NULL);
 }
 
 tile_status tile_kernel_max_clusters(tile_kernel *k, int *n) {

@@ -256,12 +256,9 @@ tile_status jfa_plan_create(jfa_lib *lib, const jfa_params *p, jfa_plan **out) {
       goto fail;
     }
     plan->block_n = (int)ki->params[K_PARAM].box[0] * plan->fwd_ctas; /* a pair's CTA loads half of K's keys */
-    /* the persistent pair kernel: no more pairs than the device holds at once (two SMs of one GPC each); a pair
-     * more would run its list after the others */
-    int held = 0;
-    if (plan->fwd_ctas > 1 && tile_kernel_max_clusters(plan->k, &held) == TILE_OK && held > 0 &&
-        held < plan->ctas / 2)
-      plan->ctas = 2 * held;
+    int held = 0; /* the pair kernel: no more pairs than the device holds at once */
+    if (plan->fwd_ctas > 1 && tile_kernel_max_clusters(plan->k, &held) == TILE_OK)
+      plan->ctas = jfa_pair_ctas(plan->ctas, held);
   }
   /* the variant's arguments (variant_args in variants/NAME.tile) */
   size_t nvp = JFA_VPARAMS + (p->alibi_slopes ? (size_t)p->heads : 0) + (size_t)p->nvariant_args +

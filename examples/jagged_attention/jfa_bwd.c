@@ -414,13 +414,9 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
                                                "parameters dk_t, dv_t (parameters %d and %d); rebuild it",
                           ki->name, P_DK_T, P_DV_T);
 
-  /* a persistent kernel's CTAs all resident at once: a pair needs two SMs of one GPC, so the device may
-   * hold fewer pairs than half its SMs; a pair more would run its list after the others (and the
-   * deterministic kernel's items, which wait for each other across CTAs, could wait forever) */
   s->ctas = plan->ctas;
-  int held = 0;
-  if (s->pair && tile_kernel_max_clusters(s->k, &held) == TILE_OK && held > 0 && held < s->ctas / 2)
-    s->ctas = 2 * held;
+  int held = 0; /* the pair kernel: no more pairs than the device holds at once */
+  if (s->pair && tile_kernel_max_clusters(s->k, &held) == TILE_OK) s->ctas = jfa_pair_ctas(s->ctas, held);
   if (det && plan->ctas > lib->sm_count)
     return tile_set_error(TILE_ERR_INVALID, "jfa: the deterministic backward needs every CTA resident at once "
                                             "(its items wait for each other across CTAs): num_ctas %d is more than "

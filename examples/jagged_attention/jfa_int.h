@@ -189,6 +189,14 @@ typedef struct jfa_bwd_items {
 /* Floats in a workspace row of LSE or Delta for query blocks of qb rows
  * (a TMA box's columns are a power of two). */
 static inline int64_t jfa_bwd_lw(int qb) { return qb > 64 ? 128 : 64; }
+/* A persistent pair kernel's CTAs (the Blackwell CTA pair's, forward and
+ * backward): ctas, or twice the pairs the device holds at once when that is
+ * fewer (held: tile_kernel_max_clusters; 0 when unknown). A pair needs two
+ * SMs of one GPC, so a device may hold fewer than half its SMs in pairs; a
+ * pair more would run its list after the others, and the deterministic
+ * kernel's items, which wait for each other across CTAs, could wait
+ * forever. */
+static inline int jfa_pair_ctas(int ctas, int held) { return held > 0 && held < ctas / 2 ? 2 * held : ctas; }
 /* Floats of the f32 dQ accumulator: [q_rows, heads x d], or by query block
  * (qb x d floats a block, the backward's dQ stage as it lies: 80-row blocks
  * always, 64-row ones with the kernel's DQ_BULK). blocks: self-attention,

@@ -436,6 +436,18 @@ static void test_bwd_items80(void **state) {
   }
 }
 
+/* The pair kernels' CTAs (jfa_pair_ctas): the plan's, unless the device
+ * holds fewer pairs than half of them; an unknown answer (0) leaves them. */
+static void test_pair_ctas(void **state) {
+  (void)state;
+  assert_int_equal(jfa_pair_ctas(132, 66), 132);
+  assert_int_equal(jfa_pair_ctas(132, 64), 128);
+  assert_int_equal(jfa_pair_ctas(133, 66), 133); /* the odd CTA idles anyway */
+  assert_int_equal(jfa_pair_ctas(132, 0), 132);
+  assert_int_equal(jfa_pair_ctas(8, 1000), 8);
+  assert_int_equal(jfa_pair_ctas(148, 70), 140);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bwd_det_order),
@@ -444,6 +456,7 @@ int main(void) {
       cmocka_unit_test(test_bwd_dyn_items),
       cmocka_unit_test(test_bwd_items80),
       cmocka_unit_test(test_bwd_group_items),
+      cmocka_unit_test(test_pair_ctas),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
