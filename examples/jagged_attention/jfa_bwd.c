@@ -28,6 +28,8 @@ struct jfa_bwd_state {
                                    dQ blocks written first (jfa_bwd_items.group); 0: none */
   int fused;                    /* jfa_bwd.tile's FP (with GROUP): their last KV block writes dQ itself (the
                                    parameters dqo, dqo_stride), which jfa_bwd_post then leaves alone */
+  int own;                      /* jfa_bwd.tile's OWN: each dQ block written first by its owner, the others
+                                   waiting on its flag (sem[1 + workspace row]); jfa_bwd_pre zeroes nothing */
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
@@ -103,7 +105,10 @@ tile_status jfa_bwd_items_build(const jfa_params *p, int ctas, int pair, int dyn
  * items then find in L2. Sorting every sequence by weight lost to batch
  * order on J2 (0.98x) and J3 (0.94x; dealt from both ends by work, 0.96x),
  * and gained nothing elsewhere (docs/perf.md, twenty-fourth session).
- * Each sequence's items go head by head, KV blocks ascending: items that
+ * Each sequence's items go head by head, KV blocks ascending (OWN: a
+ * sequence's that are not grouped descending, so that each dQ block's
+ * owner, its last KV block, is taken before the items that wait for it;
+ * jfa_bwd.tile, dq_owner): items that
  * share query blocks (a head's neighbouring KV blocks) are then taken one
  * after another and run at about the same time, whichever CTAs take them
  * and however far the CTAs' speeds drift apart, so their Q, dO and dQ
@@ -155,7 +160,8 @@ static tile_status dyn_order(const jfa_params *p, int64_t KB, int owners, jfa_bw
   for (int64_t i = 0; i < n; i++) {
     const int32_t *w = it->work + 8 * i;
     int64_t b = w[0], L = jfa_offset_at(p, b + 1) - jfa_offset_at(p, b);
-    memcpy(out + 8 * (at[b] + w[1] * ((L + KB - 1) / KB) + w[2]), w, 8 * sizeof *w);
+    int64_t nb = (L + KB - 1) / KB, kb = it->own && nb > it->group ? nb - 1 - w[2] : w[2];
+    memcpy(out + 8 * (at[b] + w[1] * nb + kb), w, 8 * sizeof *w);
   }
   free(it->work);
   it->work = out, out = NULL;
@@ -361,6 +367,8 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   if (s->group < 0 || s->group > 64) s->group = 0;
   const char *fp = tile_kernel_const(ki, "FP");
   s->fused = s->group && fp && !strcmp(fp, "true");
+  const char *own = tile_kernel_const(ki, "OWN");
+  s->own = own && !strcmp(own, "true") && !det && !bcast;
   if (s->fused && (ki->nparams != NPARAMS_BWD + 2 || ki->params[P_DQO].kind != TILE_PARAM_PTR))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s writes dQ itself (FP) but has no parameters dqo, "
                                                "dqo_stride (%d and %d)", ki->name, P_DQO, P_DQO + 1);
@@ -392,6 +400,9 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   if (s->group && !tile_kernel_const(pi, "GROUPS")) /* an older pre would zero them, harmless, but post too */
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s does not know the grouped items of kernel %s "
                                                "(GROUP); rebuild them together", pi->name, ki->name);
+  if (s->own && !tile_kernel_const(pi, "OWNS")) /* an older pre would zero the blocks: harmless, but slower */
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s does not know that kernel %s writes every dQ "
+                                               "block first (OWN); rebuild them together", pi->name, ki->name);
   if ((nlay ? atoi(nlay) : 2) <= want)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s does not know the dQ accumulator layout %d "
                                                "(by block%s%s) that kernel %s adds into; rebuild them together",
@@ -408,6 +419,9 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   if (s->dyn && (det || s->pair))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s takes its items by a counter (DYN = true), which the "
                                                "%s backward does not", ki->name, det ? "deterministic" : "CTA pair's");
+  if (s->own && !s->dyn)
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s writes its dQ blocks by owner (OWN) but does not "
+                                               "take its items by a counter (DYN)", ki->name);
   if (ki->nparams < NPARAMS_BWD || ki->params[P_DK_T].kind != TILE_PARAM_TMA ||
       ki->params[P_DV_T].kind != TILE_PARAM_TMA)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s is older than this library: it has no TMA "
@@ -434,6 +448,7 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   s->o_rows = bcast ? B * NQ : T;
   s->it.qb = s->qb;
   s->it.group = s->group;
+  s->it.own = s->own;
   tile_status st = jfa_bwd_items_rebuild(p, s->ctas, s->pair, s->dyn, &s->it);
   if (st != TILE_OK) return st;
   const jfa_bwd_items *it = &s->it;
@@ -442,7 +457,8 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   s->nqb = it->nqb;
   s->ws_rows = it->ws_rows;
   s->acc_stride = s->qb == 80 ? it->ws_rows * 80 : 0;
-  s->nsem = det ? H * it->nqb : s->dyn; /* deterministic: the dQ blocks' counters; DYN: the item counter */
+  /* deterministic: the dQ blocks' counters; DYN: the item counter (OWN: then a flag per dQ block) */
+  s->nsem = det ? H * it->nqb : s->dyn ? 1 + (s->own ? s->ws_rows : 0) : 0;
   s->max_cta_cost = it->sched.max_cta_cost;
   s->total_cost = it->sched.total_cost;
   jfa_stage *sg = &plan->stage;
@@ -497,7 +513,8 @@ tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
     if (blk > acc) acc = blk; /* 64-row blocks by block (DQ_BULK) */
     size_t total = acc + 2 * (size_t)(ws_rows * jfa_bwd_lw(qb)) * 4 +
                    (bcast ? 0 : (size_t)nqb * 8);
-    total += p->deterministic ? (size_t)(H * nqb) * 4 : 4; /* the dQ blocks' counters, or the items' counter */
+    /* the dQ blocks' counters, or the items' counter (and OWN's flags, one a dQ block) */
+    total += p->deterministic ? (size_t)(H * nqb) * 4 : 4 + (bcast ? 0 : (size_t)ws_rows * 4);
     if (total > most) most = total;
   }
   *bytes = most;
@@ -593,7 +610,9 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   /* the accumulator's layout (jfa_bwd_pre.tile): by block (broadcast-Q: blocks shared), but with no query
    * blocks (broadcast-Q over no sequences) row-major, zeroed below and converted */
   /* + 8 x GROUP: the blocks of a sequence of at most GROUP KV blocks are written first, not zeroed */
-  int32_t layout = (s->bulk && groups > 0 ? 1 + bcast + 2 * s->dqt : 0) + 8 * (s->dyn ? s->group : 0);
+  /* + 2048: OWN, every block is written first */
+  int32_t layout = (s->bulk && groups > 0 ? 1 + bcast + 2 * s->dqt : 0) + 8 * (s->dyn ? s->group : 0) +
+                   (s->own && groups > 0 ? 2048 : 0);
   void *pre_args[] = {&od, &dod, &ld, &s->d_lse2.p, &s->d_delta.p, &s->d_dq_acc.p, &plan->d_offsets.p, &s->d_qbmap.p,
                       &nqb, &heads, &nq, &total, &o_stride, &do_stride, &acc_stride, &layout};
   if (groups > 0 && (st = tile_launch(s->pre, (unsigned)groups, (unsigned)H, 1, pre_args, 16, stream)) != TILE_OK)

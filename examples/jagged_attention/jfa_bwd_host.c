@@ -16,14 +16,17 @@
  *   jfa_bwd_host --cubins DIR --check [--small] --blocksparse [--ignore-mask]
  *       block-sparse attention's cases only (as jfa_host's), the reference
  *       with the mask; --ignore-mask: the kernels without it (must fail).
- *   jfa_bwd_host --cubins DIR --bench SUITES_DIR [--only J1,J4] [--reps N] [--ab DIR2]
+ *   jfa_bwd_host --cubins DIR --bench SUITES_DIR [--only J1,J4] [--reps N] [--ab DIR2] [--window L]
  *       backward TFLOP/s (2.5 x the forward's FLOPs, FlashAttention's
  *       convention) on ../shared/bench/suites: zigzag, no zigzag and
  *       deterministic plans timed interleaved (the median of N launches
  *       each), the forward in the same process, and a training step
  *       (forward + backward); then a sampled check of the suite; --ab: the
  *       backward of DIR2's cubins (other kernel options) timed interleaved
- *       too, and checked on the same inputs. One line:
+ *       too, and checked on the same inputs; --window L: every
+ *       self-attention suite under a causal sliding window of L keys (the
+ *       window variant's cubins; its deterministic plan not timed; FLOPs
+ *       the pairs the window keeps). One line:
  *         suite shape bwd-ms bwd-TFLOP/s no-zigzag gain det det-cost
  *         fwd-ms step-ms max/avg
  *
@@ -504,6 +507,8 @@ typedef struct BenchCtx {
   bool ok;
 } BenchCtx;
 
+static int bench_window; /* --window L (with --bench): every self-attention suite under a causal window of L keys */
+
 static void bench_suite(const Case *cs, void *ud) {
   BenchCtx *x = ud;
   jfa_lib *lib = x->lib, *ab = x->ab;
@@ -511,6 +516,8 @@ static void bench_suite(const Case *cs, void *ud) {
   int reps = x->reps;
   bool ok = true;
   Case c = *cs;
+  if (bench_window > 0 && c.num_q == 0) /* --window L: the suite under a causal window of L keys */
+    c.window = 1, c.wl = bench_window, c.wr = 0, c.causal = 0;
   int64_t B = c.B;
   Data d;
   data_make(&c, &d);
@@ -522,10 +529,10 @@ static void bench_suite(const Case *cs, void *ud) {
   p.no_zigzag = 1;
   CHECK(jfa_plan_create(lib, &p, &plans[1]));
   p.no_zigzag = 0, p.deterministic = 1;
-  CHECK(jfa_plan_create(lib, &p, &plans[2]));
+  if (!c.window) CHECK(jfa_plan_create(lib, &p, &plans[2])); /* (--window: not timed, its column is the default's) */
   p.deterministic = 0;
   if (ab) CHECK(jfa_plan_create(ab, &p, &plans[3]));
-  jfa_plan *pl[6] = {plans[0], plans[1], plans[2], plans[0], plans[0], plans[3]};
+  jfa_plan *pl[6] = {plans[0], plans[1], plans[2] ? plans[2] : plans[0], plans[0], plans[0], plans[3]};
   int kind[6] = {0, 0, 0, 1, 2, 0};
   const char *who[6] = {"backward", "backward no-zigzag", "backward deterministic", "forward", "step", "ab backward"};
   /* O and LSE for the backward's inputs */
@@ -537,8 +544,10 @@ static void bench_suite(const Case *cs, void *ud) {
   int ctas;
   jfa_plan_bwd_stats(plans[0], &nitems, &maxc, &totc, &ctas);
   char shape[64];
-  snprintf(shape, sizeof shape, "B=%lld H=%d D=%d%s%s", (long long)B, c.H, c.D, c.causal ? " causal" : "",
-           c.num_q ? " bcast" : "");
+  char win[24] = "";
+  if (c.window) snprintf(win, sizeof win, " window %d", c.wl);
+  snprintf(shape, sizeof shape, "B=%lld H=%d D=%d%s%s%s", (long long)B, c.H, c.D, c.causal ? " causal" : "",
+           c.num_q ? " bcast" : "", win);
   printf("%-5s %-28s %9.4f %8.1f %9.1f %6.3fx %8.1f %7.3fx %9.4f %9.4f %8.3f\n", name, shape, med[0],
          bflops / med[0] / 1e9, bflops / med[1] / 1e9, med[1] / med[0], bflops / med[2] / 1e9, med[2] / med[0],
          med[3], med[4], (double)maxc * ctas / (double)(totc ? totc : 1));
@@ -598,11 +607,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc) host_dump_open(argv[++i]); /* the gradients (host.h) */
     else if (!strcmp(argv[i], "--ab") && i + 1 < argc) abdir = argv[++i];
     else if (!strcmp(argv[i], "--ctas") && i + 1 < argc) num_ctas = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--window") && i + 1 < argc) bench_window = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--pair")) cta_pair = 1; /* the CTA pair's passes, head dim 128 only */
     else {
       fprintf(stderr,
               "usage: %s --cubins DIR (--check [--small] [--update] [--case SUBSTR] [--det | --blocksparse [--ignore-mask]]\n"
-              "       | --bench SUITES_DIR [--only J1,J2] [--reps N] [--ab DIR])\n"
+              "       | --bench SUITES_DIR [--only J1,J2] [--reps N] [--ab DIR] [--window L])\n"
               "       [--seed S] [--ctas N] [--no-det-variants] [--pair]\n",
               argv[0]);
       return 2;

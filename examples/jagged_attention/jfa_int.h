@@ -170,7 +170,7 @@ tile_status jfa_load_kernel(const jfa_lib *lib, const char *name, int head_dim, 
  * workspace row stays in rows of 64.
  * dyn: the list of a DYN kernel (jfa_bwd.tile), which its CTAs take item by
  * item from a counter: one list, sequences by their heaviest item, each one's
- * items head by head, KV blocks ascending (dyn_order); sched.cta_start is
+ * items head by head, KV blocks ascending (descending with own: dyn_order); sched.cta_start is
  * then only read for its total. Not with pair or deterministic mode.
  * Self-attention: qbmap, (sequence, block) of each of the nqb query blocks. */
 typedef struct jfa_bwd_items {
@@ -179,6 +179,9 @@ typedef struct jfa_bwd_items {
                                    of a sequence of at most this many are one item (field 5: their count; 0 in
                                    the others), run in order by one CTA, which writes their dQ blocks first and
                                    so needs no zeros (jfa_bwd_pre skips those blocks); 0: none */
+  int own;                      /* in: jfa_bwd's OWN (DYN, self-attention): each dQ block is written first by the
+                                   last KV block that adds into it, which the others wait for, so each head's
+                                   KV blocks (those not grouped) are listed last first */
   int32_t *cta_start;           /* grouped: sched.cta_start with the list's new length last, else NULL */
   int64_t ungrouped;            /* out: the items that are not a group (all of them when nothing was grouped) */
   tile_jagged_schedule sched;

@@ -86,6 +86,14 @@ static inline double fwd_flops(const Case *c) {
   double f = 0;
   for (int64_t b = 0; b < c->B; b++) {
     double L = (double)c->len[b];
+    if (c->window && c->num_q == 0) { /* the (query, key) pairs the window keeps */
+      for (int64_t i = 0; i < c->len[b]; i++) {
+        int64_t lo = c->wl < 0 || i < c->wl ? 0 : i - c->wl;
+        int64_t hi = c->wr < 0 || i + c->wr >= c->len[b] ? c->len[b] - 1 : i + c->wr;
+        f += (double)(hi - lo + 1);
+      }
+      continue;
+    }
     f += c->num_q > 0 ? (double)c->num_q * L : c->causal ? L * (L + 1) / 2 : L * L;
   }
   return 4.0 * c->H * c->D * f;

@@ -399,6 +399,114 @@ static void test_bwd_group_items(void **state) {
   }
 }
 
+/* OWN's protocol on the host (jfa_bwd.tile, dq_owner): CTAs take the DYN
+ * list's items in order, each the next one when it is free; an item walks
+ * its query blocks in order, and at block i the block's owner -- the
+ * largest KV block of its head whose item meets i -- raises the block's
+ * flag, while any other item may pass only once the flag is up. 1 when
+ * every item got through, 0 at a stall (the kernel would hang). Items of
+ * a GROUP (with it->group, field 5 > 0) write their blocks first
+ * themselves: no flags. */
+static int run_own(const jfa_bwd_items *it, int ctas, int64_t H, int64_t nqb) {
+  int64_t nb = H * nqb, n = it->nitems;
+  int32_t *owner = malloc((size_t)(nb ? nb : 1) * sizeof *owner);
+  char *flag = calloc((size_t)(nb ? nb : 1), 1);
+  int64_t *item = malloc((size_t)ctas * sizeof *item), *qi = malloc((size_t)ctas * sizeof *qi);
+  for (int64_t b = 0; b < nb; b++) owner[b] = -1;
+  for (int64_t i = 0; i < n; i++) {
+    const int32_t *w = it->work + 8 * i;
+    if (it->group > 0 && w[5] > 0) continue;
+    for (int32_t q = w[3]; q < w[4]; q++)
+      if (w[2] > owner[w[7] + q]) owner[w[7] + q] = w[2];
+  }
+  int64_t next = 0, left = n;
+  for (int c = 0; c < ctas; c++) item[c] = -1;
+  int done = 1;
+  while (left > 0) {
+    int moved = 0;
+    for (int c = 0; c < ctas; c++) {
+      if (item[c] < 0) {
+        if (next == n) continue;
+        item[c] = next++, moved = 1;
+        qi[c] = it->group > 0 && it->work[8 * item[c] + 5] > 0 ? INT32_MAX : it->work[8 * item[c] + 3];
+      }
+      const int32_t *w = it->work + 8 * item[c];
+      if (qi[c] < w[4]) {
+        int64_t blk = w[7] + qi[c];
+        if (owner[blk] == w[2]) flag[blk] = 1;
+        else if (!flag[blk]) continue; /* waits for the owner */
+        qi[c]++, moved = 1;
+      }
+      if (qi[c] >= w[4]) item[c] = -1, left--, moved = 1;
+    }
+    if (!moved) {
+      done = 0;
+      break;
+    }
+  }
+  free(owner), free(flag), free(item), free(qi);
+  return done;
+}
+
+/* OWN (jfa_bwd_items.own, a DYN kernel's): the DYN list with each head's
+ * KV blocks last first -- those of a sequence GROUP does not merge -- so
+ * that every block's owner is taken before the items that wait for it:
+ * the protocol above runs to the end at any CTA count. The check can
+ * fail: the same list with the KV blocks first first stalls (causal, a
+ * sequence longer than the CTAs can hold). */
+static void test_bwd_own_items(void **state) {
+  (void)state;
+  uint64_t x = 0x853c49e6748fea9bull;
+  for (int round = 0; round < 40; round++) {
+    int32_t off[33];
+    int B = 1 + (int)(tu_xorshift(&x) % 32);
+    off[0] = 0;
+    for (int b = 0; b < B; b++) off[b + 1] = off[b] + (int32_t)(tu_xorshift(&x) % (round % 3 ? 700 : 5000));
+    jfa_params p = params();
+    p.batch = B;
+    p.cu_seqlens = off;
+    p.heads = 1 + round % 3;
+    p.passes = JFA_BWD;
+    p.causal = round % 4 != 0;
+    if (round % 4 == 2) p.causal = 0, p.window = 1, p.window_left = 200 + round, p.window_right = round % 3 ? 0 : 40;
+    assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
+    int G = round % 5 == 4 ? 4 : 0, ctas = 1 + (int)(tu_xorshift(&x) % (round % 2 ? 8 : 140));
+    jfa_bwd_items dy = {0}, ow = {0};
+    dy.group = ow.group = G;
+    ow.own = 1;
+    assert_int_equal(jfa_bwd_items_rebuild(&p, ctas, 0, 1, &dy), TILE_OK);
+    assert_int_equal(jfa_bwd_items_rebuild(&p, ctas, 0, 1, &ow), TILE_OK);
+    assert_int_equal(ow.nitems, dy.nitems);
+    /* the same items; within each (sequence, head) of more than G KV blocks, reversed */
+    for (int64_t i = 0; i < dy.nitems;) {
+      const int32_t *w = dy.work + 8 * i;
+      int64_t nkv = (off[w[0] + 1] - off[w[0]] + BWD_KB - 1) / BWD_KB;
+      if (nkv <= G) {
+        assert_memory_equal(ow.work + 8 * i, w, 32);
+        i++;
+        continue;
+      }
+      for (int64_t k = 0; k < nkv; k++)
+        assert_memory_equal(ow.work + 8 * (i + k), dy.work + 8 * (i + nkv - 1 - k), 32);
+      i += nkv;
+    }
+    assert_true(run_own(&ow, ctas, p.heads, ow.nqb));
+    jfa_bwd_items_free(&dy), jfa_bwd_items_free(&ow);
+  }
+  /* first first: a causal 4096-token sequence on 3 CTAs stalls (its third
+   * KV block's item waits for the fourth's, which nobody can take) */
+  int32_t off[2] = {0, 4096};
+  jfa_params p = params();
+  p.batch = 1, p.cu_seqlens = off, p.heads = 1, p.passes = JFA_BWD, p.causal = 1;
+  jfa_bwd_items dy = {0}, ow = {0};
+  ow.own = 1;
+  assert_int_equal(jfa_bwd_items_rebuild(&p, 3, 0, 1, &dy), TILE_OK);
+  assert_int_equal(jfa_bwd_items_rebuild(&p, 3, 0, 1, &ow), TILE_OK);
+  assert_false(run_own(&dy, 3, 1, dy.nqb));
+  assert_true(run_own(&ow, 3, 1, ow.nqb));
+  jfa_bwd_items_free(&dy), jfa_bwd_items_free(&ow);
+}
+
 /* The 80-row kernel's items (jfa_bwd_items.qb = 80, jfa_bwd.tile's Q80):
  * the same KV blocks as with 64 rows, each ranging over the 80-row query
  * blocks of its sequence (all of them: no causal mask), the workspace rows
@@ -456,6 +564,7 @@ int main(void) {
       cmocka_unit_test(test_bwd_dyn_items),
       cmocka_unit_test(test_bwd_items80),
       cmocka_unit_test(test_bwd_group_items),
+      cmocka_unit_test(test_bwd_own_items),
       cmocka_unit_test(test_pair_ctas),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
