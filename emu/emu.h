@@ -360,6 +360,8 @@ typedef struct EmLaunch {
   unsigned cluster[3]; /* the cluster shape (0 0 0 or 1 1 1: none given; the kernel's .reqnctapercluster then) */
   unsigned regs;       /* registers a thread at launch: the cubin's count (0: the PTX's .maxnreg, else the cap
                           .maxntid x .minnctapersm gives; none: setmaxnreg moves no registers) -- regs.c */
+  unsigned cta_turn;   /* > 0: CTAs (clusters) take turns of this many rounds, all resident at once, instead of
+                          each running to its end (sched.c); 0: one after another */
 } EmLaunch;
 
 /* The schedule a launch runs (EM_SCHED_DEFAULT resolved: sched.c), and its name (report.c). */

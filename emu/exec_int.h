@@ -111,6 +111,7 @@ typedef struct EmClu {
   unsigned dim[3];
   bool is_explicit;      /* a cluster shape was given (launch or .reqnctapercluster) */
   bool progressed;       /* sched.c: its last turn did more than spin */
+  uint64_t stuck_at;     /* sched.c: 1 + the launch's count of turns that moved when one of its turns last did not */
   int cb_live;           /* barrier.cluster: the cluster's threads that have not exited */
   int cb_arrived;        /* and those that arrived in the current phase */
   uint32_t cb_phase;

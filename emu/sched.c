@@ -16,6 +16,15 @@
  * while the next CTA starts; set-aside CTAs are resumed in turn once every
  * CTA has started (or too many are resident). A full turn over them in
  * which none got further is a deadlock across CTAs.
+ *
+ * With EmLaunch.cta_turn = R (TILE_EMU_CTA_TURN), a CTA is also set aside
+ * after R rounds in which it moved: every CTA of the grid starts (as many
+ * as fit) and they take turns, as the GPU's resident CTAs run side by side.
+ * Under a seeded schedule the next turn goes to any of them, at random, so
+ * a CTA may run several turns ahead of another. A persistent kernel that
+ * hands its work out by a counter then spreads it over its CTAs, and what its CTAs must wait for from one another (a flag
+ * another CTA raises) is exercised; one after another, the first CTA takes
+ * all of the work.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +32,7 @@
 #include "exec_int.h"
 
 enum { EM_SLICE = 1 << 14 }; /* steps a thread runs before the next one gets its turn */
+enum { EM_TURN_SLICE = 64 };  /* the same when CTAs take turns (EmLaunch.cta_turn): a turn is a few steps */
 enum { CTA_FAILED, CTA_DONE, CTA_WAITS };
 
 static const char *waits_for(const Cta *c, const Thr *t, char *buf, size_t n) {
@@ -116,7 +126,7 @@ static bool cta_round(Cta *c, bool wake, bool quiet, bool *moved, bool *complete
       spun_at[i - lo] = c->t[i].spin_addr, spun_val[i - lo] = c->t[i].spin_val;
       if (was[i - lo]) c->t[i].state = T_RUN;
     }
-    for (int budget = EM_SLICE; budget > 0 && !c->failed; budget--) {
+    for (int budget = c->l->cta_turn ? EM_TURN_SLICE : EM_SLICE; budget > 0 && !c->failed; budget--) {
       bool any = false;
       for (int i = lo; i < hi && !c->failed; i++) {
         Thr *t = &c->t[i];
@@ -209,6 +219,7 @@ static void clu_deadlock(EmClu *u, const char *scope) {
  * spinning threads look again). */
 static int run_clu(EmClu *u, bool resume) {
   bool wake = resume;
+  unsigned turn = u->cta[0]->l->cta_turn, rounds = 0;
   u->progressed = false;
   for (;;) {
     bool any = false, left = false, spinning = false;
@@ -227,6 +238,7 @@ static int run_clu(EmClu *u, bool resume) {
     wake = any;
     if (any) {
       u->progressed = true;
+      if (turn && ++rounds >= turn) return CTA_WAITS; /* its turn is over: the next CTA's */
       continue;
     }
     if (spinning) return CTA_WAITS;
@@ -370,30 +382,40 @@ bool em_launch(const EmModule *m, const EmLaunch *l, char *err, size_t errlen) {
   uint64_t per = csize * (nthr * (uint64_t)(f->nregs ? f->nregs : 1) * 8 + proto.smem_size + nthr * sizeof(Thr) +
                           4096 + (l->no_checks ? 0 : em_chk_bytes(proto.smem_size, (int)nthr)));
   uint64_t total = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] / csize, next = 0;
-  int maxres = (int)((4ull << 30) / per), nres = 0, idle = 0, cap = (int)(1024 / csize);
+  int maxres = (int)((4ull << 30) / per), nres = 0, cap = (int)(1024 / csize);
+  uint64_t moves = 0; /* turns that moved: a resident cluster stuck since the last of them is stuck for good */
   maxres = maxres < 1 ? 1 : maxres > cap ? cap : maxres;
   EmClu **res = calloc((size_t)maxres + 1, sizeof *res);
   bool ok = res != NULL;
   if (!ok) snprintf(err, errlen, "launch of %s: out of memory", f->name);
+  uint64_t dice = l->seed * 0x9e3779b97f4a7c15ull + 1; /* cta_turn under a seeded schedule: whose turn */
   while (ok && (next < total || nres)) {
     bool fresh = next < total && nres < maxres;
-    EmClu *u = fresh ? clu_new(&proto, next++, cd, expl) : res[0];
+    int pick = 0; /* the longest set aside, or (taking turns, seeded) any of them */
+    if (!fresh && l->cta_turn && proto.sched != EM_SCHED_RR && nres > 1) {
+      dice ^= dice << 13, dice ^= dice >> 7, dice ^= dice << 17;
+      pick = (int)(dice % (uint64_t)nres);
+    }
+    EmClu *u = fresh ? clu_new(&proto, next++, cd, expl) : res[pick];
     if (!u) {
       snprintf(err, errlen, "launch of %s: out of memory", f->name);
       ok = false;
       break;
     }
-    if (!fresh) memmove(res, res + 1, sizeof *res * (size_t)--nres);
+    if (!fresh) memmove(res + pick, res + pick + 1, sizeof *res * (size_t)(--nres - pick));
     int r = run_clu(u, !fresh);
     if (r != CTA_WAITS) {
       ok = r == CTA_DONE;
       clu_free(u);
-      idle = 0;
+      moves++;
       continue;
     }
-    idle = fresh || u->progressed ? 0 : idle + 1;
+    if (fresh || u->progressed) moves++, u->stuck_at = 0;
+    else u->stuck_at = moves + 1;
     res[nres++] = u;
-    if (idle >= nres && (next >= total || nres >= maxres)) { /* a turn over them all, and nothing moved */
+    bool stuck = true; /* every resident one had a turn since the last move, and none moved */
+    for (int i = 0; i < nres && stuck; i++) stuck = res[i]->stuck_at == moves + 1;
+    if (stuck && (next >= total || nres >= maxres)) { /* a turn over them all, and nothing moved */
       char scope[128];
       snprintf(scope, sizeof scope, "every resident %s (%d%s) waits for another", csize > 1 ? "cluster" : "CTA", nres,
                next < total ? ", the emulator's most" : "");

@@ -15,7 +15,9 @@
  *
  * Every launch reads TILE_EMU_SEED (the schedule: round-robin, random or
  * adversarial, and its seed; the reports print it, so a failure replays)
- * and TILE_EMU_CHECKS (0: the shared-memory checks off): docs/emulator.md.
+ * TILE_EMU_CHECKS (0: the shared-memory checks off) and TILE_EMU_CTA_TURN
+ * (N: the CTAs take turns of N rounds instead of running one after
+ * another): docs/emulator.md.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -390,6 +392,14 @@ static CUresult emu_run(CUfunction fn, const unsigned g[3], const unsigned b[3],
                    getenv("TILE_EMU_SEED"));
   const char *chk = getenv("TILE_EMU_CHECKS");
   l.no_checks = chk && !strcmp(chk, "0");
+  const char *turn = getenv("TILE_EMU_CTA_TURN"); /* N: the CTAs take turns of N rounds (sched.c) */
+  if (turn && *turn) {
+    char *end;
+    unsigned long r = strtoul(turn, &end, 10);
+    if (*end || *turn < '0' || *turn > '9' || r > 1000000)
+      return emu_err(CUDA_ERROR_INVALID_VALUE, "TILE_EMU_CTA_TURN=%s: expected a number of rounds (0: off)", turn);
+    l.cta_turn = (unsigned)r;
+  }
   unsigned char *buf = calloc(1, f->param_bytes + 8);
   if (!buf) return EMU_ERR_OOM;
   for (int i = 0; i < f->nparams; i++) memcpy(buf + f->params[i].offset, params[i], f->params[i].size);

@@ -908,12 +908,25 @@ for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128
     check "$name" "hands the turn on (release)" "$ptx" "st\.release\.gpu\.global\.b32"
     check "$name" "the adds are written before the release" "$ptx" "cp\.async\.bulk\.wait_group 0;"
   else
-    # DYN: the items taken by an atomic counter; no other counters
+    # DYN: the items taken by an atomic counter
     check "$name" "items taken by a counter (DYN)" "$ptx" "atom\.acq_rel\.gpu\.global\.add\.u32"
-    check_not "$name" "no counters" "$ptx" "ld\.acquire"
+    # OWN (causal at D = 128): each dQ block's owner writes it by a bulk copy, flushes and raises its flag
+    # (release); the others wait for the flag (acquire). Without it, no other counters.
+    if [ $d = 128 ] && [ $kind = causal ] && [ "${4:-}" != atomic ]; then
+      check "$name" "OWN in the metadata" "$tmp/$name.meta" "^const OWN bool true$"
+      check "$name" "a block's owner writes it by a bulk copy (OWN)" "$ptx" \
+        "cp\.async\.bulk\.global\.shared::cta\.bulk_group \["
+      check "$name" "the others wait for its flag (acquire)" "$ptx" "ld\.acquire\.gpu\.global\.b32"
+      check "$name" "the owner raises it (release)" "$ptx" "st\.release\.gpu\.global\.b32"
+      check "$name" "the owner's write is done before the flag" "$ptx" "cp\.async\.bulk\.wait_group 0;"
+    else
+      check_not "$name" "no counters" "$ptx" "ld\.acquire"
+    fi
     # GROUP (self-attention at D = 64): a short sequence's head in one item, each dQ block's first KV block
     # writes it; off at D = 128 (its A/B lost there)
-    if [ $d = 64 ] && [ $kind != bcast ] && [ "${4:-}" != atomic ]; then
+    if [ $d = 128 ] && [ $kind = causal ] && [ "${4:-}" != atomic ]; then
+      check_not "$name" "GROUP off" "$tmp/$name.meta" "^const GROUP i32 [1-9]"
+    elif [ $d = 64 ] && [ $kind != bcast ] && [ "${4:-}" != atomic ]; then
       check "$name" "GROUP in the metadata" "$tmp/$name.meta" "^const GROUP i32 4$"
       check "$name" "a block's first contribution written by a bulk copy (GROUP)" "$ptx" \
         "cp\.async\.bulk\.global\.shared::cta\.bulk_group \["

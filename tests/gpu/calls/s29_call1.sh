@@ -18,11 +18,12 @@ echo "rc=$?"; grep -v "checked=" $OUT/ab_j2.txt; grep "checked=" $OUT/ab_j2.txt 
 el "A/B window 256 on J1, J2 (default ms / own ms)"
 timeout 150 $H --cubins build-w/examples --bench $S --only J1,J2 --window 256 --ab $OWNV --reps 30 > $OUT/ab_win.txt 2>&1
 echo "rc=$?"; grep -v "checked=" $OUT/ab_win.txt; grep "checked=" $OUT/ab_win.txt | grep -v " OK$"
-el "own: every causal case (full check)"
-timeout 120 $H --cubins $OWN --check --case causal > $OUT/own_check.txt 2>&1
-echo "rc=$?"; grep -v "^error" $OUT/own_check.txt | grep -c " OK$"; grep -v "^error\| OK$" $OUT/own_check.txt | tail -n 4
-timeout 60 $H --cubins $OWN --check --case "mixed" > $OUT/own_check2.txt 2>&1
-echo "rc=$?"; grep -v "^error" $OUT/own_check2.txt | grep -c " OK$"; grep -v "^error\| OK$" $OUT/own_check2.txt | tail -n 4
+el "own: the full check's cases (causal and not, both head dims, deterministic too)"
+for c in "32k" "random B=40 len" "mixed (empty" "B=20000" "len=777" "empty"; do
+  timeout 90 $H --cubins $OWN --check --case "$c" > "$OUT/own_check_$c.txt" 2>&1
+  echo "$c: rc=$? $(grep -v '^error' "$OUT/own_check_$c.txt" | grep -c ' OK$') OK"
+  grep -v "^error\| OK$" "$OUT/own_check_$c.txt" | grep -v "^target\|^(no det" | tail -n 4
+done
 el "own window: every window case"
 timeout 90 $H --cubins $OWNV --check --case window > $OUT/ownv_check.txt 2>&1
 echo "rc=$?"; grep -v "^error" $OUT/ownv_check.txt | grep -c " OK$"; grep -v "^error\| OK$" $OUT/ownv_check.txt | tail -n 4
