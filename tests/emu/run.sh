@@ -103,6 +103,19 @@ if TILE_EMU_SEED=adversarial:1 timeout 900 "$B/examples/jfa_bwd_host" --cubins "
 else
   echo "FAIL jfa_bwd on 7 CTAs on the emulator:"; tail -n 3 "$log"; fail=1
 fi
+# the same with the CTAs taking turns (TILE_EMU_CTA_TURN), so that the
+# items spread over them and the causal kernel's OWN flags (each dQ block's
+# owner, the others waiting on another CTA's flag) are waited on; the 256
+# window's kernel (OWN too) the same way
+for c in "mixed (empty" "window (100, 20)"; do
+  log=${TMPDIR:-/tmp}/emu_jfa_bwd_turn.log
+  if TILE_EMU_CTA_TURN=1 TILE_EMU_SEED=random:1 timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" --check \
+         --small --case "$c" --ctas 7 > "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+    echo "ok   jfa_bwd on 7 CTAs taking turns, $c, on the emulator ($(grep -c ' OK$' "$log") checks)"
+  else
+    echo "FAIL jfa_bwd on 7 CTAs taking turns, $c, on the emulator:"; tail -n 3 "$log"; fail=1
+  fi
+done
 # a variant of the user's own (docs/tutorial-variant.md): prefix-LM, its
 # prompt shorter than a block, spanning blocks, longer than the sequences
 for P in 0 100 1000; do

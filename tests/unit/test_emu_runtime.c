@@ -3,7 +3,8 @@
  * process (no assembler, no cubin: reports name Tile lines),
  * tile_module_load_ptx's checks, multiple_of on an unsigned argument, and
  * print / device_assert run by the
- * emulator against golden output (tests/emu/debug). One process, one
+ * emulator against golden output (tests/emu/debug), and CTAs taking turns
+ * (TILE_EMU_CTA_TURN). One process, one
  * backend: the emulator, chosen by the first test. */
 #include "testutil.h"
 #include "tile/runtime.h"
@@ -425,6 +426,62 @@ static void test_async_copy(void **state) {
   assert_int_equal(tile_free(d), TILE_OK);
 }
 
+/* TILE_EMU_CTA_TURN: CTAs that take their work from a counter. One after
+ * another (unset), the first CTA takes every item; taking turns of one
+ * round, the items spread over the CTAs. A value that is not a number
+ * fails the launch, naming the variable. */
+static const char *const TAKE =
+    "kernel take(counter: *i32, who: *i32, n: i32) warps(1) {\n"
+    "    let w = atomic_add(counter, 1);\n"
+    "    while w < n {\n"
+    "        store(who + w + arange(0, 1), zeros([1], i32) + program_id(0));\n"
+    "        w = atomic_add(counter, 1);\n"
+    "    }\n"
+    "}\n";
+
+static void test_cta_turn(void **state) {
+  (void)state;
+  char dir[256];
+  assert_int_equal(tu_tmpdir(dir, sizeof dir), 0);
+  tile_jit_options o = {.ptxas = "/nonexistent/ptxas", .cache_dir = dir};
+  tile_module *m = NULL;
+  tile_status s = tile_jit_load("take.tile", TAKE, strlen(TAKE), &o, &m, NULL);
+  if (s != TILE_OK) print_error("%s\n", tile_last_error());
+  assert_int_equal(s, TILE_OK);
+  tile_kernel *k = NULL;
+  assert_int_equal(tile_module_get_kernel(m, "take", &k), TILE_OK);
+  enum { N = 64, GRID = 4 };
+  tile_devptr dc = 0, dw = 0;
+  assert_int_equal(tile_malloc(&dc, 4), TILE_OK);
+  assert_int_equal(tile_malloc(&dw, N * 4), TILE_OK);
+  int32_t n = N, who[N];
+  void *args[] = {&dc, &dw, &n};
+  for (int turn = 0; turn <= 1; turn++) {
+    if (turn) setenv("TILE_EMU_CTA_TURN", "1", 1);
+    else unsetenv("TILE_EMU_CTA_TURN");
+    assert_int_equal(tile_memset_d32_async(dc, 0, 1, NULL), TILE_OK);
+    s = tile_launch(k, GRID, 1, 1, args, 3, NULL);
+    if (s != TILE_OK) print_error("%s\n", tile_last_error());
+    assert_int_equal(s, TILE_OK);
+    assert_int_equal(tile_memcpy_dtoh(who, dw, sizeof who), TILE_OK);
+    int seen[GRID] = {0}, ctas = 0;
+    for (int i = 0; i < N; i++) {
+      assert_true(who[i] >= 0 && who[i] < GRID);
+      ctas += !seen[who[i]]++;
+    }
+    if (turn) assert_true(ctas >= 2); /* spread over the CTAs */
+    else assert_int_equal(seen[0], N); /* the first CTA took them all */
+  }
+  setenv("TILE_EMU_CTA_TURN", "x", 1);
+  assert_int_equal(tile_launch(k, GRID, 1, 1, args, 3, NULL), TILE_ERR_CUDA);
+  has(tile_last_error(), "TILE_EMU_CTA_TURN", "the error");
+  unsetenv("TILE_EMU_CTA_TURN");
+  tile_free(dc);
+  tile_free(dw);
+  assert_int_equal(tile_module_unload(m), TILE_OK);
+  tu_rmtree(dir);
+}
+
 int main(void) {
   unsetenv("TILE_INTERPRET"); /* the option alone picks the emulator */
   const struct CMUnitTest tests[] = {
@@ -437,6 +494,7 @@ int main(void) {
       cmocka_unit_test(test_print),
       cmocka_unit_test(test_device_assert),
       cmocka_unit_test(test_async_copy),
+      cmocka_unit_test(test_cta_turn),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
