@@ -16,7 +16,7 @@
  *   jfa_bwd_host --cubins DIR --check [--small] --blocksparse [--ignore-mask]
  *       block-sparse attention's cases only (as jfa_host's), the reference
  *       with the mask; --ignore-mask: the kernels without it (must fail).
- *   jfa_bwd_host --cubins DIR --bench SUITES_DIR [--only J1,J4] [--reps N] [--ab DIR2] [--window L]
+ *   jfa_bwd_host --cubins DIR --bench SUITES_DIR [--only J1,J4] [--reps N] [--ab DIR2] [--window L | --sparse P]
  *       backward TFLOP/s (2.5 x the forward's FLOPs, FlashAttention's
  *       convention) on ../shared/bench/suites: zigzag, no zigzag and
  *       deterministic plans timed interleaved (the median of N launches
@@ -26,7 +26,10 @@
  *       too, and checked on the same inputs; --window L: every
  *       self-attention suite under a causal sliding window of L keys (the
  *       window variant's cubins; its deterministic plan not timed; FLOPs
- *       the pairs the window keeps). One line:
+ *       the pairs the window keeps); --sparse P: under a random block
+ *       mask per sequence keeping P % of the 128 x 128 blocks (the
+ *       block-sparse variant's cubins, FLOPs over the pairs it keeps).
+ *       One line:
  *         suite shape bwd-ms bwd-TFLOP/s no-zigzag gain det det-cost
  *         fwd-ms step-ms max/avg
  *
@@ -508,6 +511,26 @@ typedef struct BenchCtx {
 } BenchCtx;
 
 static int bench_window; /* --window L (with --bench): every self-attention suite under a causal window of L keys */
+static int bench_sparse = -1; /* --sparse P (with --bench): every self-attention suite under a random block mask */
+
+/* The forward's FLOPs over the (query, key) pairs a block mask keeps (and
+ * the causal mask), FlashAttention's convention. */
+static double mask_flops(const Case *c, const BlockMask *bm) {
+  double f = 0;
+  for (int64_t b = 0; b < c->B; b++) {
+    int64_t L = c->len[b], nb = mask_nb(L);
+    for (int64_t qm = 0; qm < nb; qm++)
+      for (int64_t kn = 0; kn < nb; kn++) {
+        if (!mask_sees(c, bm, b, qm * JFA_MASK_BLOCK, kn * JFA_MASK_BLOCK)) continue;
+        for (int64_t i = qm * JFA_MASK_BLOCK; i < L && i < (qm + 1) * JFA_MASK_BLOCK; i++) {
+          int64_t hi = (kn + 1) * JFA_MASK_BLOCK < L ? (kn + 1) * JFA_MASK_BLOCK : L;
+          if (c->causal && hi > i + 1) hi = i + 1;
+          if (hi > kn * JFA_MASK_BLOCK) f += (double)(hi - kn * JFA_MASK_BLOCK);
+        }
+      }
+  }
+  return 4.0 * c->H * c->D * f;
+}
 
 static void bench_suite(const Case *cs, void *ud) {
   BenchCtx *x = ud;
@@ -518,18 +541,23 @@ static void bench_suite(const Case *cs, void *ud) {
   Case c = *cs;
   if (bench_window > 0 && c.num_q == 0) /* --window L: the suite under a causal window of L keys */
     c.window = 1, c.wl = bench_window, c.wr = 0, c.causal = 0;
+  if (bench_sparse >= 0 && c.num_q == 0) /* --sparse P: a random per-sequence block mask, P % of the blocks */
+    c.mask_mode = JFA_MASK_PER_SEQUENCE, c.mask_pct = bench_sparse;
   int64_t B = c.B;
   Data d;
   data_make(&c, &d);
   jfa_tensor t[9];
   tensors(&c, &d, t);
-  jfa_params p = params_of(&c, &d, &nomask, 0);
+  BlockMask bm;
+  mask_make(&c, &bm);
+  jfa_params p = params_of(&c, &d, &bm, 0);
   jfa_plan *plans[4] = {NULL};
   CHECK(jfa_plan_create(lib, &p, &plans[0]));
   p.no_zigzag = 1;
   CHECK(jfa_plan_create(lib, &p, &plans[1]));
   p.no_zigzag = 0, p.deterministic = 1;
-  if (!c.window) CHECK(jfa_plan_create(lib, &p, &plans[2])); /* (--window: not timed, its column is the default's) */
+  if (!c.window && !c.mask_mode) /* (--window, --sparse: not timed, its column is the default's) */
+    CHECK(jfa_plan_create(lib, &p, &plans[2]));
   p.deterministic = 0;
   if (ab) CHECK(jfa_plan_create(ab, &p, &plans[3]));
   jfa_plan *pl[6] = {plans[0], plans[1], plans[2] ? plans[2] : plans[0], plans[0], plans[0], plans[3]};
@@ -539,13 +567,14 @@ static void bench_suite(const Case *cs, void *ud) {
   die_plan(jfa_plan_forward(plans[0], &t[0], &t[1], &t[2], &t[3], &t[4], NULL), "forward");
   double med[6];
   time_many(pl, kind, who, ab ? 6 : 5, t, reps, med);
-  double flops = fwd_flops(&c), bflops = 2.5 * flops;
+  double flops = c.mask_mode ? mask_flops(&c, &bm) : fwd_flops(&c), bflops = 2.5 * flops;
   int64_t nitems, maxc, totc;
   int ctas;
   jfa_plan_bwd_stats(plans[0], &nitems, &maxc, &totc, &ctas);
   char shape[64];
   char win[24] = "";
   if (c.window) snprintf(win, sizeof win, " window %d", c.wl);
+  if (c.mask_mode) snprintf(win, sizeof win, " blocks %d%%", c.mask_pct);
   snprintf(shape, sizeof shape, "B=%lld H=%d D=%d%s%s%s", (long long)B, c.H, c.D, c.causal ? " causal" : "",
            c.num_q ? " bcast" : "", win);
   printf("%-5s %-28s %9.4f %8.1f %9.1f %6.3fx %8.1f %7.3fx %9.4f %9.4f %8.3f\n", name, shape, med[0],
@@ -562,6 +591,7 @@ static void bench_suite(const Case *cs, void *ud) {
   fflush(stdout);
   for (int k = 0; k < 4; k++) jfa_plan_destroy(plans[k]);
   data_free(&d);
+  mask_free(&bm);
   uint64_t rng0 = rng_state;
   ok &= run_check(lib, &c, 1, 0);
   if (ab) { /* the variant on the same inputs and rows */
@@ -608,11 +638,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--ab") && i + 1 < argc) abdir = argv[++i];
     else if (!strcmp(argv[i], "--ctas") && i + 1 < argc) num_ctas = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--window") && i + 1 < argc) bench_window = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--sparse") && i + 1 < argc) bench_sparse = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--pair")) cta_pair = 1; /* the CTA pair's passes, head dim 128 only */
     else {
       fprintf(stderr,
               "usage: %s --cubins DIR (--check [--small] [--update] [--case SUBSTR] [--det | --blocksparse [--ignore-mask]]\n"
-              "       | --bench SUITES_DIR [--only J1,J2] [--reps N] [--ab DIR] [--window L])\n"
+              "       | --bench SUITES_DIR [--only J1,J2] [--reps N] [--ab DIR] [--window L | --sparse P])\n"
               "       [--seed S] [--ctas N] [--no-det-variants] [--pair]\n",
               argv[0]);
       return 2;
