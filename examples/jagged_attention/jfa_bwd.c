@@ -30,6 +30,8 @@ struct jfa_bwd_state {
                                    parameters dqo, dqo_stride), which jfa_bwd_post then leaves alone */
   int own;                      /* jfa_bwd.tile's OWN: each dQ block written first by its owner, the others
                                    waiting on its flag (sem[1 + workspace row]); jfa_bwd_pre zeroes nothing */
+  int fin;                      /* ... and FIN: each block's first KV block writes dQ itself (dqo), last, so
+                                   jfa_bwd_post does not run */
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
@@ -369,6 +371,11 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   s->fused = s->group && fp && !strcmp(fp, "true");
   const char *own = tile_kernel_const(ki, "OWN");
   s->own = own && !strcmp(own, "true") && !det && !bcast;
+  const char *fin = tile_kernel_const(ki, "FIN");
+  s->fin = s->own && !s->group && fin && !strcmp(fin, "true");
+  if (s->fin && (ki->nparams != NPARAMS_BWD + 2 || ki->params[P_DQO].kind != TILE_PARAM_PTR))
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s writes dQ itself (FIN) but has no parameters dqo, "
+                                               "dqo_stride (%d and %d)", ki->name, P_DQO, P_DQO + 1);
   if (s->fused && (ki->nparams != NPARAMS_BWD + 2 || ki->params[P_DQO].kind != TILE_PARAM_PTR))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s writes dQ itself (FP) but has no parameters dqo, "
                                                "dqo_stride (%d and %d)", ki->name, P_DQO, P_DQO + 1);
@@ -657,5 +664,6 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
                        &s->d_qbmap.p, &post_layout};
   unsigned post_grid = (unsigned)(s->qb == 80 || layout % 8 ? s->nqb : (s->q_rows + 63) / 64); /* by block: one a block */
   if (s->fused && s->dyn && s->it.ungrouped == 0) post_grid = 0; /* every sequence grouped: dQ is all written (FP) */
+  if (s->fin) post_grid = 0; /* every block's first KV block wrote its dQ (FIN; OWN is on every sequence) */
   return post_grid ? tile_launch(s->post, post_grid, (unsigned)H, 1, post_args, 10, stream) : TILE_OK;
 }

@@ -403,14 +403,16 @@ static void test_bwd_group_items(void **state) {
  * list's items in order, each the next one when it is free; an item walks
  * its query blocks in order, and at block i the block's owner -- the
  * largest KV block of its head whose item meets i -- raises the block's
- * flag, while any other item may pass only once the flag is up. 1 when
+ * flag, while any other item may pass only once the flag is up; chain
+ * (FIN): each passes only once every KV block after it has (its turn,
+ * the owner's block minus its own), and moves the count on. 1 when
  * every item got through, 0 at a stall (the kernel would hang). Items of
  * a GROUP (with it->group, field 5 > 0) write their blocks first
  * themselves: no flags. */
-static int run_own(const jfa_bwd_items *it, int ctas, int64_t H, int64_t nqb) {
+static int run_own(const jfa_bwd_items *it, int ctas, int64_t H, int64_t nqb, int chain) {
   int64_t nb = H * nqb, n = it->nitems;
   int32_t *owner = malloc((size_t)(nb ? nb : 1) * sizeof *owner);
-  char *flag = calloc((size_t)(nb ? nb : 1), 1);
+  int32_t *flag = calloc((size_t)(nb ? nb : 1), sizeof *flag);
   int64_t *item = malloc((size_t)ctas * sizeof *item), *qi = malloc((size_t)ctas * sizeof *qi);
   for (int64_t b = 0; b < nb; b++) owner[b] = -1;
   for (int64_t i = 0; i < n; i++) {
@@ -433,8 +435,9 @@ static int run_own(const jfa_bwd_items *it, int ctas, int64_t H, int64_t nqb) {
       const int32_t *w = it->work + 8 * item[c];
       if (qi[c] < w[4]) {
         int64_t blk = w[7] + qi[c];
-        if (owner[blk] == w[2]) flag[blk] = 1;
-        else if (!flag[blk]) continue; /* waits for the owner */
+        int32_t turn = chain ? owner[blk] - w[2] : owner[blk] == w[2] ? 0 : 1;
+        if (flag[blk] < turn) continue; /* waits for the owner (chain: for its turn) */
+        if (flag[blk] < turn + 1) flag[blk] = turn + 1;
         qi[c]++, moved = 1;
       }
       if (qi[c] >= w[4]) item[c] = -1, left--, moved = 1;
@@ -490,7 +493,8 @@ static void test_bwd_own_items(void **state) {
         assert_memory_equal(ow.work + 8 * (i + k), dy.work + 8 * (i + nkv - 1 - k), 32);
       i += nkv;
     }
-    assert_true(run_own(&ow, ctas, p.heads, ow.nqb));
+    assert_true(run_own(&ow, ctas, p.heads, ow.nqb, 0));
+    assert_true(run_own(&ow, ctas, p.heads, ow.nqb, 1));
     jfa_bwd_items_free(&dy), jfa_bwd_items_free(&ow);
   }
   /* first first: a causal 4096-token sequence on 3 CTAs stalls (its third
@@ -502,8 +506,10 @@ static void test_bwd_own_items(void **state) {
   ow.own = 1;
   assert_int_equal(jfa_bwd_items_rebuild(&p, 3, 0, 1, &dy), TILE_OK);
   assert_int_equal(jfa_bwd_items_rebuild(&p, 3, 0, 1, &ow), TILE_OK);
-  assert_false(run_own(&dy, 3, 1, dy.nqb));
-  assert_true(run_own(&ow, 3, 1, ow.nqb));
+  assert_false(run_own(&dy, 3, 1, dy.nqb, 0));
+  assert_true(run_own(&ow, 3, 1, ow.nqb, 0));
+  assert_false(run_own(&dy, 3, 1, dy.nqb, 1));
+  assert_true(run_own(&ow, 3, 1, ow.nqb, 1));
   jfa_bwd_items_free(&dy), jfa_bwd_items_free(&ow);
 }
 
