@@ -53,6 +53,7 @@ struct Sym {
   Sym *next;
   Sym *shadow;     /* locals: the binding of the same name this one hides */
   int frame;       /* locals: the frame (inlined body, kernel) it belongs to */
+  int bdepth;      /* locals: the block nesting it was bound at (0: a parameter) */
 };
 
 /* A name's innermost local binding (sema.c, local_entry). */
@@ -83,6 +84,7 @@ typedef struct S {
   int task_warp0;   /* inside a task: its first warp (the warps' places in their warpgroups) */
   Sym *task_scope;  /* the scope chain where the current task began */
   int depth;        /* evaluation recursion depth */
+  int bdepth;       /* blocks open in the current frame (sm_block_stmts; 0: its parameters) */
   SVal (*eval)(struct S *s, Node *n); /* sema.c's sm_expr: how the files below it evaluate (sm_eval) */
 } S;
 
@@ -90,6 +92,7 @@ typedef struct S {
 typedef struct Frame { /* what frame_enter hides and frame_leave brings back */
   Sym *scope;
   int frame;
+  int bdepth;
 } Frame;
 unsigned sm_name_hash(const char *n);
 Sym *sm_global_find(S *s, const char *name);

@@ -103,6 +103,7 @@ Sym *sm_bind(S *s, const char *name, SVal v) {
   y->val = v;
   y->next = s->scope;
   y->frame = s->frame;
+  y->bdepth = s->bdepth;
   LocalEnt *e = sm_local_entry(s, name, true);
   y->shadow = e->top;
   e->top = y;
@@ -124,9 +125,10 @@ void sm_scope_restore(S *s, Sym *saved) {
 
 /* A new frame: an empty chain; the caller's locals are not visible. */
 Frame sm_frame_enter(S *s) {
-  Frame f = {s->scope, s->frame};
+  Frame f = {s->scope, s->frame, s->bdepth};
   s->frame = ++s->nframes;
   s->scope = NULL;
+  s->bdepth = 0;
   return f;
 }
 
@@ -134,6 +136,7 @@ void sm_frame_leave(S *s, Frame f) {
   sm_scope_restore(s, NULL);
   s->scope = f.scope;
   s->frame = f.frame;
+  s->bdepth = f.bdepth;
 }
 
 /* The program's globals: functions (a user's definition replaces the

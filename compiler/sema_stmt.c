@@ -52,10 +52,24 @@ static void stmt(S *s, Node *n, St *st, bool last);
 
 void sm_block_stmts(S *s, Node *b, St *st, bool last_is_tail) {
   Sym *saved = s->scope;
+  s->bdepth++;
   for (int i = 0; i < b->nlist && !dg_too_many(s->c) && !s->c->too_big; i++)
     stmt(s, b->list[i], st, last_is_tail && i == b->nlist - 1);
+  s->bdepth--;
   /* pop lets of this block, but keep in-place updates of outer variables */
   sm_scope_restore(s, saved);
+}
+
+/* A 'let' of a name that a variable of an enclosing block of this function
+ * already has (not a parameter, not one of this block's): legal, but the
+ * rest of the block then reads and assigns the new one, which is easy to
+ * miss (an inner `let turn = 1;` once hid a loop's `turn` from the code
+ * after it). */
+static void let_shadows(S *s, const char *name, Loc loc) {
+  Sym *o = sm_local_find(s, name);
+  if (o && o->kind == SYM_VAR && o->bdepth >= 1 && o->bdepth < s->bdepth)
+    dg_warning(s->c, loc, "'let %s' hides the '%s' of an enclosing block for the rest of this block (rename one, "
+                          "or assign with '%s = ...' to update the outer one)", name, name, name);
 }
 
 /* Names assigned anywhere inside a statement (for loop-carried values). */
@@ -843,6 +857,7 @@ static void stmt_inner(S *s, Node *n, St *st, bool last) {
             dg_error(s->c, n->loc, "'%s' is bound twice in this 'let'", n->names[i]);
             return;
           }
+      for (int i = 0; i < n->nnames; i++) let_shadows(s, n->names[i], n->loc);
       for (int i = 0; i < n->nnames; i++) sm_bind(s, n->names[i], v.items[i]);
       return;
     }
@@ -851,6 +866,7 @@ static void stmt_inner(S *s, Node *n, St *st, bool last) {
       dg_error(s->c, n->init->loc, "a range can only be used directly in a 'for' loop");
       v = sv_err();
     }
+    let_shadows(s, n->name, n->loc);
     sm_bind(s, n->name, v);
     return;
   }
