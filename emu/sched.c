@@ -184,7 +184,7 @@ static bool clu_failed(const EmClu *u) {
 /* Every thread of the cluster is blocked: the first CTA with a thread left
  * (one waiting for registers or a barrier.cluster first) reports, naming
  * what the cluster's other CTAs wait for. */
-static void clu_deadlock(EmClu *u, const char *scope) {
+static void clu_deadlock(EmClu *u, const char *scope, const char *others) {
   Cta *c = NULL;
   for (int k = 0; k < u->n; k++) {
     Cta *d = u->cta[k];
@@ -194,7 +194,7 @@ static void clu_deadlock(EmClu *u, const char *scope) {
   }
   if (!c) c = u->cta[0];
   if (u->n == 1) {
-    deadlock(c, scope, "");
+    deadlock(c, scope, others);
     return;
   }
   char sc[1024], w[256];
@@ -211,6 +211,7 @@ static void clu_deadlock(EmClu *u, const char *scope) {
                          d->ctaid[2], d->rank);
     len = m < 0 ? sizeof sc : len + (size_t)m;
   }
+  if (len < sizeof sc) snprintf(sc + len, sizeof sc - len, "%s", others);
   deadlock(c, scope, sc);
 }
 
@@ -242,7 +243,7 @@ static int run_clu(EmClu *u, bool resume) {
       continue;
     }
     if (spinning) return CTA_WAITS;
-    clu_deadlock(u, u->n > 1 ? "every thread of the cluster is blocked" : "every thread is blocked");
+    clu_deadlock(u, u->n > 1 ? "every thread of the cluster is blocked" : "every thread is blocked", "");
     return CTA_FAILED;
   }
 }
@@ -419,7 +420,23 @@ bool em_launch(const EmModule *m, const EmLaunch *l, char *err, size_t errlen) {
       char scope[128];
       snprintf(scope, sizeof scope, "every resident %s (%d%s) waits for another", csize > 1 ? "cluster" : "CTA", nres,
                next < total ? ", the emulator's most" : "");
-      clu_deadlock(res[0], scope);
+      /* what the other resident CTAs wait for: a thread spinning on global memory first (another CTA's flag) */
+      char others[1024] = "", w[256];
+      size_t len = 0;
+      for (int i = 1; i < nres && i <= 6 && len < sizeof others; i++) {
+        Cta *d = res[i]->cta[0];
+        const Thr *o = NULL;
+        for (int j = 0; j < d->n && !o; j++)
+          if (d->t[j].state == T_SPIN) o = &d->t[j];
+        for (int j = 0; j < d->n && !o; j++)
+          if (d->t[j].state != T_DONE) o = &d->t[j];
+        if (!o) continue;
+        int k = snprintf(others + len, sizeof others - len, "; CTA %u,%u,%u thread %u waits for %s", d->ctaid[0],
+                         d->ctaid[1], d->ctaid[2], o->linear, waits_for(d, o, w, sizeof w));
+        len = k < 0 ? sizeof others : len + (size_t)k;
+      }
+      if (nres > 7 && len < sizeof others) snprintf(others + len, sizeof others - len, "; (%d more)", nres - 7);
+      clu_deadlock(res[0], scope, others);
       ok = false;
     }
   }
