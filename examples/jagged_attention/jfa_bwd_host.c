@@ -638,7 +638,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--ab") && i + 1 < argc) abdir = argv[++i];
     else if (!strcmp(argv[i], "--ctas") && i + 1 < argc) num_ctas = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--window") && i + 1 < argc) bench_window = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--sparse") && i + 1 < argc) bench_sparse = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--sparse") && i + 1 < argc) bench_sparse = atoi(argv[++i]) < 0 ? -2 : atoi(argv[i]);
     else if (!strcmp(argv[i], "--pair")) cta_pair = 1; /* the CTA pair's passes, head dim 128 only */
     else {
       fprintf(stderr,
@@ -651,6 +651,12 @@ int main(int argc, char **argv) {
   }
   if (!cubins || (!check && !suites)) {
     fprintf(stderr, "%s: give --cubins DIR and --check or --bench DIR\n", argv[0]);
+    return 2;
+  }
+  if (bench_window < 0 || (bench_sparse != -1 && (bench_sparse < 0 || bench_sparse > 100)) ||
+      (bench_window > 0 && bench_sparse >= 0)) {
+    fprintf(stderr, "%s: --window takes a number of keys (> 0), --sparse a percentage (0 to 100), and not both\n",
+            argv[0]);
     return 2;
   }
   if (reps < 1) reps = 1;
