@@ -1,5 +1,5 @@
 #!/bin/bash
-# session 30, call 1 (carry build-wx): (1) FIN against the shipped build (A/B, interleaved): J2 backward, J1 and J2
+# session 30, call 1 (carry build-wx build-fa4a; call 2 follows on the warm machine): (1) FIN against the shipped build (A/B, interleaved): J2 backward, J1 and J2
 # under a 256-key window; FIN's own float64 check at small sizes; (2) a variant's cost against the blocks it
 # visits: J1 and J2 under random per-sequence block masks keeping 100, 50 and 25 % of the blocks; (3) the shipped
 # build beside s28 (b4414b7's backward cubins) on J1, J3, J4, D8k, J2
@@ -7,6 +7,7 @@ set -u
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 t0=$(date +%s); el() { echo "== $(( $(date +%s) - t0 )) s: $*"; }
 [ -d build-w ] || tar xJf build-wx/w.tar.xz
+[ -d build-fa4a ] && mkdir -p /tmp/fa4 && cp build-fa4a/part.aa /tmp/fa4/   # (call 2 installs FA4 from it)
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader
 export LD_LIBRARY_PATH=build-w/lib
 H=build-w/examples/jfa_bwd_host; S=build-w/shared-bench/suites
