@@ -1,6 +1,6 @@
 #!/bin/bash
 # session 30, call 2 (right after call 1, carry build-fa4b): FA4 installed; the shipped kernels beside FA4 on the
-# 256 window and soft-cap 30 (J1, J2; forward and backward), then the backward on every suite
+# 256 window (J1, J2; forward and backward), then the backward on every suite
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 t0=$(date +%s); el() { echo "== $(( $(date +%s) - t0 )) s: $*"; }
