@@ -1,8 +1,8 @@
 #!/bin/bash
 # session 30, call 1 (carry build-wx build-fa4a; call 2 follows on the warm machine): (1) FIN against the shipped build (A/B, interleaved): J2 backward, J1 and J2
 # under a 256-key window; FIN's own float64 check at small sizes; (2) a variant's cost against the blocks it
-# visits: J1 and J2 under random per-sequence block masks keeping 100, 50 and 25 % of the blocks; (3) the shipped
-# build beside s28 (b4414b7's backward cubins) on J1, J3, J4, D8k, J2
+# visits: J1 and J2 under random per-sequence block masks keeping 100, 50 and 25 % of the blocks; (the s28 regression check dropped:
+# refused starts left too little budget)
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 t0=$(date +%s); el() { echo "== $(( $(date +%s) - t0 )) s: $*"; }
@@ -20,10 +20,6 @@ timeout 60 $H --cubins build-w/examples --bench $S --only J1,J2 --reps 10 2>&1 |
 for P in 100 50 25; do
   timeout 60 $H --cubins build-w/examples --bench $S --only J1,J2 --reps 10 --sparse $P 2>&1 | grep "^J\|TFLOP/s,\|FAIL"
 done
-el "default ms / s28 ms"
-timeout 150 $H --cubins build-w/examples --bench $S --only J1,J3,J4,D8k --ab build-w/examples/ab_bwd/s28 --reps 10 \
-  > $OUT/ab_s28.txt 2>&1
-echo "rc=$?"; grep "^J\|^D\|^ab\|FAIL" $OUT/ab_s28.txt
 el "FIN: check (small)"
 timeout 70 $H --cubins build-w/examples/ab_bwd/fin --check --small > $OUT/fin_check.txt 2>&1; echo "rc=$?"
 grep -c "ok\|OK" $OUT/fin_check.txt; grep -i "fail\|error" $OUT/fin_check.txt | head
