@@ -429,6 +429,7 @@ static void test_block_mask(void **state) {
       assert_int_equal(w[3], i0);
       assert_int_equal(w[4], i1);
       for (int64_t qi = i0; qi < i1; qi++) cost += m[first[w[0]] + (qi * BWD_QB / 128) * nb + w[2]];
+      if (cost == 0) cost = 1; /* a KV block the mask empties still loads K, V and writes zeros: one block */
       assert_int_equal(it.sched.work[4 * i + 3], cost);
       total += cost;
     }
