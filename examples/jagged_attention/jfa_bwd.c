@@ -32,6 +32,7 @@ struct jfa_bwd_state {
                                    waiting on its flag (sem[1 + workspace row]); jfa_bwd_pre zeroes nothing */
   int fin;                      /* ... and FIN: each block's first KV block writes dQ itself (dqo), last, so
                                    jfa_bwd_post does not run */
+  int det_fin;                  /* deterministic mode by the FIN kernel: its dQ sums are in one order already */
   int64_t max_cta_cost, total_cost; /* the schedule's, for reports */
   int64_t nitems;               /* work items: 8 int32 each */
   jfa_bwd_items it;             /* the host's copy, rebuilt by each fill */
@@ -44,6 +45,14 @@ struct jfa_bwd_state {
   int64_t nsem;                 /* deterministic: one counter per (head, query block) */
   jfa_buf d_dq_acc, d_lse2, d_delta, d_sem, d_qbmap;
 };
+
+/* the kernel is FIN: OWN and DQ_FINAL on, items by a counter, no grouped items (its dQ sums in one order) */
+static int jfa_bwd_kernel_is_fin(const tile_kernel_info *ki) {
+  const char *fin = tile_kernel_const(ki, "FIN"), *own = tile_kernel_const(ki, "OWN"),
+             *dyn = tile_kernel_const(ki, "DYN"), *group = tile_kernel_const(ki, "GROUP");
+  return fin && !strcmp(fin, "true") && own && !strcmp(own, "true") && dyn && !strcmp(dyn, "true") &&
+         (!group || atoi(group) == 0);
+}
 
 static const char *bwd_variant(int variant, int det) {
   static const char *names[NVARIANT_BWD][2] = {{"self", "self.det"}, {"causal", "causal.det"}, {"bcast", "bcast.det"}};
@@ -358,6 +367,10 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
     s->k = lib->bkern[d][variant][det];
   }
   const tile_kernel_info *ki = tile_kernel_get_info(s->k);
+  /* a deterministic build that is FIN (jfa_bwd.tile's DET_FIN: head dim 128 with the causal mask, a window,
+   * ...) adds each dQ block's contributions in one order (its KV blocks, last first; the first writes dQ)
+   * whatever the schedule: it runs as the default kernels do, without DET's turns and their counters */
+  if (det && jfa_bwd_kernel_is_fin(ki)) det = 0, s->det_fin = 1;
   const char *qb = tile_kernel_const(ki, "QB");
   s->qb = qb ? atoi(qb) : BWD_QB;
   const char *bulk = tile_kernel_const(ki, "DQ_BULK");
@@ -376,6 +389,9 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   if (s->fin && (ki->nparams != NPARAMS_BWD + 2 || ki->params[P_DQO].kind != TILE_PARAM_PTR))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s writes dQ itself (FIN) but has no parameters dqo, "
                                                "dqo_stride (%d and %d)", ki->name, P_DQO, P_DQO + 1);
+  if (s->det_fin && !s->fin)
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: internal error: kernel %s was taken for deterministic mode as FIN "
+                                             "but does not run as FIN", ki->name);
   if (s->fused && (ki->nparams != NPARAMS_BWD + 2 || ki->params[P_DQO].kind != TILE_PARAM_PTR))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s writes dQ itself (FP) but has no parameters dqo, "
                                                "dqo_stride (%d and %d)", ki->name, P_DQO, P_DQO + 1);
@@ -449,14 +465,16 @@ tile_status jfa_bwd_plan_fill(jfa_plan *plan, int *same) {
   const jfa_params *p = &plan->p;
   struct jfa_bwd_state *s = plan->bwd;
   int64_t B = p->batch, H = p->heads, D = p->head_dim, T = plan->total, NQ = p->num_q;
-  int bcast = NQ > 0, det = p->deterministic != 0;
+  int bcast = NQ > 0, det = p->deterministic != 0 && !s->det_fin;
+  jfa_params pf = *p; /* deterministic by FIN: the items and workspace of the kernel that runs */
+  pf.deterministic = det;
   *same = 0;
   s->q_rows = bcast ? NQ : T;
   s->o_rows = bcast ? B * NQ : T;
   s->it.qb = s->qb;
   s->it.group = s->group;
   s->it.own = s->own;
-  tile_status st = jfa_bwd_items_rebuild(p, s->ctas, s->pair, s->dyn, &s->it);
+  tile_status st = jfa_bwd_items_rebuild(&pf, s->ctas, s->pair, s->dyn, &s->it);
   if (st != TILE_OK) return st;
   const jfa_bwd_items *it = &s->it;
   if (B > 0 && it->sched.reused) return *same = 1, TILE_OK;
@@ -521,7 +539,8 @@ tile_status jfa_bwd_workspace_bytes(const jfa_params *p, size_t *bytes) {
     size_t total = acc + 2 * (size_t)(ws_rows * jfa_bwd_lw(qb)) * 4 +
                    (bcast ? 0 : (size_t)nqb * 8);
     /* the dQ blocks' counters, or the items' counter (and OWN's flags, one a dQ block) */
-    total += p->deterministic ? (size_t)(H * nqb) * 4 : 4 + (bcast ? 0 : (size_t)ws_rows * 4);
+    size_t flags = 4 + (bcast ? 0 : (size_t)ws_rows * 4), counters = (size_t)(H * nqb) * 4;
+    total += p->deterministic && counters > flags ? counters : flags; /* (deterministic mode may run FIN's kernel) */
     if (total > most) most = total;
   }
   *bytes = most;

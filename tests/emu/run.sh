@@ -116,6 +116,20 @@ for c in "mixed (empty" "window (100, 20)"; do
     echo "FAIL jfa_bwd on 7 CTAs taking turns, $c, on the emulator:"; tail -n 3 "$log"; fail=1
   fi
 done
+# deterministic mode across schedules: the same gradients, bit for bit, on 7 CTAs taking turns and on 5 under
+# an adversarial schedule (--dump: every gradient of every case). The window's cases cover DET's turns (head
+# dim 64) and the FIN build DET uses where OWN applies (head dim 128, DET_FIN)
+T7=${TMPDIR:-/tmp}/emu_det7.bin; T5=${TMPDIR:-/tmp}/emu_det5.bin; log=${TMPDIR:-/tmp}/emu_det.log
+if TILE_EMU_CTA_TURN=1 TILE_EMU_SEED=random:1 timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" --check \
+       --small --det --case "window (100, 20)" --ctas 7 --dump "$T7" > "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$" &&
+   TILE_EMU_SEED=adversarial:2 timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" --check \
+       --small --det --case "window (100, 20)" --ctas 5 --dump "$T5" > "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$" &&
+   [ -s "$T7" ] && cmp -s "$T7" "$T5"; then
+  echo "ok   jfa_bwd deterministic mode: the same bits on 7 and on 5 CTAs, other schedules, on the emulator"
+else
+  echo "FAIL jfa_bwd deterministic mode across schedules on the emulator:"; tail -n 3 "$log"; fail=1
+fi
+rm -f "$T7" "$T5"
 # a variant of the user's own (docs/tutorial-variant.md): prefix-LM, its
 # prompt shorter than a block, spanning blocks, longer than the sequences
 for P in 0 100 1000; do

@@ -848,7 +848,7 @@ fi
 # bytes (the producer's and reducer's per-item scalars at 24 registers; 68
 # with GROUP's loop over an item's KV blocks, the A/B build group).
 JB=examples/jagged_attention/jfa_bwd.tile
-for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128 bcast 0" "64 causal 1" "128 bcast 1" \
+for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128 bcast 0" "64 causal 1" "128 bcast 1" "128 causal 1" \
          "128 self 0 atomic" "64 bcast 0 atomic" "128 self 0 dsf32" "64 causal 1 dsbf16"; do
   set -- $v
   d=$1; kind=$2; det=$3; defs="-D D=$d"
@@ -903,7 +903,17 @@ for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128
   "$TILEC" $defs --emit=meta -o "$tmp/$name.meta" "$JB" 2> /dev/null
   if [ $d = 128 ]; then check "$name" "dQ stage box" "$tmp/$name.meta" "^tmabox dq_acc 64 8 swizzle 32$"
   else check "$name" "dQ stage box" "$tmp/$name.meta" "^tmabox dq_acc 64 32 swizzle 128$"; fi
-  if [ $det = 1 ]; then
+  if [ $det = 1 ] && [ $d = 128 ] && [ $kind = causal ]; then
+    # DET_FIN: the deterministic build where OWN applies is FIN (its dQ sums in one order): the items' counter,
+    # the blocks' flags, no turns
+    check "$name" "FIN in the metadata (DET_FIN)" "$tmp/$name.meta" "^const FIN bool true$"
+    check "$name" "no turns (TURNS off)" "$tmp/$name.meta" "^const TURNS bool false$"
+    check "$name" "items taken by a counter (DYN)" "$ptx" "atom\.acq_rel\.gpu\.global\.add\.u32"
+    check "$name" "the others wait for the block's flag (acquire)" "$ptx" "ld\.acquire\.gpu\.global\.b32"
+    check "$name" "the owner raises it (release)" "$ptx" "st\.release\.gpu\.global\.b32"
+    check "$name" "the first KV block loads the others' sum (bulk copy to shared memory)" "$ptx" \
+      "cp\.async\.bulk\.shared::cluster\.global"
+  elif [ $det = 1 ]; then
     check "$name" "waits for its turn (acquire)" "$ptx" "ld\.acquire\.gpu\.global\.b32"
     check "$name" "hands the turn on (release)" "$ptx" "st\.release\.gpu\.global\.b32"
     check "$name" "the adds are written before the release" "$ptx" "cp\.async\.bulk\.wait_group 0;"

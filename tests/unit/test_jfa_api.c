@@ -302,9 +302,9 @@ static void test_bwd_workspace(void **state) {
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
   size_t acc = (size_t)128 * (2 * 4) * 80 * 4, ws = 2 * (size_t)(2 * 4) * 128 * 4, map = 4 * 8;
   assert_int_equal(bytes, acc + ws + map + 4 + 2 * 4 * 4); /* + the DYN kernel's item counter, OWN's flags */
-  p.deterministic = 1;
+  p.deterministic = 1; /* the same: deterministic mode runs FIN's kernel (its flags) where that is the default */
   assert_int_equal(jfa_bwd_workspace_bytes(&p, &bytes), TILE_OK);
-  assert_int_equal(bytes, acc + ws + map + 2 * 4 * 4);
+  assert_int_equal(bytes, acc + ws + map + 4 + 2 * 4 * 4);
   /* head dim 64: 64-row blocks only, the accumulator by block the larger (DQ_BULK: 2 x 4 blocks of 64 x 64) */
   p = params();
   p.head_dim = 64;
