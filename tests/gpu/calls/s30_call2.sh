@@ -1,20 +1,24 @@
 #!/bin/bash
-# session 30, call 2 (right after call 1, carry build-fa4b): FA4 installed; the shipped kernels beside FA4 on the
-# 256 window (J1, J2; forward and backward), then the backward on every suite
+# session 30, call 2 (carry build-wx): after call 1 -- (1) block-sparse with empty tiles costing one block
+# (J1, J2 at 100, 50, 25 % of the blocks, forward and backward); (2) deterministic mode by FIN (DET_FIN) on J2 and
+# the 256 window (J1, J2), the det column against the default; J1 (DET's turns) as the control; (3) the
+# deterministic small cases on the GPU, bitwise repeated
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 t0=$(date +%s); el() { echo "== $(( $(date +%s) - t0 )) s: $*"; }
-[ -d build-w ] || { echo "no build-w: not the warm machine"; exit 3; }
-sh tests/gpu/fa4_install.sh || exit 3
-nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
-export LD_LIBRARY_PATH=build-w/lib PYTHONUNBUFFERED=1
-SBS="python3 tests/gpu/side_by_side.py --lib build-w/lib/libjfa.so --suites build-w/shared-bench/suites"
-flt() { grep -v "Warning\|exe_args\|^\s*$\|warn" "$@"; }
-el "window:256 beside FA4 (J1, J2)"
-timeout 170 $SBS --cubins build-w/examples --variant window:256 --bwd-variants --only J1,J2 --rounds 3 \
-  --json $OUT/win.json > $OUT/win.txt 2>&1; echo rc=$?
-flt $OUT/win.txt | tail -n 12
-el "every suite's backward beside FA4"
-timeout 330 $SBS --cubins build-w/examples --bwd --peer fa4 --only J2,J1,J3,J4,D8k --json $OUT/sbs_bwd.json > $OUT/sbs_bwd.txt 2>&1
-echo rc=$?; flt $OUT/sbs_bwd.txt | tail -n 24
+[ -d build-w ] || tar xJf build-wx/w.tar.xz
+nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader
+export LD_LIBRARY_PATH=build-w/lib
+H=build-w/examples/jfa_bwd_host; S=build-w/shared-bench/suites
+el "block masks 100, 50, 25 %"
+for P in 100 50 25; do
+  timeout 60 $H --cubins build-w/examples --bench $S --only J1,J2 --reps 10 --sparse $P 2>&1 | grep "^J\|TFLOP/s,\|FAIL"
+done
+el "deterministic: J2, J1"
+timeout 60 $H --cubins build-w/examples --bench $S --only J2,J1 --reps 10 2>&1 | grep "^J\|TFLOP/s,\|FAIL"
+el "deterministic: window 256, J1, J2"
+timeout 60 $H --cubins build-w/examples --bench $S --only J1,J2 --window 256 --reps 10 2>&1 | grep "^J\|TFLOP/s,\|FAIL"
+el "deterministic small cases"
+timeout 90 $H --cubins build-w/examples --check --small --det > $OUT/det.txt 2>&1; echo "rc=$? $(grep -c ' OK$' $OUT/det.txt) OK"
+grep -v " OK$" $OUT/det.txt | grep -v "^target\|^(no" | tail -n 4
 el done
