@@ -408,7 +408,7 @@ jfa-ab: $(JFA_AB_CUBINS)
 # backward kernel options for an A/B (tests/gpu/jfa_bwd.sh ab): NAME:FLAG+FLAG,
 # built into $(B)/examples/ab_bwd/NAME/ beside copies of the other JFA cubins
 # (the options whose A/Bs lost are retired: docs/jfa.md)
-JFA_BWD_AB := nostsm:--no-stmatrix atomic:DQ_ATOMIC=true dsbf16:DS_BF16=true dsf32:DS_BF16=false noearly:DKV_EARLY=false \
+JFA_BWD_AB := nostsm:--no-stmatrix atomic:DQ_ATOMIC=true+Q80=false dsbf16:DS_BF16=true dsf32:DS_BF16=false noearly:DKV_EARLY=false \
   static:DYN=false+DET_FIN=false q64:Q80=false q80c:Q80=true nobulk:BULK=false b64:Q80=false+BULK=true nodqt:DQT=false kvb1:KVB=1 \
   nogroup:GROUP=0 group:GROUP128=true nofp:FUSE_POST=false noown:DQ_OWNER=false fin:DQ_FINAL=true
 define jfa_bwd_ab_rules
