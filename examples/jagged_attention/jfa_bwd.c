@@ -46,14 +46,6 @@ struct jfa_bwd_state {
   jfa_buf d_dq_acc, d_lse2, d_delta, d_sem, d_qbmap;
 };
 
-/* the kernel is FIN: OWN and DQ_FINAL on, items by a counter, no grouped items (its dQ sums in one order) */
-static int jfa_bwd_kernel_is_fin(const tile_kernel_info *ki) {
-  const char *fin = tile_kernel_const(ki, "FIN"), *own = tile_kernel_const(ki, "OWN"),
-             *dyn = tile_kernel_const(ki, "DYN"), *group = tile_kernel_const(ki, "GROUP");
-  return fin && !strcmp(fin, "true") && own && !strcmp(own, "true") && dyn && !strcmp(dyn, "true") &&
-         (!group || atoi(group) == 0);
-}
-
 static const char *bwd_variant(int variant, int det) {
   static const char *names[NVARIANT_BWD][2] = {{"self", "self.det"}, {"causal", "causal.det"}, {"bcast", "bcast.det"}};
   return names[variant][det];
@@ -370,7 +362,8 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   /* a deterministic build that is FIN (jfa_bwd.tile's DET_FIN: head dim 128 with the causal mask, a window,
    * ...) adds each dQ block's contributions in one order (its KV blocks, last first; the first writes dQ)
    * whatever the schedule: it runs as the default kernels do, without DET's turns and their counters */
-  if (det && jfa_bwd_kernel_is_fin(ki)) det = 0, s->det_fin = 1;
+  const char *fin = tile_kernel_const(ki, "FIN");
+  if (det && fin && !strcmp(fin, "true")) det = 0, s->det_fin = 1; /* (then it must run as FIN: checked below) */
   const char *qb = tile_kernel_const(ki, "QB");
   s->qb = qb ? atoi(qb) : BWD_QB;
   const char *bulk = tile_kernel_const(ki, "DQ_BULK");
@@ -384,7 +377,6 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   s->fused = s->group && fp && !strcmp(fp, "true");
   const char *own = tile_kernel_const(ki, "OWN");
   s->own = own && !strcmp(own, "true") && !det && !bcast;
-  const char *fin = tile_kernel_const(ki, "FIN");
   s->fin = s->own && !s->group && fin && !strcmp(fin, "true");
   if (s->fin && (ki->nparams != NPARAMS_BWD + 2 || ki->params[P_DQO].kind != TILE_PARAM_PTR))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s writes dQ itself (FIN) but has no parameters dqo, "
