@@ -457,22 +457,45 @@ static tile_status check_block_mask(const jfa_params *p) {
   return TILE_OK;
 }
 
+/* A mask of n x n blocks as the kernels read it: its bits twice, cdiv(n, 32)
+ * words a line, n rows then n columns (jfa_int.h). */
+static int64_t mask_words(int64_t n) { return 2 * n * ((n + 31) / 32); }
+
 size_t jfa_block_mask_words(const jfa_params *p) {
   if (!p->block_mask) return 0;
-  size_t seqs = p->block_mask_mode == JFA_MASK_PER_SEQUENCE ? (size_t)p->batch : 0;
-  return seqs + ((size_t)p->block_mask_bytes + 3) / 4;
+  if (p->block_mask_mode == JFA_MASK_PER_BATCH) return (size_t)mask_words(mask_row(p));
+  size_t words = (size_t)p->batch;
+  for (int64_t b = 0; b < p->batch; b++) words += (size_t)mask_words(mask_blocks(p, b));
+  return words;
+}
+
+/* n x n bytes (row-major, query block major) as rows, then columns, of bits */
+static void mask_bits(const uint8_t *m, int64_t n, int32_t *out) {
+  int64_t w = (n + 31) / 32;
+  memset(out, 0, (size_t)mask_words(n) * 4);
+  for (int64_t qm = 0; qm < n; qm++)
+    for (int64_t kn = 0; kn < n; kn++)
+      if (m[qm * n + kn]) {
+        out[qm * w + kn / 32] |= (int32_t)(1u << (kn % 32));
+        out[(n + kn) * w + qm / 32] |= (int32_t)(1u << (qm % 32));
+      }
 }
 
 void jfa_block_mask_pack(const jfa_params *p, int32_t *vp) {
   int per_seq = p->block_mask_mode == JFA_MASK_PER_SEQUENCE;
   vp[0] = per_seq ? 0 : (int32_t)mask_row(p);
   vp[1] = (int32_t)(JFA_VPARAMS + (per_seq ? p->batch : 0));
-  int64_t at = 0;
-  for (int64_t b = 0; per_seq && b < p->batch; b++) {
-    vp[JFA_VPARAMS + b] = (int32_t)at;
-    at += mask_blocks(p, b) * mask_blocks(p, b);
+  if (!per_seq) {
+    mask_bits(p->block_mask, vp[0], vp + vp[1]);
+    return;
   }
-  if (p->block_mask_bytes) memcpy(vp + vp[1], p->block_mask, (size_t)p->block_mask_bytes);
+  int64_t at = 0, byte = 0;
+  for (int64_t b = 0; b < p->batch; b++) {
+    int64_t nb = mask_blocks(p, b);
+    vp[JFA_VPARAMS + b] = (int32_t)at;
+    mask_bits(p->block_mask + byte, nb, vp + vp[1] + at);
+    at += mask_words(nb), byte += nb * nb;
+  }
 }
 
 void jfa_block_mask_sched(const jfa_params *p, tile_jagged_params *jp) {

@@ -136,8 +136,13 @@ tile_status jfa_check_ranges(const jfa_params *p);
 /* The block mask (jfa_params.block_mask) in the variant's arguments:
  * the words it adds after the JFA_VPARAMS header (0 without a mask), and
  * the packing variants/blocksparse.tile reads: word 0, the per-batch mask's
- * row (0: per sequence); word 1, the word its bytes start at; words
- * JFA_VPARAMS + b, sequence b's first byte (per sequence). p checked. */
+ * n (its n x n blocks; 0: per sequence); word 1, the word the masks start
+ * at; words JFA_VPARAMS + b, sequence b's first word (per sequence). A
+ * mask of n x n blocks is 2 n cdiv(n, 32) words: its bits a line of
+ * cdiv(n, 32) words each, n rows (query block qm: bit kn % 32 of word
+ * kn / 32 for KV block kn), then n columns (KV block kn: bit qm % 32 of
+ * word qm / 32), so that a role reads a word every 32 blocks whichever
+ * way it walks the mask. p checked. */
 size_t jfa_block_mask_words(const jfa_params *p);
 void jfa_block_mask_pack(const jfa_params *p, int32_t *vp);
 /* The mask's fields of the scheduler's parameters (none without one). */

@@ -610,7 +610,8 @@ done
 # the attention variants (variants/*.tile, issue 17): the same pipeline
 # (asynchronous wgmmas, TMA, no spills); the window masks its head and
 # tail blocks, the soft-cap runs tanh.approx on every score; block-sparse
-# reads its mask a byte a block, in both kernels (forward and backward)
+# reads its mask as words of 32 blocks' bits (jfa_variant.tile visit_next),
+# in both kernels (forward and backward), and no variant reads bytes
 for v in "window 64" "window 128" "softcap 64" "softcap 128" "alibi 64" "alibi 128" "prefix_lm 64" "prefix_lm 128" \
          "blocksparse 64" "blocksparse 128"; do
   set -- $v
@@ -625,8 +626,10 @@ for v in "window 64" "window 128" "softcap 64" "softcap 128" "alibi 64" "alibi 1
   check "$name" "the variant's arguments read from vparams" "$ptx" "ld\.param\.b64.*jfa_fwd_param_16"
   if [ $1 = softcap ]; then check "$name" "tanh.approx on the scores" "$ptx" "tanh\.approx\.f32"
   else check_not "$name" "no tanh" "$ptx" "tanh\.approx"; fi
-  if [ $1 = blocksparse ]; then check "$name" "the block mask read as bytes" "$ptx" "ld\.global\.b8"
-  else check_not "$name" "no block mask" "$ptx" "ld\.global\.b8"; fi
+  check_not "$name" "no byte loads (block-sparse reads its mask as words of bits)" "$ptx" "ld\.global\.b8"
+  if [ $1 = blocksparse ]; then check "$name" "the mask's words tested by a shift" "$ptx" \
+    "sh[rl]\.[bu]32[[:space:]]+%r[0-9]+, %r[0-9]+, %r[0-9]+;"
+  else check_not "$name" "no variable shifts (no block mask)" "$ptx" "sh[rl]\.[bu]32[[:space:]]+%r[0-9]+, %r[0-9]+, %r[0-9]+;"; fi
   if [ -x "$PTXAS" ] && assemble "$name" sm_90a "$ptx"; then
     check "$name" "ptxas: no spills" "$tmp/ptxas.log" "0 bytes spill stores, 0 bytes spill loads"
     wgmma_async "$name"
@@ -660,8 +663,10 @@ for v in "window 64" "window 128" "softcap 64" "softcap 128" "alibi 64" "alibi 1
   check "$name" "the variant's arguments read from vparams" "$ptx" "ld\.param\.b64.*jfa_fwd_param_16"
   if [ $1 = softcap ]; then check "$name" "tanh.approx on the scores" "$ptx" "tanh\.approx\.f32"
   else check_not "$name" "no tanh" "$ptx" "tanh\.approx"; fi
-  if [ $1 = blocksparse ]; then check "$name" "the block mask read as bytes" "$ptx" "ld\.global\.b8"
-  else check_not "$name" "no block mask" "$ptx" "ld\.global\.b8"; fi
+  check_not "$name" "no byte loads (block-sparse reads its mask as words of bits)" "$ptx" "ld\.global\.b8"
+  if [ $1 = blocksparse ]; then check "$name" "the mask's words tested by a shift" "$ptx" \
+    "sh[rl]\.[bu]32[[:space:]]+%r[0-9]+, %r[0-9]+, %r[0-9]+;"
+  else check_not "$name" "no variable shifts (no block mask)" "$ptx" "sh[rl]\.[bu]32[[:space:]]+%r[0-9]+, %r[0-9]+, %r[0-9]+;"; fi
   if [ -x "$PTXAS" ] && assemble "$name" sm_100a "$ptx"; then
     check_not "$name" "ptxas: no spills in any of its kernels" "$tmp/ptxas.log" "[1-9][0-9]* bytes spill"
     check_not "$name" "ptxas: no stack frame in any of its kernels" "$tmp/ptxas.log" "[1-9][0-9]* bytes stack frame"

@@ -354,27 +354,75 @@ static tile_status vbwd(const BSet *s, const int32_t *off, int64_t batch, int64_
 static void test_block_mask(void **state) {
   (void)state;
   int32_t off[4] = {0, 100, 150, 400}; /* 1, 1 and 2 blocks of 128 */
-  uint8_t ms[6] = {1, 0, 1, 0, 0, 1}, mb[4] = {1, 1, 0, 1};
+  uint8_t ms[6] = {1, 0, 1, 1, 0, 1}, mb[4] = {1, 1, 0, 1};
   jfa_params p = params();
   p.cu_seqlens = off;
   p.block_mask = ms, p.block_mask_mode = JFA_MASK_PER_SEQUENCE, p.block_mask_bytes = 6;
   assert_int_equal(jfa_check_params(&p, NULL), TILE_OK);
   int32_t vp[32];
   memset(vp, 0x55, sizeof vp);
-  assert_int_equal(jfa_block_mask_words(&p), 3 + 2);
+  /* 3 sequence offsets, then each mask's rows and columns of bits: 2 + 2 + 4 words */
+  assert_int_equal(jfa_block_mask_words(&p), 3 + 8);
   jfa_block_mask_pack(&p, vp);
   assert_int_equal(vp[0], 0);
   assert_int_equal(vp[1], JFA_VPARAMS + 3);
-  assert_int_equal(vp[JFA_VPARAMS], 0), assert_int_equal(vp[JFA_VPARAMS + 1], 1), assert_int_equal(vp[JFA_VPARAMS + 2], 2);
-  assert_memory_equal((uint8_t *)(vp + vp[1]), ms, 6);
+  assert_int_equal(vp[JFA_VPARAMS], 0), assert_int_equal(vp[JFA_VPARAMS + 1], 2), assert_int_equal(vp[JFA_VPARAMS + 2], 4);
+  /* {1} | {0} | {1 1; 0 1}: rows 3, 2 (query block 1 sees KV block 1 only), columns 1, 3 */
+  int32_t want[8] = {1, 1, 0, 0, 3, 2, 1, 3};
+  assert_memory_equal(vp + vp[1], want, sizeof want);
   jfa_params q = p;
   q.block_mask = mb, q.block_mask_mode = JFA_MASK_PER_BATCH, q.block_mask_bytes = 4;
   assert_int_equal(jfa_check_params(&q, NULL), TILE_OK);
-  assert_int_equal(jfa_block_mask_words(&q), 1);
+  assert_int_equal(jfa_block_mask_words(&q), 4);
   jfa_block_mask_pack(&q, vp);
   assert_int_equal(vp[0], 2);
   assert_int_equal(vp[1], JFA_VPARAMS);
-  assert_memory_equal((uint8_t *)(vp + vp[1]), mb, 4);
+  int32_t want_b[4] = {3, 2, 1, 3};
+  assert_memory_equal(vp + vp[1], want_b, sizeof want_b);
+  /* masks of up to 70 x 70 blocks (three words a line): every bit read back
+   * both ways, as variants/blocksparse.tile reads it */
+  uint64_t y = 0x9e3779b97f4a7c15ull;
+  for (int round = 0; round < 20; round++) {
+    int32_t o[4] = {0};
+    int64_t bytes = 0;
+    for (int b = 0; b < 3; b++) {
+      o[b + 1] = o[b] + (int32_t)(tu_xorshift(&y) % (70 * 128));
+      bytes += ((o[b + 1] - o[b] + 127) / 128) * ((o[b + 1] - o[b] + 127) / 128);
+    }
+    uint8_t *m = malloc(3 * 71 * 71); /* room for either mode's bytes */
+    for (int64_t i = 0; i < 3 * 71 * 71; i++) m[i] = tu_xorshift(&y) % 3 == 0;
+    jfa_params r = params();
+    r.batch = 3, r.cu_seqlens = o, r.block_mask = m, r.block_mask_mode = JFA_MASK_PER_SEQUENCE;
+    r.block_mask_bytes = bytes;
+    int per_batch = round % 2;
+    if (per_batch) { /* one mask of the largest sequence's size (or one more) */
+      int64_t n = 0;
+      for (int b = 0; b < 3; b++) n = (o[b + 1] - o[b] + 127) / 128 > n ? (o[b + 1] - o[b] + 127) / 128 : n;
+      n += round % 4 == 1;
+      r.block_mask_mode = JFA_MASK_PER_BATCH, r.block_mask_bytes = n * n;
+    }
+    assert_int_equal(jfa_check_params(&r, NULL), TILE_OK);
+    size_t words = JFA_VPARAMS + jfa_block_mask_words(&r);
+    int32_t *v = malloc(words * 4);
+    jfa_block_mask_pack(&r, v);
+    int64_t byte = 0;
+    for (int b = 0; b < 3; b++) {
+      int64_t nb = (o[b + 1] - o[b] + 127) / 128, n = per_batch ? v[0] : nb;
+      const int32_t *mw = v + v[1] + (per_batch ? 0 : v[JFA_VPARAMS + b]);
+      const uint8_t *mm = m + (per_batch ? 0 : byte);
+      int64_t w = (n + 31) / 32;
+      for (int64_t qm = 0; qm < nb; qm++)
+        for (int64_t kn = 0; kn < nb; kn++) {
+          int bit = mm[qm * n + kn];
+          assert_int_equal(((uint32_t)mw[qm * w + kn / 32] >> (kn % 32)) & 1, bit);
+          assert_int_equal(((uint32_t)mw[(n + kn) * w + qm / 32] >> (qm % 32)) & 1, bit);
+        }
+      assert_true(mw + 2 * n * w <= v + words);
+      byte += nb * nb;
+    }
+    free(v);
+    free(m);
+  }
   /* bad masks */
   q = p, q.block_mask_bytes = 5;
   expect_err(jfa_check_params(&q, NULL), "need 6");
