@@ -11,8 +11,10 @@
 #   PEER=fa4 profiles FlashAttention-4's backward kernel on the same suites
 #   (tests/gpu/side_by_side.py --bwd --peer fa4, wheels in /tmp/site)
 #   ARGS="--window 256" passes more arguments to the host (a variant's run)
-#   SRC=1 imports the Tile sources: ${s}_lines.csv, the stall samples by
-#   source line (the cubins' line information; run from the repository)
+#   The stall samples by Tile source line: back here, run
+#   tests/gpu/ncu_lines.py OUT/NAME_sass.csv CUBIN KERNEL on the cubin that
+#   ran (nvdisasm's line table; ncu's own source page has no samples by
+#   line for these cubins)
 set -u
 B=${B:-build-gpu}
 OUT=${OUT:-/tmp/gpu-prof}
@@ -42,16 +44,10 @@ for s0 in $SUITES; do
     set -- "$HOST" --cubins "$CUBINS" --bench "$B/shared-bench/suites" --only "$s0" --reps 1 ${ARGS:-}
   fi
   timeout ${TPROF:-240} "$NCU" --clock-control none --kernel-name "$RX" --launch-count 1 --set full \
-    --import-source "$([ -n "${SRC:-}" ] && echo yes || echo no)" -f -o "$OUT/$s" "$@" > "$OUT/${s}_run.txt" 2>&1 ||
+    --import-source no -f -o "$OUT/$s" "$@" > "$OUT/${s}_run.txt" 2>&1 ||
     { echo "ncu $s: exit $?"; tail -5 "$OUT/${s}_run.txt"; rc=1; continue; }
   "$NCU" --import "$OUT/$s.ncu-rep" --page details > "$OUT/${s}_details.txt" 2>&1
   "$NCU" --import "$OUT/$s.ncu-rep" --page source --csv --print-source sass > "$OUT/${s}_sass.csv" 2>&1 || true
-  if [ -n "${SRC:-}" ]; then   # the cubins name their files without folders
-    J=$PWD/examples/jagged_attention
-    "$NCU" --import "$OUT/$s.ncu-rep" --page source --csv --print-source cuda,sass \
-      --source-folders "$J,$J/variants,$PWD/dsl" > "$OUT/${s}_lines.csv" 2>&1 ||
-      "$NCU" --import "$OUT/$s.ncu-rep" --page source --csv --print-source cuda > "$OUT/${s}_lines.csv" 2>&1 || true
-  fi
   grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|Tensor|Issue Slots Busy|No Eligible|Active Warps Per|Eligible Warps|Warp Cycles Per Issued|Registers Per|Shared Memory Configuration Size|L2 Hit|DRAM Throughput|Shared|Bank" \
     "$OUT/${s}_details.txt" | head -50
   ls -la "$OUT"/${s}* | awk '{print $5, $9}'
