@@ -143,6 +143,21 @@ for P in 0 100 1000; do
     echo "FAIL the prefix_lm variant (P = $P) on the emulator:"; tail -n 3 "$log"; fail=1
   fi
 done
+# a variant whose holes are computed (tests/emu/holes.tile: only
+# has_block_skip and block_visited, as the tutorial says), which the loops
+# read through the default visit_row_word / visit_col_word; both targets.
+# Its cubins go beside the others, where the library looks for a variant.
+for arch in sm_90a sm_100a; do
+  log=${TMPDIR:-/tmp}/emu_holes_$arch.log
+  if "$B/bin/tilec" --arch=$arch -D D=64 -o "$B/examples/jfa_fwd.d64.holes.$arch.cubin" tests/emu/holes.tile > "$log" 2>&1 &&
+     "$B/bin/tilec" --arch=$arch -D D=128 -o "$B/examples/jfa_fwd.d128.holes.$arch.cubin" tests/emu/holes.tile >> "$log" 2>&1 &&
+     TILE_EMU_ARCH=$arch timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check --small --variant holes \
+       >> "$log" 2>&1 && grep -q "^target: $arch$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+    echo "ok   a variant of computed holes (tests/emu/holes.tile) on $arch on the emulator ($(grep -c ' OK$' "$log") checks)"
+  else
+    echo "FAIL a variant of computed holes (tests/emu/holes.tile) on $arch on the emulator:"; tail -n 3 "$log"; fail=1
+  fi
+done
 # block-sparse attention (variants/blocksparse.tile, jfa_params.block_mask):
 # random 50% masks, none, all (= plain attention), per batch and per
 # sequence, causal and not, sequences under a block, both head dims
