@@ -150,11 +150,18 @@ static const uint16_t *q_row(const Ref *r, int64_t b, int64_t i, int h) {
   return r->d->q + (size_t)qr * row + (size_t)h * r->c->D;
 }
 
+/* --variant NAME: a variant of the user's own (docs/tutorial-variant.md),
+ * its cubin jfa_fwd.dD.NAME.ARCH.cubin beside the others; the float64
+ * reference knows "holes" (tests/emu/holes.tile: blocks of 128 skipped where
+ * (qm + kn) % 3 == 2), as jfa_host's does */
+static const char *custom_variant;
+
 /* Whether query row i sees key j of sequence b (causal, the case's window,
- * its block mask) */
+ * its block mask, the custom variant's holes) */
 static bool sees(const Ref *r, int64_t b, int64_t i, int64_t j) {
   const Case *c = r->c;
   if (c->causal && j > i) return false;
+  if (custom_variant && (i / 128 + j / 128) % 3 == 2) return false;
   if (!mask_sees(c, r->bm, b, i, j)) return false;
   if (c->window && ((c->wl >= 0 && j < i - c->wl) || (c->wr >= 0 && j > i + c->wr))) return false;
   return true;
@@ -248,6 +255,7 @@ static jfa_params params_of(const Case *c, const Data *d, const BlockMask *bm, i
   for (int h = 0; h < c->H && h < 64; h++) slopes[h] = alibi_slope(h, c->H);
   p.alibi_slopes = c->alibi ? slopes : NULL;
   mask_params(c, bm, &p);
+  p.variant = custom_variant;
   p.cta_pair = cta_pair && c->D == 128 && !p.block_mask;
   return p;
 }
@@ -351,6 +359,7 @@ static bool run_check(jfa_lib *lib, const Case *c, int quick, int det) {
   if (c->window) snprintf(var, sizeof var, " window(%d,%d)", c->wl, c->wr);
   else if (c->softcap > 0) snprintf(var, sizeof var, " softcap %g", c->softcap);
   else if (c->alibi) snprintf(var, sizeof var, " alibi");
+  else if (custom_variant) snprintf(var, sizeof var, " %s", custom_variant);
   else if (c->mask_mode)
     snprintf(var, sizeof var, " blocksparse %d%% %s%s", c->mask_pct,
              c->mask_mode == JFA_MASK_PER_BATCH ? "per-batch" : "per-seq", ignore_mask ? " IGNORED" : "");
@@ -642,11 +651,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--window") && i + 1 < argc) bench_window = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--sparse") && i + 1 < argc) bench_sparse = atoi(argv[++i]) < 0 ? -2 : atoi(argv[i]);
     else if (!strcmp(argv[i], "--pair")) cta_pair = 1; /* the CTA pair's passes, head dim 128 only */
+    else if (!strcmp(argv[i], "--variant") && i + 1 < argc) custom_variant = argv[++i];
     else {
       fprintf(stderr,
               "usage: %s --cubins DIR (--check [--small] [--update] [--case SUBSTR] [--det | --blocksparse [--ignore-mask]]\n"
               "       | --bench SUITES_DIR [--only J1,J2] [--reps N] [--ab DIR] [--window L | --sparse P])\n"
-              "       [--seed S] [--ctas N] [--no-det-variants] [--pair]\n",
+              "       [--seed S] [--ctas N] [--no-det-variants] [--pair] [--variant holes (with --check)]\n",
               argv[0]);
       return 2;
     }
@@ -659,6 +669,11 @@ int main(int argc, char **argv) {
       (bench_window > 0 && bench_sparse >= 0)) {
     fprintf(stderr, "%s: --window takes a number of keys (> 0), --sparse a percentage (0 to 100), and not both\n",
             argv[0]);
+    return 2;
+  }
+  if (custom_variant && (strcmp(custom_variant, "holes") || !check || blocksparse_only || cta_pair)) {
+    fprintf(stderr, "%s: --variant: the float64 reference knows \"holes\" (tests/emu/holes.tile), with --check "
+                    "(not --blocksparse, --pair)\n", argv[0]);
     return 2;
   }
   if (reps < 1) reps = 1;
@@ -682,6 +697,19 @@ int main(int argc, char **argv) {
     printf("(no deterministic variant cubins in %s: the variants' deterministic checks are skipped)\n", cubins);
   if (check && blocksparse_only) {
     ok &= check_blocksparse(lib, small);
+    check = 0;
+  }
+  if (check && custom_variant) { /* the variant's own cases: sequences of 0 to 1000 and 4500 rows, not causal */
+    static const int64_t mix[] = {0, 1, 127, 128, 129, 0, 300, 1, 64, 65, 1000, 0, 159, 160, 161, 319, 321, 480};
+    static const int64_t b4500[] = {4500};
+    for (int D = 64; D <= 128; D += 64) {
+      Case cs[] = {{"variant mixed", D, 2, 0, 0, 18, lens_of(18, mix)},
+                   {"variant B=1 len=4500", D, 1, 0, 0, 1, lens_of(1, b4500)}};
+      for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        if (!small || i == 0 || D == 64) ok &= run_check(lib, &cs[i], small, 0);
+        free(cs[i].len);
+      }
+    }
     check = 0;
   }
   if (check) {

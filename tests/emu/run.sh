@@ -145,14 +145,17 @@ for P in 0 100 1000; do
 done
 # a variant whose holes are computed (tests/emu/holes.tile: only
 # has_block_skip and block_visited, as the tutorial says), which the loops
-# read through the default visit_row_word / visit_col_word; both targets.
+# read through the default visit_row_word / visit_col_word (a 4500-row
+# sequence: two words), forward and backward; both targets.
 # Its cubins go beside the others, where the library looks for a variant.
 for arch in sm_90a sm_100a; do
   log=${TMPDIR:-/tmp}/emu_holes_$arch.log
   if "$B/bin/tilec" --arch=$arch -D D=64 -o "$B/examples/jfa_fwd.d64.holes.$arch.cubin" tests/emu/holes.tile > "$log" 2>&1 &&
      "$B/bin/tilec" --arch=$arch -D D=128 -o "$B/examples/jfa_fwd.d128.holes.$arch.cubin" tests/emu/holes.tile >> "$log" 2>&1 &&
      TILE_EMU_ARCH=$arch timeout 900 "$B/examples/jfa_host" --cubins "$B/examples" --check --small --variant holes \
-       >> "$log" 2>&1 && grep -q "^target: $arch$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+       >> "$log" 2>&1 && grep -q "^target: $arch$" "$log" && tail -n 1 "$log" | grep -q "^ALL OK$" &&
+     TILE_EMU_ARCH=$arch timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" --check --small --variant holes \
+       >> "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$"; then
     echo "ok   a variant of computed holes (tests/emu/holes.tile) on $arch on the emulator ($(grep -c ' OK$' "$log") checks)"
   else
     echo "FAIL a variant of computed holes (tests/emu/holes.tile) on $arch on the emulator:"; tail -n 3 "$log"; fail=1
