@@ -2,11 +2,7 @@
 # session 31, call 7 (carry build-wx with ab_bwd/defer and ab_var/defer): DKV_DEFER against the default, interleaved
 # (jfa_bwd_host --ab), on J2 and the 256 window on J1 and J2, with the small cases of both defer builds first
 set -u
-OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-t0=$(date +%s); el() { echo "== $(( $(date +%s) - t0 )) s: $*"; }
-[ -d build-w ] || tar xJf build-wx/w.tar.xz
-nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader
-export LD_LIBRARY_PATH=build-w/lib
+. tests/gpu/calls/lib.sh
 H=build-w/examples/jfa_bwd_host; S=build-w/shared-bench/suites
 el "small cases (defer builds)"
 timeout 60 $H --cubins build-w/examples/ab_bwd/defer --check --small --case causal > $OUT/def_small.txt 2>&1
