@@ -410,7 +410,7 @@ jfa-ab: $(JFA_AB_CUBINS)
 # (the options whose A/Bs lost are retired: docs/jfa.md)
 JFA_BWD_AB := nostsm:--no-stmatrix atomic:DQ_ATOMIC=true+Q80=false dsbf16:DS_BF16=true dsf32:DS_BF16=false noearly:DKV_EARLY=false \
   static:DYN=false+DET_FIN=false q64:Q80=false q80c:Q80=true nobulk:BULK=false b64:Q80=false+BULK=true nodqt:DQT=false kvb1:KVB=1 \
-  nogroup:GROUP=0 group:GROUP128=true nofp:FUSE_POST=false noown:DQ_OWNER=false fin:DQ_FINAL=true defer:DKV_DEFER=true
+  nogroup:GROUP=0 group:GROUP128=true nofp:FUSE_POST=false noown:DQ_OWNER=false fin:DQ_FINAL=true
 define jfa_bwd_ab_rules
 $(B)/examples/ab_bwd/$(call jfa_ab_name,$(1))/jfa_bwd.d$(2).$(3).sm_90a.cubin: $(JFA_BWD_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
