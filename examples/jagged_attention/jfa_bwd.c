@@ -30,6 +30,8 @@ struct jfa_bwd_state {
                                    parameters dqo, dqo_stride), which jfa_bwd_post then leaves alone */
   int own;                      /* jfa_bwd.tile's OWN: each dQ block written first by its owner, the others
                                    waiting on its flag (sem[1 + workspace row]); jfa_bwd_pre zeroes nothing */
+  int unowned;                  /* ... with block skips (jfa_bwd.tile's SKIPS): a dQ block no KV block visits has
+                                   no owner, its flag stays 0, and jfa_bwd_post writes its zeros (layout + 4096) */
   int fin;                      /* ... and FIN: each block's first KV block writes dQ itself (dqo), last, so
                                    jfa_bwd_post does not run */
   int det_fin;                  /* deterministic mode by the FIN kernel: its dQ sums are in one order already */
@@ -378,6 +380,8 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   const char *own = tile_kernel_const(ki, "OWN");
   s->own = own && !strcmp(own, "true") && !det && !bcast;
   s->fin = s->own && !s->group && fin && !strcmp(fin, "true");
+  const char *skips = tile_kernel_const(ki, "SKIPS");
+  s->unowned = s->own && skips && !strcmp(skips, "true");
   if (s->fin && (ki->nparams != NPARAMS_BWD + 2 || ki->params[P_DQO].kind != TILE_PARAM_PTR))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s writes dQ itself (FIN) but has no parameters dqo, "
                                                "dqo_stride (%d and %d)", ki->name, P_DQO, P_DQO + 1);
@@ -415,6 +419,10 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   if (s->group && !tile_kernel_const(pi, "GROUPS")) /* an older pre would zero them, harmless, but post too */
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s does not know the grouped items of kernel %s "
                                                "(GROUP); rebuild them together", pi->name, ki->name);
+  if (s->unowned && !tile_kernel_const(tile_kernel_get_info(s->post), "ZEROS"))
+    return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel jfa_bwd_post does not write the zeros of the dQ blocks "
+                                               "that kernel %s's block mask leaves unvisited (OWN with block skips); "
+                                               "rebuild them together", ki->name);
   if (s->own && !tile_kernel_const(pi, "OWNS")) /* an older pre would zero the blocks: harmless, but slower */
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s does not know that kernel %s writes every dQ "
                                                "block first (OWN); rebuild them together", pi->name, ki->name);
@@ -671,10 +679,12 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
   tile_devptr dqd = dq->data;
   int32_t dq_stride = (int32_t)dq->stride[0];
   int32_t post_layout = layout + (s->fused && s->dyn ? 1024 : 0); /* + 1024: GROUP's blocks are dQ already (FP) */
+  if (s->unowned && groups > 0) post_layout += 4096; /* + 4096: a block whose flag is 0 is zeros (OWN, block skips) */
   void *post_args[] = {&s->d_dq_acc.p, &dqd, &q_rows, &heads, &dq_stride, &scale, &acc_stride, &plan->d_offsets.p,
-                       &s->d_qbmap.p, &post_layout};
+                       &s->d_qbmap.p, &post_layout, &s->d_sem.p};
+  int post_nargs = tile_kernel_get_info(s->post)->nparams >= 11 ? 11 : 10; /* (sem: a build with ZEROS) */
   unsigned post_grid = (unsigned)(s->qb == 80 || layout % 8 ? s->nqb : (s->q_rows + 63) / 64); /* by block: one a block */
   if (s->fused && s->dyn && s->it.ungrouped == 0) post_grid = 0; /* every sequence grouped: dQ is all written (FP) */
   if (s->fin) post_grid = 0; /* every block's first KV block wrote its dQ (FIN; OWN is on every sequence) */
-  return post_grid ? tile_launch(s->post, post_grid, (unsigned)H, 1, post_args, 10, stream) : TILE_OK;
+  return post_grid ? tile_launch(s->post, post_grid, (unsigned)H, 1, post_args, post_nargs, stream) : TILE_OK;
 }

@@ -402,7 +402,8 @@ static bool check_blocksparse(jfa_lib *lib, int small) {
     };
     size_t n = sizeof cs / sizeof cs[0];
     for (size_t i = 0; i < n; i++) {
-      if (!small || i < 5 || (i == n - 1 && D == 64)) ok &= run_check(lib, &cs[i], small, 0);
+      /* (the last at both head dims: at 128 the causal kernel's dQ owners are found a mask word at a time) */
+      if (!small || i < 5 || i == n - 1) ok &= run_check(lib, &cs[i], small, 0);
       /* deterministic: the blocks a mask skips pass their turn on (the 50% masks) */
       if ((!small || i < 2) && det_variants) ok &= run_check(lib, &cs[i], small, 1);
       free(cs[i].len);

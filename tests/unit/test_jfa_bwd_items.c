@@ -408,8 +408,18 @@ static void test_bwd_group_items(void **state) {
  * the owner's block minus its own), and moves the count on. 1 when
  * every item got through, 0 at a stall (the kernel would hang). Items of
  * a GROUP (with it->group, field 5 > 0) write their blocks first
- * themselves: no flags. */
-static int run_own(const jfa_bwd_items *it, int ctas, int64_t H, int64_t nqb, int chain) {
+ * themselves: no flags. pct < 100: a block mask (block-sparse) keeps
+ * about pct % of the pairs of 128-row query blocks and KV blocks (a hash
+ * of sequence, query block and KV block); an item steps only over the
+ * query blocks it visits, and a block's owner is the last KV block that
+ * visits it. */
+static int pair_kept(int32_t b, int32_t q, int32_t kn, int pct) {
+  uint64_t h = ((uint64_t)(uint32_t)b * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)(q * 64 / 128) << 20) ^
+               (uint64_t)(uint32_t)kn;
+  h ^= h >> 29, h *= 0xbf58476d1ce4e5b9ull, h ^= h >> 32;
+  return pct >= 100 || (int)(h % 100) < pct;
+}
+static int run_own(const jfa_bwd_items *it, int ctas, int64_t H, int64_t nqb, int chain, int pct) {
   int64_t nb = H * nqb, n = it->nitems;
   int32_t *owner = malloc((size_t)(nb ? nb : 1) * sizeof *owner);
   int32_t *flag = calloc((size_t)(nb ? nb : 1), sizeof *flag);
@@ -419,7 +429,7 @@ static int run_own(const jfa_bwd_items *it, int ctas, int64_t H, int64_t nqb, in
     const int32_t *w = it->work + 8 * i;
     if (it->group > 0 && w[5] > 0) continue;
     for (int32_t q = w[3]; q < w[4]; q++)
-      if (w[2] > owner[w[7] + q]) owner[w[7] + q] = w[2];
+      if (w[2] > owner[w[7] + q] && pair_kept(w[0], q, w[2], pct)) owner[w[7] + q] = w[2];
   }
   int64_t next = 0, left = n;
   for (int c = 0; c < ctas; c++) item[c] = -1;
@@ -433,6 +443,7 @@ static int run_own(const jfa_bwd_items *it, int ctas, int64_t H, int64_t nqb, in
         qi[c] = it->group > 0 && it->work[8 * item[c] + 5] > 0 ? INT32_MAX : it->work[8 * item[c] + 3];
       }
       const int32_t *w = it->work + 8 * item[c];
+      while (qi[c] < w[4] && !pair_kept(w[0], (int32_t)qi[c], w[2], pct)) qi[c]++, moved = 1; /* skipped */
       if (qi[c] < w[4]) {
         int64_t blk = w[7] + qi[c];
         int32_t turn = chain ? owner[blk] - w[2] : owner[blk] == w[2] ? 0 : 1;
@@ -493,8 +504,10 @@ static void test_bwd_own_items(void **state) {
         assert_memory_equal(ow.work + 8 * (i + k), dy.work + 8 * (i + nkv - 1 - k), 32);
       i += nkv;
     }
-    assert_true(run_own(&ow, ctas, p.heads, ow.nqb, 0));
-    assert_true(run_own(&ow, ctas, p.heads, ow.nqb, 1));
+    assert_true(run_own(&ow, ctas, p.heads, ow.nqb, 0, 100));
+    assert_true(run_own(&ow, ctas, p.heads, ow.nqb, 1, 100));
+    /* a block mask (GROUP is off with block skips): the owner is the last KV block that visits */
+    if (G == 0) assert_true(run_own(&ow, ctas, p.heads, ow.nqb, 0, 10 + 20 * (round % 4)));
     jfa_bwd_items_free(&dy), jfa_bwd_items_free(&ow);
   }
   /* first first: a causal 4096-token sequence on 3 CTAs stalls (its third
@@ -506,10 +519,12 @@ static void test_bwd_own_items(void **state) {
   ow.own = 1;
   assert_int_equal(jfa_bwd_items_rebuild(&p, 3, 0, 1, &dy), TILE_OK);
   assert_int_equal(jfa_bwd_items_rebuild(&p, 3, 0, 1, &ow), TILE_OK);
-  assert_false(run_own(&dy, 3, 1, dy.nqb, 0));
-  assert_true(run_own(&ow, 3, 1, ow.nqb, 0));
-  assert_false(run_own(&dy, 3, 1, dy.nqb, 1));
-  assert_true(run_own(&ow, 3, 1, ow.nqb, 1));
+  assert_false(run_own(&dy, 3, 1, dy.nqb, 0, 100));
+  assert_true(run_own(&ow, 3, 1, ow.nqb, 0, 100));
+  assert_false(run_own(&dy, 3, 1, dy.nqb, 1, 100));
+  assert_true(run_own(&ow, 3, 1, ow.nqb, 1, 100));
+  assert_false(run_own(&dy, 3, 1, dy.nqb, 0, 50)); /* and with half the pairs masked */
+  assert_true(run_own(&ow, 3, 1, ow.nqb, 0, 50));
   jfa_bwd_items_free(&dy), jfa_bwd_items_free(&ow);
 }
 
