@@ -1,4 +1,4 @@
-/* builtins_debug.c - print and device_assert: what a kernel says while it
+/* builtins_debug.c - print, device_assert and clock64: what a kernel says while it
  * runs (lowered in lower_debug.c: vprintf, and trap for a failed assert;
  * the emulator runs both, emu/sys.c).
  *
@@ -154,8 +154,21 @@ static SVal b_device_assert(S *s, Node *call, Node *self) {
   return (SVal){.k = V_VOID};
 }
 
+/* clock64(): the SM's cycle counter, for timing a kernel's phases from
+ * inside (differences within one program; SMs' counters are not aligned) */
+static SVal b_clock64(S *s, Node *call, Node *self) {
+  if (call->nlist || self) {
+    dg_error(s->c, call->loc, "clock64() takes no arguments");
+    return sv_err();
+  }
+  TOp *op = ir_op(s->c, OP_CLOCK, call->loc, 0, NULL, 1, (Type *[]){ty_dt(s->c, DT_I64)});
+  ir_append(s->blk, op);
+  return sv_rt(op->res[0]);
+}
+
 bool sm_builtin_debug(S *s, Node *call, const char *name, Node *self, SVal *out) {
   if (!strcmp(name, "print")) *out = b_print(s, call, self);
+  else if (!strcmp(name, "clock64")) *out = b_clock64(s, call, self);
   else if (!strcmp(name, "device_assert")) *out = b_device_assert(s, call, self);
   else return false;
   return true;

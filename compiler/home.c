@@ -68,7 +68,8 @@ static bool inside(const TOp *op, const TOp *loop) {
 static void scan_op(TOp *op, void *ud) {
   Scan *s = ud;
   if (op->opc == OP_DOT) s->blocked = true;
-  if (op->opc >= OP_SMEM_ALLOC && op->opc != OP_PRINT && op->opc != OP_DEVICE_ASSERT) s->blocked = true;
+  if (op->opc >= OP_SMEM_ALLOC && op->opc != OP_PRINT && op->opc != OP_DEVICE_ASSERT && op->opc != OP_CLOCK)
+    s->blocked = true;
   if (op->opc == OP_LOAD && op->nres && is_tile(op->res[0])) s->load_regs += regs_of(op->res[0]->type, s->threads, 4);
   /* tiles from before the loop that the body reads (w, the column mask):
    * live through every iteration, at their own width */

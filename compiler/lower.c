@@ -573,7 +573,8 @@ static void lower_op(Lw *L, TOp *op) {
     return;
   case OP_TASKS: lower_tasks(L, op); return;
   case OP_PRINT:
-  case OP_DEVICE_ASSERT: lw_debug_op(L, op); return;
+  case OP_DEVICE_ASSERT:
+  case OP_CLOCK: lw_debug_op(L, op); return;
   default:
     if (lw_tc_owns(op)) {
       lw_tc_op(L, op);

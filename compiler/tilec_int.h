@@ -510,6 +510,7 @@ typedef enum Opcode {
   /* debugging (builtins_debug.c, lower_debug.c) */
   OP_PRINT,         /* vprintf of str (the checked format) with the scalar operands, by the elected thread */
   OP_DEVICE_ASSERT, /* operand: a bool scalar or tile; where false: a report (str: the message), then trap */
+  OP_CLOCK,         /* clock64(): the SM's cycle counter (%clock64), an i64 scalar, read where it stands */
   OP_COUNT
 } Opcode;
 

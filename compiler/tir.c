@@ -34,7 +34,7 @@ static const char *opnames[OP_COUNT] = {
     [OP_ASYNC_COPY] = "async_copy", [OP_ASYNC_COMMIT] = "async_commit", [OP_ASYNC_WAIT] = "async_wait",
     [OP_TMEM_ALLOC] = "tmem_alloc", [OP_TMEM_LOAD] = "tmem_load", [OP_TMEM_STORE] = "tmem_store",
     [OP_TC_MMA] = "tcgen05_mma", [OP_TC_COMMIT] = "tcgen05_commit",
-    [OP_PRINT] = "print", [OP_DEVICE_ASSERT] = "device_assert",
+    [OP_PRINT] = "print", [OP_DEVICE_ASSERT] = "device_assert", [OP_CLOCK] = "clock64",
 };
 
 const char *ir_opname(Opcode o) { return o < OP_COUNT && opnames[o] ? opnames[o] : "?"; }

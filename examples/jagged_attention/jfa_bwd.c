@@ -12,7 +12,12 @@
 
 /* jfa_bwd's parameters that are TMA descriptors, in order (the kernel's
  * signature) */
-enum { P_Q, P_K, P_V, P_DO, P_LSE2, P_DELTA, P_DQ_ACC, P_DK_T = 21, P_DV_T, NPARAMS_BWD, P_DQO = NPARAMS_BWD };
+enum { P_Q, P_K, P_V, P_DO, P_LSE2, P_DELTA, P_DQ_ACC, P_DK_T = 21, P_DV_T, NPARAMS_BWD, P_DQO = NPARAMS_BWD,
+       P_TL = NPARAMS_BWD + 2 };
+
+void jfa_plan_bwd_timeline(jfa_plan *plan, tile_devptr buf) {
+  if (plan) plan->bwd_timeline = buf;
+}
 
 struct jfa_bwd_state {
   tile_kernel *k, *pre, *post;
@@ -382,13 +387,13 @@ tile_status jfa_bwd_plan_create(jfa_plan *plan) {
   s->fin = s->own && !s->group && fin && !strcmp(fin, "true");
   const char *skips = tile_kernel_const(ki, "SKIPS");
   s->unowned = s->own && skips && !strcmp(skips, "true");
-  if (s->fin && (ki->nparams != NPARAMS_BWD + 2 || ki->params[P_DQO].kind != TILE_PARAM_PTR))
+  if (s->fin && (ki->nparams < NPARAMS_BWD + 2 || ki->params[P_DQO].kind != TILE_PARAM_PTR))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s writes dQ itself (FIN) but has no parameters dqo, "
                                                "dqo_stride (%d and %d)", ki->name, P_DQO, P_DQO + 1);
   if (s->det_fin && !s->fin)
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: internal error: kernel %s was taken for deterministic mode as FIN "
                                              "but does not run as FIN", ki->name);
-  if (s->fused && (ki->nparams != NPARAMS_BWD + 2 || ki->params[P_DQO].kind != TILE_PARAM_PTR))
+  if (s->fused && (ki->nparams < NPARAMS_BWD + 2 || ki->params[P_DQO].kind != TILE_PARAM_PTR))
     return tile_set_error(TILE_ERR_BAD_MODULE, "jfa: kernel %s writes dQ itself (FP) but has no parameters dqo, "
                                                "dqo_stride (%d and %d)", ki->name, P_DQO, P_DQO + 1);
   if (s->qb != BWD_QB && !(s->qb == 80 && D == 128 && !bcast && !s->pair))
@@ -669,9 +674,11 @@ static tile_status bwd_run(jfa_plan *plan, const jfa_tensor *dout, const jfa_ten
     int32_t dqo_stride = (int32_t)dq->stride[0];
     void *args[] = {&dq_, &dk_, &dv_, &ddo, &dl2, &ddl, &dacc, &dkd, &dvd, &plan->d_offsets.p, &s->d_work.p,
                     &s->d_cta_start.p, &s->d_sem.p, &s->d_dq_acc.p, &heads, &nq, &dk_stride, &dv_stride, &scale_log2,
-                    &scale, &plan->d_vparams, &dkt, &dvt, &dqo, &dqo_stride};
+                    &scale, &plan->d_vparams, &dkt, &dvt, &dqo, &dqo_stride, &plan->bwd_timeline};
     unsigned grid = (unsigned)(s->pair ? s->ctas / 2 * 2 : s->ctas); /* a CTA per work list, or a pair */
-    int nargs = tile_kernel_get_info(s->k)->nparams == NPARAMS_BWD + 2 ? NPARAMS_BWD + 2 : NPARAMS_BWD;
+    int np = tile_kernel_get_info(s->k)->nparams; /* (+ dqo, dqo_stride; + tl: Hopper's, since the timeline) */
+    int nargs = np == P_TL + 1 && tile_kernel_get_info(s->k)->params[P_TL].kind == TILE_PARAM_PTR ? P_TL + 1
+                : np == NPARAMS_BWD + 2 ? NPARAMS_BWD + 2 : NPARAMS_BWD;
     if ((st = tile_launch(s->k, grid, 1, 1, args, nargs, stream)) != TILE_OK) return st;
   }
 

@@ -28,13 +28,17 @@
  *       window variant's cubins, its deterministic plan too; FLOPs
  *       the pairs the window keeps); --sparse P: under a random block
  *       mask per sequence keeping P % of the 128 x 128 blocks (the
- *       block-sparse variant's cubins, FLOPs over the pairs it keeps).
+ *       block-sparse variant's cubins, FLOPs over the pairs it keeps);
+ *       --timeline PREFIX (DIR2 a TIMELINE build of jfa_bwd.tile): one
+ *       more backward of DIR2's with its clock64() stamps, written as
+ *       PREFIX.SUITE.csv (tests/gpu/timeline.py reads them).
  *       One line:
  *         suite shape bwd-ms bwd-TFLOP/s no-zigzag gain det det-cost
  *         fwd-ms step-ms max/avg
  *
  * Exit status 0 only when every check passed. */
 #include "jfa_test.h"
+#include "jfa_int.h" /* jfa_plan_bwd_timeline (--timeline) */
 
 enum { GUARD_ROWS = 2 };
 static const uint16_t GUARD = 0x7777;
@@ -524,6 +528,46 @@ typedef struct BenchCtx {
 
 static int bench_window; /* --window L (with --bench): every self-attention suite under a causal window of L keys */
 static int bench_sparse = -1; /* --sparse P (with --bench): every self-attention suite under a random block mask */
+static const char *bench_timeline; /* --timeline PREFIX (with --ab DIR, a TIMELINE build): PREFIX.SUITE.csv */
+
+/* --timeline: one more backward of the --ab plan (a TIMELINE build of
+ * jfa_bwd.tile) with its stamps on, written as PREFIX.SUITE.csv: a line a
+ * work item of each CTA's first TL_ITEMS (cta, t, then the record's 8
+ * fields: clock64() as the item begins, K and V in, first step done, last
+ * step done, dK and dV out; steps, item, the producer's K/V issue). */
+enum { TL_ITEMS = 512 };
+static bool write_timeline(jfa_plan *plan, const Case *c, jfa_tensor *t, int ctas) {
+  size_t n = (size_t)ctas * TL_ITEMS * 8;
+  int64_t *h = calloc(n, sizeof *h);
+  tile_devptr d = 0;
+  bool ok = h && tile_malloc(&d, n * 8) == TILE_OK && tile_memset_d32_async(d, 0, n * 2, NULL) == TILE_OK;
+  if (ok) {
+    jfa_plan_bwd_timeline(plan, d);
+    ok = jfa_plan_backward(plan, &t[5], &t[0], &t[1], &t[2], &t[3], &t[4], &t[6], &t[7], &t[8], NULL) == TILE_OK &&
+         tile_synchronize() == TILE_OK && tile_memcpy_dtoh(h, d, n * 8) == TILE_OK;
+    jfa_plan_bwd_timeline(plan, 0);
+  }
+  char path[512];
+  snprintf(path, sizeof path, "%s.%s.csv", bench_timeline, c->name);
+  FILE *f = ok ? fopen(path, "w") : NULL;
+  if (f) {
+    fprintf(f, "cta,t,begin,kv_in,first_done,last_done,end,steps,item,kv_issue\n");
+    for (int a = 0; a < ctas; a++)
+      for (int i = 0; i < TL_ITEMS; i++) {
+        const int64_t *r = h + ((size_t)a * TL_ITEMS + i) * 8;
+        if (r[4] == 0) continue; /* no such item */
+        fprintf(f, "%d,%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", a, i, (long long)r[0], (long long)r[1],
+                (long long)r[2], (long long)r[3], (long long)r[4], (long long)r[5], (long long)r[6], (long long)r[7]);
+      }
+    fclose(f);
+    printf("timeline: %s\n", path);
+  } else {
+    printf("timeline: FAILED (%s)\n", ok ? path : tile_last_error());
+  }
+  if (d) tile_free(d);
+  free(h);
+  return f != NULL;
+}
 
 /* The forward's FLOPs over the (query, key) pairs a block mask keeps (and
  * the causal mask), FlashAttention's convention. */
@@ -599,6 +643,7 @@ static void bench_suite(const Case *cs, void *ud) {
     jfa_plan_bwd_stats(plans[3], NULL, NULL, NULL, &ab_ctas);
     printf("ab %-5s %-20s bwd %9.4f ms %8.1f TFLOP/s %7.3fx (default ms / variant ms) %d CTAs\n", name, ab_name,
            med[5], bflops / med[5] / 1e9, med[0] / med[5], ab_ctas);
+    if (bench_timeline) ok &= write_timeline(plans[3], &c, t, ab_ctas);
   }
   fflush(stdout);
   for (int k = 0; k < 4; k++) jfa_plan_destroy(plans[k]);
@@ -651,12 +696,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--ctas") && i + 1 < argc) num_ctas = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--window") && i + 1 < argc) bench_window = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--sparse") && i + 1 < argc) bench_sparse = atoi(argv[++i]) < 0 ? -2 : atoi(argv[i]);
+    else if (!strcmp(argv[i], "--timeline") && i + 1 < argc) bench_timeline = argv[++i];
     else if (!strcmp(argv[i], "--pair")) cta_pair = 1; /* the CTA pair's passes, head dim 128 only */
     else if (!strcmp(argv[i], "--variant") && i + 1 < argc) custom_variant = argv[++i];
     else {
       fprintf(stderr,
               "usage: %s --cubins DIR (--check [--small] [--update] [--case SUBSTR] [--det | --blocksparse [--ignore-mask]]\n"
-              "       | --bench SUITES_DIR [--only J1,J2] [--reps N] [--ab DIR] [--window L | --sparse P])\n"
+              "       | --bench SUITES_DIR [--only J1,J2] [--reps N] [--ab DIR [--timeline PREFIX]] [--window L | --sparse P])\n"
               "       [--seed S] [--ctas N] [--no-det-variants] [--pair] [--variant holes (with --check)]\n",
               argv[0]);
       return 2;
@@ -670,6 +716,11 @@ int main(int argc, char **argv) {
       (bench_window > 0 && bench_sparse >= 0)) {
     fprintf(stderr, "%s: --window takes a number of keys (> 0), --sparse a percentage (0 to 100), and not both\n",
             argv[0]);
+    return 2;
+  }
+  if (bench_timeline && (!suites || !abdir)) {
+    fprintf(stderr, "%s: --timeline PREFIX goes with --bench and --ab DIR, DIR a TIMELINE build of jfa_bwd.tile "
+                    "(make jfa-bwd-ab JFA_BWD_AB=tl:TIMELINE=true)\n", argv[0]);
     return 2;
   }
   if (custom_variant && (strcmp(custom_variant, "holes") || !check || blocksparse_only || cta_pair)) {

@@ -121,7 +121,13 @@ struct jfa_plan {
   char vname[48];                                        /* jfa_params.variant, or "" */
   /* backward (jfa_bwd.c), when p.passes has JFA_BWD */
   struct jfa_bwd_state *bwd;
+  tile_devptr bwd_timeline; /* a TIMELINE build's stamps (jfa_bwd.tile), 0: none */
 };
+
+/* jfa_bwd.c: where a TIMELINE build of jfa_bwd (a measuring build,
+ * jfa_bwd.tile) writes its stamps: ctas x TL_ITEMS x 8 int64, zeroed by
+ * the caller; 0, none (the shipped kernels write nothing). */
+void jfa_plan_bwd_timeline(jfa_plan *plan, tile_devptr buf);
 
 /* jfa_check.c */
 /* The module of the plan's variant (a built-in one past NVARIANT_BWD, or

@@ -1085,6 +1085,18 @@ for arch in sm_90a sm_100a; do
     [ -x "$PTXAS" ] && assemble "debug_${d}_$arch" $arch "$ptx"
   done
 done
+# clock64() (tests/emu/debug/clock.tile, run in test_emu_runtime): two
+# reads of %clock64, neither merged nor dropped
+for arch in sm_90a sm_100a; do
+  ptx=$tmp/debug_clock.$arch.ptx
+  if ! "$TILEC" --arch=$arch --emit=ptx -o "$ptx" tests/emu/debug/clock.tile 2> "$tmp/err"; then
+    n=$((n+1)); echo "FAIL clock.tile/$arch: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); continue
+  fi
+  n=$((n+1))
+  if [ "$(grep -c "mov\.u64 %rd[0-9]*, %clock64;" "$ptx")" = 2 ]; then echo "ok   clock.tile/$arch: two reads of %clock64"
+  else echo "FAIL clock.tile/$arch: not two reads of %clock64"; fail=$((fail+1)); fi
+  [ -x "$PTXAS" ] && assemble "debug_clock_$arch" $arch "$ptx"
+done
 
 # tilec --stats reports the registers and spills ptxas -v reports for the
 # same PTX (with -lineinfo, as tilec assembles): a warp-specialized kernel

@@ -351,6 +351,37 @@ static void test_print(void **state) {
   assert_int_equal(tile_module_unload(m), TILE_OK);
 }
 
+/* clock64(): on the emulator the CTA's count of steps so far (a step: one
+ * thread's instruction), which grows with the work between the two reads;
+ * on a GPU the SM's cycles */
+static void test_clock64(void **state) {
+  (void)state;
+  tile_module *m = debug_module("clock");
+  tile_kernel *k;
+  assert_int_equal(tile_module_get_kernel(m, "spent", &k), TILE_OK);
+  float x[128] = {0};
+  tile_devptr dx, dout;
+  assert_int_equal(tile_malloc(&dx, sizeof x), TILE_OK);
+  assert_int_equal(tile_malloc(&dout, 2 * sizeof(int64_t)), TILE_OK);
+  assert_int_equal(tile_memcpy_htod(dx, x, sizeof x), TILE_OK);
+  int64_t spent[2][2];
+  int32_t ns[2] = {2, 20};
+  for (int r = 0; r < 2; r++) {
+    void *args[] = {&dx, &dout, &ns[r]};
+    assert_int_equal(tile_launch(k, 2, 1, 1, args, 3, NULL), TILE_OK);
+    assert_int_equal(tile_synchronize(), TILE_OK);
+    assert_int_equal(tile_memcpy_dtoh(spent[r], dout, sizeof spent[r]), TILE_OK);
+  }
+  for (int p = 0; p < 2; p++) {
+    assert_true(spent[0][p] > 0);
+    assert_true(spent[1][p] > spent[0][p] + 18); /* 18 more trips through the loop: at least a step each */
+  }
+  assert_int_equal(tile_memcpy_dtoh(x, dx, sizeof x), TILE_OK);
+  assert_true(x[0] >= 22.0f && x[127] >= 22.0f); /* (the two programs race on x: at least one's stores) */
+  tile_free(dx), tile_free(dout);
+  assert_int_equal(tile_module_unload(m), TILE_OK);
+}
+
 static void test_device_assert(void **state) {
   (void)state;
   tile_module *m = debug_module("assert");
@@ -492,6 +523,7 @@ int main(void) {
       cmocka_unit_test(test_cluster_launch),
       cmocka_unit_test(test_load_ptx_checks),
       cmocka_unit_test(test_print),
+      cmocka_unit_test(test_clock64),
       cmocka_unit_test(test_device_assert),
       cmocka_unit_test(test_async_copy),
       cmocka_unit_test(test_cta_turn),
