@@ -534,11 +534,12 @@ static const char *bench_timeline; /* --timeline PREFIX (with --ab DIR, a TIMELI
  * jfa_bwd.tile) with its stamps on, written as PREFIX.SUITE.csv: a line a
  * work item of each CTA's first TL_ITEMS (cta, t, then the record's 8
  * fields: clock64() as the item begins, K and V in, first step done, last
- * step done, dK and dV out; steps, item, the producer's K/V issue). */
+ * step done, dK and dV out; steps, item, the producer's K/V issue; at
+ * head dim 128 the last MMAs done, dK and dV staged, the copies read). */
 enum { TL_ITEMS = 512 };
 static bool write_timeline(jfa_plan *plan, const Case *c, jfa_tensor *t, int ctas) {
-  size_t n = (size_t)ctas * TL_ITEMS * 8;
-  int64_t *h = calloc(n, sizeof *h);
+  size_t n = (size_t)ctas * TL_ITEMS * 16;
+  int64_t *h = calloc(n, sizeof *h); /* (the record: jfa_bwd.tile, TIMELINE) */
   tile_devptr d = 0;
   bool ok = h && tile_malloc(&d, n * 8) == TILE_OK && tile_memset_d32_async(d, 0, n * 2, NULL) == TILE_OK;
   if (ok) {
@@ -551,13 +552,14 @@ static bool write_timeline(jfa_plan *plan, const Case *c, jfa_tensor *t, int cta
   snprintf(path, sizeof path, "%s.%s.csv", bench_timeline, c->name);
   FILE *f = ok ? fopen(path, "w") : NULL;
   if (f) {
-    fprintf(f, "cta,t,begin,kv_in,first_done,last_done,end,steps,item,kv_issue\n");
+    fprintf(f, "cta,t,begin,kv_in,first_done,last_done,end,steps,item,kv_issue,mmas_done,staged,copied\n");
     for (int a = 0; a < ctas; a++)
       for (int i = 0; i < TL_ITEMS; i++) {
-        const int64_t *r = h + ((size_t)a * TL_ITEMS + i) * 8;
+        const int64_t *r = h + ((size_t)a * TL_ITEMS + i) * 16;
         if (r[4] == 0) continue; /* no such item */
-        fprintf(f, "%d,%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", a, i, (long long)r[0], (long long)r[1],
-                (long long)r[2], (long long)r[3], (long long)r[4], (long long)r[5], (long long)r[6], (long long)r[7]);
+        fprintf(f, "%d,%d", a, i);
+        for (int k = 0; k < 11; k++) fprintf(f, ",%lld", (long long)r[k]);
+        fprintf(f, "\n");
       }
     fclose(f);
     printf("timeline: %s\n", path);

@@ -18,6 +18,9 @@ as it issued the K and V loads. The phases, per item, in microseconds at
   end       last step done -> dK and dV out (staging, the copies' reads)
   load      the producer's issue -> K and V in (the load's latency as seen)
   issue_lag the previous item's end -> the producer's issue (<0: issued before)
+  at head dim 128 the end split: end_mma (last step done -> both warpgroups'
+  last MMAs done), end_stage (-> dK and dV in shared memory), end_copy (->
+  the TMA copies have read them), end_rest (-> the item's end)
 
 Printed: each phase's mean and median over the items, the items' mean
 length, and what share of all CTAs' time each phase took.
@@ -40,7 +43,8 @@ def main():
     by = {}
     for r in rows:
         by.setdefault(int(r["cta"]), []).append({k: int(v) for k, v in r.items()})
-    ph = {k: [] for k in ("kv_wait", "first", "step", "end", "load", "issue_lag", "item")}
+    ph = {k: [] for k in ("kv_wait", "first", "step", "end", "end_mma", "end_stage", "end_copy", "end_rest", "load",
+                          "issue_lag", "item")}
     tot = {k: 0.0 for k in ("kv_wait", "first", "steps_rest", "end", "gap")}
     span = 0.0
     for cta, items in by.items():
@@ -53,6 +57,11 @@ def main():
             end = (x["end"] - x["last_done"]) * us
             ph["kv_wait"].append(kv)
             ph["end"].append(end)
+            if x.get("mmas_done") and x.get("staged") and x.get("copied"):
+                ph["end_mma"].append((x["mmas_done"] - x["last_done"]) * us)
+                ph["end_stage"].append((x["staged"] - x["mmas_done"]) * us)
+                ph["end_copy"].append((x["copied"] - x["staged"]) * us)
+                ph["end_rest"].append((x["end"] - x["copied"]) * us)
             if x["steps"] > 0:
                 ph["first"].append(first)
             if x["steps"] > 1:
