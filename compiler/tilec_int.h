@@ -12,7 +12,8 @@
  * lower_hw.c (explicit Hopper primitives, and what sm_100a shares with
  * them: shared memory, mbarriers (an arrival on another CTA's too), TMA),
  * lower_sm100.c (Blackwell's own: tensor memory, tcgen05.mma/commit/ld/st
- * and the fences tcgen05 needs; a CTA pair's .cta_group::2 forms).
+ * and the fences tcgen05 needs; a CTA pair's .cta_group::2 forms),
+ * lower_debug.c (print, device_assert, clock64: vprintf, trap, %clock64).
  * Sema's rooms (sema.h lists them bottom up; none calls one above it):
  * sema_val.c (values, emission, argument binding; sm_eval, through which
  * the rooms below sema.c evaluate expressions), sema_ops.c, sema_env.c,
@@ -20,7 +21,8 @@
  * sema_stmt.c (statements), sema.c (expressions, calls, kernels: it sets
  * S.eval). Sema's hardware builtins: builtins_hw.c (shared memory, barriers,
  * TMA, views, wgmma, dsmem_copy), builtins_sm100.c (tmem, tmem_load/store and
- * mma_async/mma_commit on sm_100a); desc.c holds the MMA descriptors
+ * mma_async/mma_commit on sm_100a), builtins_debug.c (print, device_assert,
+ * clock64); desc.c holds the MMA descriptors
  * (wgmma's and tcgen05's shared-memory descriptors, tcgen05's instruction
  * descriptor) as pure functions, shared by the lowerings and unit-tested
  * field by field (docs/blackwell.md).
