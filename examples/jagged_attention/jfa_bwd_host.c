@@ -536,9 +536,9 @@ static const char *bench_timeline; /* --timeline PREFIX (with --ab DIR, a TIMELI
  * fields: clock64() as the item begins, K and V in, first step done, last
  * step done, dK and dV out; steps, item, the producer's K/V issue; at
  * head dim 128 the last MMAs done, dK and dV staged, the copies read). */
-enum { TL_ITEMS = 512 };
+enum { TL_ITEMS = 512, TL_STEPS = 8192 };
 static bool write_timeline(jfa_plan *plan, const Case *c, jfa_tensor *t, int ctas) {
-  size_t n = (size_t)ctas * TL_ITEMS * 16;
+  size_t ni = (size_t)ctas * TL_ITEMS * 16, n = ni + (size_t)ctas * TL_STEPS * 8; /* the items', the steps' */
   int64_t *h = calloc(n, sizeof *h); /* (the record: jfa_bwd.tile, TIMELINE) */
   tile_devptr d = 0;
   bool ok = h && tile_malloc(&d, n * 8) == TILE_OK && tile_memset_d32_async(d, 0, n * 2, NULL) == TILE_OK;
@@ -563,6 +563,19 @@ static bool write_timeline(jfa_plan *plan, const Case *c, jfa_tensor *t, int cta
       }
     fclose(f);
     printf("timeline: %s\n", path);
+    snprintf(path, sizeof path, "%s.%s.steps.csv", bench_timeline, c->name); /* the steps' waits */
+    if ((f = fopen(path, "w"))) {
+      fprintf(f, "cta,qi,q_full,meet,dq_empty,red_wait,red_work\n");
+      for (int a = 0; a < ctas; a++)
+        for (int i = 0; i < TL_STEPS; i++) {
+          const int64_t *r = h + ni + ((size_t)a * TL_STEPS + i) * 8;
+          if (!r[0] && !r[1] && !r[2] && !r[3] && !r[4]) continue; /* no such step */
+          fprintf(f, "%d,%d,%lld,%lld,%lld,%lld,%lld\n", a, i, (long long)r[0], (long long)r[1], (long long)r[2],
+                  (long long)r[3], (long long)r[4]);
+        }
+      fclose(f);
+      printf("timeline: %s\n", path);
+    }
   } else {
     printf("timeline: FAILED (%s)\n", ok ? path : tile_last_error());
   }

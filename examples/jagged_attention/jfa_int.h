@@ -125,7 +125,7 @@ struct jfa_plan {
 };
 
 /* jfa_bwd.c: where a TIMELINE build of jfa_bwd (a measuring build,
- * jfa_bwd.tile) writes its stamps: ctas x TL_ITEMS x 16 int64, zeroed by
+ * jfa_bwd.tile) writes its stamps: ctas x (TL_ITEMS x 16 + TL_STEPS x 8) int64, zeroed by
  * the caller; 0, none (the shipped kernels write nothing). */
 void jfa_plan_bwd_timeline(jfa_plan *plan, tile_devptr buf);
 

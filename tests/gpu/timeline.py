@@ -3,7 +3,7 @@
 TIMELINE build's stamps (jfa_bwd.tile's TIMELINE, written by
 `jfa_bwd_host --bench ... --ab DIR --timeline PREFIX` as PREFIX.SUITE.csv).
 
-  python3 tests/gpu/timeline.py PREFIX.J2.csv [--mhz 1980]
+  python3 tests/gpu/timeline.py PREFIX.J2.csv [--mhz 1980] [--steps PREFIX.J2.steps.csv]
 
 Each line of the csv is one item of one CTA: clock64() of the consumers'
 warpgroup 0 as the item begins (after the previous item's dK and dV are
@@ -23,7 +23,12 @@ as it issued the K and V loads. The phases, per item, in microseconds at
   the TMA copies have read them), end_rest (-> the item's end)
 
 Printed: each phase's mean and median over the items, the items' mean
-length, and what share of all CTAs' time each phase took.
+length, and what share of all CTAs' time each phase took. --steps: the
+steps' waits (each CTA's first 8192 steps), mean per step: the consumers'
+(warpgroup 0's) wait for the Q block (q_full), for the other warpgroup
+(meet), for the dQ stage (dq_empty); the reducer's wait for the step's dQ
+(red_wait: OWN's flag and dq_full) and its work until the stage is read
+(red_work).
 """
 import argparse
 import csv
@@ -35,6 +40,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv")
     ap.add_argument("--mhz", type=float, default=1980.0)
+    ap.add_argument("--steps")
     a = ap.parse_args()
     rows = list(csv.DictReader(open(a.csv)))
     if not rows:
@@ -89,6 +95,13 @@ def main():
     print("share of the CTAs' recorded time (%.1f us over all CTAs):" % span)
     for k, v in tot.items():
         print("  %-10s %5.1f %%" % (k, 100.0 * v / span if span else 0.0))
+    if a.steps:
+        srows = list(csv.DictReader(open(a.steps)))
+        print("steps: %d; mean us a step (median, p90):" % len(srows))
+        for k in ("q_full", "meet", "dq_empty", "red_wait", "red_work"):
+            v = sorted(int(r[k]) * us for r in srows)
+            if v:
+                print("  %-9s %7.3f (%6.3f, %6.3f)" % (k, st.mean(v), v[len(v) // 2], v[int(0.9 * (len(v) - 1))]))
 
 
 if __name__ == "__main__":
