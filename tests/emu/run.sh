@@ -161,6 +161,25 @@ for arch in sm_90a sm_100a; do
     echo "FAIL a variant of computed holes (tests/emu/holes.tile) on $arch on the emulator:"; tail -n 3 "$log"; fail=1
   fi
 done
+# TIMELINE (jfa_bwd.tile's measuring build; tests/gpu/timeline.py): a
+# 3-sequence suite benchmarked against the build with its stamps, which
+# jfa_bwd_host --timeline writes as csvs (the items' and the steps') and
+# timeline.py sums; on the emulator a stamp is the CTA's count of steps
+T=${TMPDIR:-/tmp}/emu_tl; log=$T.log
+rm -rf "$T" && mkdir -p "$T/cubins" "$T/suite" && cp "$B"/examples/*.sm_90a.cubin "$T/cubins/"
+printf '300\n700\n129\n' > "$T/suite/T1.lengths"
+printf '[{"name": "T1", "batch": 3, "heads": 1, "head_dim": 128, "causal": true, "mode": "self", "lengths_file": "T1.lengths", "total_kv_tokens": 1129, "max_len": 700}]\n' > "$T/suite/suites.json"
+if "$B/bin/tilec" -D D=128 -D CAUSAL=true -D TIMELINE=true -o "$T/cubins/jfa_bwd.d128.causal.sm_90a.cubin" \
+       examples/jagged_attention/jfa_bwd.tile > "$log" 2>&1 &&
+   timeout 600 "$B/examples/jfa_bwd_host" --cubins "$B/examples" --bench "$T/suite" --reps 1 --ab "$T/cubins" \
+       --timeline "$T/tl" --ctas 3 >> "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$" &&
+   python3 tests/gpu/timeline.py "$T/tl.T1.csv" --steps "$T/tl.T1.steps.csv" >> "$log" 2>&1 &&
+   grep -q "tl.T1.csv: 11 items on" "$log" && grep -q "^steps: [1-9]" "$log"; then
+  echo "ok   jfa_bwd's TIMELINE build on the emulator: $(grep -o '11 items on [0-9]* CTAs, [0-9.]* steps an item' "$log")"
+else
+  echo "FAIL jfa_bwd's TIMELINE build on the emulator:"; tail -n 3 "$log"; fail=1
+fi
+rm -rf "$T"
 # block-sparse attention (variants/blocksparse.tile, jfa_params.block_mask):
 # random 50% masks, none, all (= plain attention), per batch and per
 # sequence, causal and not, sequences under a block, both head dims
