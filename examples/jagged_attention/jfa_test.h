@@ -227,6 +227,19 @@ static inline double median_ms(float *m, int n) {
  * `only` names (NULL: all), its lengths read from DIR/NAME.lengths, handed
  * to fn as a Case (name and lengths valid during the call). False when the
  * file or a lengths file cannot be read. */
+/* Whether name is one of the comma-separated list's items, whole (--only
+ * J1c runs J1c, not J1 too). */
+static bool in_list(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; p && *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && !strncmp(p, name, n)) return true;
+    p = e ? e + 1 : NULL;
+  }
+  return false;
+}
+
 static inline bool each_suite(const char *dir, const char *only, void (*fn)(const Case *, void *), void *ud) {
   char path[1024];
   snprintf(path, sizeof path, "%s/suites.json", dir);
@@ -256,7 +269,7 @@ static inline bool each_suite(const char *dir, const char *only, void (*fn)(cons
     if ((s = strstr(o, "\"num_q\""))) nq = strtol(strchr(s, ':') + 1, NULL, 10);
     if ((s = strstr(o, "\"causal\""))) causal = strstr(s, "true") && strstr(s, "true") < strchr(s, ',') ? 1 : 0;
     o = end;
-    if (only && !strstr(only, name)) continue;
+    if (only && !in_list(only, name)) continue;
     snprintf(path, sizeof path, "%s/%s", dir, lf);
     FILE *lfp = fopen(path, "rb");
     if (!lfp) {
