@@ -100,6 +100,13 @@ const Layout *ly_mma(Ctx *c, int version, int wm, int wn, int instr_n) {
   return l;
 }
 
+const Layout *ly_mma_wide(Ctx *c, const Layout *mma, int cols) {
+  Layout *l = new_layout(c, LY_MMA, 2);
+  *l = *mma;
+  l->cols = cols;
+  return l;
+}
+
 const Layout *ly_dotop(Ctx *c, int opidx, const Layout *parent, int kbits) {
   Layout *l = new_layout(c, LY_DOTOP, 2);
   l->opidx = opidx;
@@ -204,6 +211,36 @@ static void mma_warps(LB *b, const Layout *M, int mdim, int ndim, int warps, int
   for (int j = wmb + wnb; (1 << j) < warps; j++) put(b, 2, -1, 0);
 }
 
+/* A wide mma layout (cols = 4 or 8): lane bits 0 (column 2) and, for 8,
+ * 1 (column 4) trade places with the first register bits along the
+ * columns (column 8 * wn, 16 * wn), and the registers are reordered so
+ * that a thread's first log2(cols) bits are columns 1, 2, 4: cols
+ * consecutive elements, one 8- or 16-byte access for 16-bit elements.
+ * The rows (register bit 1, lanes 2-4) and the warps stay; so does a
+ * slice along the columns (the parent of a row vector, one column). */
+static void mma_widen(LB *b, int cols) {
+  LinLayout *l = b->l;
+  if (l->shape[1] == 1) return; /* a slice along the columns: their lanes replicate either way */
+  int nswap = cols == 8 ? 2 : 1;
+  int ncol = 0, colreg[2] = {-1, -1};
+  for (int k = 1; k < l->nreg && ncol < nswap; k++)
+    if (l->reg[k][1] && !l->reg[k][0]) colreg[ncol++] = k;
+  bool fits = ncol == nswap && l->nreg > 0 && l->reg[0][1] == 1 && !l->reg[0][0];
+  for (int j = 0; j < nswap; j++) fits = fits && l->lane[j][1] == 2 << j && !l->lane[j][0];
+  if (!fits) {
+    b->ok = false;
+    b->why = "too few columns for a wide mma layout";
+    return;
+  }
+  int reg[20][TC_MAX_RANK], n = 0;
+  memcpy(reg[n++], l->reg[0], sizeof reg[0]); /* column 1 */
+  for (int j = 0; j < nswap; j++) memcpy(reg[n++], l->lane[j], sizeof reg[0]); /* columns 2, 4 */
+  for (int k = 1; k < l->nreg; k++)
+    if (k != colreg[0] && k != colreg[1]) memcpy(reg[n++], l->reg[k], sizeof reg[0]);
+  for (int j = 0; j < nswap; j++) memcpy(l->lane[j], l->reg[colreg[j]], sizeof reg[0]);
+  memcpy(l->reg, reg, sizeof reg[0] * (size_t)n);
+}
+
 static void lin_mma(LB *b, const Layout *L, int warps) {
   if (L->version != 2) {
     b->ok = false;
@@ -221,6 +258,7 @@ static void lin_mma(LB *b, const Layout *L, int warps) {
   mma_warps(b, L, 0, 1, warps, 8);
   for (int v = 8 * L->wn; v < b->l->shape[1]; v *= 2) put(b, 0, 1, v);
   for (int v = 16 * L->wm; v < b->l->shape[0]; v *= 2) put(b, 0, 0, v);
+  if (b->ok && L->cols > 2) mma_widen(b, L->cols);
 }
 
 static void lin_dotop(LB *b, const Layout *L, int warps) {
@@ -410,7 +448,11 @@ static void lstr(Buf *b, const Layout *l) {
     arr_str(b, l->order, l->rank);
     buf_puts(b, ">");
     break;
-  case LY_MMA: buf_printf(b, "#mma<v%d, warps=[%d,%d]>", l->version, l->wm, l->wn); break;
+  case LY_MMA:
+    buf_printf(b, "#mma<v%d, warps=[%d,%d]", l->version, l->wm, l->wn);
+    if (l->cols > 2) buf_printf(b, ", cols=%d", l->cols);
+    buf_puts(b, ">");
+    break;
   case LY_DOTOP:
     buf_printf(b, "#dot<%s, ", l->opidx == 0 ? "a" : "b");
     lstr(b, l->parent);

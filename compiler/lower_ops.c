@@ -346,6 +346,8 @@ LV *lw_smem_convert(Lw *L, LV *src, const LinLayout *S, const LinLayout *D, Elem
   return smem_map(L, src, S, D, e, MAP_ID, NULL);
 }
 
+static LV *warp_swap(Lw *L, LV *src, const LinLayout *S, const LinLayout *D, Elem e);
+
 /* arange, expand_dims, broadcast, trans, convert_layout */
 bool lw_shape_op(Lw *L, TOp *op) {
   TValue *r = op->res[0];
@@ -400,7 +402,8 @@ bool lw_shape_op(Lw *L, TOp *op) {
                ty_str(L->c, x->type));
       return false;
     }
-    out = smem_map(L, src, &S, &D, x->type->elem, kind, arg);
+    LV *w = kind == MAP_ID ? warp_swap(L, src, &S, &D, x->type->elem) : NULL;
+    out = w ? w : smem_map(L, src, &S, &D, x->type->elem, kind, arg);
   }
   lw_set(r, out);
   return true;
@@ -441,6 +444,90 @@ static MlirValue shfl_xor(Lw *L, MlirValue v, DType dt, int off) {
     return lw_cast(L, "llvm.bitcast", lw_vec_build(L, v2, 2, (MlirValue[]){lo, hi}), t);
   }
   }
+}
+
+/* ---- conversions inside a warp ---- */
+
+static bool same_basis(const int *a, const int *b) { return !memcmp(a, b, sizeof(int) * TC_MAX_RANK); }
+
+/* Pack g consecutive registers of 32 / g bits into one i32, and back. */
+static MlirValue pack_word(Lw *L, MlirValue *v, int g, MlirType et) {
+  if (g == 1) return v[0];
+  return lw_cast(L, "llvm.bitcast", lw_vec_build(L, lw_vec_type(et, g), g, v), L->i32);
+}
+
+static void unpack_word(Lw *L, MlirValue w, int g, MlirType et, MlirValue *out) {
+  if (g == 1) {
+    out[0] = w;
+    return;
+  }
+  MlirValue v = lw_cast(L, "llvm.bitcast", w, lw_vec_type(et, g));
+  for (int j = 0; j < g; j++) out[j] = lw_vec_extract(L, v, j, et);
+}
+
+/* A conversion that moves elements only between the lanes of a warp (the
+ * same warp bases; every lane basis of D a register basis of S or already
+ * in place): each lane bit i of D that S has in register bit k trades
+ * places with it, one butterfly shuffle (xor 1 << i) per pair of
+ * registers that differ in bit k, then the registers are renamed. What
+ * the wide mma layouts of stores need (ly_mma_wide: 2 shuffles per 32-bit
+ * word for 16 bytes a thread), without shared memory or a barrier.
+ * Registers narrower than 32 bits travel packed when no swap splits a
+ * word. NULL when the layouts are not such a pair. */
+static LV *warp_swap(Lw *L, LV *src, const LinLayout *S, const LinLayout *D, Elem e) {
+  if (e.dt == DT_PTR || e.dt == DT_BOOL || S->nwarp != D->nwarp || S->nlane != D->nlane || S->nreg != D->nreg)
+    return NULL;
+  for (int i = 0; i < S->nwarp; i++)
+    if (!same_basis(S->warp[i], D->warp[i])) return NULL;
+  LinLayout C = *S;
+  int swap_lane[5], swap_reg[5], ns = 0, low = 32;
+  for (int i = 0; i < D->nlane; i++) {
+    if (same_basis(C.lane[i], D->lane[i])) continue;
+    int k = 0;
+    while (k < C.nreg && !same_basis(C.reg[k], D->lane[i])) k++;
+    if (k == C.nreg) return NULL;
+    int t[TC_MAX_RANK];
+    memcpy(t, C.reg[k], sizeof t);
+    memcpy(C.reg[k], C.lane[i], sizeof t);
+    memcpy(C.lane[i], t, sizeof t);
+    swap_lane[ns] = i, swap_reg[ns++] = k;
+    if (k < low) low = k;
+  }
+  if (!ns) return NULL;
+  int n = ly_nregs(D);
+  int *idx = ar_alloc(&L->c->arena, sizeof(int) * (size_t)n);
+  for (int r = 0; r < n; r++) {
+    int dc[TC_MAX_RANK];
+    ly_reg_coord(D, r, dc);
+    idx[r] = ly_solve_reg(&C, dc);
+    if (idx[r] < 0 || idx[r] >= src->n) return NULL;
+  }
+  /* words: 2^p registers each, p < every swapped register bit */
+  int eb = ty_dtype_bytes((DType)e.dt), p = 0;
+  while ((1 << (p + 1)) * eb <= 4 && p + 1 <= low) p++;
+  int g = 1 << p, nw = n / g;
+  MlirType et = lw_elem_type(L, e);
+  MlirValue *w = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)nw);
+  for (int j = 0; j < nw; j++) w[j] = pack_word(L, &src->v[j * g], g, et);
+  for (int s = 0; s < ns; s++) {
+    int kb = 1 << (swap_reg[s] - p), lb = 1 << swap_lane[s];
+    MlirValue hi = lw_cmpi(L, CMPI_NE, lw_bin(L, "arith.andi", L->lane, lw_i32(L, lb)), lw_i32(L, 0));
+    for (int a = 0; a < nw; a++) {
+      if (a & kb) continue;
+      int b = a | kb;
+      /* a lane with bit i set keeps its b and takes its partner's b as
+       * its a; the partner keeps its a and takes this lane's a as its b */
+      MlirValue send = lw_select(L, hi, w[a], w[b]);
+      MlirValue recv = g > 1 ? shfl32(L, send, lb) : shfl_xor(L, send, (DType)e.dt, lb);
+      MlirValue na = lw_select(L, hi, recv, w[a]), nb = lw_select(L, hi, w[b], recv);
+      w[a] = na, w[b] = nb;
+    }
+  }
+  MlirValue *vals = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)n);
+  for (int j = 0; j < nw; j++) unpack_word(L, w[j], g, et, &vals[j * g]);
+  LV *out = lw_new(L, n);
+  for (int r = 0; r < n; r++) out->v[r] = vals[idx[r]];
+  return out;
 }
 
 static bool pure_basis(const int *b, int rank, int *dim) {

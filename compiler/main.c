@@ -1,7 +1,7 @@
 /* main.c - tilec, the command-line driver: a thin layer over libtilec.
  *
  *   tilec [--arch=sm_90a|sm_100a] [--emit=STAGE] [-D NAME=VALUE]... [-I DIR]...
- *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [--tree-reductions] [--no-stmatrix] [--tma-rings=MODE] [--no-tma-rings] [--no-smem-home] [--embed-ptx] [-v]
+ *         [-O0..3] [--no-line-info] [--nvjitlink] [--ptxas=PATH] [--tree-reductions] [--no-stmatrix] [--tma-rings=MODE] [--no-tma-rings] [--no-smem-home] [--no-wide-stores] [--embed-ptx] [-v]
  *         [--stats[=FILE]] [-o OUT] FILE.tile
  *
  * The input must be a regular file, and the output (-o, or FILE.cubin /
@@ -43,6 +43,9 @@ static void usage(FILE *f) {
           "  --no-tma-rings     --tma-rings=none\n"
           "  --no-smem-home     keep loop accumulators in registers even where they do not\n"
           "                     fit, not in shared memory (for A/B measurements)\n"
+          "  --no-wide-stores   store 16- and 8-bit MMA results from the accumulator's\n"
+          "                     pairs of columns, not rearranged in the warp for 16-byte\n"
+          "                     stores (for A/B measurements)\n"
           "  --embed-ptx        carry the PTX inside the cubin, for the emulator\n"
           "                     (TILE_INTERPRET=1, docs/emulator.md)\n"
           "  --nvjitlink        assemble PTX with libnvJitLink instead of ptxas\n"
@@ -158,6 +161,8 @@ int main(int argc, char **argv) {
       return bad("unknown --tma-rings mode (auto, all or none):", a);
     } else if (!strcmp(a, "--no-smem-home")) {
       o.no_smem_home = 1;
+    } else if (!strcmp(a, "--no-wide-stores")) {
+      o.no_wide_stores = 1;
     } else if (!strcmp(a, "--embed-ptx")) {
       o.embed_ptx = 1;
     } else if (!strcmp(a, "--nvjitlink")) {

@@ -146,6 +146,27 @@ static const Layout *tmem_layout(P *p, const Type *t) {
   return ly_blocked(p->c, 2, spt, tpw, wpc, order);
 }
 
+/* The store of a 16- or 8-bit MMA result: the accumulator's pairs of
+ * columns make 4 bytes a thread (half of each 32-byte sector a warp's
+ * store touches, and four times the store instructions); ly_mma_wide's
+ * layout gives a thread 8 consecutive columns (16 bytes at 16 bits) for
+ * two shuffles a word (lower_ops.c's warp_swap), where the pointers'
+ * contiguity and alignment allow the wide access. --no-wide-stores keeps
+ * the pairs (an A/B switch). */
+static const Layout *wide_store(P *p, TValue *ptr, TValue *val, const Layout *mma) {
+  int eb = elem_bytes(val->type);
+  if (p->c->opts.no_wide_stores || eb > 2 || mma->cols > 2 || val->type->rank != 2) return mma;
+  const AxisInfo *ax = ax_get(p->c, ptr);
+  int64_t cols = 16 / eb;
+  if (cols > 8) cols = 8;
+  while (cols > 2 && (ax->contig[1] < cols || ax->div[1] % (cols * eb))) cols /= 2;
+  if (cols <= 2) return mma;
+  const Layout *w = ly_mma_wide(p->c, mma, (int)cols);
+  LinLayout lin;
+  if (!ly_linear(w, 2, val->type->shape, p->warps, &lin, NULL)) return mma;
+  return w;
+}
+
 static int ilog2(int x) {
   int r = 0;
   while ((1 << r) < x) r++;
@@ -187,8 +208,10 @@ static void assign_op(P *p, TOp *op) {
      * TMA store is for. */
     TValue *val = op->nopnds > 1 ? op->opnds[1] : NULL;
     if ((op->opc == OP_STORE || op->opc == OP_ATOMIC_ADD) && val && is_tile(val) && !is_cheap(val, 0) && lay(val) &&
-        lay(val)->kind == LY_MMA && ax_get(c, op->opnds[0])->contig[val->type->rank - 1] >= 2)
+        lay(val)->kind == LY_MMA && ax_get(c, op->opnds[0])->contig[val->type->rank - 1] >= 2) {
       l = lay(val);
+      if (op->opc == OP_STORE) l = wide_store(p, op->opnds[0], val, l);
+    }
     /* Likewise the accumulator pipeline_sm100.c reads back with tcgen05.ld
      * (or an elementwise function of it, in its 32x32b layout: a thread a
      * row, its columns in its registers, contiguous in memory already). */

@@ -8,7 +8,8 @@
  * file uses, at the bottom: it calls none of them), lower.c (the driver:
  * elementwise, control flow, tasks, the kernel; it dispatches to the rest),
  * lower_math.c (the math builtins: exp ... tanh, erf, rcp, fdiv),
- * lower_ops.c (layouts, reductions, dot), lower_mem.c (loads, stores),
+ * lower_ops.c (layouts: conversions through shared memory or, inside a
+ * warp, by shuffles; reductions, dot), lower_mem.c (loads, stores),
  * lower_hw.c (explicit Hopper primitives, and what sm_100a shares with
  * them: shared memory, mbarriers (an arrival on another CTA's too), TMA),
  * lower_sm100.c (Blackwell's own: tensor memory, tcgen05.mma/commit/ld/st
@@ -66,7 +67,9 @@
 #define TC_MAX_SOURCE (8 << 20) /* bytes of source per compilation, imports included (refused unread) */
 /* lowering (lower.c, check_size), in 32-bit values per thread (64-bit: 2) */
 #define TC_MAX_THREAD_VALUES 512   /* of one tile */
-#define TC_MAX_KERNEL_VALUES 32768 /* read + written by the operations, summed */
+#define TC_MAX_KERNEL_VALUES 36864 /* read + written by the operations, summed (the tutorial's causal
+                                     attention backward at head dim 128: 32,869; 902_lower_kernel_too_large's
+                                     chain, 48,000, took LLVM over 100 s) */
 
 typedef struct Ctx Ctx;
 
@@ -226,8 +229,12 @@ struct Layout {
   int rank;
   /* blocked */
   int spt[TC_MAX_RANK], tpw[TC_MAX_RANK], wpc[TC_MAX_RANK], order[TC_MAX_RANK];
-  /* mma: version (2 = mma.sync, 3 = wgmma), warps per cta [m, n], instr n */
-  int version, wm, wn, instr_n;
+  /* mma: version (2 = mma.sync, 3 = wgmma), warps per cta [m, n], instr n;
+   * cols: a thread's run of consecutive columns, 2 (0 reads as 2: the
+   * accumulator's pairs) or 4 or 8 (ly_mma_wide: the pairs of a quad's
+   * lanes exchanged with the registers of the next column blocks, so that
+   * a store writes 8 or 16 bytes a thread) */
+  int version, wm, wn, instr_n, cols;
   /* dot operand: which operand (0 = A, 1 = B), bit width of the element */
   int opidx, kbits;
   /* slice */
@@ -249,6 +256,7 @@ const Layout *ly_default(Ctx *c, int rank, const int *shape, int warps, int elem
 const Layout *ly_blocked_for(Ctx *c, int rank, const int *shape, int warps, int vec, const int *order);
 const Layout *ly_transpose(Ctx *c, const Layout *l); /* blocked only; NULL otherwise */
 const Layout *ly_mma(Ctx *c, int version, int wm, int wn, int instr_n);
+const Layout *ly_mma_wide(Ctx *c, const Layout *mma, int cols); /* mma with cols columns a thread */
 const Layout *ly_dotop(Ctx *c, int opidx, const Layout *parent, int kbits);
 const Layout *ly_slice(Ctx *c, int dim, const Layout *parent);
 /* Linearize for a shape; returns false (with *why) if impossible. */

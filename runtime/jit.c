@@ -183,6 +183,7 @@ static tile_status req_init(jit_req *q, const char *filename, const char *source
   q->copts.no_tma_rings = !!q->opts->no_tma_rings;
   q->copts.tma_rings_all = !!q->opts->tma_rings_all;
   q->copts.no_smem_home = !!q->opts->no_smem_home;
+  q->copts.no_wide_stores = !!q->opts->no_wide_stores;
   q->copts.embed_ptx = !!q->opts->embed_ptx;
   q->copts.use_nvjitlink = !!q->opts->use_nvjitlink;
   q->copts.ptxas = q->opts->ptxas;
@@ -211,7 +212,7 @@ static void key_field(tc_sha256_ctx *c, const void *data, size_t n) {
 static void key_str(tc_sha256_ctx *c, const char *s) { key_field(c, s, strlen(s)); }
 
 static void compute_key(const jit_req *q, char hex[TC_SHA256_HEX_SIZE]) {
-  char tmp[128];
+  char tmp[256];
   tc_sha256_ctx c;
   tc_sha256_init(&c);
   key_str(&c, JIT_KEY_TAG);
@@ -222,10 +223,10 @@ static void compute_key(const jit_req *q, char hex[TC_SHA256_HEX_SIZE]) {
   key_str(&c, tmp);
   snprintf(tmp, sizeof tmp,
            "emit=%s line_info=%d nvjitlink=%d tree_reductions=%d no_stmatrix=%d embed_ptx=%d no_tma_rings=%d "
-           "tma_rings_all=%d no_smem_home=%d",
+           "tma_rings_all=%d no_smem_home=%d no_wide_stores=%d",
            q->ptx ? "ptx" : "cubin", q->copts.line_info, q->copts.use_nvjitlink, q->copts.tree_reductions, q->copts.no_stmatrix,
            q->copts.embed_ptx, q->copts.no_tma_rings, q->copts.tma_rings_all,
-           q->copts.no_smem_home);
+           q->copts.no_smem_home, q->copts.no_wide_stores);
   key_str(&c, tmp);
   snprintf(tmp, sizeof tmp, "include_dirs=%d", q->copts.ninclude_dirs);
   key_str(&c, tmp);

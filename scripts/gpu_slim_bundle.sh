@@ -14,6 +14,7 @@ rm -f $W/examples/*_jit*
 cp $B/examples/*.sm_90a.cubin $W/examples/
 for d in ${AB:-}; do cp -r $B/examples/ab_bwd/$d $W/examples/ab_bwd/; done
 [ -d $B/examples/ab_var ] && cp -r $B/examples/ab_var $W/examples/ab_var   # make jfa-var-ab
+for d in ${AB_FWD:-}; do mkdir -p $W/examples/ab && cp -r $B/examples/ab/$d $W/examples/ab/; done   # make jfa-ab
 cp -r ../shared/bench $W/shared-bench
 cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 $W/lib/
 cp -L $B/lib/libtilert.so.0 $W/lib/

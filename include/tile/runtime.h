@@ -279,7 +279,8 @@ typedef struct tile_jit_options {
                                      cache holds the cubin, since the report describes a compile */
   int no_tma_rings;               /* 1: --no-tma-rings (added after the others) */
   int tma_rings_all;              /* 1: --tma-rings=all (added after the others) */
-  int no_smem_home;               /* 1: --no-smem-home (last: added after the others) */
+  int no_smem_home;               /* 1: --no-smem-home (added after the others) */
+  int no_wide_stores;             /* 1: --no-wide-stores (last: added after the others) */
 } tile_jit_options;
 
 typedef struct tile_jit_stats {

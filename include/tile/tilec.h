@@ -71,6 +71,10 @@ typedef struct tilec_options {
   int no_smem_home;          /* 1: loop accumulators stay in registers even where they do not fit (the
                                 compiler otherwise homes them in shared memory: docs/language.md 9b;
                                 an A/B switch) */
+  int no_wide_stores;        /* 1: a 16- or 8-bit MMA result is stored from the accumulator's pairs of
+                                columns (4 bytes a thread at 16 bits), never rearranged in the warp for
+                                16-byte stores (an A/B switch; default 0: rearranged where the pointers
+                                allow it) */
 } tilec_options;
 
 /* Fill options with the defaults above. */

@@ -228,7 +228,8 @@ class TileJitOptions(C.Structure):
                 ("no_line_info", C.c_int), ("tree_reductions", C.c_int), ("no_stmatrix", C.c_int),
                 ("embed_ptx", C.c_int), ("use_nvjitlink", C.c_int), ("ptxas", C.c_char_p),
                 ("max_errors", C.c_int), ("stats", C.c_int), ("no_tma_rings", C.c_int),
-                ("tma_rings_all", C.c_int), ("no_smem_home", C.c_int)]
+                ("tma_rings_all", C.c_int), ("no_smem_home", C.c_int),
+                ("no_wide_stores", C.c_int)]
 
 
 class TileJitStats(C.Structure):

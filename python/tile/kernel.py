@@ -129,11 +129,11 @@ class JitOptions:
     use_nvjitlink, ptxas, max_errors, stats (the compile report of tilec
     --stats in the stats dict's "report"; compiles even on a cache hit),
     no_tma_rings (tilec --no-tma-rings), tma_rings_all (--tma-rings=all),
-    no_smem_home (--no-smem-home)."""
+    no_smem_home (--no-smem-home), no_wide_stores (--no-wide-stores)."""
 
     FIELDS = ("arch", "cache_dir", "no_cache", "opt_level", "include_dirs", "no_line_info", "tree_reductions",
               "no_stmatrix", "embed_ptx", "use_nvjitlink", "ptxas", "max_errors", "stats", "no_tma_rings",
-              "tma_rings_all", "no_smem_home")
+              "tma_rings_all", "no_smem_home", "no_wide_stores")
 
     def __init__(self, **kw):
         for k in kw:
@@ -150,6 +150,7 @@ class JitOptions:
         self.no_tma_rings = bool(kw.get("no_tma_rings", False))
         self.tma_rings_all = bool(kw.get("tma_rings_all", False))
         self.no_smem_home = bool(kw.get("no_smem_home", False))
+        self.no_wide_stores = bool(kw.get("no_wide_stores", False))
         self.embed_ptx = bool(kw.get("embed_ptx", False))
         self.use_nvjitlink = bool(kw.get("use_nvjitlink", False))
         self.ptxas = kw.get("ptxas")
@@ -184,6 +185,7 @@ class JitOptions:
         o.no_tma_rings = int(self.no_tma_rings)
         o.tma_rings_all = int(self.tma_rings_all)
         o.no_smem_home = int(self.no_smem_home)
+        o.no_wide_stores = int(self.no_wide_stores)
         o.embed_ptx = int(self.embed_ptx)
         o.use_nvjitlink = int(self.use_nvjitlink)
         o.ptxas = s(self.ptxas)

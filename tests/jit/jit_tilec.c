@@ -7,7 +7,7 @@
  *   jit_tilec [tilec's options] [--no-cache] -o OUT.cubin FILE.tile
  *
  * Takes the options that shape a cubin (--arch, -D, -I, -O, --no-line-info,
- * --tree-reductions, --no-stmatrix, --tma-rings=MODE and --no-tma-rings, --no-smem-home,
+ * --tree-reductions, --no-stmatrix, --tma-rings=MODE and --no-tma-rings, --no-smem-home, --no-wide-stores,
  * --embed-ptx, --nvjitlink, --ptxas,
  * --max-errors, and --stats: the compile report on standard error, as
  * tilec --stats prints it); any other option is refused with exit status 2, so a new
@@ -78,6 +78,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--tma-rings=all")) o.no_tma_rings = 0, o.tma_rings_all = 1;
     else if (!strcmp(a, "--tma-rings=auto")) o.no_tma_rings = 0, o.tma_rings_all = 0;
     else if (!strcmp(a, "--no-smem-home")) o.no_smem_home = 1;
+    else if (!strcmp(a, "--no-wide-stores")) o.no_wide_stores = 1;
     else if (!strcmp(a, "--embed-ptx")) o.embed_ptx = 1;
     else if (!strcmp(a, "--nvjitlink")) o.use_nvjitlink = 1;
     else if (!strncmp(a, "--ptxas=", 8)) o.ptxas = a + 8;

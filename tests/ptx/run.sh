@@ -757,6 +757,10 @@ for v in "sm_90a false f16 64" "sm_90a true bf16 64" "sm_100a true f16 64" "sm_9
       check "$name.$k" "operands copied by cp.async" "$tmp/$name.$k.ptx" "cp\.async\.cg\.shared\.global"
     fi
     check_not "$name.$k" "no dot left on mma.sync (the partial blocks are loops too)" "$tmp/$name.$k.ptx" "mma\.sync"
+    # O, dQ, dK, dV: the wgmma results stored 16 bytes a thread (passes.c's
+    # wide_store, lower_ops.c's warp_swap), not from the accumulator's pairs
+    check "$name.$k" "results stored 16 bytes a thread" "$tmp/$name.$k.ptx" "st\.global\.v4\.b32"
+    [ $k = attn_fwd ] || check_not "$name.$k" "no 4-byte result stores" "$tmp/$name.$k.ptx" "st\.global\.b32"
   done
   # dK/dV: S^T, dV, dP^T, dK; dQ: S, dP, dQ; m64nNk16 steps of K = the head
   # dim, 32 (BM1) or BN2 = 4096 / the head dim; two loops each (the blocks,
@@ -793,6 +797,16 @@ for v in "sm_90a false f16 64" "sm_90a true bf16 64" "sm_100a true f16 64" "sm_9
     fi
   fi
 done
+# --no-wide-stores (an A/B switch): the results stored from the pairs again
+name=fused_attention.d64.full.f16.nowide; ptx=$tmp/$name.ptx
+n=$((n+1))
+if "$TILEC" --arch=sm_90a -D HEAD_DIM=64 --no-wide-stores --emit=ptx -o "$ptx" "$FA" 2> "$tmp/err"; then
+  fa_kernel "$ptx" attn_bwd_dkdv > "$tmp/$name.dkdv.ptx"
+  check "$name" "dK, dV stored 4 bytes a thread" "$tmp/$name.dkdv.ptx" "st\.global\.b32"
+  check_not "$name" "no 16-byte result stores" "$tmp/$name.dkdv.ptx" "st\.global\.v4\.b32"
+else
+  echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
+fi
 # --no-tma-rings (an A/B switch): the same loops fed by cp.async instead
 name=fused_attention.d64.full.f16.cpasync; ptx=$tmp/$name.ptx
 n=$((n+1))
@@ -887,6 +901,11 @@ for v in "64 self 0" "64 causal 0" "64 bcast 0" "128 self 0" "128 causal 0" "128
   # (masked, unmasked): a named barrier must not be bar.sync (.aligned)
   [ $d = 128 ] && check "$name" "dS named barrier not aligned" "$ptx" "barrier\.sync %r[0-9]+, %r[0-9]+;"
   check "$name" "dS stored transposed by stmatrix" "$ptx" "stmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16"
+  # a partial item's dK and dV (store_grad): 16 bytes a thread, D / 16
+  # stores each (and DET_FIN's dQ's, 16-byte too)
+  n=$((n+1)); ns=$(grep -c "st\.global\.v4\.b32" "$ptx")
+  [ "$ns" -ge $((d / 8)) ] || { echo "FAIL $name: $ns 16-byte dK/dV stores (want at least $((d / 8)))"; fail=$((fail+1)); }
+  check_not "$name" "no 4-byte dK/dV stores" "$ptx" "st\.global\.b32"
   check_not "$name" "no element-wise 2-byte stores" "$ptx" "st\.shared\.b16"
   # P^T in bf16 feeds dV's wgmma and is read back as f32 for dS: still one
   # packed conversion per pair (a scalar cvt.rn.bf16.f32 is an F2F in SASS)

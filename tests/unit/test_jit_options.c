@@ -87,9 +87,9 @@ static void test_each_flag(void **state) {
   src softmax = read_src("examples/softmax/softmax.tile");
   src gemm = read_src("examples/gemm/gemm_simple.tile");
   src attn = read_src("examples/fused_attention/fused_attention.tile");
-  enum { NFLAGS = 8 };
+  enum { NFLAGS = 9 };
   static const char *names[NFLAGS] = {"no_line_info", "tree_reductions", "no_stmatrix", "embed_ptx", "-O0",
-                                      "no_tma_rings", "tma_rings_all", "no_smem_home"};
+                                      "no_tma_rings", "tma_rings_all", "no_smem_home", "no_wide_stores"};
   /* homes: a loop summing rows too wide for one warp's registers */
   static const char wide[] = "kernel colsum(x: *f32, s: *f32, n: i32) warps(1) {\n"
                              "    let cols = arange(0, 4096);\n"
@@ -118,6 +118,7 @@ static void test_each_flag(void **state) {
     case 5: o.no_tma_rings = 1, c.no_tma_rings = 1; break;
     case 6: o.tma_rings_all = 1, c.tma_rings_all = 1; break;
     case 7: o.no_smem_home = 1, c.no_smem_home = 1; break;
+    case 8: o.no_wide_stores = 1, c.no_wide_stores = 1; break; /* the attention's O, dQ, dK, dV stores */
     }
     print_message("option %s\n", names[i]);
     same_as_tilec(s, &o, &c, keys[i]);
