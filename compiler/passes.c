@@ -159,12 +159,13 @@ static const Layout *wide_store(P *p, TValue *ptr, TValue *val, const Layout *mm
   const AxisInfo *ax = ax_get(p->c, ptr);
   int64_t cols = 16 / eb;
   if (cols > 8) cols = 8;
-  while (cols > 2 && (ax->contig[1] < cols || ax->div[1] % (cols * eb))) cols /= 2;
-  if (cols <= 2) return mma;
-  const Layout *w = ly_mma_wide(p->c, mma, (int)cols);
-  LinLayout lin;
-  if (!ly_linear(w, 2, val->type->shape, p->warps, &lin, NULL)) return mma;
-  return w;
+  for (; cols > 2; cols /= 2) {
+    if (ax->contig[1] < cols || ax->div[1] % (cols * eb)) continue;
+    const Layout *w = ly_mma_wide(p->c, mma, (int)cols);
+    LinLayout lin; /* (too few columns a warp for 8: try 4) */
+    if (ly_linear(w, 2, val->type->shape, p->warps, &lin, NULL)) return w;
+  }
+  return mma;
 }
 
 static int ilog2(int x) {
