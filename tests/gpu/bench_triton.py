@@ -64,6 +64,8 @@ def parse_args(argv=None):
                     "small"), help="the Triton kernels' autotuning lists: the tutorials' own (full), the "
                     "Hopper winners among them (small), one config (none)")
     ap.add_argument("--dry-run", action="store_true", help="Tile side only, tiny shapes, on the emulator")
+    ap.add_argument("--attn-ctx", default="", help="comma-separated sequence lengths for the attention cases "
+                    "(default 1024,4096,16384; --quick: 4096)")
     a = ap.parse_args(argv)
     a.only = [x for x in a.only.split(",") if x]
     for x in a.only:
@@ -606,6 +608,8 @@ def _attn_shapes(E):
     if E.dry:
         return [(1, 2, 128, 64, False), (1, 2, 128, 64, True)]
     ctx = [1024, 4096, 16384] if not E.args.quick else [4096]
+    if E.args.attn_ctx:
+        ctx = [int(x) for x in E.args.attn_ctx.split(",") if x]
     out = []
     for d, z, h in ((64, 4, 32), (128, 4, 16)):
         for n in ctx:
