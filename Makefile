@@ -31,7 +31,7 @@ LDLIBS   := -ldl -lpthread -lm
 
 # --- sources -------------------------------------------------------------
 COMP_SRCS := $(filter-out compiler/main.c,$(wildcard compiler/*.c))
-COMP_OBJS := $(COMP_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/lexer.o $(B)/obj/gen/stdlib.o
+COMP_OBJS := $(COMP_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/lexer.o $(B)/obj/gen/stdlib.o $(B)/obj/gen/build_id.o
 EMU_SRCS  := $(wildcard emu/*.c)
 EMU_OBJS  := $(EMU_SRCS:%.c=$(B)/obj/%.o)
 JIT_SRCS  := runtime/jit.c runtime/cache.c runtime/autotune.c
@@ -55,6 +55,13 @@ $(B)/gen/lexer.c: compiler/lexer.re compiler/tilec_int.h
 $(B)/gen/stdlib.c: $(DSL_FILES) scripts/embed.sh
 	@mkdir -p $(dir $@)
 	sh scripts/embed.sh $@ $(DSL_FILES)
+
+# The compiler's build identity (in tilec_version(), so in the JIT's cache
+# keys): a hash of everything that decides the code it emits.
+$(B)/gen/build_id.c: $(COMP_SRCS) $(wildcard compiler/*.h) compiler/lexer.re include/tile/tilec.h $(DSL_FILES) \
+		     scripts/build_id.sh
+	@mkdir -p $(dir $@)
+	sh scripts/build_id.sh $@ $(COMP_SRCS) $(wildcard compiler/*.h) compiler/lexer.re include/tile/tilec.h $(DSL_FILES)
 
 # --- objects ------------------------------------------------------------------
 $(B)/obj/compiler/%.o: compiler/%.c $(wildcard compiler/*.h) include/tile/tilec.h

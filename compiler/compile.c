@@ -28,7 +28,10 @@ void tilec_options_init(tilec_options *o) {
   o->max_errors = 20;
 }
 
-const char *tilec_version(void) { return "tilec " TILEC_VERSION_STRING " (LLVM/MLIR 22)"; }
+/* the version and the build identity (build/gen/build_id.c: a hash of the
+ * compiler's sources), so that a JIT cache entry of another build's code
+ * generation is never taken for this one's */
+const char *tilec_version(void) { return tc_version; }
 
 static const char *emit_names[] = {"tokens", "ast", "tir", "mlir", "llvm", "ptx", "cubin", "meta"};
 

@@ -775,5 +775,8 @@ void st_report(Ctx *c, const char *filename, double seconds, Buf *out);
 
 /* ---- stdlib (generated from the .tile files in dsl/std) ---- */
 const char *tc_stdlib_lookup(const char *name, size_t *len);
+/* "tilec VERSION (LLVM/MLIR 22, build ID)": build/gen/build_id.c (scripts/build_id.sh), ID a hash of the
+ * compiler's sources */
+extern const char tc_version[];
 
 #endif

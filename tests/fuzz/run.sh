@@ -41,8 +41,9 @@ OBJ=$FB/obj
 BIN=$FB/fuzz_frontend
 JOBS=${MAKE_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
-# --- generated sources (re2c lexer, embedded stdlib) ---------------------
-make -s B="$GB" "$GB/gen/lexer.c" "$GB/gen/stdlib.c" || { echo "run.sh: cannot generate the lexer/stdlib" >&2; exit 2; }
+# --- generated sources (re2c lexer, embedded stdlib, build identity) ------
+make -s B="$GB" "$GB/gen/lexer.c" "$GB/gen/stdlib.c" "$GB/gen/build_id.c" ||
+  { echo "run.sh: cannot generate the lexer/stdlib/build id" >&2; exit 2; }
 
 # --- does this clang have libFuzzer? -------------------------------------
 mkdir -p "$OBJ" "$FB/artifacts" "$FB/corpus" "$FB/cwd"
@@ -67,7 +68,7 @@ MLIR_LIBS=$(printf 'print-mlir-libs:\n\t@echo $(MLIR_LIBS)\n' |
  -lMLIRCAPITransforms -lMLIRCAPITarget -lMLIRCAPILLVM -lMLIRCAPINVVM -lMLIRCAPIArith -lMLIRCAPISCF \
  -lMLIRCAPIControlFlow -lMLIRCAPIIR -lMLIR -lLLVM-22 -lstdc++ -Wl,-rpath,$LLVM_DIR/lib"
 HDRS="$(ls compiler/*.h) include/tile/tilec.h tests/fuzz/run.sh"
-SRCS="$(ls compiler/*.c | grep -v '^compiler/main\.c$') $GB/gen/lexer.c $GB/gen/stdlib.c tests/fuzz/fuzz_frontend.c"
+SRCS="$(ls compiler/*.c | grep -v '^compiler/main\.c$') $GB/gen/lexer.c $GB/gen/stdlib.c $GB/gen/build_id.c tests/fuzz/fuzz_frontend.c"
 
 newer() { # newer TARGET FILES...: true when TARGET is missing or older than one of FILES
   t=$1; shift

@@ -605,6 +605,13 @@ static void test_files_and_names(void **state) {
   assert_int_equal(tilec_emit_parse("asm", &e), -1);
   assert_string_equal(tilec_emit_name((tilec_emit)99), "?");
   has(tilec_version(), TILEC_VERSION_STRING, "version");
+  /* the build identity (scripts/build_id.sh): 12 hex digits, so that JIT
+   * cache keys differ between builds whose code generation can differ */
+  const char *b = strstr(tilec_version(), ", build ");
+  assert_non_null(b);
+  b += strlen(", build ");
+  for (int i = 0; i < 12; i++) assert_true(b[i] && strchr("0123456789abcdef", b[i]));
+  assert_int_equal(b[12], ')');
   if (have_ptxas()) {
     char ver[128];
     tilec_options_init(&o);
