@@ -121,7 +121,7 @@ static void test_pipelined_multi(void **state) {
   assert_non_null(src);
   /* dK, dV: four dots */
   char *t = kernel_tir(src, "attn_bwd_dkdv", NULL, 0);
-  has(t, "// pipeline: dot at 153:15 and the 3 after it pipelined: 4 stages of 2 tiles through cp.async (copies 3 iterations "
+  has(t, "// pipeline: dot at 156:15 and the 3 after it pipelined: 4 stages of 2 tiles through cp.async (copies 3 iterations "
          "ahead; not TMA: --no-tma-rings) into 128-byte swizzled shared memory (32768 bytes), a x b of each dot: staged x ring 1^T "
          "(early); registers x ring 2; staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups, the early "
          "ones (operands in shared memory) issued together at the first and each waited for where it is used, the "
@@ -147,7 +147,7 @@ static void test_pipelined_multi(void **state) {
   free(t);
   /* dQ: three dots */
   t = kernel_tir(src, "attn_bwd_dq", NULL, 0);
-  has(t, "// pipeline: dot at 226:14 and the 2 after it pipelined: 4 stages of 2 tiles through cp.async (copies 3 iterations "
+  has(t, "// pipeline: dot at 229:14 and the 2 after it pipelined: 4 stages of 2 tiles through cp.async (copies 3 iterations "
          "ahead; not TMA: --no-tma-rings) into 128-byte swizzled shared memory (65536 bytes), a x b of each dot: staged x ring 1^T "
          "(early); staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups, the early ones",
       "dq's note");
@@ -177,12 +177,12 @@ static void test_pipelined_multi(void **state) {
   /* what stops it, said */
   tilec_define st0 = {"BWD_STAGES", "0"}; /* the backward kernels' stages(BWD_STAGES) */
   t = kernel_tir(src, "attn_bwd_dkdv", &st0, 1);
-  has(t, "dot at 153:15 and the 3 after it not pipelined: stages(0)", "stages(0)");
+  has(t, "dot at 156:15 and the 3 after it not pipelined: stages(0)", "stages(0)");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
   tilec_define w4 = {"WARPS", "4"};
   t = kernel_tir(src, "attn_bwd_dq", &w4, 1);
-  has(t, "dot at 226:14 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps",
+  has(t, "dot at 229:14 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps",
       "M = 128 on 4 warps");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
@@ -190,7 +190,7 @@ static void test_pipelined_multi(void **state) {
   char *s1 = spliced(src, "    let dsT = pT * (dpT - di[None, :]);",
                      "    let di2 = di + sum(dob as f32, axis = 1) * 0.0;\n    let dsT = pT * (dpT - di2[None, :]);");
   t = kernel_tir(s1, "attn_bwd_dkdv", NULL, 0);
-  has(t, "dot at 158:10 not pipelined: b is used by more than the dot", "dO read by more than the dots");
+  has(t, "dot at 161:10 not pipelined: b is used by more than the dot", "dO read by more than the dots");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
   free(s1);
@@ -253,8 +253,8 @@ static void test_pipelined_multi_tma(void **state) {
    * all), each loop 3 prologue iterations and 1 in the body of two tiles, no cp.async left */
   t = kernel_tir_n(src, "attn_bwd", (tilec_define[]){{"CAUSAL", "true"}, {"BN2", "32"}}, 2, 2);
   lacks(t, "keeps cp.async", "a loop left on cp.async");
-  has(t, "dot at 153:15 and the 3 after it pipelined: 4 stages of 2 tiles by TMA 3 iterations ahead", "dK/dV's note");
-  has(t, "dot at 226:14 and the 2 after it pipelined: 4 stages of 2 tiles by TMA 3 iterations ahead", "dQ's note");
+  has(t, "dot at 156:15 and the 3 after it pipelined: 4 stages of 2 tiles by TMA 3 iterations ahead", "dK/dV's note");
+  has(t, "dot at 229:14 and the 2 after it pipelined: 4 stages of 2 tiles by TMA 3 iterations ahead", "dQ's note");
   has(t, "__ring_7: tma<f16, [32, 64], swizzle 128>", "the eighth descriptor");
   assert_int_equal(op_count(t, "tma_load"), 48);
   assert_int_equal(op_count(t, "async_copy"), 0);
@@ -431,7 +431,7 @@ static void test_pipelined_multi_d128(void **state) {
   tilec_define d128[] = {{"HEAD_DIM", "128"}, {"CAUSAL", "true"}},
                b64[] = {{"HEAD_DIM", "128"}, {"BN1", "64"}, {"BM2", "64"}};
   char *t = kernel_tir(src, "attn_bwd_dkdv", d128, 1);
-  has(t, "// pipeline: dot at 153:15 and the 3 after it pipelined: 3 stages of 2 tiles through cp.async (copies 2 iterations "
+  has(t, "// pipeline: dot at 156:15 and the 3 after it pipelined: 3 stages of 2 tiles through cp.async (copies 2 iterations "
          "ahead; not TMA: --no-tma-rings) into 128-byte swizzled shared memory (49152 bytes), a x b of each dot: staged x ring 1^T "
          "(early); registers x ring 2; staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups",
       "dkdv's note at d128");
@@ -444,7 +444,7 @@ static void test_pipelined_multi_d128(void **state) {
   every_tile_has_layout(t);
   free(t);
   t = kernel_tir(src, "attn_bwd_dq", d128, 1);
-  has(t, "// pipeline: dot at 226:14 and the 2 after it pipelined: 3 stages of 2 tiles through cp.async (copies 2 iterations "
+  has(t, "// pipeline: dot at 229:14 and the 2 after it pipelined: 3 stages of 2 tiles through cp.async (copies 2 iterations "
          "ahead; not TMA: --no-tma-rings) into 128-byte swizzled shared memory (49152 bytes), a x b of each dot: staged x ring 1^T "
          "(early); staged x ring 2^T (early); registers x ring 1; each dot a wgmma on 2 warpgroups",
       "dq's note at d128");
@@ -468,21 +468,21 @@ static void test_pipelined_multi_d128(void **state) {
   free(t);
   /* 64-row blocks on 8 warps: refused, every dot left for mma.sync */
   t = kernel_tir(src, "attn_bwd_dkdv", b64, 3);
-  has(t, "dot at 153:15 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps (M = 64 on 8 "
+  has(t, "dot at 156:15 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps (M = 64 on 8 "
          "warps)",
       "BN1 = 64 on 8 warps");
   assert_int_equal(op_count(t, "mma_async"), 0);
   assert_int_equal(op_count(t, "dot"), 8);
   free(t);
   t = kernel_tir(src, "attn_bwd_dq", b64, 3);
-  has(t, "dot at 226:14 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps (M = 64 on 8 "
+  has(t, "dot at 229:14 not pipelined: each warpgroup computes 64 rows on wgmma, so M must be 16 x warps (M = 64 on 8 "
          "warps)",
       "BM2 = 64 on 8 warps");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
   /* head dim 256 on 4 stages: the staged tiles and the rings no longer fit, said */
   t = kernel_tir(src, "attn_bwd_dkdv", (tilec_define[]){{"HEAD_DIM", "256"}, {"BWD_STAGES", "4"}}, 2);
-  has(t, "dot at 153:15 and the 3 after it not pipelined: 4 stages of 32768 bytes do not fit in shared memory",
+  has(t, "dot at 156:15 and the 3 after it not pipelined: 4 stages of 32768 bytes do not fit in shared memory",
       "d256's rings");
   assert_int_equal(op_count(t, "mma_async"), 0);
   free(t);
