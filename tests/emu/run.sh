@@ -237,35 +237,28 @@ if "$B/bin/tilec" -o "$T/mmn.cubin" tests/emu/matmul_nested.tile; then
 else
   echo "FAIL tests/emu/matmul_nested.tile does not compile"; fail=1
 fi
+# mm_sizes TILE LABEL "M N K"...: TILE (matmul_host's kernel) compiled, then
+# matmul_host on each size under an adversarial schedule
+mm_sizes() {
+  src=$1 label=$2; shift 2
+  n=$#
+  if ! "$B/bin/tilec" -o "$T/mm.cubin" "$src"; then echo "FAIL $src does not compile"; fail=1; return; fi
+  for sz in "$@"; do
+    set -- $sz
+    if ! TILE_EMU_SEED=adversarial:3 timeout 300 "$B/examples/matmul_host" --cubin "$T/mm.cubin" --size $1 --size $2 \
+         --size $3 > "$T/log" 2>&1 || ! grep -q " OK$" "$T/log"; then
+      echo "FAIL $label ($sz):"; tail -n 3 "$T/log"; fail=1; return
+    fi
+  done
+  echo "ok   $label ($n sizes, adversarial)"
+}
 # the same with Triton's pointer increments (pa += BK): carried pointers
 # advanced for the copies issued ahead
-if "$B/bin/tilec" -o "$T/mmp.cubin" tests/emu/matmul_ptrinc.tile; then
-  ok=1
-  for sz in "1 1 1" "200 300 300" "129 257 72"; do
-    set -- $sz
-    TILE_EMU_SEED=adversarial:3 timeout 300 "$B/examples/matmul_host" --cubin "$T/mmp.cubin" --size $1 --size $2 --size $3 \
-      > "$T/log" 2>&1 && grep -q " OK$" "$T/log" || { ok=0; break; }
-  done
-  if [ $ok = 1 ]; then echo "ok   the pipelined dot with pointers the loop advances (3 sizes, adversarial)"
-  else echo "FAIL the pipelined dot with pointer increments ($sz):"; tail -n 3 "$T/log"; fail=1; fi
-else
-  echo "FAIL tests/emu/matmul_ptrinc.tile does not compile"; fail=1
-fi
+mm_sizes tests/emu/matmul_ptrinc.tile "the pipelined dot with pointers the loop advances" "1 1 1" "200 300 300" "129 257 72"
 # a dot's result stored 16 bytes a thread (the wide-store layout: 8 columns
 # a thread after warp shuffles) from mma.sync's 4 x 2 warps, masked at
 # ragged M and N (K <= 64: the kernel's one dot)
-if "$B/bin/tilec" -o "$T/dw.cubin" tests/emu/dot_wide.tile; then
-  ok=1
-  for sz in "64 128 64" "100 77 40" "1 9 1" "130 250 64"; do
-    set -- $sz
-    TILE_EMU_SEED=adversarial:3 timeout 300 "$B/examples/matmul_host" --cubin "$T/dw.cubin" --size $1 --size $2 --size $3 \
-      > "$T/log" 2>&1 && grep -q " OK$" "$T/log" || { ok=0; break; }
-  done
-  if [ $ok = 1 ]; then echo "ok   a dot's result in the wide-store layout (4 sizes, adversarial)"
-  else echo "FAIL the wide-store layout ($sz):"; tail -n 3 "$T/log"; fail=1; fi
-else
-  echo "FAIL tests/emu/dot_wide.tile does not compile"; fail=1
-fi
+mm_sizes tests/emu/dot_wide.tile "a dot's result in the wide-store layout" "64 128 64" "100 77 40" "1 9 1" "130 250 64"
 # the Triton-style matmul on sm_100a (pipeline_sm100.c): the tiles by TMA
 # (the example's cubin) or cp.async (pointer increments), tcgen05.mma into
 # tensor memory committed to the slots' mbarriers, the accumulator read back
