@@ -221,18 +221,23 @@ static MlirValue smem_addr(Lw *L, const SmemAddr *a, const LinLayout *lin, int g
  * addressed by smem_addr (an address per register group recomputed from
  * (r, c) each time cost ptxas 32 live registers for the accumulator of a
  * 64 x 128 tile). */
+/* A row tile in a [1, n] view (home.c's accumulators, pipeline_rows.c's
+ * rings): its layout as row 0 of a 2-D one. */
+static void as_row(LinLayout *lin) {
+  if (lin->rank != 1) return;
+  lin->rank = 2;
+  lin->shape[1] = lin->shape[0], lin->shape[0] = 1;
+  for (int i = 0; i < lin->nreg; i++) lin->reg[i][1] = lin->reg[i][0], lin->reg[i][0] = 0;
+  for (int i = 0; i < lin->nlane; i++) lin->lane[i][1] = lin->lane[i][0], lin->lane[i][0] = 0;
+  for (int i = 0; i < lin->nwarp; i++) lin->warp[i][1] = lin->warp[i][0], lin->warp[i][0] = 0;
+}
+
 static bool smem_move(Lw *L, TOp *op, bool store) {
   TValue *view = op->opnds[0], *tile = store ? op->opnds[1] : op->res[0];
   const Type *t = view->type;
   LinLayout lin;
   if (!lw_linear(L, tile, &lin)) return false;
-  if (lin.rank == 1) { /* a row tile in a [1, n] view (home.c's accumulators): as row 0 */
-    lin.rank = 2;
-    lin.shape[1] = lin.shape[0], lin.shape[0] = 1;
-    for (int i = 0; i < lin.nreg; i++) lin.reg[i][1] = lin.reg[i][0], lin.reg[i][0] = 0;
-    for (int i = 0; i < lin.nlane; i++) lin.lane[i][1] = lin.lane[i][0], lin.lane[i][0] = 0;
-    for (int i = 0; i < lin.nwarp; i++) lin.warp[i][1] = lin.warp[i][0], lin.warp[i][0] = 0;
-  }
+  as_row(&lin);
   if (store && (op->flags & OPF_TRANS)) { /* element (r, c) of the tile goes to (c, r) of the view */
     int sw = lin.shape[0];
     lin.shape[0] = lin.shape[1], lin.shape[1] = sw;
@@ -281,6 +286,7 @@ static bool lower_async_copy(Lw *L, TOp *op) {
   const Type *t = view->type;
   LinLayout lin;
   if (!lw_linear(L, ptr, &lin)) return false;
+  as_row(&lin);
   if (op->flags & OPF_TRANS) { /* element (r, c) of the tile goes to (c, r) of the view */
     int sw = lin.shape[0];
     lin.shape[0] = lin.shape[1], lin.shape[1] = sw;

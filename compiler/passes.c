@@ -951,12 +951,15 @@ bool pass_run(Ctx *c, TModule *m) {
     TFunc *f = m->kernels.data[k];
     P p = {.c = c, .f = f, .warps = f->warps};
     ax_analyze(c, f);
+    if (!pl_check_stages(c, f)) return false;
     if (!pm_run(c, f)) { /* loops of two to four dots, else one dot */
       if (c->sm >= 100) pb_run(c, f);
       else pl_run(c, f);
     }
     if (c->nerrors) return false;
     hm_run(c, f); /* accumulators the registers cannot hold, to shared memory (home.c) */
+    pr_run(c, f); /* a dot-less loop's loads through rings, with stages(S) (pipeline_rows.c) */
+    if (c->nerrors) return false;
     ax_analyze(c, f); /* again, for what the pipeline made */
     plan_smem(c, f);
     check_arrives(c, f->body, (Pending){0});

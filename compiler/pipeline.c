@@ -107,18 +107,18 @@ bool pl_is_zero(const TValue *v) {
 
 /* Does mask m keep a prefix of each aligned run of `vec` elements along
  * dimension d (so that a chunk's copy reads its first n elements)? */
-static bool prefix_mask(Ctx *c, TValue *m, int d, int vec, int depth) {
+bool pl_prefix_mask(Ctx *c, TValue *m, int d, int vec, int depth) {
   if (depth > 16 || m->type->kind != TY_TILE) return false;
   if (m->type->shape[d] == 1 || ax_get(c, m)->constancy[d] % vec == 0) return true;
   TOp *op = m->def;
   if (!op) return false;
   switch (op->opc) {
-  case OP_AND: return prefix_mask(c, op->opnds[0], d, vec, depth + 1) && prefix_mask(c, op->opnds[1], d, vec, depth + 1);
+  case OP_AND: return pl_prefix_mask(c, op->opnds[0], d, vec, depth + 1) && pl_prefix_mask(c, op->opnds[1], d, vec, depth + 1);
   case OP_BROADCAST:
-  case OP_CONVERT: return prefix_mask(c, op->opnds[0], d, vec, depth + 1);
+  case OP_CONVERT: return pl_prefix_mask(c, op->opnds[0], d, vec, depth + 1);
   case OP_EXPAND_DIMS:
     if (op->axis == d) return true;
-    return prefix_mask(c, op->opnds[0], d > op->axis ? d - 1 : d, vec, depth + 1);
+    return pl_prefix_mask(c, op->opnds[0], d > op->axis ? d - 1 : d, vec, depth + 1);
   case OP_CMP: {
     /* x < y or y > x: x steps by one along d, y constant along it */
     TValue *x = op->opnds[0], *y = op->opnds[1];
@@ -141,7 +141,7 @@ static bool in_slice(const Slice *s, const TOp *op) {
 }
 
 /* Is v the same in every iteration of the loop whose body is body? */
-static bool invariant(TBlock *body, TValue *v, int depth) {
+bool pl_invariant(TBlock *body, TValue *v, int depth) {
   if (depth > 32) return false;
   if (!v->def) return v->block != body;
   TOp *d = v->def;
@@ -150,11 +150,12 @@ static bool invariant(TBlock *body, TValue *v, int depth) {
                        d->opc == OP_EXPAND_DIMS || d->opc == OP_BROADCAST || d->opc == OP_CONVERT))
     return false;
   for (int i = 0; i < d->nopnds; i++)
-    if (!invariant(body, d->opnds[i], depth + 1)) return false;
+    if (!pl_invariant(body, d->opnds[i], depth + 1)) return false;
   return true;
 }
 
 static bool collect(Pl *p, Slice *s, TBlock *body, TValue *v, int depth);
+bool pl_collect(Pl *p, Slice *s, TBlock *body, TValue *v) { return collect(p, s, body, v, 0); }
 
 /* v, carried by the loop: its yield must be v + step (step invariant). */
 static bool carried(Pl *p, Slice *s, TBlock *body, TValue *v, int depth) {
@@ -166,7 +167,7 @@ static bool carried(Pl *p, Slice *s, TBlock *body, TValue *v, int depth) {
   TValue *step = NULL;
   if (d && d->block == body && (d->opc == OP_PTR_ADD || d->opc == OP_ADD) && d->opnds[0] == v) step = d->opnds[1];
   else if (d && d->block == body && d->opc == OP_ADD && d->opnds[1] == v) step = d->opnds[0];
-  if (!step || !invariant(body, step, 0) || s->ncarried == PL_MAX_CARRIED || v->type->kind != step->type->kind)
+  if (!step || !pl_invariant(body, step, 0) || s->ncarried == PL_MAX_CARRIED || v->type->kind != step->type->kind)
     return s->why = "its addresses depend on a value the loop carries, other than one it advances by the same step "
                     "every iteration",
            false;
@@ -506,7 +507,7 @@ bool pl_check_operand(Pl *p, TValue *v, TBlock *body, Operand *o, const char **w
     return *why = "is not known to be read in aligned 16-byte runs (a pointer align(16) and row strides multiple_of(8) "
                   "for 16-bit elements let the compiler see it)",
            false;
-  if ((ld->flags & OPF_MASK) && !prefix_mask(c, ld->opnds[1], o->cd, vec, 0))
+  if ((ld->flags & OPF_MASK) && !pl_prefix_mask(c, ld->opnds[1], o->cd, vec, 0))
     return *why = "has a mask that does not keep a prefix of each 16-byte run (it should be `offs < n` terms and "
                   "masks constant along the contiguous dimension)",
            false;
@@ -998,6 +999,14 @@ TOp *pl_first_loop_dot(TFunc *f, TOp **fop) {
   ir_walk(f->body, find, &fd);
   *fop = fd.fop;
   return fd.dot;
+}
+
+bool pl_check_stages(Ctx *c, TFunc *f) {
+  TOp *fop, *dot = pl_first_loop_dot(f, &fop);
+  if (!dot || f->stages != 2) return true;
+  dg_error(c, dot->loc, "stages(2): a dot's pipeline has 3 to 8 slots of shared memory per operand (the slots the "
+                        "wgmmas still read, the rest being filled)");
+  return false;
 }
 
 /* One dot per kernel, the first in a loop (pipeline_multi.c takes the

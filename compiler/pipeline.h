@@ -9,7 +9,8 @@
  * allocated (pl_smem_in_use), and the TMA form's pieces (pl_add_desc,
  * pl_bar_slot, pl_tma_issue, pl_tma_epilogue). pipeline_multi.c: loops
  * with two to four dots (pm_run, tilec_int.h). pipeline_sm100.c: the
- * single-dot K loop on sm_100a, on tcgen05 (pb_run, tilec_int.h). */
+ * single-dot K loop on sm_100a, on tcgen05 (pb_run, tilec_int.h). pipeline_rows.c:
+ * a dot-less loop's plain loads through unswizzled rings (pr_run, tilec_int.h). */
 #ifndef TILEC_PIPELINE_H
 #define TILEC_PIPELINE_H
 #include "tilec_int.h"
@@ -97,6 +98,13 @@ void pl_tma_step(Pl *p, TOp *before, Operand *ops, int nops, TValue **rings, TVa
                  TValue *it, TValue *cur, TValue *nxt, int S, int D, int warps, Loc loc);
 /* the store of the accumulator after fin (M x N, fin's result) staged on the B ring and written by TMA, if it fits */
 void pl_tma_epilogue(Pl *p, TOp *fin, TValue *ringb, int64_t ringb_bytes, int warps, Loc loc);
+
+/* slices: the ops of body that v is computed from, into s (false and s->why if they cannot be cloned) */
+bool pl_collect(Pl *p, Slice *s, TBlock *body, TValue *v);
+/* v is the same in every iteration of the loop whose body is body */
+bool pl_invariant(TBlock *body, TValue *v, int depth);
+/* mask m keeps a prefix of each aligned run of vec elements along dimension d */
+bool pl_prefix_mask(Ctx *c, TValue *m, int d, int vec, int depth);
 
 /* pipeline.c: the first dot directly inside a loop, and that loop */
 TOp *pl_first_loop_dot(TFunc *f, TOp **fop);

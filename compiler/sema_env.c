@@ -249,7 +249,8 @@ void sm_declare_globals(S *s, Program *p) {
 
 /* A kernel's attributes: warps(N), cluster(X, Y, Z), maxnreg(R) and
  * stages(S), the depth of the software pipeline pipeline.c builds for a
- * `dot` in a loop (0: none). */
+ * `dot` in a loop (0: none; 3 to 8), or of the rings pipeline_rows.c puts a
+ * dot-less loop's loads through (2 to 8). */
 void sm_kernel_attrs(S *s, Func *f, TFunc *kf) {
   Ctx *c = s->c;
   kf->warps = 4;
@@ -295,9 +296,9 @@ void sm_kernel_attrs(S *s, Func *f, TFunc *kf) {
     } else if (!strcmp(a->name, "stages")) {
       int64_t n;
       if (a->nargs != 1 || !sm_const_int(s, sm_eval(s, a->args[0]), a->loc, "stages", &n)) continue;
-      if (n < 0 || n > 8 || n == 1 || n == 2) {
-        dg_error(c, a->loc, "stages(%lld): a dot's pipeline has 3 to 8 slots of shared memory per operand (the "
-                            "slots the wgmmas still read, the rest being filled), or 0 for none",
+      if (n < 0 || n > 8 || n == 1) {
+        dg_error(c, a->loc, "stages(%lld): a pipeline has 2 to 8 slots of shared memory per tile (a dot's 3 to 8: "
+                            "the slots the wgmmas still read, the rest being filled), or 0 for none",
                  (long long)n);
         continue;
       }

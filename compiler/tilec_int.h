@@ -33,6 +33,7 @@
  * sm_ (sema*.c, builtins*.c), ir_ (tir.c), ly_ (layout.c), ps_/pass_ (passes.c),
  * pl_ (pipeline.c; pipeline.h: what it shares with pipeline_multi.c and pipeline_sm100.c), pm_ (pipeline_multi.c),
  * pb_ (pipeline_sm100.c: the single-dot K loop on Blackwell's tcgen05),
+ * pr_ (pipeline_rows.c: a dot-less loop's plain loads through cp.async rings),
  * hm_ (home.c: loop accumulators too big for the registers, homed in shared memory),
  * ax_ (axisinfo.c), lw_ (lower*.c; lw_tc_ in lower_sm100.c), be_ (backend.c),
  * md_ (meta.c), dsc_ (desc.c), st_ (stats.c: the compile report of
@@ -691,6 +692,8 @@ bool pass_run(Ctx *c, TModule *m);
  * wgmma (sm_90a) that stays in flight for one iteration; what it did, or
  * why it could not, goes to f->notes. Runs before layouts (passes.c). */
 void pl_run(Ctx *c, TFunc *f);
+/* false (and an error at the dot) for stages(2) on a kernel with a dot in a loop (2 is a ring's depth, pr_run) */
+bool pl_check_stages(Ctx *c, TFunc *f);
 
 /* ---- pipeline_multi.c: loops with two to four dots (attention) ----
  * The tiles the loop loads through cp.async rings, those from before it
@@ -718,6 +721,15 @@ void hm_check(Ctx *c, TFunc *f);
  * loop. A dot it cannot take stays on mma.sync; f->notes says why. Runs
  * instead of pl_run on sm_100a. */
 void pb_run(Ctx *c, TFunc *f);
+
+/* ---- pipeline_rows.c: a loop's plain loads through cp.async rings ----
+ * With stages(S) (S >= 2) on a kernel with no dot and no tasks: the tiles
+ * a `for` loop loads at addresses that change with the iteration (16-byte
+ * runs) are copied into rings of S slots of shared memory S - 1 iterations
+ * ahead and read back where they were loaded (the rows of a row-wise
+ * kernel in flight while a row is reduced, without holding them in
+ * registers); f->notes says which. Runs after hm_run. */
+void pr_run(Ctx *c, TFunc *f);
 
 /* ---- axisinfo.c ---- */
 /* Per dimension d of a value (Triton's axis analysis): the tile splits along

@@ -129,6 +129,15 @@ TUT_BENCH += $(TUT_BWD)
 # row: bench_triton.py times it beside the default (LNB_VARIANTS)
 TUT_LNB_SPLIT := $(foreach s,| .s16|+$(TUT_ROW16),layernorm_bwd.f16.b16384.split$(word 1,$(subst |, ,$(s)))|$(TUT_LNB_SRC)|T=f16+BLOCK=16384+WARPS=16+DWDB=false$(word 2,$(subst |, ,$(s))))
 TUT_BENCH += $(TUT_LNB_SPLIT)
+# layernorm_bwd's f16 rows with the row loads through cp.async rings
+# (.ring: stages(RING), compiler/pipeline_rows.c; the next rows in shared
+# memory instead of registers), as an A/B row beside each default build:
+# 3 slots (two rows ahead), one slot refilled at the top of each row at
+# 16384 (two do not fit beside the homed dw/db)
+tut_lnb_ring = $(if $(filter 16384,$(1)),2,3)
+TUT_LNB_RING := $(foreach b,1024 2048 4096 8192 16384,\
+  layernorm_bwd.f16.b$(b).ring.s16|$(TUT_LNB_SRC)|T=f16+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,f16,$(b))$(call tut_lnb_regs,f16,$(b))+RING=$(call tut_lnb_ring,$(b))+$(TUT_ROW16))
+TUT_BENCH += $(TUT_LNB_RING)
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
 tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so

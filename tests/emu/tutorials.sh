@@ -107,6 +107,47 @@ if "$B/bin/tilec" -D T=f16 -D BLOCK=16384 -D WARPS=16 -D DWDB=true -D W_ONCE=fal
 else
   echo "FAIL layernorm_bwd.f16.b16384.home: tilec failed"; cat "$TD/err"; fail=1
 fi
+# a loop's plain loads through cp.async rings (stages(S) on a dot-less
+# kernel, compiler/pipeline_rows.c): layernorm_bwd's rows two ahead
+# (RING=3), and in one slot refilled at the top of each row beside the
+# homed dw/db (16384 columns, RING=2); layernorm's three chunk loops (step
+# BLOCK, a partial last chunk, one chunk); round-robin and adversarial
+# schedules (the emulator fails a read of a slot that this thread's
+# cp.async.wait_group does not cover yet, and a copy into a slot another
+# thread may still read)
+R16="-D n_cols=multiple_of(16) -D stride=multiple_of(16)"
+ringc() { # NAME SOURCE DEFS...: $TD/NAME.cubin
+  rn=$1 rs=$2; shift 2
+  if "$B/bin/tilec" $R16 "$@" -o "$TD/$rn.cubin" "$rs" > "$TD/err" 2>&1 &&
+     "$B/bin/tilec" $R16 "$@" --emit=tir -o - "$rs" 2>/dev/null | grep -q "// ring: loop at .* through cp.async"; then
+    return 0
+  fi
+  echo "FAIL $rn: tilec failed, or no ring in its --emit=tir"; cat "$TD/err"; fail=1; return 1
+}
+if ringc lnb.ring3 examples/layernorm_bwd/layernorm_bwd.tile -D T=f16 -D BLOCK=1024 -D WARPS=4 -D RING=3; then
+  for sched in rr adversarial:3 random:4; do
+    export TILE_EMU_SEED=$sched
+    run layernorm_bwd.f16.ring3.$sched layernorm_bwd_host "$TD/lnb.ring3.cubin" 9 --size 37 --size 1008 --size 5 --seed 3
+  done
+  unset TILE_EMU_SEED
+fi
+if ringc lnb.ring1 examples/layernorm_bwd/layernorm_bwd.tile -D T=f16 -D BLOCK=16384 -D WARPS=16 -D W_ONCE=false \
+     -D RING=2; then
+  for sched in rr adversarial:3; do
+    export TILE_EMU_SEED=$sched
+    run layernorm_bwd.f16.b16384.ring1.$sched layernorm_bwd_host "$TD/lnb.ring1.cubin" 9 --size 7 --size 15872 \
+      --size 3 --seed 5
+  done
+  unset TILE_EMU_SEED
+fi
+if ringc ln.ring3 examples/layernorm/layernorm.tile -D STAGES=3; then
+  for sched in rr adversarial:5; do
+    export TILE_EMU_SEED=$sched
+    run layernorm.ring3.$sched layernorm_host "$TD/ln.ring3.cubin" 3 --size 5 --size 3008 --seed 2
+    run layernorm.ring3.one.$sched layernorm_host "$TD/ln.ring3.cubin" 3 --size 3 --size 16 --seed 4
+  done
+  unset TILE_EMU_SEED
+fi
 rm -rf "$TD"
 # the sm_100a cubins (LLVM pairs f32 arithmetic into f32x2 there, widens
 # 16-bit operands inside fma.f32.f16, folds max reductions into 3-input max);

@@ -401,7 +401,10 @@ def case_layernorm(E):
 # three-kernel form (a third kernel re-reads x and dy for dw/db), against the
 # default's partial sums kept in the row kernel and homed in shared memory
 # by the compiler (compiler/home.c)
-LNB_VARIANTS = (".split", )
+# A/B builds timed beside each default (a row of the table each), and the
+# row lengths they apply to: .split (dw/db by a kernel of their own) for
+# rows of 16384, .ring (row loads through cp.async rings) for f16 rows
+LNB_VARIANTS = ((".split", lambda n, dt: n > 8192), (".ring", lambda n, dt: dt == "f16"))
 
 
 def case_layernorm_bwd(E):
@@ -411,8 +414,10 @@ def case_layernorm_bwd(E):
         shapes = [(4096, 8192, torch.float16), (32768, 4096, torch.float32)]
     if E.dry:
         shapes = [(33, 1000, torch.float16), (21, 700, torch.float32), (5, 15872, torch.float16)]
-    # rows of 16384 also as LNB_VARIANTS' builds, a row of the table each
-    cases = [(M, N, dt, v) for M, N, dt in shapes for v in (("", ) + LNB_VARIANTS if N > 8192 else ("", ))]
+    # also LNB_VARIANTS' builds, a row of the table each
+    tname = lambda dt: "f16" if dt == torch.float16 else "f32"
+    cases = [(M, N, dt, v) for M, N, dt in shapes
+             for v in ("", ) + tuple(name for name, on in LNB_VARIANTS if on(N, tname(dt)))]
     for M, N, dt, variant in cases:
         tn = "f16" if dt == torch.float16 else "f32"
         shape = "%dx%d %s%s" % (M, N, tn, " (%s)" % variant if variant else "")

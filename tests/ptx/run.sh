@@ -216,6 +216,37 @@ if "$TILEC" -D T=f16 -D BLOCK=16384 -D WARPS=16 -D DWDB=true -D W_ONCE=false \
 else
   echo "FAIL layernorm_bwd.home: tilec failed"; cat "$tmp/err"; fail=$((fail+1))
 fi
+# The row loads through cp.async rings (stages(RING), compiler/pipeline_rows.c):
+# the row kernel copies x and dy with 16-byte cp.async (zero-filled past the
+# row's end), waits for all but the newest group (two rows ahead; at 16384
+# columns, one slot beside the homed dw/db, for every group) and reads the
+# rows back 16 bytes a load; w (the same every row) stays a global load.
+# Both assemble with at most a few spilled bytes.
+ring_ptx() { # ring_ptx NAME WAIT DEFS...
+  name=layernorm_bwd.$1 wait_n=$2; shift 2
+  n=$((n+1))
+  ptx=$tmp/lnb_$name.ptx
+  if ! "$TILEC" -D T=f16 -D 'n_cols=multiple_of(16)' -D 'stride=multiple_of(16)' "$@" --emit=ptx -o "$ptx" \
+       examples/layernorm_bwd/layernorm_bwd.tile 2> "$tmp/err"; then
+    echo "FAIL $name: tilec failed"; cat "$tmp/err"; fail=$((fail+1)); return
+  fi
+  awk '/^.visible .entry /{on = ($3 == "layernorm_bwd_dx(")} on' "$ptx" > "$tmp/lnb_ring_dx.ptx"
+  check $name "16-byte cp.async copies of the rows" "$tmp/lnb_ring_dx.ptx" \
+    "cp\.async\.cg\.shared\.global \[[^]]*\], \[[^]]*\], 16"
+  check $name "the wait for the row's copies" "$tmp/lnb_ring_dx.ptx" "cp\.async\.wait_group $wait_n;"
+  check $name "the rows read back 16 bytes a load" "$tmp/lnb_ring_dx.ptx" "ld\.shared\.v4\.b32"
+  check $name "w still a global load" "$tmp/lnb_ring_dx.ptx" "ld\.global[.a-zA-Z0-9_:]*\.v4\.b32"
+  if [ -x "$PTXAS" ] && assemble $name sm_90a "$ptx"; then
+    sp=$(awk '/Function properties for /{on = ($NF == "layernorm_bwd_dx")} on && /bytes spill stores/{print $5; exit}' \
+      "$tmp/ptxas.log")
+    n=$((n+1))
+    if [ -z "$sp" ] || [ "$sp" -gt 32 ]; then
+      echo "FAIL $name: the row kernel spills '${sp:-?}' bytes (at most 32)"; fail=$((fail+1))
+    fi
+  fi
+}
+ring_ptx ring3 1 -D BLOCK=8192 -D WARPS=16 -D W_ONCE=false -D RING=3
+ring_ptx ring1 0 -D BLOCK=16384 -D WARPS=16 -D W_ONCE=false -D RING=2
 # The vector add as the JIT specializes it for n % 16 == 0 (mk/tutorials.mk's
 # vector_add.s16, Triton's specialization): every load and store 16 bytes,
 # with no per-element fallback beside them (the unspecialized build guards
