@@ -107,8 +107,10 @@ static void ring_loop(Pl *p, TOp *fop) {
   TOp *d0 = fop->opnds[0]->def, *d1 = fop->opnds[1]->def;
   if (d0 && d0->opc == OP_CONST && d1 && d1->opc == OP_CONST)
     return note(p, loc, "has no ring: its bounds are constants (unrolled, its loads are all in flight at once)");
+  /* a positive constant, or num_programs (a persistent loop: `range(pid, n, num_programs(0))`) */
   TOp *sd = fop->opnds[2]->def;
-  if (!sd || sd->opc != OP_CONST || sd->ival <= 0) return note(p, loc, "has no ring: its step is not a positive constant");
+  if (!sd || !((sd->opc == OP_CONST && sd->ival > 0) || sd->opc == OP_NUM_PROGRAMS))
+    return note(p, loc, "has no ring: its step is neither a positive constant nor num_programs");
   Operand ops[PR_MAX_LOADS];
   int n = 0;
   TOp *at = NULL;
