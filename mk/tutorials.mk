@@ -138,6 +138,8 @@ tut_lnb_ring = $(if $(filter 16384,$(1)),2,3)
 TUT_LNB_RING := $(foreach b,1024 2048 4096 8192 16384,\
   layernorm_bwd.f16.b$(b).ring.s16|$(TUT_LNB_SRC)|T=f16+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,f16,$(b))$(call tut_lnb_regs,f16,$(b))+RING=$(call tut_lnb_ring,$(b))+$(TUT_ROW16))
 TUT_BENCH += $(TUT_LNB_RING)
+# the layer-norm forward's chunk loops through rings (STAGES=3), an A/B row
+TUT_BENCH += layernorm.ring.s16|examples/layernorm/layernorm.tile|STAGES=3+$(TUT_ROW16)
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
 tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so

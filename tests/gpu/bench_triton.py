@@ -365,14 +365,24 @@ def case_layernorm(E):
     if E.dry:
         shapes = [(17, 1500)]
     eps = 1e-5
-    for M, N in shapes:
+    # and an A/B row of the chunked build with its loads through cp.async
+    # rings (layernorm.ring.s16: STAGES=3, compiler/pipeline_rows.c) where the bundle has it
+    cases = [(M, N, "") for M, N in shapes] + [(M, N, ".ring") for M, N in shapes if N % 16 == 0]
+    for M, N, variant in cases:
         # the whole row in one block on 8 warps when that build exists (as
         # Triton's tutorial picks BLOCK_SIZE and num_warps from N; only
         # specialized ones are built), else layernorm.tile's 1024 on 4
-        lname = "layernorm.b%d" % (1 << (N - 1).bit_length())
-        name = E.spec(lname, N)
-        k = E.kernel(name if name != lname else E.spec("layernorm", N), "layernorm")
-        shape = "%dx%d f32" % (M, N)
+        if variant:
+            try:
+                E.cubin("layernorm%s.s16" % variant)
+            except FileNotFoundError:
+                continue
+            k = E.kernel("layernorm%s.s16" % variant, "layernorm")
+        else:
+            lname = "layernorm.b%d" % (1 << (N - 1).bit_length())
+            name = E.spec(lname, N)
+            k = E.kernel(name if name != lname else E.spec("layernorm", N), "layernorm")
+        shape = "%dx%d f32%s" % (M, N, " (%s)" % variant if variant else "")
         try:
             x = -2.3 + 0.5 * torch.randn(M, N, device=E.dev)
             w = torch.rand(N, device=E.dev)

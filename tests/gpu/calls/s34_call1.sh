@@ -7,7 +7,7 @@ set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 t0=$(date +%s)
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader
-TBENCH=${TBENCH:-200} B=build-tut OUT=$OUT/lnb sh tests/gpu/bench_triton.sh --only layernorm_bwd
+TBENCH=${TBENCH:-200} B=build-tut OUT=$OUT/lnb sh tests/gpu/bench_triton.sh --only layernorm,layernorm_bwd
 echo "== $(( $(date +%s) - t0 )) s"
 NEW=build-tut OLD=build-tut-div ONLY=attn_fwd,softmax CTX=1024 OUT=$OUT/ab timeout ${TAB:-330} sh tests/gpu/ab_triton.sh
 echo "== $(( $(date +%s) - t0 )) s"
