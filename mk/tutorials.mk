@@ -88,6 +88,9 @@ tut_lnb_split = $(if $(filter 16384,$(2)),$(if $(filter f16,$(1)),+W_ONCE=false,
 # row prefetched in f16 (128 registers, no spill: two rows in flight, 18%
 # faster than 8 warps without)
 tut_lnb_regs = $(if $(filter f16.4096,$(1).$(2)),+REGS=128+W_ONCE=false,)$(if $(filter 8192,$(2)),+W_ONCE=false$(if $(filter f16,$(1)),+PREFETCH=true,),)
+# the specialized f16 1024- and 2048-column builds' row loads through rings
+# (RING=3; measured below, at TUT_LNB_RING)
+tut_lnb_ring = $(if $(filter f16.1024 f16.2048,$(1).$(2)),+RING=3,)
 TUT_BENCH := \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
     layernorm_bwd.$(t).b$(b)|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(t),$(b))$(call tut_lnb_regs,$(t),$(b)))) \
@@ -100,7 +103,7 @@ TUT_BENCH := \
   layernorm.s16|examples/layernorm/layernorm.tile|$(TUT_ROW16) \
   $(foreach b,4096 8192,layernorm.b$(b).s16|examples/layernorm/layernorm.tile|BLOCK=$(b)+WARPS=$(if $(filter 8192,$(b)),4,8)+ONE_BLOCK=true+$(TUT_ROW16)) \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
-    layernorm_bwd.$(t).b$(b).s16|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(t),$(b))$(call tut_lnb_regs,$(t),$(b))+$(TUT_ROW16)))
+    layernorm_bwd.$(t).b$(b).s16|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(t),$(b))$(call tut_lnb_regs,$(t),$(b))$(call tut_lnb_ring,$(t),$(b))+$(TUT_ROW16)))
 # The attention forward's block-size variants (bench_triton.py reports the
 # faster, as Triton's tutorial autotunes): .fb32 128 x 32 blocks on 8 warps
 # (126 registers at head dim 128, 96 KiB: two programs an SM), .fm64 64 x 64
@@ -130,16 +133,19 @@ TUT_BENCH += $(TUT_BWD)
 TUT_LNB_SPLIT := $(foreach s,| .s16|+$(TUT_ROW16),layernorm_bwd.f16.b16384.split$(word 1,$(subst |, ,$(s)))|$(TUT_LNB_SRC)|T=f16+BLOCK=16384+WARPS=16+DWDB=false$(word 2,$(subst |, ,$(s))))
 TUT_BENCH += $(TUT_LNB_SPLIT)
 # layernorm_bwd's f16 rows with the row loads through cp.async rings
-# (.ring: stages(RING), compiler/pipeline_rows.c; the next rows in shared
-# memory instead of registers), as an A/B row beside each default build:
-# 3 slots (two rows ahead), one slot refilled at the top of each row at
-# 16384 (two do not fit beside the homed dw/db)
-tut_lnb_ring = $(if $(filter 16384,$(1)),2,3)
-TUT_LNB_RING := $(foreach b,1024 2048 4096 8192 16384,\
-  layernorm_bwd.f16.b$(b).ring.s16|$(TUT_LNB_SRC)|T=f16+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,f16,$(b))$(call tut_lnb_regs,f16,$(b))+RING=$(call tut_lnb_ring,$(b))+$(TUT_ROW16))
+# (stages(RING), compiler/pipeline_rows.c: the next rows in shared memory
+# instead of registers). Measured (docs/perf.md, thirty-fourth session, an
+# H100): RING=3 1.12x the register prefetch at 1024 columns and 1.05x at
+# 2048, even at 4096 and 8192, 0.93x at 15872 (one slot beside the homed
+# dw/db): the specialized 1024 and 2048 builds take RING=3. A/B rows beside
+# each default: .plain (RING=0) where the default rings, .ring (RING=3)
+# where it does not, .ring2 and .ring4 (2 and 4 slots)
+tut_lnb_s16 = T=$(1)+BLOCK=$(2)+WARPS=$(call tut_lnb_warps,$(2))$(call tut_lnb_split,$(1),$(2))$(call tut_lnb_regs,$(1),$(2))
+TUT_LNB_RING := $(foreach b,1024 2048,layernorm_bwd.f16.b$(b).plain.s16|$(TUT_LNB_SRC)|$(call tut_lnb_s16,f16,$(b))+$(TUT_ROW16)) \
+  $(foreach b,4096 8192,layernorm_bwd.f16.b$(b).ring.s16|$(TUT_LNB_SRC)|$(call tut_lnb_s16,f16,$(b))+RING=3+$(TUT_ROW16)) \
+  $(foreach r,2 4,$(foreach b,1024 2048 4096 8192,\
+    layernorm_bwd.f16.b$(b).ring$(r).s16|$(TUT_LNB_SRC)|$(call tut_lnb_s16,f16,$(b))+RING=$(r)+$(TUT_ROW16)))
 TUT_BENCH += $(TUT_LNB_RING)
-# the layer-norm forward's chunk loops through rings (STAGES=3), an A/B row
-TUT_BENCH += layernorm.ring.s16|examples/layernorm/layernorm.tile|STAGES=3+$(TUT_ROW16)
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
 tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so

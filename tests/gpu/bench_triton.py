@@ -365,24 +365,14 @@ def case_layernorm(E):
     if E.dry:
         shapes = [(17, 1500)]
     eps = 1e-5
-    # and an A/B row of the chunked build with its loads through cp.async
-    # rings (layernorm.ring.s16: STAGES=3, compiler/pipeline_rows.c) where the bundle has it
-    cases = [(M, N, "") for M, N in shapes] + [(M, N, ".ring") for M, N in shapes if N % 16 == 0]
-    for M, N, variant in cases:
+    for M, N in shapes:
         # the whole row in one block on 8 warps when that build exists (as
         # Triton's tutorial picks BLOCK_SIZE and num_warps from N; only
         # specialized ones are built), else layernorm.tile's 1024 on 4
-        if variant:
-            try:
-                E.cubin("layernorm%s.s16" % variant)
-            except FileNotFoundError:
-                continue
-            k = E.kernel("layernorm%s.s16" % variant, "layernorm")
-        else:
-            lname = "layernorm.b%d" % (1 << (N - 1).bit_length())
-            name = E.spec(lname, N)
-            k = E.kernel(name if name != lname else E.spec("layernorm", N), "layernorm")
-        shape = "%dx%d f32%s" % (M, N, " (%s)" % variant if variant else "")
+        lname = "layernorm.b%d" % (1 << (N - 1).bit_length())
+        name = E.spec(lname, N)
+        k = E.kernel(name if name != lname else E.spec("layernorm", N), "layernorm")
+        shape = "%dx%d f32" % (M, N)
         try:
             x = -2.3 + 0.5 * torch.randn(M, N, device=E.dev)
             w = torch.rand(N, device=E.dev)
@@ -411,10 +401,11 @@ def case_layernorm(E):
 # three-kernel form (a third kernel re-reads x and dy for dw/db), against the
 # default's partial sums kept in the row kernel and homed in shared memory
 # by the compiler (compiler/home.c)
-# A/B builds timed beside each default (a row of the table each), and the
-# row lengths they apply to: .split (dw/db by a kernel of their own) for
-# rows of 16384, .ring (row loads through cp.async rings) for f16 rows
-LNB_VARIANTS = ((".split", lambda n, dt: n > 8192), (".ring", lambda n, dt: dt == "f16"))
+# A/B builds timed beside each default where the bundle has them (a row of
+# the table each): .split (dw/db by a kernel of their own, rows of 16384);
+# the row loads through cp.async rings (mk/tutorials.mk): .plain (none,
+# where the default has them), .ring (3 slots), .ring2, .ring4
+LNB_VARIANTS = (".split", ".plain", ".ring", ".ring2", ".ring4")
 
 
 def case_layernorm_bwd(E):
@@ -425,9 +416,7 @@ def case_layernorm_bwd(E):
     if E.dry:
         shapes = [(33, 1000, torch.float16), (21, 700, torch.float32), (5, 15872, torch.float16)]
     # also LNB_VARIANTS' builds, a row of the table each
-    tname = lambda dt: "f16" if dt == torch.float16 else "f32"
-    cases = [(M, N, dt, v) for M, N, dt in shapes
-             for v in ("", ) + tuple(name for name, on in LNB_VARIANTS if on(N, tname(dt)))]
+    cases = [(M, N, dt, v) for M, N, dt in shapes for v in ("", ) + LNB_VARIANTS]
     for M, N, dt, variant in cases:
         tn = "f16" if dt == torch.float16 else "f32"
         shape = "%dx%d %s%s" % (M, N, tn, " (%s)" % variant if variant else "")
