@@ -416,7 +416,9 @@ def case_layernorm_bwd(E):
     if E.dry:
         shapes = [(33, 1000, torch.float16), (21, 700, torch.float32), (5, 15872, torch.float16)]
     # also LNB_VARIANTS' builds, a row of the table each
-    cases = [(M, N, dt, v) for M, N, dt in shapes for v in ("", ) + LNB_VARIANTS]
+    # (.split only for rows of 16384: the 1024-column .split build the
+    # emulator runs is unspecialized and not a candidate)
+    cases = [(M, N, dt, v) for M, N, dt in shapes for v in ("", ) + LNB_VARIANTS if v != ".split" or N > 8192]
     for M, N, dt, variant in cases:
         tn = "f16" if dt == torch.float16 else "f32"
         shape = "%dx%d %s%s" % (M, N, tn, " (%s)" % variant if variant else "")
