@@ -295,14 +295,28 @@ def _fmt(x):
 
 # ---- the cases -------------------------------------------------------------
 
+VA_VARIANTS = (".va", ".vb", ".vc", ".vd")
+
+
 def case_vector_add(E):
     torch = E.torch
     sizes = [1 << 28, 1 << 24, 1 << 20] if not E.args.quick else [1 << 28]
     if E.dry:
         sizes = [3000]
-    for n in sizes:
-        k = E.kernel(E.spec("vector_add", n), "vector_add")
-        shape = "n=2^%d" % int(math.log2(n)) if n & (n - 1) == 0 else "n=%d" % n
+    # A/B builds where the bundle has them (VA_VARIANTS: cubins assembled
+    # by hand from edited PTX, e.g. without the warp index's redux.sync or
+    # with .reqntid; named vector_add.s16.SUFFIX), a row each
+    cases = [(n, "") for n in sizes] + [(n, v) for n in sizes for v in VA_VARIANTS if n % 16 == 0]
+    for n, variant in cases:
+        name = E.spec("vector_add", n) + variant
+        if variant:
+            try:
+                E.cubin(name)
+            except FileNotFoundError:
+                continue
+        k = E.kernel(name, "vector_add")
+        shape = ("n=2^%d" % int(math.log2(n)) if n & (n - 1) == 0 else "n=%d" % n) + \
+            (" (%s)" % variant if variant else "")
         try:
             x = torch.rand(n, device=E.dev)
             y = torch.rand(n, device=E.dev)
