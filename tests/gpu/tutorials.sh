@@ -83,6 +83,10 @@ if command -v compute-sanitizer > /dev/null; then
     fused_attention.d128.causal.f16.sm_90a.cubin --size 1 --size 2 --size 300
   san layernorm_bwd.f16.split "memcheck racecheck" layernorm_bwd_host layernorm_bwd.f16.b1024.split.sm_90a.cubin \
     --size 37 --size 1001 --size 5
+  # the row loads through cp.async rings (the specialized 1024-column f16
+  # build: RING=3, compiler/pipeline_rows.c); its columns a multiple of 16
+  san layernorm_bwd.f16.ring "memcheck racecheck synccheck" layernorm_bwd_host \
+    layernorm_bwd.f16.b1024.s16.sm_90a.cubin --size 37 --size 1008 --size 5
   # rows of 16384: dw and db homed in shared memory by the compiler
   san layernorm_bwd.f16.b16384 "memcheck racecheck synccheck" layernorm_bwd_host layernorm_bwd.f16.b16384.sm_90a.cubin \
     --size 40 --size 15872
