@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "testutil.h"
 #include "tile/tilec.h"
 #include "../../emu/emu.h"
+#include "testutil.h"
 
 #include <math.h>
 
@@ -70,22 +70,16 @@ static void test_notes(void **state) {
   free(t);
 }
 
-static EmModule *parse(const char *stages) {
+/* the kernels' PTX at stages(S), with its copies */
+static char *ptx_at(const char *stages) {
   char *ptx = compile(TILEC_EMIT_PTX, stages);
   has(ptx, "cp.async.cg.shared.global", "a cp.async");
-  EmModule *m = NULL;
-  char err[512];
-  if (!em_ptx_parse(ptx, strlen(ptx), &m, err, sizeof err)) {
-    print_error("PTX: %s\n", err);
-    fail();
-  }
-  free(ptx);
-  return m;
+  return ptx;
 }
 
-static void launch(EmModule *m, EmLaunch *l, const char *what) {
+static void launch(const char *ptx, EmLaunch *l, const char *what) {
   char err[1024];
-  if (!em_launch(m, l, err, sizeof err)) {
+  if (!tu_emu_run(ptx, l, err, sizeof err)) {
     print_error("%s: %s\n", what, err);
     fail();
   }
@@ -107,7 +101,7 @@ static void test_rowscale_runs(void **state) {
   for (int i = 0; i < C; i++) w[i] = (float)(tu_xorshift(&seed) % 2001) / 1000.0f - 1.0f;
   const char *ss[] = {"2", "3", "4"};
   for (int si = 0; si < 3; si++) {
-    EmModule *m = parse(ss[si]);
+    char *ptx = ptx_at(ss[si]);
     const int ns[] = {0, 1, 2, 7, R};
     for (size_t q = 0; q < sizeof ns / sizeof ns[0]; q++)
       for (size_t k = 0; k < sizeof scheds / sizeof scheds[0]; k++) {
@@ -123,7 +117,7 @@ static void test_rowscale_runs(void **state) {
                       .ranges = rg, .nranges = 3};
         char what[64];
         snprintf(what, sizeof what, "stages(%s), n_rows %d", ss[si], n);
-        launch(m, &l, what);
+        launch(ptx, &l, what);
         for (int r = 0; r < R; r++) {
           double s = 0;
           for (int j = 0; j < C; j++) s += (double)x[r * C + j] * w[j];
@@ -137,7 +131,7 @@ static void test_rowscale_runs(void **state) {
           }
         }
       }
-    em_module_free(m);
+    free(ptx);
   }
   free(x);
   free(w);
@@ -163,7 +157,7 @@ static void test_colsum_runs(void **state) {
   assert_non_null(xf);
   uint64_t seed = 3;
   for (int i = 0; i < 64 * R; i++) xf[i] = (float)((int)(tu_xorshift(&seed) % 17) - 8), x[i] = f2h(xf[i]);
-  EmModule *m = parse("3");
+  char *ptx = ptx_at("3");
   const int ns[] = {0, 5, 8, R};
   for (size_t q = 0; q < sizeof ns / sizeof ns[0]; q++)
     for (size_t k = 0; k < sizeof scheds / sizeof scheds[0]; k++) {
@@ -178,7 +172,7 @@ static void test_colsum_runs(void **state) {
                     .dyn_smem = 64 * 1024, .sched = scheds[k], .seed = 9, .ranges = rg, .nranges = 2};
       char what[64];
       snprintf(what, sizeof what, "colsum, n_rows %d", n);
-      launch(m, &l, what);
+      launch(ptx, &l, what);
       for (int j = 0; j < 64; j++) {
         float want = 0;
         for (int r = 0; r < n; r++) want += xf[r * 64 + j];
@@ -188,7 +182,7 @@ static void test_colsum_runs(void **state) {
         }
       }
     }
-  em_module_free(m);
+  free(ptx);
   free(x);
   free(y);
   free(xf);
