@@ -95,6 +95,25 @@ TValue *pl_cmp_lt(Pl *p, TOp *before, TValue *a, TValue *b, Loc loc) {
   return op->res[0];
 }
 
+/* Iteration j of fop's loop: lo + j * step (lo for j = 0). */
+TValue *pl_iter(Pl *p, TOp *before, TOp *fop, int j, Loc loc) {
+  TValue *lo = fop->opnds[0], *step = fop->opnds[2];
+  Type *ti = ty_dt(p->c, DT_I32);
+  return j ? pl_bin(p, before, OP_ADD, lo, pl_bin(p, before, OP_MUL, pl_iconst(p, before, ti, j, loc), step, loc), loc)
+           : lo;
+}
+
+/* In fop's body: this iteration's number it = (iv - lo) / step, its slot cur = it % S and the slot D
+ * iterations ahead, nxt = (it + D) % S. */
+void pl_ring_index(Pl *p, TOp *before, TOp *fop, int S, int D, Loc loc, TValue **it, TValue **cur, TValue **nxt) {
+  TValue *iv = fop->regions[0]->args[0], *lo = fop->opnds[0], *step = fop->opnds[2];
+  Type *ti = ty_dt(p->c, DT_I32);
+  *it = pl_bin(p, before, OP_DIV, pl_bin(p, before, OP_SUB, iv, lo, loc), step, loc);
+  *cur = pl_bin(p, before, OP_REM, *it, pl_iconst(p, before, ti, S, loc), loc);
+  *nxt = pl_bin(p, before, OP_REM, pl_bin(p, before, OP_ADD, *it, pl_iconst(p, before, ti, D, loc), loc),
+                pl_iconst(p, before, ti, S, loc), loc);
+}
+
 /* ---- what the loads may be ---- */
 
 /* A splat (or broadcast, or conversion) of the constant zero. */
@@ -897,7 +916,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
   }
   int D = S - 2;
   Type *ti = ty_dt(c, DT_I32);
-  TValue *lo = fop->opnds[0], *hi = fop->opnds[1], *step = fop->opnds[2];
+  TValue *hi = fop->opnds[1], *step = fop->opnds[2];
 
   /* the rings (and for TMA their mbarriers and descriptors), at the kernel's entry */
   TValue *rings[2], *descs[2] = {0}, *full = NULL;
@@ -924,7 +943,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
     }
   /* the prologue: iterations 0 .. D-1 */
   for (int j = 0; j < D; j++) {
-    TValue *k = j ? pl_bin(p, fop, OP_ADD, lo, pl_bin(p, fop, OP_MUL, pl_iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
+    TValue *k = pl_iter(p, fop, fop, j, loc);
     if (tma)
       pl_tma_issue(p, fop, ops, 2, rings, descs, full, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop,
                 true, j, loc);
@@ -932,9 +951,8 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
       copies(p, fop, ops, rings, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop, true, j, loc);
   }
   /* the body, where the dot was */
-  TValue *it = pl_bin(p, dot, OP_DIV, pl_bin(p, dot, OP_SUB, iv, lo, loc), step, loc);
-  TValue *cur = pl_bin(p, dot, OP_REM, it, pl_iconst(p, dot, ti, S, loc), loc);
-  TValue *nxt = pl_bin(p, dot, OP_REM, pl_bin(p, dot, OP_ADD, it, pl_iconst(p, dot, ti, D, loc), loc), pl_iconst(p, dot, ti, S, loc), loc);
+  TValue *it, *cur, *nxt;
+  pl_ring_index(p, dot, fop, S, D, loc, &it, &cur, &nxt);
   TValue *kn = NULL;
   if (tma) { /* every warpgroup is past the wgmma of it - 2 (slot nxt is free) */
     pl_tma_step(p, dot, ops, 2, rings, descs, full, fop, it, cur, nxt, S, D, warps, loc);

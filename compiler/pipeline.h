@@ -72,6 +72,10 @@ TValue *pl_mk1(Pl *p, TOp *before, Opcode opc, Loc loc, int n, TValue **opnds, T
 TValue *pl_iconst(Pl *p, TOp *before, Type *t, int64_t v, Loc loc);
 TValue *pl_bin(Pl *p, TOp *before, Opcode opc, TValue *a, TValue *b, Loc loc);
 TValue *pl_cmp_lt(Pl *p, TOp *before, TValue *a, TValue *b, Loc loc);
+/* iteration j of fop's loop (lo + j * step), for the prologue's copies */
+TValue *pl_iter(Pl *p, TOp *before, TOp *fop, int j, Loc loc);
+/* in fop's body: it = (iv - lo) / step, its slot cur = it % S, the slot D ahead nxt = (it + D) % S */
+void pl_ring_index(Pl *p, TOp *before, TOp *fop, int S, int D, Loc loc, TValue **it, TValue **cur, TValue **nxt);
 /* v (a load in body, or trans of one) as a ring's tile, into *o; else false
  * and *why. shared: the load (and the trans) may have more uses (the
  * caller checked they are all dots of the loop). */

@@ -259,7 +259,7 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
   }
   int D = S - 1; /* the slot of iteration i - 1 is free after the barrier at the top of i (see the top) */
   Type *ti = ty_dt(c, DT_I32);
-  TValue *lo = fop->opnds[0], *hi = fop->opnds[1], *step = fop->opnds[2];
+  TValue *hi = fop->opnds[1], *step = fop->opnds[2];
   if (reuse) { /* every warp is done with the rings' last slots (the previous loop's wgmmas were waited) */
     TOp *b0 = pl_mk(p, fop, OP_NAMED_BAR, loc, 0, NULL, NULL);
     b0->ival = 0, b0->ival2 = 32 * warps;
@@ -283,8 +283,7 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
   /* the prologue: iterations 0 .. D-1, issued before the staged tiles' stores below, which wait for their
    * loads (the forward's Q): the copies' latency and theirs overlap instead of adding up */
   for (int j = 0; j < D; j++) {
-    TValue *k = j ? pl_bin(p, fop, OP_ADD, lo, pl_bin(p, fop, OP_MUL, pl_iconst(p, fop, ti, j, loc), step, loc), loc)
-                  : lo;
+    TValue *k = pl_iter(p, fop, fop, j, loc);
     if (tma)
       pl_tma_issue(p, fop, ops, nops, ps->rings, descs, full, iv, k, pl_cmp_lt(p, fop, k, hi, loc),
                    pl_iconst(p, fop, ti, j, loc), fop, true, j, loc);
@@ -321,10 +320,8 @@ static void pipeline_loop(Pl *p, MultiState *ps, TOp *fop, TOp **dots, int nd) {
   }
   /* the body: this iteration's tiles landed and visible, the copies of it + D issued, then the wgmmas */
   TOp *d0 = dots[0];
-  TValue *it = pl_bin(p, d0, OP_DIV, pl_bin(p, d0, OP_SUB, iv, lo, loc), step, loc);
-  TValue *cur = pl_bin(p, d0, OP_REM, it, pl_iconst(p, d0, ti, S, loc), loc);
-  TValue *nxt = pl_bin(p, d0, OP_REM, pl_bin(p, d0, OP_ADD, it, pl_iconst(p, d0, ti, D, loc), loc),
-                       pl_iconst(p, d0, ti, S, loc), loc);
+  TValue *it, *cur, *nxt;
+  pl_ring_index(p, d0, fop, S, D, loc, &it, &cur, &nxt);
   if (tma) { /* every warp is past the wgmmas of it - 1 (slot nxt is free) */
     pl_tma_step(p, d0, ops, nops, ps->rings, descs, full, fop, it, cur, nxt, S, D, warps, loc);
   } else {

@@ -139,7 +139,7 @@ static void ring_loop(Pl *p, TOp *fop) {
                                              "memory (%lld bytes already allocated; at most %d)",
                                   S, (long long)stage, (long long)used, PL_SMEM_LIMIT));
   Type *ti = ty_dt(c, DT_I32);
-  TValue *lo = fop->opnds[0], *hi = fop->opnds[1], *step = fop->opnds[2];
+  TValue *hi = fop->opnds[1], *step = fop->opnds[2];
   TValue *rings[PR_MAX_LOADS];
   for (int j = 0; j < n; j++) {
     Type *t = ty_tile(c, ops[j].buf->elem, 2, ops[j].buf->shape);
@@ -160,20 +160,15 @@ static void ring_loop(Pl *p, TOp *fop) {
     }
   /* the prologue: iterations 0 .. D-1 */
   for (int j = 0; j < D; j++) {
-    TValue *k = j ? pl_bin(p, fop, OP_ADD, lo, pl_bin(p, fop, OP_MUL, pl_iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
+    TValue *k = pl_iter(p, fop, fop, j, loc);
     pl_copies_n(p, fop, ops, n, rings, iv, k, pl_cmp_lt(p, fop, k, hi, loc), pl_iconst(p, fop, ti, j, loc), fop, true,
                 j, loc);
   }
   /* the body: before its first ring load, wait, synchronize, copy D ahead
    * (one slot: read it first, synchronize again, then refill it) */
-  TValue *cur, *nxt;
-  if (one) {
-    cur = nxt = pl_iconst(p, at, ti, 0, loc);
-  } else {
-    TValue *it = pl_bin(p, at, OP_DIV, pl_bin(p, at, OP_SUB, iv, lo, loc), step, loc);
-    cur = pl_bin(p, at, OP_REM, it, pl_iconst(p, at, ti, S, loc), loc);
-    nxt = pl_bin(p, at, OP_REM, pl_bin(p, at, OP_ADD, it, pl_iconst(p, at, ti, D, loc), loc), pl_iconst(p, at, ti, S, loc), loc);
-  }
+  TValue *it, *cur, *nxt;
+  if (one) cur = nxt = pl_iconst(p, at, ti, 0, loc);
+  else pl_ring_index(p, at, fop, S, D, loc, &it, &cur, &nxt);
   TOp *w = pl_mk(p, at, OP_ASYNC_WAIT, loc, 0, NULL, NULL);
   w->ival = D - 1;
   TOp *bar = pl_mk(p, at, OP_NAMED_BAR, loc, 0, NULL, NULL);

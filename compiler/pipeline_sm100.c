@@ -132,7 +132,7 @@ static void pipeline_dot(Pl *p, TOp *fop, TOp *dot) {
 
   /* the prologue: iterations 0 .. D-1 */
   for (int j = 0; j < D; j++) {
-    TValue *k = j ? pl_bin(p, fop, OP_ADD, lo, pl_bin(p, fop, OP_MUL, pl_iconst(p, fop, ti, j, loc), step, loc), loc) : lo;
+    TValue *k = pl_iter(p, fop, fop, j, loc);
     TValue *valid = pl_cmp_lt(p, fop, k, hi, loc), *si = pl_iconst(p, fop, ti, j, loc);
     if (tma) pl_tma_issue(p, fop, ops, 2, rings, descs, full, iv, k, valid, si, fop, true, j, loc);
     else pl_copies_n(p, fop, ops, 2, rings, iv, k, valid, si, fop, true, j, loc);
