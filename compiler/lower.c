@@ -337,7 +337,24 @@ static void lower_for(Lw *L, TOp *op) {
   bind_args(L, tb, 1, body, 1);
   MlirBlock saved = L->blk;
   L->blk = body;
+  /* the body's first scratch write takes a barrier (the previous
+   * iteration's end is not lowered yet), erased below if neither what the
+   * loop's entry nor what the body's end may still read overlaps it */
+  uint64_t entry_used = L->scr_used;
+  bool entry_known = !L->scr_unknown && !L->if_depth;
+  MlirOperation outer_bar = L->scr_bar;
+  uint64_t outer_bar_used = L->scr_bar_used;
+  L->scr_bar = (MlirOperation){0};
+  L->scr_unknown = true;
+  L->scr_pending = !L->if_depth;
   lower_block(L, tb);
+  if (!mlirOperationIsNull(L->scr_bar) && entry_known && !L->scr_unknown &&
+      !((entry_used | L->scr_used) & L->scr_bar_used)) {
+    mlirOperationRemoveFromParent(L->scr_bar);
+    mlirOperationDestroy(L->scr_bar);
+  }
+  L->scr_bar = outer_bar;
+  L->scr_bar_used = outer_bar_used;
   L->blk = saved;
   L->loc = loc_of(L, op->loc);
   MlirOperation mop = make_region_op(L, "scf.for", nt + 3, opnds, nt, rtypes, 1, &body);
@@ -352,6 +369,7 @@ static void lower_if(Lw *L, TOp *op) {
   for (int r = 0; r < 2; r++) {
     blocks[r] = new_block(L, 0, NULL);
     L->blk = blocks[r];
+    lw_scr_unknown(L);
     lower_block(L, op->regions[r]);
   }
   L->blk = saved;
@@ -372,6 +390,7 @@ static void lower_while(Lw *L, TOp *op) {
     blocks[r] = new_block(L, nt, rtypes);
     bind_args(L, op->regions[r], 0, blocks[r], 0);
     L->blk = blocks[r];
+    lw_scr_unknown(L);
     lower_block(L, op->regions[r]);
   }
   L->blk = saved;
@@ -454,6 +473,7 @@ static void lower_task_body(Lw *L, TOp *op, int i, MlirValue warp, MlirValue lo,
   L->scratch = lw_gep(L, lw_gep(L, L->smem, lw_i32(L, L->kf->smem_static), L->i8, L->ptr3), idx, L->i8, L->ptr3);
   int saved_max = L->smem_max;
   L->smem_max = 0;
+  lw_scr_unknown(L); /* (inside the task's IfScope: it stays so) */
   lower_block(L, tb);
   int task_stride = (L->smem_max + 127) & ~127;
   mlirOperationSetAttributeByName(mlirOpResultGetOwner(stride), sref("value"), mlirIntegerAttrGet(L->i32, task_stride));
@@ -610,7 +630,11 @@ static void lower_block(Lw *L, TBlock *b) {
   for (TOp *op = b->first; op && !L->c->ice && !L->c->nerrors; op = op->next) {
     int before = L->smem_max;
     L->smem_max = 0; /* what this op takes, for the compile report; then the group's maximum again */
+    L->scr_claimed = false;
     lower_op(L, op);
+    /* after a region, or scratch used by an op that did not track it,
+     * any scratch byte may still be read */
+    if (op->nregions || (L->smem_max && !L->scr_claimed)) lw_scr_unknown(L);
     if (L->smem_max && !op->nregions) st_note_scratch(L->c, op, L->smem_max);
     if (L->smem_max < before) L->smem_max = before;
     /* the innermost op that raised the scratch, not the loop around it */
@@ -807,6 +831,10 @@ static void lower_kernel(Lw *L, TFunc *f) {
   L->smem_max = 0;
   ((LwMod *)L)->scratch_op = NULL;
   ((LwMod *)L)->scratch_bytes = 0;
+  L->scr_used = 0; /* nothing has touched the scratch at the kernel's entry */
+  L->scr_unknown = L->scr_pending = false;
+  L->if_depth = 0;
+  L->scr_bar = (MlirOperation){0};
   lower_block(L, f->body);
   /* code outside tasks uses the scratch from offset 0 (it does not run
    * while tasks do); task replicas use their own slices from offset 0 up */

@@ -36,6 +36,19 @@ typedef struct Lw {
   MlirValue replica;        /* the task replica's index (tasks), else null */
   MlirValue task_warp;      /* warp index inside the task replica */
   int smem_max;             /* bytes of scratch shared memory used (per group) */
+  /* The scratch bytes this group accessed since its last barrier (lw_scr_*,
+   * lower_core.c), in 16-byte granules of the first LW_SCR_BYTES (a bit
+   * each): a
+   * reduction writes where no thread may still read and skips the barrier
+   * before its writes. scr_unknown: anything (a region's start, an op that
+   * does not say what it touched, inside an IfScope). scr_pending: at the
+   * top of a for body, where the last iteration's end is not known yet. */
+  uint64_t scr_used;
+  bool scr_unknown, scr_pending;
+  int if_depth;             /* IfScopes open: a barrier in one may not run */
+  MlirOperation scr_bar;    /* the barrier a for body's first write took while pending ... */
+  uint64_t scr_bar_used;    /* ... and the granules it wrote: lower_for erases it if nothing reads them */
+  bool scr_claimed;         /* the op being lowered said what it touched (lw_scr_claim) */
   int task_scratch;         /* bytes of scratch taken by the task replicas lowered so far */
   TValue **smem_vals;       /* kernel-level shared-memory allocations (buffers, mbarriers) ... */
   int *smem_offs;           /* ... and their byte offsets: re-derived inside each task */
@@ -82,6 +95,14 @@ MlirValue lw_gep(Lw *L, MlirValue ptr, MlirValue idx, MlirType elem, MlirType pt
 MlirValue lw_load(Lw *L, MlirValue ptr, MlirType t, int align);
 void lw_store(Lw *L, MlirValue v, MlirValue ptr, int align);
 void lw_barrier(Lw *L);
+/* Scratch tracking (lower_core.c). lw_scr_claim: where a reduction's
+ * `bytes` of scratch go (0, or past bytes others may still read), with the
+ * barrier before its writes only when no such place is free; the caller
+ * then writes, barriers and reads them (lw_scr_use after its reads). */
+#define LW_SCR_BYTES 1024
+int lw_scr_claim(Lw *L, int bytes);
+void lw_scr_use(Lw *L, int off, int bytes);
+void lw_scr_unknown(Lw *L);
 void lw_cluster_sync(Lw *L);
 MlirType lw_elem_type(Lw *L, Elem e);
 MlirType lw_vec_type(MlirType elem, int n);

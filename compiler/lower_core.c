@@ -153,13 +153,69 @@ void lw_cluster_sync(Lw *L) {
 
 /* Synchronize the threads that share this code: the whole CTA (barrier 0)
  * or, inside a task, the task replica's own named barrier. */
-void lw_barrier(Lw *L) {
+/* A barrier of this group of warps. Outside IfScopes it runs wherever the
+ * code around it does: the scratch is then known free. */
+static MlirOperation barrier_op(Lw *L) {
+  MlirOperation op = {0};
   if (mlirValueIsNull(L->bar_id)) {
-    lw_op(L, "nvvm.barrier0", 0, NULL, 0, NULL, 0, NULL);
-    return;
+    op = lw_op(L, "nvvm.barrier0", 0, NULL, 0, NULL, 0, NULL);
+  } else {
+    MlirValue args[2] = {L->bar_id, lw_i32(L, L->bar_threads)};
+    lw_asm(L, "bar.sync $0, $1;", "r,r", 2, args, (MlirType){0}, true);
   }
-  MlirValue args[2] = {L->bar_id, lw_i32(L, L->bar_threads)};
-  lw_asm(L, "bar.sync $0, $1;", "r,r", 2, args, (MlirType){0}, true);
+  if (L->if_depth == 0) {
+    L->scr_used = 0;
+    L->scr_unknown = L->scr_pending = false;
+  }
+  return op;
+}
+
+void lw_barrier(Lw *L) { barrier_op(L); }
+
+/* ---- scratch tracking: which scratch bytes may still be read ---- */
+
+static uint64_t scr_mask(int off, int bytes) {
+  int g0 = off / 16, g1 = (off + bytes + 15) / 16; /* granules [g0, g1), g1 <= 64 */
+  uint64_t hi = g1 >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << g1) - 1;
+  return hi & ~(((uint64_t)1 << g0) - 1);
+}
+
+void lw_scr_unknown(Lw *L) {
+  L->scr_unknown = true;
+  L->scr_pending = false;
+}
+
+void lw_scr_use(Lw *L, int off, int bytes) {
+  if (off + bytes > LW_SCR_BYTES || L->if_depth) lw_scr_unknown(L);
+  else L->scr_used |= scr_mask(off, bytes);
+}
+
+/* Where bytes of scratch go: the first of 0, s, 2s, 3s (s: bytes rounded
+ * to 16) that no thread may still be reading (preferring places other
+ * than the ones scr_bar guards), with no barrier; else a
+ * barrier and 0. At the top of a for body (pending) the barrier is kept
+ * in scr_bar, for lower_for to erase when neither the loop's entry nor the
+ * body's end leaves reads of those bytes. */
+int lw_scr_claim(Lw *L, int bytes) {
+  L->scr_claimed = true;
+  int step = (bytes + 15) & ~15;
+  /* first away from the bytes the for body's first barrier guards: the
+   * body's last reads elsewhere let lower_for erase that barrier */
+  uint64_t avoid = mlirOperationIsNull(L->scr_bar) ? 0 : L->scr_bar_used;
+  for (int pass = 0; pass < 2 && !L->scr_unknown && !L->if_depth; pass++)
+    for (int off = 0; off < 4 * step && off + bytes <= LW_SCR_BYTES; off += step)
+      if (!((L->scr_used | (pass ? 0 : avoid)) & scr_mask(off, bytes))) {
+        L->scr_used |= scr_mask(off, bytes);
+        return off;
+      }
+  bool pending = L->scr_pending && !L->if_depth && bytes <= LW_SCR_BYTES && mlirValueIsNull(L->bar_id);
+  MlirOperation b = barrier_op(L);
+  if (pending) {
+    L->scr_bar = b;
+    L->scr_bar_used = scr_mask(0, bytes);
+  }
+  lw_scr_use(L, 0, bytes);
+  return 0;
 }
 
 MlirType lw_elem_type(Lw *L, Elem e) {

@@ -245,12 +245,14 @@ static int vec_width(const LinLayout *l, int eb) {
 
 /* Begin/end a region executed only where `pred` holds (no results). */
 void lw_begin_if(Lw *L, IfScope *s) {
+  L->if_depth++;
   s->saved = L->blk;
   s->body = mlirBlockCreate(0, NULL, NULL);
   L->blk = s->body;
 }
 
 void lw_end_if(Lw *L, IfScope *s, MlirValue pred) {
+  L->if_depth--;
   lw_op(L, "scf.yield", 0, NULL, 0, NULL, 0, NULL);
   L->blk = s->saved;
   MlirOperationState st = mlirOperationStateGet(mlirStringRefCreateFromCString("scf.if"), L->loc);
@@ -657,7 +659,10 @@ bool lw_reduce(Lw *L, TOp *op) {
     int wa = 1 << __builtin_popcount((unsigned)wax);
     int eb = ty_dtype_bytes(dt);
     int64_t bytes = onumel * wa * eb;
-    if (bytes > L->smem_max) L->smem_max = (int)bytes;
+    /* no barrier before the writes where bytes of scratch are free: two
+     * reductions in a row take two places, one barrier each (lw_scr_claim) */
+    int base = lw_scr_claim(L, (int)bytes);
+    if (base + bytes > L->smem_max) L->smem_max = (int)(base + bytes);
     /* this thread's index among the warps along the axis */
     MlirValue widx = lw_i32(L, 0);
     for (int i = 0, j = 0; i < S.nwarp; i++)
@@ -677,9 +682,8 @@ bool lw_reduce(Lw *L, TOp *op) {
         f = lw_bin(L, "arith.addi", f, lw_bin(L, "arith.muli", cd, lw_i32(L, ostride[e])));
         e++;
       }
-      flat[o] = lw_bin(L, "arith.muli", f, lw_i32(L, wa));
+      flat[o] = lw_bin(L, "arith.addi", lw_bin(L, "arith.muli", f, lw_i32(L, wa)), lw_i32(L, base / eb));
     }
-    lw_barrier(L);
     MlirValue pred = lw_cmpi(L, CMPI_EQ, lw_bin(L, "arith.andi", L->lane, lw_i32(L, lane_dup)), lw_i32(L, 0));
     if (warp_dup)
       pred = lw_bin(L, "arith.andi", pred,
@@ -701,6 +705,7 @@ bool lw_reduce(Lw *L, TOp *op) {
       }
       acc[o] = v;
     }
+    lw_scr_use(L, base, (int)bytes); /* read until the next barrier */
   }
   /* place outputs in the result layout's register order */
   if (r->type->kind != TY_TILE) {

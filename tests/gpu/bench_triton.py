@@ -420,6 +420,9 @@ def case_layernorm(E):
 # the row loads through cp.async rings (mk/tutorials.mk): .plain (none,
 # where the default has them), .ring (3 slots), .ring2, .ring4
 LNB_VARIANTS = (".split", ".plain", ".ring", ".ring2", ".ring4")
+# LNB_VARIANTS=".split" (comma-separated; empty: none) times only those (a short A/B call)
+if "LNB_VARIANTS" in os.environ:
+    LNB_VARIANTS = tuple(v for v in os.environ["LNB_VARIANTS"].split(",") if v)
 
 
 def case_layernorm_bwd(E):
