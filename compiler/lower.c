@@ -342,19 +342,25 @@ static void lower_for(Lw *L, TOp *op) {
    * loop's entry nor what the body's end may still read overlaps it */
   uint64_t entry_used = L->scr_used;
   bool entry_known = !L->scr_unknown && !L->if_depth;
-  MlirOperation outer_bar = L->scr_bar;
-  uint64_t outer_bar_used = L->scr_bar_used;
+  Lw outer = *L; /* the scr_bar and for_ fields of a for around this one */
   L->scr_bar = (MlirOperation){0};
   L->scr_unknown = true;
   L->scr_pending = !L->if_depth;
+  L->for_iv = iv->v[0];
+  L->for_lb = opnds[0];
+  L->for_step = opnds[2];
   lower_block(L, tb);
-  if (!mlirOperationIsNull(L->scr_bar) && entry_known && !L->scr_unknown &&
-      !((entry_used | L->scr_used) & L->scr_bar_used)) {
+  if (!mlirOperationIsNull(L->scr_bar) && entry_known && !(entry_used & L->scr_bar_used) && !L->scr_unknown &&
+      (!(L->scr_used & L->scr_bar_used) || (L->scr_bar_parity && L->scr_last_parity))) {
     mlirOperationRemoveFromParent(L->scr_bar);
     mlirOperationDestroy(L->scr_bar);
   }
-  L->scr_bar = outer_bar;
-  L->scr_bar_used = outer_bar_used;
+  L->scr_bar = outer.scr_bar;
+  L->scr_bar_used = outer.scr_bar_used;
+  L->scr_bar_parity = outer.scr_bar_parity;
+  L->for_iv = outer.for_iv;
+  L->for_lb = outer.for_lb;
+  L->for_step = outer.for_step;
   L->blk = saved;
   L->loc = loc_of(L, op->loc);
   MlirOperation mop = make_region_op(L, "scf.for", nt + 3, opnds, nt, rtypes, 1, &body);
@@ -835,6 +841,8 @@ static void lower_kernel(Lw *L, TFunc *f) {
   L->scr_unknown = L->scr_pending = false;
   L->if_depth = 0;
   L->scr_bar = (MlirOperation){0};
+  L->for_iv = L->for_lb = L->for_step = (MlirValue){0};
+  L->nred_done = 0;
   lower_block(L, f->body);
   /* code outside tasks uses the scratch from offset 0 (it does not run
    * while tasks do); task replicas use their own slices from offset 0 up */

@@ -1,5 +1,5 @@
 /* lower.h - private to the lowering files (lower_core.c, lower.c, lower_math.c, lower_ops.c,
- * lower_mem.c, lower_hw.c, lower_sm100.c, lower_debug.c):
+ * lower_reduce.c, lower_mem.c, lower_hw.c, lower_sm100.c, lower_debug.c):
  * TIR -> MLIR through the MLIR C API.  Every TIR value becomes the list of
  * MLIR values one thread holds (LV); scalars hold one. */
 #ifndef TILEC_LOWER_H
@@ -16,6 +16,8 @@ typedef struct LV {
 } LV;
 
 typedef struct TCoord TCoord; /* cached thread coordinates of a layout */
+
+enum { LW_RED_DONE = 8 };
 
 typedef struct Lw {
   Ctx *c;
@@ -47,8 +49,13 @@ typedef struct Lw {
   bool scr_unknown, scr_pending;
   int if_depth;             /* IfScopes open: a barrier in one may not run */
   MlirOperation scr_bar;    /* the barrier a for body's first write took while pending ... */
-  uint64_t scr_bar_used;    /* ... and the granules it wrote: lower_for erases it if nothing reads them */
+  uint64_t scr_bar_used;    /* ... and the granules it wrote: lower_for erases it if nothing reads them ... */
+  bool scr_bar_parity;      /* ... or if that write alternates halves by iteration, and its reads */
+  bool scr_last_parity;     /*     are the last scratch access of the body */
+  MlirValue for_iv, for_lb, for_step; /* the innermost for of this group (null: none) */
   bool scr_claimed;         /* the op being lowered said what it touched (lw_scr_claim) */
+  TOp *red_done[LW_RED_DONE]; /* reductions lowered early, with an earlier one (lower_reduce.c) */
+  int nred_done;
   int task_scratch;         /* bytes of scratch taken by the task replicas lowered so far */
   TValue **smem_vals;       /* kernel-level shared-memory allocations (buffers, mbarriers) ... */
   int *smem_offs;           /* ... and their byte offsets: re-derived inside each task */
@@ -96,11 +103,17 @@ MlirValue lw_load(Lw *L, MlirValue ptr, MlirType t, int align);
 void lw_store(Lw *L, MlirValue v, MlirValue ptr, int align);
 void lw_barrier(Lw *L);
 /* Scratch tracking (lower_core.c). lw_scr_claim: where a reduction's
- * `bytes` of scratch go (0, or past bytes others may still read), with the
- * barrier before its writes only when no such place is free; the caller
- * then writes, barriers and reads them (lw_scr_use after its reads). */
+ * `bytes` of scratch go (base, or base + dyn bytes at run time when dyn is
+ * not null), with the barrier before its writes only when no free place
+ * is known; the caller then writes, barriers, reads, and calls
+ * lw_scr_done. */
 #define LW_SCR_BYTES 1024
-int lw_scr_claim(Lw *L, int bytes);
+typedef struct ScrPlace {
+  int base, extent; /* the bytes it may touch: [base, base + extent) */
+  MlirValue dyn;    /* i32 bytes added (the iteration's half), or null */
+} ScrPlace;
+ScrPlace lw_scr_claim(Lw *L, int bytes);
+void lw_scr_done(Lw *L, ScrPlace p); /* its reads are issued: read until the next barrier */
 void lw_scr_use(Lw *L, int off, int bytes);
 void lw_scr_unknown(Lw *L);
 void lw_cluster_sync(Lw *L);
@@ -117,6 +130,9 @@ void lw_thread_coord(Lw *L, const LinLayout *lin, MlirValue *coord);
 bool lw_gather(Lw *L, LV *src, const LinLayout *S, const LinLayout *D, int kind, const int *arg, LV *out);
 LV *lw_smem_convert(Lw *L, LV *src, const LinLayout *S, const LinLayout *D, Elem e);
 MlirValue lw_canonical_pred(Lw *L, const LinLayout *lin); /* NULL value when no replication */
+MlirValue lw_shfl_xor(Lw *L, MlirValue v, DType dt, int off); /* butterfly shuffle of any scalar type */
+
+/* reductions (lower_reduce.c) */
 bool lw_reduce(Lw *L, TOp *op);
 bool lw_dot(Lw *L, TOp *op);
 bool lw_shape_op(Lw *L, TOp *op);

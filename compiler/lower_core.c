@@ -165,7 +165,7 @@ static MlirOperation barrier_op(Lw *L) {
   }
   if (L->if_depth == 0) {
     L->scr_used = 0;
-    L->scr_unknown = L->scr_pending = false;
+    L->scr_unknown = L->scr_pending = L->scr_last_parity = false;
   }
   return op;
 }
@@ -182,7 +182,7 @@ static uint64_t scr_mask(int off, int bytes) {
 
 void lw_scr_unknown(Lw *L) {
   L->scr_unknown = true;
-  L->scr_pending = false;
+  L->scr_pending = L->scr_last_parity = false;
 }
 
 void lw_scr_use(Lw *L, int off, int bytes) {
@@ -192,30 +192,49 @@ void lw_scr_use(Lw *L, int off, int bytes) {
 
 /* Where bytes of scratch go: the first of 0, s, 2s, 3s (s: bytes rounded
  * to 16) that no thread may still be reading (preferring places other
- * than the ones scr_bar guards), with no barrier; else a
- * barrier and 0. At the top of a for body (pending) the barrier is kept
- * in scr_bar, for lower_for to erase when neither the loop's entry nor the
- * body's end leaves reads of those bytes. */
-int lw_scr_claim(Lw *L, int bytes) {
+ * than the ones scr_bar guards), with no barrier; else a barrier and 0.
+ * At the top of a for body (pending) that barrier is kept in scr_bar, for
+ * lower_for to erase when neither the loop's entry nor the body's end
+ * leaves reads of those bytes; and there the place alternates between two
+ * halves by the iteration's parity, so that a body whose only exchange
+ * this is (a row's reductions, fused) needs no barrier before its writes:
+ * iteration i + 1 writes the half iteration i did not read. */
+ScrPlace lw_scr_claim(Lw *L, int bytes) {
   L->scr_claimed = true;
+  L->scr_last_parity = false;
   int step = (bytes + 15) & ~15;
-  /* first away from the bytes the for body's first barrier guards: the
-   * body's last reads elsewhere let lower_for erase that barrier */
   uint64_t avoid = mlirOperationIsNull(L->scr_bar) ? 0 : L->scr_bar_used;
   for (int pass = 0; pass < 2 && !L->scr_unknown && !L->if_depth; pass++)
     for (int off = 0; off < 4 * step && off + bytes <= LW_SCR_BYTES; off += step)
       if (!((L->scr_used | (pass ? 0 : avoid)) & scr_mask(off, bytes))) {
         L->scr_used |= scr_mask(off, bytes);
-        return off;
+        return (ScrPlace){off, bytes, {0}};
       }
   bool pending = L->scr_pending && !L->if_depth && bytes <= LW_SCR_BYTES && mlirValueIsNull(L->bar_id);
   MlirOperation b = barrier_op(L);
+  ScrPlace p = {0, bytes, {0}};
   if (pending) {
     L->scr_bar = b;
-    L->scr_bar_used = scr_mask(0, bytes);
+    L->scr_bar_parity = false;
+    MlirType it = mlirValueIsNull(L->for_iv) ? L->i1 : mlirValueGetType(L->for_iv);
+    if ((mlirTypeEqual(it, L->i32) || mlirTypeEqual(it, L->i64)) && 2 * step <= LW_SCR_BYTES) {
+      /* the iteration's parity: ((iv - lb) / step) & 1 */
+      MlirValue k = lw_bin(L, "arith.subi", L->for_iv, L->for_lb);
+      k = lw_bin(L, "arith.divsi", k, L->for_step);
+      if (!mlirTypeEqual(mlirValueGetType(k), L->i32)) k = lw_cast(L, "arith.trunci", k, L->i32);
+      p.dyn = lw_bin(L, "arith.muli", lw_bin(L, "arith.andi", k, lw_i32(L, 1)), lw_i32(L, step));
+      p.extent = 2 * step;
+      L->scr_bar_parity = true;
+    }
+    L->scr_bar_used = scr_mask(0, p.extent);
   }
-  lw_scr_use(L, 0, bytes);
-  return 0;
+  lw_scr_use(L, 0, p.extent);
+  return p;
+}
+
+void lw_scr_done(Lw *L, ScrPlace p) {
+  lw_scr_use(L, p.base, p.extent);
+  L->scr_last_parity = !mlirValueIsNull(p.dyn);
 }
 
 MlirType lw_elem_type(Lw *L, Elem e) {

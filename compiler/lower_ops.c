@@ -1,7 +1,7 @@
 /* lower_ops.c - the layout-dependent part of lowering: thread coordinates,
  * register gathers (broadcast, expand_dims, trans, cheap conversions),
- * conversions through shared memory, reductions (registers, then warp
- * shuffles, then shared memory across warps) and dot on mma.sync.
+ * conversions through shared memory and inside a warp, and dot on
+ * mma.sync (reductions: lower_reduce.c).
  * All of it works on linear layouts (layout.c), so any layout pair works. */
 #include "lower.h"
 #include <stdio.h>
@@ -411,16 +411,7 @@ bool lw_shape_op(Lw *L, TOp *op) {
   return true;
 }
 
-/* ---- reductions ---- */
-
-static MlirValue combine(Lw *L, RedKind k, DType dt, MlirValue a, MlirValue b) {
-  bool fl = ty_is_float(dt), un = dt == DT_U8 || dt == DT_U16 || dt == DT_U32 || dt == DT_U64;
-  switch (k) {
-  case RED_SUM: return lw_bin(L, fl ? "arith.addf" : "arith.addi", a, b);
-  case RED_MAX: return lw_bin(L, fl ? "arith.maximumf" : un ? "arith.maxui" : "arith.maxsi", a, b);
-  default: return lw_bin(L, fl ? "arith.minimumf" : un ? "arith.minui" : "arith.minsi", a, b);
-  }
-}
+/* ---- warp shuffles (here and lower_reduce.c) ---- */
 
 static MlirValue shfl32(Lw *L, MlirValue v, int off) {
   MlirNamedAttribute at = lw_attr(L, "kind", lw_pattr(L, "#nvvm<shfl_kind bfly>"));
@@ -429,7 +420,7 @@ static MlirValue shfl32(Lw *L, MlirValue v, int off) {
 }
 
 /* Butterfly shuffle of any scalar type. */
-static MlirValue shfl_xor(Lw *L, MlirValue v, DType dt, int off) {
+MlirValue lw_shfl_xor(Lw *L, MlirValue v, DType dt, int off) {
   MlirType t = mlirValueGetType(v);
   switch (dt) {
   case DT_F32: case DT_I32: case DT_U32: return shfl32(L, v, off);
@@ -520,7 +511,7 @@ static LV *warp_swap(Lw *L, LV *src, const LinLayout *S, const LinLayout *D, Ele
       /* a lane with bit i set keeps its b and takes its partner's b as
        * its a; the partner keeps its a and takes this lane's a as its b */
       MlirValue send = lw_select(L, hi, w[a], w[b]);
-      MlirValue recv = g > 1 ? shfl32(L, send, lb) : shfl_xor(L, send, (DType)e.dt, lb);
+      MlirValue recv = g > 1 ? shfl32(L, send, lb) : lw_shfl_xor(L, send, (DType)e.dt, lb);
       MlirValue na = lw_select(L, hi, recv, w[a]), nb = lw_select(L, hi, w[b], recv);
       w[a] = na, w[b] = nb;
     }
@@ -530,212 +521,6 @@ static LV *warp_swap(Lw *L, LV *src, const LinLayout *S, const LinLayout *D, Ele
   LV *out = lw_new(L, n);
   for (int r = 0; r < n; r++) out->v[r] = vals[idx[r]];
   return out;
-}
-
-static bool pure_basis(const int *b, int rank, int *dim) {
-  int nz = 0;
-  for (int d = 0; d < rank; d++)
-    if (b[d]) {
-      nz++;
-      *dim = d;
-    }
-  return nz <= 1;
-}
-
-/* any()/all(): OR/AND of this thread's elements, then one barrier
- * reduction (bar.red.or/and.pred) over the threads that run this code: the
- * task replica's named barrier inside a task, else barrier 0 (the CTA).
- * Duplicated elements (broadcast layouts) do not change an OR or an AND.
- * The result goes through redux.sync (a uniform register) so that ptxas
- * knows a branch on it is warp-uniform (no BSSY/BSYNC around it). */
-static bool lw_vote(Lw *L, TOp *op) {
-  TValue *x = op->opnds[0];
-  bool any = op->pred == RED_ANY;
-  LV *src = lw_get(L, x);
-  MlirValue v = src->v[0];
-  for (int i = 1; i < src->n; i++) v = lw_bin(L, any ? "arith.ori" : "arith.andi", v, src->v[i]);
-  MlirValue w = lw_cast(L, "arith.extui", v, L->i32), r;
-  if (mlirValueIsNull(L->bar_id)) {
-    r = lw_asm(L, any ? "{ .reg .pred p, q; setp.ne.b32 p, $1, 0; bar.red.or.pred q, 0, p; selp.b32 $0, 1, 0, q; redux.sync.min.u32 $0, $0, -1; }"
-                      : "{ .reg .pred p, q; setp.ne.b32 p, $1, 0; bar.red.and.pred q, 0, p; selp.b32 $0, 1, 0, q; redux.sync.min.u32 $0, $0, -1; }",
-               "=r,r", 1, &w, L->i32, true);
-  } else {
-    MlirValue args[3] = {w, L->bar_id, lw_i32(L, L->bar_threads)};
-    r = lw_asm(L, any ? "{ .reg .pred p, q; setp.ne.b32 p, $1, 0; bar.red.or.pred q, $2, $3, p; selp.b32 $0, 1, 0, q; redux.sync.min.u32 $0, $0, -1; }"
-                      : "{ .reg .pred p, q; setp.ne.b32 p, $1, 0; bar.red.and.pred q, $2, $3, p; selp.b32 $0, 1, 0, q; redux.sync.min.u32 $0, $0, -1; }",
-               "=r,r,r,r", 3, args, L->i32, true);
-  }
-  LV *out = lw_new(L, 1);
-  out->v[0] = lw_cmpi(L, CMPI_NE, r, lw_i32(L, 0));
-  lw_set(op->res[0], out);
-  return true;
-}
-
-bool lw_reduce(Lw *L, TOp *op) {
-  if (op->pred == RED_ANY || op->pred == RED_ALL) return lw_vote(L, op);
-  TValue *x = op->opnds[0], *r = op->res[0];
-  int axis = op->axis;
-  RedKind kind = (RedKind)op->pred;
-  DType dt = (DType)x->type->elem.dt;
-  MlirType et = lw_elem_type(L, x->type->elem);
-  LinLayout S;
-  if (!lw_linear(L, x, &S)) return false;
-  LV *src = lw_get(L, x);
-  /* 1. inside each thread */
-  int amask = 0; /* register bits along the axis */
-  for (int i = 0; i < S.nreg; i++) {
-    int dim = -1;
-    if (!pure_basis(S.reg[i], S.rank, &dim)) {
-      dg_ice(L->c, op->loc, "reduction over a layout with mixed register bases");
-      return false;
-    }
-    if (dim == axis) amask |= 1 << i;
-  }
-  int nin = ly_nregs(&S);
-  int nout = nin >> __builtin_popcount((unsigned)amask);
-  MlirValue *acc = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)nout);
-  int *rep = ar_alloc(&L->c->arena, sizeof(int) * (size_t)nout); /* an input reg of each output */
-  /* One chain (the default), or a balanced tree with --tree-reductions
-   * (log2 depth: a row max of 64 elements is 6 dependent steps, not 63;
-   * measured 2% faster in JFA's D = 64 loop, 1.5-3% slower at D = 128,
-   * where ptxas interleaves the chains with the exp2s better). */
-  int k = 0, nax = 1 << __builtin_popcount((unsigned)amask);
-  MlirValue *t = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)nax);
-  for (int i = 0; i < nin; i++) {
-    if (i & amask) continue;
-    int n = 0;
-    for (int j = 0; j < nin; j++)
-      if (!(j & ~amask)) t[n++] = src->v[i | j];
-    if (!L->c->opts.tree_reductions) {
-      for (int j = 1; j < n; j++) t[0] = combine(L, kind, dt, t[0], t[j]);
-    } else {
-      for (; n > 1; n /= 2) /* n is a power of two: pairs (0, 1), (2, 3), ... into 0, 1, ... */
-        for (int j = 0; j < n / 2; j++) t[j] = combine(L, kind, dt, t[2 * j], t[2 * j + 1]);
-    }
-    acc[k] = t[0];
-    rep[k] = i;
-    k++;
-  }
-  /* 2. across lanes */
-  int lane_dup = 0;
-  for (int i = 0; i < S.nlane; i++) {
-    int dim = -1;
-    if (!pure_basis(S.lane[i], S.rank, &dim)) {
-      dg_ice(L->c, op->loc, "reduction over a layout with mixed lane bases");
-      return false;
-    }
-    if (dim == axis) {
-      for (int o = 0; o < nout; o++) acc[o] = combine(L, kind, dt, acc[o], shfl_xor(L, acc[o], dt, 1 << i));
-      lane_dup |= 1 << i;
-    } else if (dim < 0) {
-      lane_dup |= 1 << i;
-    }
-  }
-  /* 3. across warps, through shared memory */
-  int wax = 0, warp_dup = 0;
-  for (int i = 0; i < S.nwarp; i++) {
-    int dim = -1;
-    if (!pure_basis(S.warp[i], S.rank, &dim)) {
-      dg_ice(L->c, op->loc, "reduction over a layout with mixed warp bases");
-      return false;
-    }
-    if (dim == axis) wax |= 1 << i;
-    else if (dim < 0) warp_dup |= 1 << i;
-  }
-  MlirValue tc[TC_MAX_RANK];
-  lw_thread_coord(L, &S, tc);
-  /* output element coordinates (axis dropped) and their flat index */
-  int orank = S.rank - 1, oshape[TC_MAX_RANK];
-  int64_t ostride[TC_MAX_RANK];
-  for (int d = 0, e = 0; d < S.rank; d++)
-    if (d != axis) oshape[e++] = S.shape[d];
-  int64_t s = 1;
-  for (int d = orank - 1; d >= 0; d--) {
-    ostride[d] = s;
-    s *= oshape[d];
-  }
-  int64_t onumel = s;
-  if (wax) {
-    int wa = 1 << __builtin_popcount((unsigned)wax);
-    int eb = ty_dtype_bytes(dt);
-    int64_t bytes = onumel * wa * eb;
-    /* no barrier before the writes where bytes of scratch are free: two
-     * reductions in a row take two places, one barrier each (lw_scr_claim) */
-    int base = lw_scr_claim(L, (int)bytes);
-    if (base + bytes > L->smem_max) L->smem_max = (int)(base + bytes);
-    /* this thread's index among the warps along the axis */
-    MlirValue widx = lw_i32(L, 0);
-    for (int i = 0, j = 0; i < S.nwarp; i++)
-      if (wax >> i & 1) {
-        MlirValue bit = lw_bin(L, "arith.andi", lw_bin(L, "arith.shrui", L->warp, lw_i32(L, i)), lw_i32(L, 1));
-        widx = lw_bin(L, "arith.ori", widx, lw_bin(L, "arith.shli", bit, lw_i32(L, j)));
-        j++;
-      }
-    MlirValue *flat = ar_alloc(&L->c->arena, sizeof(MlirValue) * (size_t)nout);
-    for (int o = 0; o < nout; o++) {
-      int rc[TC_MAX_RANK];
-      ly_reg_coord(&S, rep[o], rc);
-      MlirValue f = lw_i32(L, 0);
-      for (int d = 0, e = 0; d < S.rank; d++) {
-        if (d == axis) continue;
-        MlirValue cd = lw_bin(L, "arith.xori", tc[d], lw_i32(L, rc[d]));
-        f = lw_bin(L, "arith.addi", f, lw_bin(L, "arith.muli", cd, lw_i32(L, ostride[e])));
-        e++;
-      }
-      flat[o] = lw_bin(L, "arith.addi", lw_bin(L, "arith.muli", f, lw_i32(L, wa)), lw_i32(L, base / eb));
-    }
-    MlirValue pred = lw_cmpi(L, CMPI_EQ, lw_bin(L, "arith.andi", L->lane, lw_i32(L, lane_dup)), lw_i32(L, 0));
-    if (warp_dup)
-      pred = lw_bin(L, "arith.andi", pred,
-                    lw_cmpi(L, CMPI_EQ, lw_bin(L, "arith.andi", L->warp, lw_i32(L, warp_dup)), lw_i32(L, 0)));
-    IfScope sc;
-    lw_begin_if(L, &sc);
-    for (int o = 0; o < nout; o++) {
-      MlirValue off = lw_bin(L, "arith.addi", flat[o], widx);
-      lw_store(L, acc[o], lw_gep(L, L->scratch, off, et, L->ptr3), eb);
-    }
-    lw_end_if(L, &sc, pred);
-    lw_barrier(L);
-    for (int o = 0; o < nout; o++) {
-      MlirValue v = {0};
-      for (int w = 0; w < wa; w++) {
-        MlirValue off = lw_bin(L, "arith.addi", flat[o], lw_i32(L, w));
-        MlirValue x1 = lw_load(L, lw_gep(L, L->scratch, off, et, L->ptr3), et, eb);
-        v = mlirValueIsNull(v) ? x1 : combine(L, kind, dt, v, x1);
-      }
-      acc[o] = v;
-    }
-    lw_scr_use(L, base, (int)bytes); /* read until the next barrier */
-  }
-  /* place outputs in the result layout's register order */
-  if (r->type->kind != TY_TILE) {
-    LV *out = lw_new(L, 1);
-    out->v[0] = acc[0];
-    lw_set(r, out);
-    return true;
-  }
-  LinLayout D;
-  if (!lw_linear(L, r, &D)) return false;
-  int nd = ly_nregs(&D);
-  if (nd != nout) {
-    dg_ice(L->c, op->loc, "reduction result has %d registers, expected %d", nd, nout);
-    return false;
-  }
-  LV *out = lw_new(L, nd);
-  for (int o = 0; o < nout; o++) {
-    int rc[TC_MAX_RANK], oc[TC_MAX_RANK] = {0};
-    ly_reg_coord(&S, rep[o], rc);
-    for (int d = 0, e = 0; d < S.rank; d++)
-      if (d != axis) oc[e++] = rc[d];
-    int idx = ly_solve_reg(&D, oc);
-    if (idx < 0) {
-      dg_ice(L->c, op->loc, "reduction result layout does not match its input");
-      return false;
-    }
-    out->v[idx] = acc[o];
-  }
-  lw_set(r, out);
-  return true;
 }
 
 /* ---- dot on mma.sync ---- */

@@ -9,7 +9,9 @@
  * elementwise, control flow, tasks, the kernel; it dispatches to the rest),
  * lower_math.c (the math builtins: exp ... tanh, erf, rcp, fdiv),
  * lower_ops.c (layouts: conversions through shared memory or, inside a
- * warp, by shuffles; reductions, dot), lower_mem.c (loads, stores),
+ * warp, by shuffles; dot on mma.sync), lower_reduce.c (reductions: in
+ * registers, shuffles, then across warps through scratch that lower_core.c
+ * tracks, independent ones sharing one barrier), lower_mem.c (loads, stores),
  * lower_hw.c (explicit Hopper primitives, and what sm_100a shares with
  * them: shared memory, mbarriers (an arrival on another CTA's too), TMA),
  * lower_sm100.c (Blackwell's own: tensor memory, tcgen05.mma/commit/ld/st

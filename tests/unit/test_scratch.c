@@ -4,8 +4,9 @@
  * against C under round-robin and adversarial schedules. The emulator fails
  * a scratch write over a word another warp may still read with no barrier
  * between (emu/check.c), so a barrier skipped where it was needed fails
- * here: with lower_for erasing the pending barrier unconditionally, `one`
- * reports that race. */
+ * here (tried: lower_for erasing the for body's first barrier always fails
+ * `cols`; the halves not alternating fails `one`; a claim ignoring what
+ * may still be read fails `three`). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,7 +29,8 @@
  * soft: max, then the sum of exp(v - max) (softmax's pair).
  * flat: two reductions, no loop (nothing to wait for at the entry).
  * cond: a reduction in an if in the loop, one after it.
- * cols: a [64, 64] tile summed over axis 0 and then axis 1, in a loop. */
+ * cols: a [64, 64] tile summed over axis 0 (across warps, 1024 bytes of
+ *   partials) and axis 1 (inside each warp), in a loop. */
 static const char source[] =
     "kernel one(x: *f32, y: *f32, n_rows: i32) warps(4) {\n"
     "    let c = arange(0, 256);\n"
@@ -101,10 +103,12 @@ static char *ptx_of(void) { return tu_compile("scratch.tile", source, sizeof sou
 static void test_barriers(void **state) {
   (void)state;
   char *ptx = ptx_of();
-  assert_int_equal(barriers(ptx, "one"), 2);   /* the row's sum writes over the last row's: both stay */
-  assert_int_equal(barriers(ptx, "three"), 3); /* 0, 16 and 32 bytes in: one each */
-  assert_int_equal(barriers(ptx, "soft"), 2);
-  assert_int_equal(barriers(ptx, "flat"), 2);
+  assert_int_equal(barriers(ptx, "one"), 1);   /* the row's sum in the half the last row's did not read */
+  assert_int_equal(barriers(ptx, "three"), 2); /* sum(v) and max(v) in one exchange, sum(v * v) beside */
+  assert_int_equal(barriers(ptx, "soft"), 2);  /* the sum needs the max */
+  assert_int_equal(barriers(ptx, "flat"), 1);  /* both at once, and nothing before them */
+  assert_int_equal(barriers(ptx, "cols"), 2);  /* 1024 bytes of partials: no room for two halves, so the
+                                                  barrier before the writes stays */
   free(ptx);
 }
 
