@@ -88,9 +88,9 @@ tut_lnb_split = $(if $(filter 16384,$(2)),$(if $(filter f16,$(1)),+W_ONCE=false,
 # row prefetched in f16 (128 registers, no spill: two rows in flight, 18%
 # faster than 8 warps without)
 tut_lnb_regs = $(if $(filter f16.4096,$(1).$(2)),+REGS=128+W_ONCE=false,)$(if $(filter 8192,$(2)),+W_ONCE=false$(if $(filter f16,$(1)),+PREFETCH=true,),)
-# the specialized f16 1024- and 2048-column builds' row loads through rings
-# (RING=3; measured below, at TUT_LNB_RING)
-tut_lnb_ring = $(if $(filter f16.1024 f16.2048,$(1).$(2)),+RING=3,)
+# the specialized f16 1024-, 2048- and 8192-column builds' row loads
+# through rings (RING=4; measured below, at TUT_LNB_RING)
+tut_lnb_ring = $(if $(filter f16.1024 f16.2048 f16.8192,$(1).$(2)),+RING=4,)
 TUT_BENCH := \
   $(foreach t,f16 f32,$(foreach b,1024 2048 4096 8192 16384,\
     layernorm_bwd.$(t).b$(b)|$(TUT_LNB_SRC)|T=$(t)+BLOCK=$(b)+WARPS=$(call tut_lnb_warps,$(b))$(call tut_lnb_split,$(t),$(b))$(call tut_lnb_regs,$(t),$(b)))) \
@@ -137,14 +137,17 @@ TUT_BENCH += $(TUT_LNB_SPLIT)
 # instead of registers). Measured (docs/perf.md, thirty-fourth session, an
 # H100): RING=3 1.12x the register prefetch at 1024 columns and 1.05x at
 # 2048, even at 4096 and 8192, 0.93x at 15872 (one slot beside the homed
-# dw/db): the specialized 1024 and 2048 builds take RING=3. A/B rows beside
-# each default: .plain (RING=0) where the default rings, .ring (RING=3)
-# where it does not, .ring2 and .ring4 (2 and 4 slots)
+# dw/db). Thirty-fifth session, the H200, three rounds against RING=3 (and
+# at 8192 the register prefetch): RING=4 +2-5 % at 1024, -0.4 to +5 % at
+# 2048, +1.4-2.2 % at 8192, -3 to +2 % at 4096: the specialized 1024, 2048
+# and 8192 builds take RING=4, 4096 keeps its 128 registers and no ring.
+# A/B rows beside each default: .plain (RING=0: the register prefetch or
+# none), .ring (RING=3), .ring2, and .ring4 at 4096
 tut_lnb_s16 = T=$(1)+BLOCK=$(2)+WARPS=$(call tut_lnb_warps,$(2))$(call tut_lnb_split,$(1),$(2))$(call tut_lnb_regs,$(1),$(2))
-TUT_LNB_RING := $(foreach b,1024 2048,layernorm_bwd.f16.b$(b).plain.s16|$(TUT_LNB_SRC)|$(call tut_lnb_s16,f16,$(b))+$(TUT_ROW16)) \
-  $(foreach b,4096 8192,layernorm_bwd.f16.b$(b).ring.s16|$(TUT_LNB_SRC)|$(call tut_lnb_s16,f16,$(b))+RING=3+$(TUT_ROW16)) \
-  $(foreach r,2 4,$(foreach b,1024 2048 4096 8192,\
-    layernorm_bwd.f16.b$(b).ring$(r).s16|$(TUT_LNB_SRC)|$(call tut_lnb_s16,f16,$(b))+RING=$(r)+$(TUT_ROW16)))
+TUT_LNB_RING := $(foreach b,1024 2048 8192,layernorm_bwd.f16.b$(b).plain.s16|$(TUT_LNB_SRC)|$(call tut_lnb_s16,f16,$(b))+$(TUT_ROW16)) \
+  $(foreach r,2 3,$(foreach b,1024 2048 4096 8192,\
+    layernorm_bwd.f16.b$(b).ring$(subst 3,,$(r)).s16|$(TUT_LNB_SRC)|$(call tut_lnb_s16,f16,$(b))+RING=$(r)+$(TUT_ROW16))) \
+  layernorm_bwd.f16.b4096.ring4.s16|$(TUT_LNB_SRC)|$(call tut_lnb_s16,f16,4096)+RING=4+$(TUT_ROW16)
 TUT_BENCH += $(TUT_LNB_RING)
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)

@@ -131,6 +131,16 @@ if ringc lnb.ring3 examples/layernorm_bwd/layernorm_bwd.tile -D T=f16 -D BLOCK=1
   done
   unset TILE_EMU_SEED
 fi
+# the shipped 8192-column f16 form (mk/tutorials.mk: 16 warps, w from L1,
+# RING=4), on short rows: three rows ahead, one barrier a row besides the ring's
+if ringc lnb.ring4 examples/layernorm_bwd/layernorm_bwd.tile -D T=f16 -D BLOCK=8192 -D WARPS=16 -D W_ONCE=false \
+     -D RING=4; then
+  for sched in rr adversarial:3; do
+    export TILE_EMU_SEED=$sched
+    run layernorm_bwd.f16.ring4.$sched layernorm_bwd_host "$TD/lnb.ring4.cubin" 9 --size 11 --size 8000 --size 2 --seed 4
+  done
+  unset TILE_EMU_SEED
+fi
 if ringc lnb.ring1 examples/layernorm_bwd/layernorm_bwd.tile -D T=f16 -D BLOCK=16384 -D WARPS=16 -D W_ONCE=false \
      -D RING=2; then
   for sched in rr adversarial:3; do
