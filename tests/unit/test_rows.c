@@ -77,14 +77,6 @@ static char *ptx_at(const char *stages) {
   return ptx;
 }
 
-static void launch(const char *ptx, EmLaunch *l, const char *what) {
-  char err[1024];
-  if (!tu_emu_run(ptx, l, err, sizeof err)) {
-    print_error("%s: %s\n", what, err);
-    fail();
-  }
-}
-
 static const int scheds[] = {EM_SCHED_RR, EM_SCHED_ADVERSARIAL};
 
 /* rowscale on 3 CTAs (a CTA with no row at n_rows = 2), rows of 240 of
@@ -117,7 +109,7 @@ static void test_rowscale_runs(void **state) {
                       .ranges = rg, .nranges = 3};
         char what[64];
         snprintf(what, sizeof what, "stages(%s), n_rows %d", ss[si], n);
-        launch(ptx, &l, what);
+        tu_emu_must(ptx, &l, what);
         for (int r = 0; r < R; r++) {
           double s = 0;
           for (int j = 0; j < C; j++) s += (double)x[r * C + j] * w[j];
@@ -172,7 +164,7 @@ static void test_colsum_runs(void **state) {
                     .dyn_smem = 64 * 1024, .sched = scheds[k], .seed = 9, .ranges = rg, .nranges = 2};
       char what[64];
       snprintf(what, sizeof what, "colsum, n_rows %d", n);
-      launch(ptx, &l, what);
+      tu_emu_must(ptx, &l, what);
       for (int j = 0; j < 64; j++) {
         float want = 0;
         for (int r = 0; r < n; r++) want += xf[r * 64 + j];

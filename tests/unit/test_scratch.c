@@ -112,14 +112,6 @@ static void test_barriers(void **state) {
   free(ptx);
 }
 
-static void launch(const char *ptx, EmLaunch *l, const char *what) {
-  char err[1024];
-  if (!tu_emu_run(ptx, l, err, sizeof err)) {
-    print_error("%s: %s\n", what, err);
-    fail();
-  }
-}
-
 static const int scheds[] = {EM_SCHED_RR, EM_SCHED_ADVERSARIAL};
 
 /* the C reference of kernel k's row (256 values; cols: a 64 x 64 block) */
@@ -177,7 +169,7 @@ static void test_runs(void **state) {
                     .dyn_smem = 16 * 1024, .sched = scheds[s], .seed = 3, .ranges = rg, .nranges = 2};
       char what[64];
       snprintf(what, sizeof what, "%s, sched %d", k, scheds[s]);
-      launch(ptx, &l, what);
+      tu_emu_must(ptx, &l, what);
       for (int r = 0; r < rows; r++) {
         reference(k, r, x + (size_t)r * width, want);
         int n = !strcmp(k, "one") ? 1 : width;

@@ -137,6 +137,15 @@ static inline bool tu_emu_run(const char *ptx, const EmLaunch *l, char *err, siz
   em_module_free(m);
   return ok;
 }
+
+/* tu_emu_run, failing the test with the emulator's report (what: the case) */
+static inline void tu_emu_must(const char *ptx, const EmLaunch *l, const char *what) {
+  char err[1024];
+  if (!tu_emu_run(ptx, l, err, sizeof err)) {
+    print_error("%s: %s\n", what, err);
+    fail();
+  }
+}
 #endif
 
 /* ---- TIR text helpers (tests that include tilec_int.h first) ---------- */
