@@ -828,6 +828,17 @@ static void lower_kernel(Lw *L, TFunc *f) {
   L->prologue_end = lw_op(L, "llvm.mlir.undef", 0, NULL, 1, &L->i32, 0, NULL);
   L->kentry = entry;
   L->kprologue = L->prologue_end;
+  if (f->pdl) {
+    /* programmatic dependent launch: the runtime lets this grid start while
+     * the stream's previous grid finishes; every thread waits here, before
+     * any memory access, until that grid's writes are visible. And the next
+     * grid may launch (and wait likewise) once every CTA of this one has
+     * started: it can take SMs as this grid's CTAs leave them. */
+    /* inline PTX with a memory clobber, not nvvm.griddepcontrol: LLVM's
+     * intrinsic is IntrNoMem, which would let loads move above the wait */
+    lw_asm(L, "griddepcontrol.wait;", "~{memory}", 0, NULL, (MlirType){0}, true);
+    lw_asm(L, "griddepcontrol.launch_dependents;", "~{memory}", 0, NULL, (MlirType){0}, true);
+  }
   L->printbuf = (MlirValue){0};
   for (int i = 0; i < f->nparams; i++) {
     LV *lv = lw_new(L, 1);

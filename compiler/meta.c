@@ -9,6 +9,7 @@ void md_write(Ctx *c, TModule *m, Buf *out) {
     buf_printf(out, "kernel %s\nthreads %d\nsmem %d\ncluster %d %d %d\n", f->name, f->warps * 32, f->smem_bytes,
                f->cluster[0], f->cluster[1], f->cluster[2]);
     if (f->tmem_cols) buf_printf(out, "tmem %d\n", ir_tmem_alloc_cols(f)); /* sm_100a: TMEM columns it allocates */
+    if (f->pdl) buf_puts(out, "pdl\n"); /* launched with programmatic stream serialization (it waits at entry) */
     for (int i = 0; i < f->nparams; i++) {
       TParam *p = &f->params[i];
       if (p->derived) { /* built by the runtime at launch (pipeline.c): after every parameter the caller passes */

@@ -247,10 +247,11 @@ void sm_declare_globals(S *s, Program *p) {
   }
 }
 
-/* A kernel's attributes: warps(N), cluster(X, Y, Z), maxnreg(R) and
+/* A kernel's attributes: warps(N), cluster(X, Y, Z), maxnreg(R),
  * stages(S), the depth of the software pipeline pipeline.c builds for a
  * `dot` in a loop (0: none; 3 to 8), or of the rings pipeline_rows.c puts a
- * dot-less loop's loads through (2 to 8). */
+ * dot-less loop's loads through (2 to 8), and pdl(B), programmatic
+ * dependent launch (lower.c's entry, the metadata's `pdl` line). */
 void sm_kernel_attrs(S *s, Func *f, TFunc *kf) {
   Ctx *c = s->c;
   kf->warps = 4;
@@ -303,8 +304,20 @@ void sm_kernel_attrs(S *s, Func *f, TFunc *kf) {
         continue;
       }
       kf->stages = (int)n;
+    } else if (!strcmp(a->name, "pdl")) {
+      if (a->nargs != 1) {
+        dg_error(c, a->loc, "pdl(...) takes one value: true or false");
+        continue;
+      }
+      SVal v = sm_eval(s, a->args[0]);
+      if (v.k != V_BOOL) {
+        if (v.k != V_ERR)
+          dg_error(c, a->args[0]->loc, "pdl(...) takes a compile-time bool, not %s", sv_desc(s, v));
+        continue;
+      }
+      kf->pdl = v.i != 0;
     } else {
-      dg_error(c, a->loc, "unknown kernel attribute '%s' (known: warps, cluster, maxnreg, stages)", a->name);
+      dg_error(c, a->loc, "unknown kernel attribute '%s' (known: warps, cluster, maxnreg, stages, pdl)", a->name);
     }
   }
 }

@@ -421,7 +421,7 @@ typedef struct Param {
 } Param;
 
 typedef struct KAttr {
-  char *name; /* warps, cluster, maxnreg */
+  char *name; /* warps, cluster, maxnreg, stages, pdl */
   Loc loc;
   Node **args;
   int nargs;
@@ -634,6 +634,7 @@ typedef struct TFunc {
   int warps;
   int cluster[3];
   int maxnreg;
+  bool pdl;           /* pdl(true): waits for the stream's previous grid at entry, lets the next launch early */
   TBlock *body;
   int smem_bytes;     /* dynamic shared memory: allocations + scratch */
   int smem_static;    /* bytes of smem()/mbarrier() allocations (passes.c) */

@@ -345,6 +345,7 @@ void ir_print_module(Ctx *c, TModule *m, Buf *o) {
     if (f->cluster[0] * f->cluster[1] * f->cluster[2] > 1)
       buf_printf(o, " cluster=[%d,%d,%d]", f->cluster[0], f->cluster[1], f->cluster[2]);
     if (f->smem_bytes) buf_printf(o, " smem=%d", f->smem_bytes);
+    if (f->pdl) buf_puts(o, " pdl");
     for (int i = 0; i < f->nconsts; i++)
       buf_printf(o, " %s=%s", f->consts[i].name, f->consts[i].text);
     buf_puts(o, " {\n");

@@ -130,6 +130,8 @@ typedef enum EmOpc {
                         cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size: the same copy (red 0) */
   EM_BULK_G2S,       /* cp.async.bulk.shared::{cluster,cta}.global.mbarrier::complete_tx::bytes [dst], [src], size,
                         [mbar]: a bulk copy of global memory into this CTA's shared memory */
+  EM_GRIDDEP,        /* griddepcontrol.wait; griddepcontrol.launch_dependents (EMM_ARRIVE): programmatic dependent
+                        launch. A launch with EmLaunch.pdl fails a thread's global access before its wait */
   EM_UNSUPPORTED, /* parsed but not executable: executing it is an error naming the opcode */
 } EmOpc;
 
@@ -362,6 +364,8 @@ typedef struct EmLaunch {
                           .maxntid x .minnctapersm gives; none: setmaxnreg moves no registers) -- regs.c */
   unsigned cta_turn;   /* > 0: CTAs (clusters) take turns of this many rounds, all resident at once, instead of
                           each running to its end (sched.c); 0: one after another */
+  bool pdl;            /* launched to overlap the stream's previous grid (programmatic stream serialization): a
+                          thread may touch global memory only after its griddepcontrol.wait (memory.c) */
 } EmLaunch;
 
 /* The schedule a launch runs (EM_SCHED_DEFAULT resolved: sched.c), and its name (report.c). */

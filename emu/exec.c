@@ -351,7 +351,7 @@ static void release_all(Cta *c) {
  * their syntax): an instruction with fewer is refused, never indexed. */
 static int min_args(EmOpc o) {
   switch (o) {
-  case EM_NOP: case EM_MEMBAR: case EM_RET: case EM_EXIT: case EM_CBAR: return 0;
+  case EM_NOP: case EM_MEMBAR: case EM_RET: case EM_EXIT: case EM_CBAR: case EM_GRIDDEP: return 0;
   case EM_BRA: case EM_BAR: return 1;
   case EM_MOV: case EM_NEG: case EM_ABS: case EM_NOT: case EM_CNOT: case EM_CVT: case EM_CVTA: case EM_EX2:
   case EM_LG2: case EM_RCP: case EM_SQRT: case EM_RSQRT: case EM_SIN: case EM_COS: case EM_TANH: case EM_LD:
@@ -536,6 +536,9 @@ void em_step(Cta *c, Thr *t) {
   }
   switch ((EmOpc)in->opc) {
   case EM_NOP: break;
+  case EM_GRIDDEP: /* launches run one after another here: the previous grid is done; launch_dependents a no-op */
+    if (!(in->mod & EMM_ARRIVE)) t->gdc_waited = true;
+    break;
   case EM_MEMBAR:
     em_chk_fence(c, t, in);
     break;

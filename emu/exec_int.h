@@ -49,6 +49,7 @@ typedef struct Thr {
   int spin_n;
   uint32_t cb_arr;      /* cluster.c: the barrier.cluster phase it arrived in + 1 (0: not arrived) */
   uint32_t xc[16];      /* check.c: what it knows of each cluster CTA's epoch (EmClu.xep) */
+  bool gdc_waited;      /* it executed griddepcontrol.wait (memory.c: a pdl launch's global accesses need it) */
 } Thr;
 
 /* An mbarrier (PTX ISA: a 64-bit object in shared memory): its expected

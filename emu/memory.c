@@ -53,6 +53,11 @@ uint8_t *em_mem(Cta *c, const Thr *t, const EmIns *in, EmSpace sp, uint64_t a, s
 /* Global memory: inside the module's .global data or one of the launch's
  * ranges (any address but null when it gives none); no alignment asked. */
 uint8_t *em_gmem(Cta *c, const Thr *t, const EmIns *in, uint64_t a, size_t bytes) {
+  if (c->l->pdl && t && !t->gdc_waited) { /* the previous grid may still be writing it on a GPU */
+    em_fail(c, t, in, "global access at 0x%llx before griddepcontrol.wait, in a launch that overlaps the stream's "
+                      "previous grid (programmatic dependent launch)", (unsigned long long)a);
+    return NULL;
+  }
   for (int i = 0; i < c->m->nglobals; i++) { /* the module's own .global data */
     const EmGlobal *g = &c->m->globals[i];
     uint64_t b = (uint64_t)(uintptr_t)g->init;

@@ -25,7 +25,7 @@ static const char *const opc_names[] = {
     "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.mma", "tcgen05.commit",
     "tcgen05.ld", "tcgen05.st", "tcgen05.wait", "tcgen05.fence", "cp.async", "cp.async.commit_group",
     "cp.async.wait_group", "cp.async.bulk.shared::cluster", "cp.reduce.async.bulk.global",
-    "cp.async.bulk.shared.global", "unsupported"};
+    "cp.async.bulk.shared.global", "griddepcontrol", "unsupported"};
 const char *const em_ptx_op_type_names[ET_F32X2 + 1] = {
     NULL, "pred", "b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64",
     "s8", "s16", "s32", "s64", "f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "f32x2"};
@@ -102,6 +102,12 @@ void em_ptx_op_decode_opcode(const char *s, int len, EmIns *in) {
   while (i < len && s[i] != '.') i++;
   int k = em_word_find(opc_names + 1, EM_UNSUPPORTED - 1, s, i);
   in->opc = k >= 0 ? (uint16_t)(k + 1) : em_word_eq(s, i, "barrier") ? EM_BAR : em_word_eq(s, i, "fence") ? EM_MEMBAR : EM_UNSUPPORTED;
+  if (in->opc == EM_GRIDDEP) { /* the two forms, word for word */
+    bool w = em_word_eq(s, len, "griddepcontrol.wait"), l = em_word_eq(s, len, "griddepcontrol.launch_dependents");
+    in->opc = w || l ? EM_GRIDDEP : EM_UNSUPPORTED;
+    if (l) in->mod |= EMM_ARRIVE;
+    return;
+  }
   if (em_word_eq(s, i, "brx")) { /* brx.idx{.uni} %r, TABLE: a bra through the table (ptx.c's .branchtargets) */
     bool ok = em_word_eq(s, len, "brx.idx") || em_word_eq(s, len, "brx.idx.uni");
     in->opc = ok ? EM_BRA : EM_UNSUPPORTED;

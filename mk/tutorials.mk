@@ -149,6 +149,10 @@ TUT_LNB_RING := $(foreach b,1024 2048 8192,layernorm_bwd.f16.b$(b).plain.s16|$(T
     layernorm_bwd.f16.b$(b).ring$(subst 3,,$(r)).s16|$(TUT_LNB_SRC)|$(call tut_lnb_s16,f16,$(b))+RING=$(r)+$(TUT_ROW16))) \
   layernorm_bwd.f16.b4096.ring4.s16|$(TUT_LNB_SRC)|$(call tut_lnb_s16,f16,4096)+RING=4+$(TUT_ROW16)
 TUT_BENCH += $(TUT_LNB_RING)
+# layernorm_bwd_dwdb over column blocks of 8 (BN=8) instead of 16: twice the programs (at 1024 columns 64 programs
+# on 132 SMs, each loading 32 KB of partial sums), for the specialized f16 1024 and 2048 builds: A/B row .dw8
+TUT_LNB_DW8 := $(foreach b,1024 2048,layernorm_bwd.f16.b$(b).dw8.s16|$(TUT_LNB_SRC)|$(call tut_lnb_s16,f16,$(b))$(call tut_lnb_ring,f16,$(b))+BN=8+$(TUT_ROW16))
+TUT_BENCH += $(TUT_LNB_DW8)
 $(foreach k,$(filter-out layernorm_bwd.f16.b1024|% layernorm_bwd.f32.b1024|%,$(TUT_BENCH)),$(eval $(call tut_rules,$(k),sm_90a)))
 TUT_BENCH_CUBINS := $(foreach k,$(TUT_BENCH),$(B)/examples/$(call tut_name,$(k)).sm_90a.cubin)
 tutorials-bench: $(TUT_BENCH_CUBINS) tutorials $(B)/lib/libtilert.so

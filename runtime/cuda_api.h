@@ -55,7 +55,7 @@ enum { CU_STREAM_DEFAULT = 0, CU_STREAM_NON_BLOCKING = 1 };
 enum { CU_EVENT_DEFAULT = 0 };
 
 /* CUlaunchAttributeID */
-enum { CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 };
+enum { CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
 
 typedef union CUlaunchAttributeValue {
   char pad[64];
@@ -63,6 +63,7 @@ typedef union CUlaunchAttributeValue {
   struct {
     unsigned int x, y, z;
   } clusterDim;
+  int programmaticStreamSerializationAllowed;
 } CUlaunchAttributeValue;
 
 typedef struct CUlaunchAttribute {

@@ -382,10 +382,10 @@ static bool emu_schedule(EmLaunch *l) {
 }
 
 static CUresult emu_run(CUfunction fn, const unsigned g[3], const unsigned b[3], const unsigned cl[3], unsigned smem,
-                        void **params) {
+                        void **params, bool pdl) {
   const EmFunc *f = fn->f;
   EmLaunch l = {.kernel = f->name, .grid = {g[0], g[1], g[2]}, .block = {b[0], b[1], b[2]}, .dyn_smem = smem,
-                .cluster = {cl[0], cl[1], cl[2]}, .regs = fn->regs};
+                .cluster = {cl[0], cl[1], cl[2]}, .regs = fn->regs, .pdl = pdl};
   if (!emu_schedule(&l))
     return emu_err(CUDA_ERROR_INVALID_VALUE,
                    "TILE_EMU_SEED=%s: expected rr, a number (a random schedule's seed), random:N or adversarial:N",
@@ -423,20 +423,26 @@ static CUresult emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, 
                            unsigned smem, CUstream s, void **params, void **extra) {
   (void)s;
   if (extra) return emu_err(EMU_ERR_UNSUPPORTED, "launch parameters through `extra`%s", NULL);
-  return emu_run(f, (unsigned[]){gx, gy, gz}, (unsigned[]){bx, by, bz}, (unsigned[]){1, 1, 1}, smem, params);
+  return emu_run(f, (unsigned[]){gx, gy, gz}, (unsigned[]){bx, by, bz}, (unsigned[]){1, 1, 1}, smem, params, false);
 }
 
 /* The cluster shape of CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, as tile_launch passes it (emu/cluster.c runs
- * the CTAs of a cluster co-scheduled). */
+ * the CTAs of a cluster co-scheduled), and programmatic stream serialization (the grid may overlap the previous
+ * one: each thread's global accesses must follow its griddepcontrol.wait, memory.c checks). */
 static CUresult emu_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra) {
   unsigned cl[3] = {1, 1, 1};
-  for (unsigned i = 0; i < cfg->numAttrs; i++)
+  bool pdl = false;
+  for (unsigned i = 0; i < cfg->numAttrs; i++) {
     if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
       cl[0] = cfg->attrs[i].value.clusterDim.x, cl[1] = cfg->attrs[i].value.clusterDim.y,
       cl[2] = cfg->attrs[i].value.clusterDim.z;
+    if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+      pdl = cfg->attrs[i].value.programmaticStreamSerializationAllowed != 0;
+  }
   if (extra) return emu_err(EMU_ERR_UNSUPPORTED, "launch parameters through `extra`%s", NULL);
   return emu_run(f, (unsigned[]){cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
-                 (unsigned[]){cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ}, cl, cfg->sharedMemBytes, params);
+                 (unsigned[]){cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ}, cl, cfg->sharedMemBytes, params,
+                 pdl);
 }
 
 static CUresult emu_occupancy(int *blocks, CUfunction f, int bs, size_t smem) {

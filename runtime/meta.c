@@ -61,7 +61,7 @@ typedef struct rt_parser {
   int nderived, capderived;
   tile_kernel_info *cur; /* the open kernel block, or NULL */
   int cur_index;
-  bool seen_threads, seen_smem, seen_cluster;
+  bool seen_threads, seen_smem, seen_cluster, seen_pdl;
 } rt_parser;
 
 static bool rt_perr(rt_parser *P, const char *fmt, ...) RT_PRINTF(2, 3);
@@ -225,7 +225,7 @@ static bool rt_line_kernel(rt_parser *P) {
   if (!rt_add_kernel(P)) return false;
   snprintf(P->cur->name, sizeof P->cur->name, "%s", P->tok[1]);
   P->cur->cluster[0] = P->cur->cluster[1] = P->cur->cluster[2] = 1;
-  P->seen_threads = P->seen_smem = P->seen_cluster = false;
+  P->seen_threads = P->seen_smem = P->seen_cluster = P->seen_pdl = false;
   return true;
 }
 
@@ -254,6 +254,12 @@ static bool rt_line_cluster(rt_parser *P) {
   if (c[0] * c[1] * c[2] > RT_META_MAX_CLUSTER)
     return rt_perr(P, "cluster %d x %d x %d has more than %d blocks", c[0], c[1], c[2],
                    RT_META_MAX_CLUSTER);
+  return true;
+}
+
+static bool rt_line_pdl(rt_parser *P) {
+  if (!rt_want_fields(P, 1, "pdl") || !rt_once(P, &P->seen_pdl)) return false;
+  P->cur->pdl = 1;
   return true;
 }
 
@@ -442,6 +448,7 @@ static bool rt_line_in_kernel(rt_parser *P) {
   if (strcmp(kw, "threads") == 0) return rt_line_threads(P);
   if (strcmp(kw, "smem") == 0) return rt_line_smem(P);
   if (strcmp(kw, "cluster") == 0) return rt_line_cluster(P);
+  if (strcmp(kw, "pdl") == 0) return rt_line_pdl(P);
   if (strcmp(kw, "param") == 0) return rt_line_param(P);
   if (strcmp(kw, "const") == 0) return rt_line_const(P);
   if (strcmp(kw, "tmabox") == 0) return rt_line_tmabox(P);

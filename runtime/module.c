@@ -347,11 +347,30 @@ static void rt_cluster_config(const tile_kernel *k, CUlaunchConfig *cfg, CUlaunc
   cfg->numAttrs = 1;
 }
 
-static CUresult rt_launch_cluster(const tile_kernel *k, unsigned gx, unsigned gy, unsigned gz,
-                                  void **args, CUstream stream) {
-  CUlaunchAttribute attr;
+/* Whether a launch of ki overlaps the stream's previous grid: a kernel
+ * built with pdl(true) waits for that grid's writes at entry (its metadata's
+ * `pdl` line), unless TILE_PDL=0 (an A/B switch: the same cubin launched the
+ * plain way, where its wait returns at once). */
+static bool rt_want_pdl(const tile_kernel_info *ki) {
+  if (!ki->pdl) return false;
+  const char *e = getenv("TILE_PDL");
+  return !(e && !strcmp(e, "0"));
+}
+
+/* A launch through cuLaunchKernelEx: the cluster shape and/or programmatic
+ * stream serialization as attributes. */
+static CUresult rt_launch_ex(const tile_kernel *k, unsigned gx, unsigned gy, unsigned gz, void **args,
+                             CUstream stream, bool cluster, bool pdl) {
+  CUlaunchAttribute attr[2];
   CUlaunchConfig cfg;
-  rt_cluster_config(k, &cfg, &attr);
+  rt_cluster_config(k, &cfg, &attr[0]);
+  cfg.numAttrs = cluster ? 1 : 0;
+  if (pdl) {
+    CUlaunchAttribute *a = &attr[cfg.numAttrs++];
+    memset(a, 0, sizeof *a);
+    a->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a->value.programmaticStreamSerializationAllowed = 1;
+  }
   cfg.gridDimX = gx, cfg.gridDimY = gy, cfg.gridDimZ = gz;
   cfg.hStream = stream;
   return rt_cu.cuLaunchKernelEx(&cfg, k->fn, args, NULL);
@@ -398,19 +417,20 @@ tile_status tile_launch(tile_kernel *k, unsigned gx, unsigned gy, unsigned gz, v
     for (int i = 0; i < ki->nderived; i++) all[nargs + i] = &derived[i];
     args = all;
   }
-  bool cluster = rt_has_cluster(ki);
+  bool cluster = rt_has_cluster(ki), pdl = rt_want_pdl(ki);
   if (cluster && !rt_cu.cuLaunchKernelEx)
     return rt_fail(TILE_ERR_CUDA,
                    "kernel '%s' uses clusters, which need cuLaunchKernelEx (a CUDA 12 driver "
                    "or newer)",
                    ki->name);
-  CUresult r = cluster ? rt_launch_cluster(k, gx, gy, gz, args, (CUstream)stream)
-                       : rt_cu.cuLaunchKernel(k->fn, gx, gy, gz, (unsigned)ki->threads, 1, 1,
-                                              (unsigned)ki->smem_bytes, (CUstream)stream, args,
-                                              NULL);
+  pdl = pdl && rt_cu.cuLaunchKernelEx; /* (without it, the plain launch: the wait returns at once) */
+  CUresult r = cluster || pdl ? rt_launch_ex(k, gx, gy, gz, args, (CUstream)stream, cluster, pdl)
+                              : rt_cu.cuLaunchKernel(k->fn, gx, gy, gz, (unsigned)ki->threads, 1, 1,
+                                                     (unsigned)ki->smem_bytes, (CUstream)stream, args,
+                                                     NULL);
   if (r != CUDA_SUCCESS)
-    return rt_cuda_fail(r, "%s (kernel '%s', grid (%u, %u, %u), %d threads, %d bytes smem)",
-                        cluster ? "cuLaunchKernelEx" : "cuLaunchKernel", ki->name, gx, gy, gz,
-                        ki->threads, ki->smem_bytes);
+    return rt_cuda_fail(r, "%s (kernel '%s', grid (%u, %u, %u), %d threads, %d bytes smem%s)",
+                        cluster || pdl ? "cuLaunchKernelEx" : "cuLaunchKernel", ki->name, gx, gy, gz,
+                        ki->threads, ki->smem_bytes, pdl ? ", programmatic dependent launch" : "");
   return TILE_OK;
 }

@@ -74,7 +74,7 @@ if [ -n "${TILE_SAN:-}" ]; then
 else
   # (about 1040 s and 1120 s of a 2-core machine's time on 2026-12-03)
   lane1="units tests/golden/run.sh tests/cli/run.sh tests/limits/run.sh tests/ptx/run.sh tests/ptx/gemm_props.sh
-         tests/ptx/sass_props.sh tests/ptx/oracles.sh tests/emu/run.sh tests/emu/tutorials.sh tests/python/run.sh regress"
+         tests/ptx/sass_props.sh tests/ptx/oracles.sh tests/ptx/pdl.sh tests/emu/run.sh tests/emu/tutorials.sh tests/python/run.sh regress"
   lane2="tests/emu/blackwell.sh tests/jit/run.sh tests/install/run.sh tests/bench/run.sh fuzz"
 fi
 jobs=${TILE_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}

@@ -178,6 +178,7 @@ typedef struct tile_kernel_info {
   const tile_const_info *consts;
   int nderived;         /* built by tile_launch, after the nparams arguments */
   const tile_derived_info *derived;
+  int pdl;              /* 1: launched to overlap the stream's previous grid (it waits at entry); see tile_launch */
 } tile_kernel_info;
 
 /* The value of constant `name` of kernel k as built, or NULL. */

@@ -418,8 +418,9 @@ def case_layernorm(E):
 # A/B builds timed beside each default where the bundle has them (a row of
 # the table each): .split (dw/db by a kernel of their own, rows of 16384);
 # the row loads through cp.async rings (mk/tutorials.mk): .plain (none,
-# where the default has them), .ring (3 slots), .ring2, .ring4
-LNB_VARIANTS = (".split", ".plain", ".ring", ".ring2", ".ring4")
+# where the default has them), .ring (3 slots), .ring2, .ring4; .dw8 (the dw/db
+# kernel over column blocks of 8, twice the programs: 1024 and 2048 columns)
+LNB_VARIANTS = (".split", ".plain", ".ring", ".ring2", ".ring4", ".dw8")
 # LNB_VARIANTS=".split" (comma-separated; empty: none) times only those (a short A/B call)
 if "LNB_VARIANTS" in os.environ:
     LNB_VARIANTS = tuple(v for v in os.environ["LNB_VARIANTS"].split(",") if v)

@@ -4,7 +4,7 @@
  * tile_module_load_ptx's checks, multiple_of on an unsigned argument, and
  * print / device_assert run by the
  * emulator against golden output (tests/emu/debug), and CTAs taking turns
- * (TILE_EMU_CTA_TURN). One process, one
+ * (TILE_EMU_CTA_TURN), and programmatic dependent launch. One process, one
  * backend: the emulator, chosen by the first test. */
 #include "testutil.h"
 #include "tile/runtime.h"
@@ -150,6 +150,71 @@ static void test_cluster_launch(void **state) {
   tile_free(dx);
   assert_int_equal(tile_module_unload(m), TILE_OK);
   tu_rmtree(dir);
+}
+
+/* pdl(true): programmatic dependent launch. tile_launch passes the
+ * attribute (cuLaunchKernelEx) for a kernel whose metadata says `pdl`, and
+ * the emulator then fails any global access a thread makes before its
+ * griddepcontrol.wait (on a GPU the previous grid could still be writing
+ * it). The compiler's kernel waits first and runs; the same PTX with its
+ * wait moved after the first global load is refused, and runs when
+ * TILE_PDL=0 launches it the plain way. */
+static const char *const PDL_SRC =
+    "kernel vadd(x: *f32, y: *f32, out: *f32, n: i32) warps(4) pdl(true) {\n"
+    "    let offs = program_id(0) * 512 + arange(0, 512);\n"
+    "    let mask = offs < n;\n"
+    "    store(out + offs, load(x + offs, mask) + load(y + offs, mask), mask);\n"
+    "}\n";
+
+static void test_pdl_launch(void **state) {
+  (void)state;
+  char *ptx = tu_compile("pdl.tile", PDL_SRC, strlen(PDL_SRC), TILEC_EMIT_PTX, NULL, 0);
+  char *meta = tu_compile("pdl.tile", PDL_SRC, strlen(PDL_SRC), TILEC_EMIT_META, NULL, 0);
+  has(meta, "\npdl\n", "the metadata");
+  char *w = strstr(ptx, "griddepcontrol.wait;");
+  assert_non_null(w);
+  assert_non_null(strstr(ptx, "griddepcontrol.launch_dependents;"));
+  char *ld = strstr(ptx, "ld.global");
+  assert_non_null(ld);
+  assert_true(w < ld); /* before any global access */
+  tile_module *m = NULL;
+  assert_int_equal(tile_module_load_ptx(ptx, strlen(ptx), meta, strlen(meta), &m), TILE_OK);
+  assert_int_equal(tile_module_kernel_info(m, 0)->pdl, 1);
+  int n = 1000;
+  float *out = malloc(sizeof(float) * (size_t)n);
+  assert_int_equal(run_vadd(m, n, out), TILE_OK);
+  for (int i = 0; i < n; i++) assert_true(out[i] == 1.5f * (float)i);
+  assert_int_equal(tile_module_unload(m), TILE_OK);
+
+  /* the wait moved to after the first global load's line */
+  size_t len = strlen(ptx), wl = strlen("griddepcontrol.wait;");
+  char *bad = malloc(len + 1);
+  char *eol = strchr(ld, '\n');
+  assert_non_null(eol);
+  size_t a = (size_t)(w - ptx), b = (size_t)(eol + 1 - ptx);
+  memcpy(bad, ptx, a);                                   /* up to the wait */
+  memcpy(bad + a, ptx + a + wl, b - a - wl);             /* what followed it, through the load's line */
+  memcpy(bad + b - wl, "griddepcontrol.wait;", wl);      /* the wait */
+  memcpy(bad + b, ptx + b, len - b + 1);
+  assert_int_equal(tile_module_load_ptx(bad, len, meta, strlen(meta), &m), TILE_OK);
+  assert_int_equal(run_vadd(m, n, out), TILE_ERR_CUDA);
+  has(tile_last_error(), "before griddepcontrol.wait", "the report");
+  setenv("TILE_PDL", "0", 1); /* the plain launch: no overlap, nothing to wait for */
+  assert_int_equal(run_vadd(m, n, out), TILE_OK);
+  unsetenv("TILE_PDL");
+  assert_true(out[n - 1] == 1.5f * (float)(n - 1));
+  assert_int_equal(tile_module_unload(m), TILE_OK);
+
+  /* the metadata's pdl line: once, no fields */
+  const char *twice = "tile-meta 1\narch sm_90a\nkernel vadd\nthreads 128\nsmem 0\ncluster 1 1 1\npdl\npdl\nend\n";
+  assert_int_equal(tile_module_load_ptx(ptx, len, twice, strlen(twice), &m), TILE_ERR_BAD_MODULE);
+  has(tile_last_error(), "second 'pdl'", "the error");
+  const char *arg = "tile-meta 1\narch sm_90a\nkernel vadd\nthreads 128\nsmem 0\ncluster 1 1 1\npdl 1\nend\n";
+  assert_int_equal(tile_module_load_ptx(ptx, len, arg, strlen(arg), &m), TILE_ERR_BAD_MODULE);
+  free(bad);
+  free(out);
+  free(ptx);
+  free(meta);
 }
 
 /* bulk_store and bulk_load through the compiler and the emulator: a [64, 64] f32 tile stored to a 128-byte
@@ -521,6 +586,7 @@ int main(void) {
       cmocka_unit_test(test_bulk_load_store),
       cmocka_unit_test(test_multiple_of_unsigned),
       cmocka_unit_test(test_cluster_launch),
+      cmocka_unit_test(test_pdl_launch),
       cmocka_unit_test(test_load_ptx_checks),
       cmocka_unit_test(test_print),
       cmocka_unit_test(test_clock64),
