@@ -7,19 +7,19 @@
 set -u
 . tests/gpu/calls/lib.sh
 H=build-w/examples/jfa_bwd_host; F=build-w/examples/jfa_host; S=build-w/shared-bench/suites
-E=build-tut/examples
+E=build-tut/examples; LH=build-w/examples/layernorm_bwd_host
 run() { log=$OUT/$1.log; shift; "$@" > "$log" 2>&1; rc=$?; echo "rc=$rc $(grep -c ' OK$' "$log") OK, $(grep -vc ' OK$' "$log") other: $*"; grep -v ' OK$' "$log" | grep -v "^target\|^(no" | head -3; }
 el "checks with PDL launches"
 run bwd_small timeout 60 $H --cubins build-w/examples --check --small
 run fwd_small timeout 60 $F --cubins build-w/examples --check --small
-run lnb1024 $E/layernorm_bwd_host --cubin $E/layernorm_bwd.f16.b1024.s16.sm_90a.cubin --size 4096 --size 1008 --size 256 --seed 1
-run lnb8k $E/layernorm_bwd_host --cubin $E/layernorm_bwd.f16.b8192.s16.sm_90a.cubin --size 1000 --size 8000 --size 128 --seed 3
+run lnb1024 $LH --cubin $E/layernorm_bwd.f16.b1024.s16.sm_90a.cubin --size 4096 --size 1008 --size 256 --seed 1
+run lnb8k $LH --cubin $E/layernorm_bwd.f16.b8192.s16.sm_90a.cubin --size 1000 --size 8000 --size 128 --seed 3
 el "compute-sanitizer (PDL launches; the RING=4 builds)"
 for tool in memcheck racecheck synccheck; do
   for c in "layernorm_bwd.f16.b1024.s16 --size 37 --size 1008 --size 5" "layernorm_bwd.f16.b8192.s16 --size 20 --size 8000 --size 4"; do
     set -- $c
     cub=$1; shift
-    compute-sanitizer --tool $tool --error-exitcode 9 $E/layernorm_bwd_host --cubin $E/$cub.sm_90a.cubin "$@" \
+    compute-sanitizer --tool $tool --error-exitcode 9 $LH --cubin $E/$cub.sm_90a.cubin "$@" \
       > $OUT/san.$tool.$cub.log 2>&1
     echo "$tool $cub: rc=$? $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' $OUT/san.$tool.$cub.log | head -1)"
   done
