@@ -220,7 +220,10 @@ tile_status tile_kernel_max_clusters(tile_kernel *k, int *n);
  * assumes; returns TILE_ERR_INVALID with a message naming the parameter.
  * The kernel's derived parameters (tile_kernel_info.derived: TMA
  * descriptors of a pipelined dot) are built from args here and passed after
- * them; nargs counts only the caller's. */
+ * them; nargs counts only the caller's.  A kernel built with pdl(true)
+ * (tile_kernel_info.pdl) is launched with programmatic stream serialization,
+ * overlapping the stream's previous kernel (it waits for that kernel's
+ * writes at its entry); TILE_PDL=0 in the environment launches it plainly. */
 tile_status tile_launch(tile_kernel *k, unsigned gx, unsigned gy, unsigned gz,
                         void **args, int nargs, tile_stream stream);
 
