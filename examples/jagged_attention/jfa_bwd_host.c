@@ -39,6 +39,7 @@
  * Exit status 0 only when every check passed. */
 #include "jfa_test.h"
 #include "jfa_int.h" /* jfa_plan_bwd_timeline (--timeline) */
+#include <time.h>
 
 enum { GUARD_ROWS = 2 };
 static const uint16_t GUARD = 0x7777;
@@ -544,9 +545,17 @@ static bool write_timeline(jfa_plan *plan, const Case *c, jfa_tensor *t, int cta
   bool ok = h && tile_malloc(&d, n * 8) == TILE_OK && tile_memset_d32_async(d, 0, n * 2, NULL) == TILE_OK;
   if (ok) {
     jfa_plan_bwd_timeline(plan, d);
-    ok = jfa_plan_backward(plan, &t[5], &t[0], &t[1], &t[2], &t[3], &t[4], &t[6], &t[7], &t[8], NULL) == TILE_OK &&
-         tile_synchronize() == TILE_OK && tile_memcpy_dtoh(h, d, n * 8) == TILE_OK;
+    struct timespec t0, t1; /* the whole backward (pre, main, post), host clock: the CTAs' spans beside it */
+    ok = tile_synchronize() == TILE_OK;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ok = ok && jfa_plan_backward(plan, &t[5], &t[0], &t[1], &t[2], &t[3], &t[4], &t[6], &t[7], &t[8], NULL) == TILE_OK &&
+         tile_synchronize() == TILE_OK;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ok = ok && tile_memcpy_dtoh(h, d, n * 8) == TILE_OK;
     jfa_plan_bwd_timeline(plan, 0);
+    if (ok)
+      printf("timeline: %s backward %.1f us (host clock, launch to synchronize)\n", c->name,
+             (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) * 1e-3);
   }
   char path[512];
   snprintf(path, sizeof path, "%s.%s.csv", bench_timeline, c->name);

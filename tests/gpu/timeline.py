@@ -23,7 +23,9 @@ as it issued the K and V loads. The phases, per item, in microseconds at
   the TMA copies have read them), end_rest (-> the item's end)
 
 Printed: each phase's mean and median over the items, the items' mean
-length, and what share of all CTAs' time each phase took. --steps: the
+length, the CTAs' spans (first item's begin to last item's end: the
+balance of the scheduler's lists; against the kernel's duration, what
+the CTAs spend outside their items), and what share of all CTAs' time each phase took. --steps: the
 steps' waits (each CTA's first 8192 steps), mean per step: the consumers'
 (warpgroup 0's) wait for the Q block (q_full), for the other warpgroup
 (meet), for the dQ stage (dq_empty); the reducer's wait for the step's dQ
@@ -53,9 +55,11 @@ def main():
                           "issue_lag", "item")}
     tot = {k: 0.0 for k in ("kv_wait", "first", "steps_rest", "end", "gap")}
     span = 0.0
+    spans = []
     for cta, items in by.items():
         items.sort(key=lambda x: x["t"])
         span += (items[-1]["end"] - items[0]["begin"]) * us
+        spans.append(((items[-1]["end"] - items[0]["begin"]) * us, len(items)))
         for j, x in enumerate(items):
             kv = (x["kv_in"] - x["begin"]) * us
             first = (x["first_done"] - x["kv_in"]) * us if x["steps"] > 0 else 0.0
@@ -92,6 +96,12 @@ def main():
         if v:
             v2 = sorted(v)
             print("%-10s %9.3f %9.3f %9.3f" % (k, st.mean(v), st.median(v), v2[int(0.9 * (len(v2) - 1))]))
+    # each CTA's span, its first item's begin to its last item's end (one SM's clock64; the SMs' clocks are
+    # not one clock, so no CTA is placed against another): how evenly the scheduler's lists came out
+    sp = sorted(x[0] for x in spans)
+    print("CTA spans: mean %.1f us, min %.1f, p10 %.1f, p90 %.1f, max %.1f (max / mean %.3f); items a CTA %d-%d" %
+          (st.mean(sp), sp[0], sp[len(sp) // 10], sp[int(0.9 * (len(sp) - 1))], sp[-1], sp[-1] / st.mean(sp),
+           min(x[1] for x in spans), max(x[1] for x in spans)))
     print("share of the CTAs' recorded time (%.1f us over all CTAs):" % span)
     for k, v in tot.items():
         print("  %-10s %5.1f %%" % (k, 100.0 * v / span if span else 0.0))
