@@ -164,20 +164,29 @@ done
 # TIMELINE (jfa_bwd.tile's measuring build; tests/gpu/timeline.py): a
 # 3-sequence suite benchmarked against the build with its stamps, which
 # jfa_bwd_host --timeline writes as csvs (the items' and the steps') and
-# timeline.py sums; on the emulator a stamp is the CTA's count of steps
+# timeline.py sums; on the emulator a stamp is the CTA's count of steps.
+# T1 causal (64-row steps), T2 not causal (the shipped Q80 build's 80-row
+# steps, whose consumers stamp their waits too: a step's meeting is never 0)
 T=${TMPDIR:-/tmp}/emu_tl; log=$T.log
 rm -rf "$T" && mkdir -p "$T/cubins" "$T/suite" && cp "$B"/examples/*.sm_90a.cubin "$T/cubins/"
 printf '300\n700\n129\n' > "$T/suite/T1.lengths"
-printf '[{"name": "T1", "batch": 3, "heads": 1, "head_dim": 128, "causal": true, "mode": "self", "lengths_file": "T1.lengths", "total_kv_tokens": 1129, "max_len": 700}]\n' > "$T/suite/suites.json"
+printf '200\n90\n' > "$T/suite/T2.lengths"
+printf '[{"name": "T1", "batch": 3, "heads": 1, "head_dim": 128, "causal": true, "mode": "self", "lengths_file": "T1.lengths", "total_kv_tokens": 1129, "max_len": 700},
+ {"name": "T2", "batch": 2, "heads": 1, "head_dim": 128, "causal": false, "mode": "self", "lengths_file": "T2.lengths", "total_kv_tokens": 290, "max_len": 200}]\n' > "$T/suite/suites.json"
 if "$B/bin/tilec" -D D=128 -D CAUSAL=true -D TIMELINE=true -o "$T/cubins/jfa_bwd.d128.causal.sm_90a.cubin" \
        examples/jagged_attention/jfa_bwd.tile > "$log" 2>&1 &&
-   timeout 600 "$B/examples/jfa_bwd_host" --cubins "$B/examples" --bench "$T/suite" --reps 1 --ab "$T/cubins" \
+   "$B/bin/tilec" -D D=128 -D Q80=true -D TIMELINE=true -o "$T/cubins/jfa_bwd.d128.self.sm_90a.cubin" \
+       examples/jagged_attention/jfa_bwd.tile >> "$log" 2>&1 &&
+   timeout 900 "$B/examples/jfa_bwd_host" --cubins "$B/examples" --bench "$T/suite" --reps 1 --ab "$T/cubins" \
        --timeline "$T/tl" --ctas 3 >> "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$" &&
    python3 tests/gpu/timeline.py "$T/tl.T1.csv" --steps "$T/tl.T1.steps.csv" >> "$log" 2>&1 &&
-   grep -q "tl.T1.csv: 11 items on" "$log" && grep -q "^steps: [1-9]" "$log"; then
-  echo "ok   jfa_bwd's TIMELINE build on the emulator: $(grep -o '11 items on [0-9]* CTAs, [0-9.]* steps an item' "$log")"
+   grep -q "tl.T1.csv: 11 items on" "$log" && grep -q "^steps: [1-9]" "$log" &&
+   python3 tests/gpu/timeline.py "$T/tl.T2.csv" --steps "$T/tl.T2.steps.csv" > "$T/t2.txt" 2>&1 &&
+   grep -q "tl.T2.csv: 3 items on" "$T/t2.txt" && grep -q "^  meet  *[0-9.]* ( *[0-9.]*, " "$T/t2.txt" &&
+   ! grep -q "^  meet  *0.000 " "$T/t2.txt"; then
+  echo "ok   jfa_bwd's TIMELINE builds on the emulator: $(grep -o '11 items on [0-9]* CTAs, [0-9.]* steps an item' "$log"); 80-row steps: $(grep -o '3 items on [0-9]* CTAs, [0-9.]* steps an item' "$T/t2.txt")"
 else
-  echo "FAIL jfa_bwd's TIMELINE build on the emulator:"; tail -n 3 "$log"; fail=1
+  echo "FAIL jfa_bwd's TIMELINE builds on the emulator:"; tail -n 3 "$log"; cat "$T/t2.txt" 2>/dev/null | tail -8; fail=1
 fi
 rm -rf "$T"
 # block-sparse attention (variants/blocksparse.tile, jfa_params.block_mask):

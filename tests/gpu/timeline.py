@@ -10,7 +10,11 @@ warpgroup 0 as the item begins (after the previous item's dK and dV are
 out), once its K and V are in, after its first step, after its last, once
 its dK and dV are out; its steps; the item; and the producer's clock64()
 as it issued the K and V loads. The phases, per item, in microseconds at
---mhz (the SM clock the run had; nvidia-smi's clocks.sm):
+--mhz (the SM clock the main kernel ran at: Nsight Compute's
+sm__cycles_elapsed.avg.per_second. nvidia-smi's samples miss it: on the
+H100 the backward's main kernel runs at about 1.75 GHz under the 700 W
+cap while the samples, mostly of the host's checks, say 1980 MHz;
+thirty-seventh session, docs/perf.md):
 
   kv_wait   begin -> K and V in (the loads not yet landed)
   first     K and V in -> first step done (the pipeline's refill)

@@ -17,8 +17,9 @@ el "window 256, J1"
 timeout 90 $H --cubins build-w/examples --bench $S --only J1 --window 256 --reps 5 --ab build-w/examples/ab_var/tl \
   --timeline $OUT/tlw 2>&1 | grep "^J\|^ab\|FAIL\|rror\|timeline: [JD]"
 kill $CLK
-MHZ=$(awk -F, '{print $1+0}' $OUT/clocks.txt | sort -n | awk '{a[NR]=$1} END {print a[int(NR*0.9)]}')
-el "timelines at $MHZ MHz (the 90th percentile of the sampled SM clock)"
+awk -F, '{print $1+0}' $OUT/clocks.txt | sort -n | awk '{a[NR]=$1} END {printf "SM clock samples: %d, min %d, p10 %d, median %d, p90 %d, max %d MHz\n", NR, a[1], a[int(NR*0.1)+1], a[int(NR*0.5)+1], a[int(NR*0.9)], a[NR]}'
+MHZ=$(awk -F, '{print $1+0}' $OUT/clocks.txt | sort -n | awk '{a[NR]=$1} END {print a[int(NR*0.5)+1]}')
+el "timelines at $MHZ MHz (the median of the sampled SM clock)"
 for f in $OUT/tl.*.csv $OUT/tlw.*.csv; do
   case $f in *steps.csv) continue ;; esac
   python3 tests/gpu/timeline.py $f --mhz $MHZ | grep -v "^  \|^phase\|^kv_wait\|^load\|^issue_lag\|^end_"
