@@ -20,8 +20,11 @@ for v in tl fintl; do
   timeout 60 $H --cubins build-w/examples --bench $S --only J1 --window 256 --reps 2 --ab build-w/examples/ab_var/$v \
     --timeline $OUT/w$v 2>&1 | grep "^ab\|FAIL\|rror\|timeline: [JD]"
 done
+el "J1 and D8k (80-row steps): the TIMELINE build, its consumers' waits (stamped since 8c619c4)"
+timeout 90 $H --cubins build-w/examples --bench $S --only J1,D8k --reps 2 --ab build-w/examples/ab_bwd/tl \
+  --timeline $OUT/tl 2>&1 | grep "^ab\|FAIL\|rror\|timeline: [JD]"
 el "timelines at 1750 MHz (call 3's ncu: the main kernel's SM clock under the power cap)"
-for f in $OUT/tl.J2 $OUT/fintl.J2 $OUT/wtl.J1 $OUT/wfintl.J1; do
+for f in $OUT/tl.J2 $OUT/fintl.J2 $OUT/wtl.J1 $OUT/wfintl.J1 $OUT/tl.J1 $OUT/tl.D8k; do
   echo "-- $f"
   python3 tests/gpu/timeline.py $f.csv --mhz 1750 --steps $f.steps.csv | grep -v "^phase\|^kv_wait\|^load\|^issue_lag\|^end_\|share of\|kv_wait\|gap "
 done
