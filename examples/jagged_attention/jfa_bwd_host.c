@@ -574,13 +574,13 @@ static bool write_timeline(jfa_plan *plan, const Case *c, jfa_tensor *t, int cta
     printf("timeline: %s\n", path);
     snprintf(path, sizeof path, "%s.%s.steps.csv", bench_timeline, c->name); /* the steps' waits */
     if ((f = fopen(path, "w"))) {
-      fprintf(f, "cta,qi,q_full,meet,dq_empty,red_wait,red_work\n");
+      fprintf(f, "cta,qi,q_full,meet,dq_empty,red_wait,red_work,acc_wait\n");
       for (int a = 0; a < ctas; a++)
         for (int i = 0; i < TL_STEPS; i++) {
           const int64_t *r = h + ni + ((size_t)a * TL_STEPS + i) * 8;
-          if (!r[0] && !r[1] && !r[2] && !r[3] && !r[4]) continue; /* no such step */
-          fprintf(f, "%d,%d,%lld,%lld,%lld,%lld,%lld\n", a, i, (long long)r[0], (long long)r[1], (long long)r[2],
-                  (long long)r[3], (long long)r[4]);
+          if (!r[0] && !r[1] && !r[2] && !r[3] && !r[4] && !r[5]) continue; /* no such step */
+          fprintf(f, "%d,%d,%lld,%lld,%lld,%lld,%lld,%lld\n", a, i, (long long)r[0], (long long)r[1], (long long)r[2],
+                  (long long)r[3], (long long)r[4], (long long)r[5]);
         }
       fclose(f);
       printf("timeline: %s\n", path);

@@ -34,7 +34,9 @@ steps' waits (each CTA's first 8192 steps), mean per step: the consumers'
 (warpgroup 0's) wait for the Q block (q_full), for the other warpgroup
 (meet), for the dQ stage (dq_empty); the reducer's wait for the step's dQ
 (red_wait: OWN's flag and dq_full) and its work until the stage is read
-(red_work).
+(red_work); a final step's (FP, FIN) wait for the earlier sum the reducer
+loads into the stage (acc_wait; 0 on the other steps, so its mean is over
+all steps).
 """
 import argparse
 import csv
@@ -112,8 +114,8 @@ def main():
     if a.steps:
         srows = list(csv.DictReader(open(a.steps)))
         print("steps: %d; mean us a step (median, p90):" % len(srows))
-        for k in ("q_full", "meet", "dq_empty", "red_wait", "red_work"):
-            v = sorted(int(r[k]) * us for r in srows)
+        for k in ("q_full", "meet", "dq_empty", "red_wait", "red_work", "acc_wait"):
+            v = sorted(int(r[k]) * us for r in srows if k in r)
             if v:
                 print("  %-9s %7.3f (%6.3f, %6.3f)" % (k, st.mean(v), v[len(v) // 2], v[int(0.9 * (len(v) - 1))]))
 
