@@ -4,7 +4,8 @@
 # scripts/gpu_slim_bundle.sh`): call 3 found J2's pre and post kernels at about 1 ms of a 5.6 ms backward (post
 # 0.61 ms). FIN (DQ_FINAL) removes post: the last contributor of each dQ block writes bf16 dQ. It lost as the
 # default (thirtieth session: J2 1.017x, the 256 window 0.86-0.90x). Where does its time go: the turns' waits
-# (red_wait), the final step's work in the consumers (q_full / meet), or the dQ stage (dq_empty)?
+# (red_wait), the final step's wait for the earlier sum (acc_wait), its work in the consumers (q_full / meet), or
+# the dQ stage (dq_empty)? Build at or after the commit that stamps acc_wait.
 set -u
 . tests/gpu/calls/lib.sh
 H=build-w/examples/jfa_bwd_host; S=build-w/shared-bench/suites
