@@ -411,7 +411,8 @@ jfa-ab: $(JFA_AB_CUBINS)
 JFA_BWD_AB := nostsm:--no-stmatrix atomic:DQ_ATOMIC=true+Q80=false dsbf16:DS_BF16=true dsf32:DS_BF16=false noearly:DKV_EARLY=false \
   static:DYN=false+DET_FIN=false q64:Q80=false q80c:Q80=true nobulk:BULK=false b64:Q80=false+BULK=true nodqt:DQT=false kvb1:KVB=1 \
   nogroup:GROUP=0 group:GROUP128=true nofp:FUSE_POST=false noown:DQ_OWNER=false fin:DQ_FINAL=true \
-  finlazy:DQ_FINAL=true+FIN_LAZY=true tl:TIMELINE=true
+  finlazy:DQ_FINAL=true+FIN_LAZY=true finahead:DQ_FINAL=true+FIN_AHEAD=true finboth:DQ_FINAL=true+FIN_LAZY=true+FIN_AHEAD=true \
+  tl:TIMELINE=true
 define jfa_bwd_ab_rules
 $(B)/examples/ab_bwd/$(call jfa_ab_name,$(1))/jfa_bwd.d$(2).$(3).sm_90a.cubin: $(JFA_BWD_SRC) $(B)/bin/tilec mk/examples.mk
 	@mkdir -p $$(dir $$@)
@@ -425,6 +426,7 @@ JFA_BWD_AB_CUBINS := $(foreach a,$(JFA_BWD_AB),$(patsubst $(B)/examples/%,$(B)/e
 # (q80 lost: window J1 0.95x, J2 0.94x of the default; bulk won, J1 1.088x,
 # J2 1.054x, and is now jfa_bwd.tile's default: docs/perf.md, 2026-12-06)
 JFA_VAR_AB := q80:Q80=true nobulk:BULK=false noown:DQ_OWNER=false fin:DQ_FINAL=true finlazy:DQ_FINAL=true+FIN_LAZY=true \
+  finahead:DQ_FINAL=true+FIN_AHEAD=true finboth:DQ_FINAL=true+FIN_LAZY=true+FIN_AHEAD=true \
   tl:TIMELINE=true
 JFA_VAR_AB_CUBINS := $(foreach a,$(JFA_VAR_AB),$(B)/examples/ab_var/$(call jfa_ab_name,$(a))/jfa_fwd.d128.window.sm_90a.cubin)
 define jfa_var_ab_rules

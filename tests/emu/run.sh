@@ -161,26 +161,34 @@ for arch in sm_90a sm_100a; do
     echo "FAIL a variant of computed holes (tests/emu/holes.tile) on $arch on the emulator:"; tail -n 3 "$log"; fail=1
   fi
 done
-# FIN_LAZY (an A/B build of FIN, DQ_FINAL: each contributor passes the dQ
-# block's turn on a step later, once its adds are long in memory) on a
+# FIN_LAZY and FIN_AHEAD (A/B options of FIN, DQ_FINAL): each contributor
+# passes the dQ block's turn on a step later, once its adds are long in
+# memory; a final step's earlier sum is loaded a step early. FIN_LAZY on a
 # causal suite whose last sequence has five KV blocks, over 3 CTAs taking
-# turns and under an adversarial schedule: a turn held past the CTA's last
-# item deadlocks here (the emulator reports it; checked with the item-end
-# release removed), a wrong one fails the float64 check
+# turns and under an adversarial schedule (a turn held past the CTA's last
+# item deadlocks here: checked with the item-end release removed);
+# FIN_AHEAD on the small mixed case on 7 CTAs taking turns (an early load
+# that does not wait for the others' adds fails it: checked; with FIN_LAZY
+# too it passed, so each is checked alone)
 T=${TMPDIR:-/tmp}/emu_finlazy; log=$T.log
-rm -rf "$T" && mkdir -p "$T/cubins" "$T/suite" && cp "$B"/examples/*.sm_90a.cubin "$T/cubins/"
+rm -rf "$T" && mkdir -p "$T/cubins" "$T/ahead" "$T/suite" && cp "$B"/examples/*.sm_90a.cubin "$T/cubins/" &&
+  cp "$B"/examples/*.sm_90a.cubin "$T/ahead/"
 printf '40\n600\n' > "$T/suite/L1.lengths"
 printf '[{"name": "L1", "batch": 2, "heads": 1, "head_dim": 128, "causal": true, "mode": "self", "lengths_file": "L1.lengths", "total_kv_tokens": 640, "max_len": 600}]\n' > "$T/suite/suites.json"
 if "$B/bin/tilec" -D D=128 -D CAUSAL=true -D DQ_FINAL=true -D FIN_LAZY=true \
        -o "$T/cubins/jfa_bwd.d128.causal.sm_90a.cubin" examples/jagged_attention/jfa_bwd.tile > "$log" 2>&1 &&
+   "$B/bin/tilec" -D D=128 -D CAUSAL=true -D DQ_FINAL=true -D FIN_AHEAD=true \
+       -o "$T/ahead/jfa_bwd.d128.causal.sm_90a.cubin" examples/jagged_attention/jfa_bwd.tile >> "$log" 2>&1 &&
    TILE_EMU_CTA_TURN=1 TILE_EMU_SEED=random:1 timeout 300 "$B/examples/jfa_bwd_host" --cubins "$B/examples" \
        --bench "$T/suite" --reps 1 --ab "$T/cubins" --ctas 3 >> "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$" &&
    TILE_EMU_SEED=adversarial:2 timeout 300 "$B/examples/jfa_bwd_host" --cubins "$B/examples" \
        --bench "$T/suite" --reps 1 --ab "$T/cubins" --ctas 3 >> "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$" &&
-   [ "$(grep -c '^L1 ab:cubins .* OK$' "$log")" -eq 2 ]; then
-  echo "ok   jfa_bwd's FIN_LAZY build on the emulator (3 CTAs taking turns; adversarial)"
+   [ "$(grep -c '^L1 ab:cubins .* OK$' "$log")" -eq 2 ] &&
+   TILE_EMU_CTA_TURN=1 TILE_EMU_SEED=random:1 timeout 900 "$B/examples/jfa_bwd_host" --cubins "$T/ahead" --check \
+       --small --case "mixed (empty" --ctas 7 >> "$log" 2>&1 && tail -n 1 "$log" | grep -q "^ALL OK$"; then
+  echo "ok   jfa_bwd's FIN_LAZY and FIN_AHEAD builds on the emulator (3 and 7 CTAs taking turns; adversarial)"
 else
-  echo "FAIL jfa_bwd's FIN_LAZY build on the emulator:"; tail -n 3 "$log"; fail=1
+  echo "FAIL jfa_bwd's FIN_LAZY and FIN_AHEAD builds on the emulator:"; tail -n 3 "$log"; fail=1
 fi
 rm -rf "$T"
 # TIMELINE (jfa_bwd.tile's measuring build; tests/gpu/timeline.py): a
