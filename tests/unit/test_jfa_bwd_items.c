@@ -23,6 +23,8 @@ static int run_det(const jfa_bwd_items *it, int ctas, int64_t H) {
   int32_t *cnt = calloc((size_t)(ncnt ? ncnt : 1), sizeof *cnt);
   int64_t *want = calloc((size_t)(ncnt ? ncnt : 1), sizeof *want);
   int64_t *item = malloc((size_t)ctas * sizeof *item), *qi = malloc((size_t)ctas * sizeof *qi);
+  int64_t *pend = malloc((size_t)ctas * sizeof *pend); /* chain 2: the block whose count this CTA holds, -1 */
+  int32_t *pval = malloc((size_t)ctas * sizeof *pval);
   for (int64_t i = 0; i < it->nitems; i++)
     for (int32_t q = it->work[8 * i + 3]; q < it->work[8 * i + 4]; q++) want[it->work[8 * i + 6] + q]++;
   for (int c = 0; c < ctas; c++) {
@@ -405,7 +407,11 @@ static void test_bwd_group_items(void **state) {
  * largest KV block of its head whose item meets i -- raises the block's
  * flag, while any other item may pass only once the flag is up; chain
  * (FIN): each passes only once every KV block after it has (its turn,
- * the owner's block minus its own), and moves the count on. 1 when
+ * the owner's block minus its own), and moves the count on; chain 2
+ * (FIN_LAZY): an item other than the owner moves the count on only as it
+ * passes its next block, or at its end (its turn held meanwhile; a final
+ * step's wait a step early, FIN_AHEAD, comes before that release in the
+ * kernel too, so this covers both). 1 when
  * every item got through, 0 at a stall (the kernel would hang). Items of
  * a GROUP (with it->group, field 5 > 0) write their blocks first
  * themselves: no flags. pct < 100: a block mask (block-sparse) keeps
@@ -424,6 +430,8 @@ static int run_own(const jfa_bwd_items *it, int ctas, int64_t H, int64_t nqb, in
   int32_t *owner = malloc((size_t)(nb ? nb : 1) * sizeof *owner);
   int32_t *flag = calloc((size_t)(nb ? nb : 1), sizeof *flag);
   int64_t *item = malloc((size_t)ctas * sizeof *item), *qi = malloc((size_t)ctas * sizeof *qi);
+  int64_t *pend = malloc((size_t)ctas * sizeof *pend); /* chain 2: the block whose count this CTA holds, -1 */
+  int32_t *pval = malloc((size_t)ctas * sizeof *pval);
   for (int64_t b = 0; b < nb; b++) owner[b] = -1;
   for (int64_t i = 0; i < n; i++) {
     const int32_t *w = it->work + 8 * i;
@@ -432,7 +440,7 @@ static int run_own(const jfa_bwd_items *it, int ctas, int64_t H, int64_t nqb, in
       if (w[2] > owner[w[7] + q] && pair_kept(w[0], q, w[2], pct)) owner[w[7] + q] = w[2];
   }
   int64_t next = 0, left = n;
-  for (int c = 0; c < ctas; c++) item[c] = -1;
+  for (int c = 0; c < ctas; c++) item[c] = -1, pend[c] = -1;
   int done = 1;
   while (left > 0) {
     int moved = 0;
@@ -448,17 +456,27 @@ static int run_own(const jfa_bwd_items *it, int ctas, int64_t H, int64_t nqb, in
         int64_t blk = w[7] + qi[c];
         int32_t turn = chain ? owner[blk] - w[2] : owner[blk] == w[2] ? 0 : 1;
         if (flag[blk] < turn) continue; /* waits for the owner (chain: for its turn) */
-        if (flag[blk] < turn + 1) flag[blk] = turn + 1;
+        if (pend[c] >= 0 && flag[pend[c]] < pval[c]) flag[pend[c]] = pval[c]; /* chain 2: the held count */
+        pend[c] = -1;
+        if (chain == 2 && turn > 0) {
+          pend[c] = blk, pval[c] = turn + 1;
+        } else if (flag[blk] < turn + 1) {
+          flag[blk] = turn + 1;
+        }
         qi[c]++, moved = 1;
       }
-      if (qi[c] >= w[4]) item[c] = -1, left--, moved = 1;
+      if (qi[c] >= w[4]) {
+        if (pend[c] >= 0 && flag[pend[c]] < pval[c]) flag[pend[c]] = pval[c]; /* the item's end */
+        pend[c] = -1;
+        item[c] = -1, left--, moved = 1;
+      }
     }
     if (!moved) {
       done = 0;
       break;
     }
   }
-  free(owner), free(flag), free(item), free(qi);
+  free(owner), free(flag), free(item), free(qi), free(pend), free(pval);
   return done;
 }
 
@@ -506,6 +524,7 @@ static void test_bwd_own_items(void **state) {
     }
     assert_true(run_own(&ow, ctas, p.heads, ow.nqb, 0, 100));
     assert_true(run_own(&ow, ctas, p.heads, ow.nqb, 1, 100));
+    assert_true(run_own(&ow, ctas, p.heads, ow.nqb, 2, 100));
     /* a block mask (GROUP is off with block skips): the owner is the last KV block that visits */
     if (G == 0) assert_true(run_own(&ow, ctas, p.heads, ow.nqb, 0, 10 + 20 * (round % 4)));
     jfa_bwd_items_free(&dy), jfa_bwd_items_free(&ow);
@@ -523,6 +542,8 @@ static void test_bwd_own_items(void **state) {
   assert_true(run_own(&ow, 3, 1, ow.nqb, 0, 100));
   assert_false(run_own(&dy, 3, 1, dy.nqb, 1, 100));
   assert_true(run_own(&ow, 3, 1, ow.nqb, 1, 100));
+  assert_false(run_own(&dy, 3, 1, dy.nqb, 2, 100));
+  assert_true(run_own(&ow, 3, 1, ow.nqb, 2, 100));
   assert_false(run_own(&dy, 3, 1, dy.nqb, 0, 50)); /* and with half the pairs masked */
   assert_true(run_own(&ow, 3, 1, ow.nqb, 0, 50));
   jfa_bwd_items_free(&dy), jfa_bwd_items_free(&ow);
