@@ -12,30 +12,35 @@
 set -u
 . tests/gpu/calls/lib.sh
 H=build-w/examples/jfa_bwd_host; S=build-w/shared-bench/suites
-el "J2: FIN against the default, then the TIMELINE builds of both (steps' waits)"
-for v in fin finlazy finahead finboth fin finlazy finahead finboth; do
+tl() { # tl PREFIX: the timeline of PREFIX.csv at the main kernel's clock (call 3's ncu: 1.75 GHz under the cap)
+  python3 tests/gpu/timeline.py $1.csv --mhz 1750 --steps $1.steps.csv |
+    grep -v "^phase\|^kv_wait\|^load\|^issue_lag\|^end_\|share of\|kv_wait\|gap "
+}
+el "J2: FIN and its options against the default (default ms / option ms)"
+for v in fin finlazy finahead finboth; do
   timeout 100 $H --cubins build-w/examples --bench $S --only J2 --reps 10 --ab build-w/examples/ab_bwd/$v 2>&1 | grep "^ab\|FAIL\|rror"
 done
-for v in tl fintl; do
-  timeout 60 $H --cubins build-w/examples --bench $S --only J2 --reps 2 --ab build-w/examples/ab_bwd/$v \
-    --timeline $OUT/$v 2>&1 | grep "^ab\|FAIL\|rror\|timeline: [JD]"
-done
-el "window 256, J1: FIN against the default, and both TIMELINE builds"
+el "the 256 windows (J1, J2): the same"
 for v in fin finlazy finahead finboth; do
   timeout 100 $H --cubins build-w/examples --bench $S --only J1,J2 --window 256 --reps 10 --ab build-w/examples/ab_var/$v 2>&1 |
     grep "^ab\|FAIL\|rror"
 done
+el "J2 and the J1 window: the TIMELINE builds of the default and of FIN (steps' waits)"
 for v in tl fintl; do
+  timeout 60 $H --cubins build-w/examples --bench $S --only J2 --reps 2 --ab build-w/examples/ab_bwd/$v \
+    --timeline $OUT/$v 2>&1 | grep "^ab\|FAIL\|rror"
+  echo "-- J2 $v"; tl $OUT/$v.J2
   timeout 60 $H --cubins build-w/examples --bench $S --only J1 --window 256 --reps 2 --ab build-w/examples/ab_var/$v \
-    --timeline $OUT/w$v 2>&1 | grep "^ab\|FAIL\|rror\|timeline: [JD]"
+    --timeline $OUT/w$v 2>&1 | grep "^ab\|FAIL\|rror"
+  echo "-- J1 window $v"; tl $OUT/w$v.J1
 done
 el "J1 and D8k (80-row steps): the TIMELINE build, its consumers' waits (stamped since 8c619c4)"
 timeout 90 $H --cubins build-w/examples --bench $S --only J1,D8k --reps 2 --ab build-w/examples/ab_bwd/tl \
-  --timeline $OUT/tl 2>&1 | grep "^ab\|FAIL\|rror\|timeline: [JD]"
-el "timelines at 1750 MHz (call 3's ncu: the main kernel's SM clock under the power cap)"
-for f in $OUT/tl.J2 $OUT/fintl.J2 $OUT/wtl.J1 $OUT/wfintl.J1 $OUT/tl.J1 $OUT/tl.D8k; do
-  echo "-- $f"
-  python3 tests/gpu/timeline.py $f.csv --mhz 1750 --steps $f.steps.csv | grep -v "^phase\|^kv_wait\|^load\|^issue_lag\|^end_\|share of\|kv_wait\|gap "
-done
+  --timeline $OUT/tl 2>&1 | grep "^ab\|FAIL\|rror"
+for s in J1 D8k; do echo "-- $s tl"; tl $OUT/tl.$s; done
 rm -f $OUT/*.csv
+el "J2 again (second round)"
+for v in fin finlazy finahead finboth; do
+  timeout 100 $H --cubins build-w/examples --bench $S --only J2 --reps 10 --ab build-w/examples/ab_bwd/$v 2>&1 | grep "^ab\|FAIL\|rror"
+done
 el done
